@@ -1,0 +1,48 @@
+"""``python -m subnet.db upgrade|current|downgrade [--db.url URL] [--revision REV]``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Sequence
+
+from subnet.db.engine import DatabaseUrlError, default_database_url, normalise_url
+from subnet.db.migrate import MigrationsNotFound, current_revision, downgrade, head_revision, upgrade
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m subnet.db", description=__doc__)
+    parser.add_argument("action", choices=["upgrade", "current", "downgrade"])
+    parser.add_argument("--db.url", dest="url", default=None, help="database URL (default: the SQLite file)")
+    parser.add_argument(
+        "--revision", default=None, help="target revision (upgrade: head; downgrade: -1, or 'base')"
+    )
+    return parser
+
+
+async def _run(action: str, url: str, revision: str | None) -> str:
+    if action == "upgrade":
+        await upgrade(url, revision or "head")
+    elif action == "downgrade":
+        await downgrade(url, revision or "-1")
+    current = await current_revision(url)
+    return f"{action}: database at {current or 'base (empty)'}; code head is {head_revision()}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        url = normalise_url(args.url or default_database_url())
+        print(asyncio.run(_run(args.action, url, args.revision)))
+    except (DatabaseUrlError, MigrationsNotFound) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # the database is the user's: unreachable, wrong password, bad revision
+        print(f"error: {args.action} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,50 @@
+"""Fixtures for the validator tests: databases (SQLite file, throwaway PostgreSQL)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from subnet.db import create_engine, sqlite_url, upgrade
+from subnet.db.pgcluster import PostgresCluster, PostgresUnavailable, create_database, start_cluster
+
+_database_names = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[PostgresCluster]:
+    try:
+        cluster = start_cluster()
+    except PostgresUnavailable as exc:
+        pytest.skip(f"no throwaway PostgreSQL: {exc}")
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture
+async def pg_url(pg_cluster: PostgresCluster) -> str:
+    """An empty PostgreSQL database of its own for one test."""
+    return await create_database(pg_cluster, f"test_{next(_database_names)}")
+
+
+@pytest.fixture
+def sqlite_db_url(tmp_path: Path) -> str:
+    return sqlite_url(tmp_path / "validator.sqlite3")
+
+
+@pytest.fixture
+async def migrated_sqlite(sqlite_db_url: str) -> AsyncIterator[str]:
+    await upgrade(sqlite_db_url)
+    yield sqlite_db_url
+
+
+@pytest.fixture
+async def sqlite_engine(migrated_sqlite: str):  # type: ignore[no-untyped-def]
+    engine = create_engine(migrated_sqlite)
+    yield engine
+    await engine.dispose()
