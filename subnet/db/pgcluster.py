@@ -7,6 +7,8 @@ PostgreSQL refuses to run as root, so under root the cluster runs as the
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import os
 import pwd
 import shutil
@@ -108,13 +110,18 @@ def start_cluster() -> PostgresCluster:
     return cluster
 
 
-async def create_database(cluster: PostgresCluster, name: str) -> str:
-    """Create an empty database in the cluster and return its async URL."""
+def create_database(cluster: PostgresCluster, name: str) -> str:
+    """Create an empty database in the cluster and return its async URL (callable inside a loop)."""
     import asyncpg
 
-    connection = await asyncpg.connect(cluster.psql_dsn())
-    try:
-        await connection.execute(f'CREATE DATABASE "{name}"')
-    finally:
-        await connection.close()
+    async def create() -> None:
+        connection = await asyncpg.connect(cluster.psql_dsn())
+        try:
+            await connection.execute(f'CREATE DATABASE "{name}"')
+        finally:
+            await connection.close()
+
+    # A thread of its own, so that this works from sync code and from inside a running loop.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        pool.submit(asyncio.run, create()).result(timeout=60)
     return cluster.url(name)

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from subnet.db import create_engine, sqlite_url, upgrade
 from subnet.db.pgcluster import PostgresCluster, PostgresUnavailable, create_database, start_cluster
@@ -27,9 +28,9 @@ def pg_cluster() -> Iterator[PostgresCluster]:
 
 
 @pytest.fixture
-async def pg_url(pg_cluster: PostgresCluster) -> str:
+def pg_url(pg_cluster: PostgresCluster) -> str:
     """An empty PostgreSQL database of its own for one test."""
-    return await create_database(pg_cluster, f"test_{next(_database_names)}")
+    return create_database(pg_cluster, f"test_{next(_database_names)}")
 
 
 @pytest.fixture
@@ -44,7 +45,7 @@ async def migrated_sqlite(sqlite_db_url: str) -> AsyncIterator[str]:
 
 
 @pytest.fixture
-async def sqlite_engine(migrated_sqlite: str):  # type: ignore[no-untyped-def]
+async def sqlite_engine(migrated_sqlite: str) -> AsyncIterator[AsyncEngine]:
     engine = create_engine(migrated_sqlite)
     yield engine
     await engine.dispose()

@@ -1,0 +1,109 @@
+"""Score-state arithmetic: a round's per-hotkey summary, the moving average, and weights from it.
+
+Pure functions, no I/O: the store applies them inside its transactions, the
+weights job maps standings to chain weights with them.
+
+The weight mapping (also in docs/validator.md): a hotkey is eligible when it is
+on the metagraph now (under the uid it holds now), is not excluded (validators,
+this validator), and rests on at least ``min_samples`` scored responses. Its raw
+weight is ``((average - floor) / (1 - floor)) ** power`` when its moving average
+is above ``floor``, else nothing; raw weights are then normalised to sum to 1.
+The floor keeps partial credit for well-formed but wrong answers (and relayed
+answers, which carry another miner's surface names) from earning anything; the
+power widens the gap between good and merely fair miners. When nobody qualifies
+no weights are set: nothing goes to a fixed owner hotkey by default.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class ScoredResponse:
+    """What the state math needs from one stored response."""
+
+    hotkey: str
+    uid: int
+    category: str
+    valid: bool
+    score: float
+
+
+@dataclass
+class RoundSummary:
+    """One hotkey's results in one round."""
+
+    hotkey: str
+    uid: int
+    total: int = 0
+    valid: int = 0
+    score_sum: float = 0.0
+    by_category: dict[str, tuple[int, int, float]] = field(default_factory=dict)
+
+    @property
+    def mean_score(self) -> float:
+        return self.score_sum / self.total if self.total else 0.0
+
+
+def summarise_round(responses: Iterable[ScoredResponse]) -> dict[str, RoundSummary]:
+    summaries: dict[str, RoundSummary] = {}
+    for response in responses:
+        summary = summaries.setdefault(response.hotkey, RoundSummary(response.hotkey, response.uid))
+        score = min(max(response.score, 0.0), 1.0)
+        summary.total += 1
+        summary.valid += int(response.valid)
+        summary.score_sum += score
+        total, valid, score_sum = summary.by_category.get(response.category, (0, 0, 0.0))
+        summary.by_category[response.category] = (total + 1, valid + int(response.valid), score_sum + score)
+    return summaries
+
+
+def update_moving_average(previous: float, observation: float, alpha: float) -> float:
+    """Exponential moving average; a new hotkey starts from 0, so trust is earned over rounds."""
+    if not 0.0 < alpha <= 1.0:
+        raise ValueError(f"alpha must be in (0, 1], got {alpha}")
+    return alpha * observation + (1.0 - alpha) * previous
+
+
+@dataclass(frozen=True)
+class Standing:
+    """A hotkey's persisted standing, as the weight mapping sees it."""
+
+    hotkey: str
+    moving_average: float
+    responses_total: int
+
+
+@dataclass(frozen=True)
+class WeightPolicy:
+    floor: float = 0.2
+    power: float = 2.0
+    min_samples: int = 8
+
+    def raw_weight(self, standing: Standing) -> float:
+        if standing.responses_total < self.min_samples or standing.moving_average <= self.floor:
+            return 0.0
+        return ((standing.moving_average - self.floor) / (1.0 - self.floor)) ** self.power
+
+
+def compute_weights(
+    standings: Iterable[Standing],
+    uid_of_hotkey: Mapping[str, int],
+    policy: WeightPolicy,
+    excluded_hotkeys: frozenset[str] = frozenset(),
+) -> dict[int, float]:
+    """Normalised weights by current uid; empty when nobody qualifies."""
+    raw: dict[int, float] = {}
+    for standing in standings:
+        uid = uid_of_hotkey.get(standing.hotkey)
+        if uid is None or standing.hotkey in excluded_hotkeys:
+            continue
+        weight = policy.raw_weight(standing)
+        if weight > 0.0:
+            raw[uid] = raw.get(uid, 0.0) + weight
+    total = sum(raw.values())
+    if total <= 0.0:
+        return {}
+    return {uid: weight / total for uid, weight in sorted(raw.items())}

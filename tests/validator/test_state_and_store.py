@@ -1,0 +1,214 @@
+"""Score-state math and the store's exactly-once guarantees (SQLite, and PostgreSQL when present)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from subnet.db import RoundStatus, create_engine, upgrade
+from subnet.db.models import utcnow
+from subnet.validator.state import (
+    ScoredResponse,
+    Standing,
+    WeightPolicy,
+    compute_weights,
+    summarise_round,
+    update_moving_average,
+)
+from subnet.validator.store import NewTask, Store
+
+
+@dataclass
+class FakeNeuron:
+    uid: int
+    hotkey: str
+    coldkey: str = "cold"
+    axon_ip: str = "127.0.0.1"
+    axon_port: int = 1
+    validator_permit: bool = False
+
+
+def test_moving_average_starts_from_zero_and_converges() -> None:
+    average = 0.0
+    for _ in range(60):
+        average = update_moving_average(average, 1.0, 0.1)
+    assert 0.99 < average <= 1.0
+    assert update_moving_average(0.0, 1.0, 0.25) == 0.25
+    with pytest.raises(ValueError):
+        update_moving_average(0.0, 1.0, 0.0)
+
+
+@given(st.lists(st.floats(0, 1), min_size=1, max_size=30), st.floats(0.01, 1))
+def test_moving_average_stays_within_observations(observations: list[float], alpha: float) -> None:
+    average = 0.0
+    for value in observations:
+        average = update_moving_average(average, value, alpha)
+        assert 0.0 <= average <= max(observations) + 1e-12
+
+
+def test_round_summary_per_category() -> None:
+    summaries = summarise_round(
+        [
+            ScoredResponse("a", 1, "simple", True, 1.0),
+            ScoredResponse("a", 1, "simple", False, 0.5),
+            ScoredResponse("a", 1, "parallel", False, 0.0),
+            ScoredResponse("b", 2, "simple", True, 1.0),
+        ]
+    )
+    assert summaries["a"].total == 3 and summaries["a"].valid == 1
+    assert summaries["a"].mean_score == pytest.approx(0.5)
+    assert summaries["a"].by_category == {"simple": (2, 1, 1.5), "parallel": (1, 0, 0.0)}
+
+
+def test_weights_mapping_floor_power_samples_and_exclusions() -> None:
+    policy = WeightPolicy(floor=0.2, power=2.0, min_samples=8)
+    standings = [
+        Standing("best", 0.9, 40),
+        Standing("fair", 0.6, 40),
+        Standing("below-floor", 0.15, 40),
+        Standing("too-new", 0.95, 3),
+        Standing("validator", 0.9, 40),
+        Standing("gone", 0.9, 40),
+    ]
+    uids = {"best": 1, "fair": 2, "below-floor": 3, "too-new": 4, "validator": 5}
+    weights = compute_weights(standings, uids, policy, excluded_hotkeys=frozenset({"validator"}))
+    assert set(weights) == {1, 2}
+    assert sum(weights.values()) == pytest.approx(1.0)
+    expected_ratio = ((0.9 - 0.2) / (0.6 - 0.2)) ** 2
+    assert weights[1] / weights[2] == pytest.approx(expected_ratio)
+    assert compute_weights([Standing("x", 0.1, 50)], {"x": 0}, policy) == {}
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+async def store(request: pytest.FixtureRequest, sqlite_db_url: str) -> AsyncIterator[Store]:
+    url = sqlite_db_url if request.param == "sqlite" else request.getfixturevalue("pg_url")
+    await upgrade(url)
+    engine = create_engine(url)
+    yield Store(engine)
+    await engine.dispose()
+
+
+def _task(key: str, category: str = "simple") -> NewTask:
+    return NewTask(key, category, category, "test", {"id": key}, [{"f": {"x": [1]}}])
+
+
+def _response(round_id: int, task_id: int, hotkey: str, uid: int, score: float, **extra: Any) -> dict[str, Any]:
+    row = {
+        "round_id": round_id,
+        "task_id": task_id,
+        "hotkey": hotkey,
+        "uid": uid,
+        "category": "simple",
+        "status": "ok",
+        "latency_s": 0.1,
+        "raw_output": "out",
+        "raw_truncated": False,
+        "decoded_calls": [],
+        "valid": score == 1.0,
+        "score": score,
+        "components": {},
+        "created_at": utcnow(),
+    }
+    row.update(extra)
+    return row
+
+
+async def _round(store: Store, tasks: int = 2) -> tuple[int, dict[str, int]]:
+    number = await store.next_round_number()
+    return await store.create_round(
+        number=number,
+        netuid=1,
+        block=100 + number,
+        block_hash=f"0x{number:064x}",
+        seed_commitment="c" * 64,
+        generator_version="t",
+        tasks=[_task(f"t{i}") for i in range(tasks)],
+    )
+
+
+async def test_round_applied_exactly_once_and_duplicates_dropped(store: Store) -> None:
+    round_id, task_ids = await _round(store)
+    rows = [_response(round_id, task_id, "hk-a", 1, 1.0) for task_id in task_ids.values()]
+    await store.store_responses(rows)
+    await store.store_responses([_response(round_id, task_ids["t0"], "hk-a", 1, 0.0)])  # a replay
+    await store.mark_collected(round_id, n_miners=1)
+    first = await store.apply_round(round_id, alpha=0.5)
+    second = await store.apply_round(round_id, alpha=0.5)
+    assert first is not None and first["hk-a"].total == 2 and first["hk-a"].mean_score == 1.0
+    assert second is None
+    state = (await store.score_states())["hk-a"]
+    assert state.moving_average == pytest.approx(0.5)
+    assert state.responses_total == 2 and state.rounds_scored == 1
+    assert await store.category_accuracy("hk-a") == {"simple": 1.0}
+
+    round_two, task_ids_two = await _round(store)
+    await store.store_responses([_response(round_two, t, "hk-a", 1, 1.0) for t in task_ids_two.values()])
+    await store.mark_collected(round_two, 1)
+    await store.apply_round(round_two, alpha=0.5)
+    assert (await store.score_states())["hk-a"].moving_average == pytest.approx(0.75)
+
+
+async def test_recovery_finishes_collected_and_discards_running(store: Store) -> None:
+    collected_id, collected_tasks = await _round(store)
+    await store.store_responses([_response(collected_id, t, "hk-a", 1, 1.0) for t in collected_tasks.values()])
+    await store.mark_collected(collected_id, 1)
+    running_id, running_tasks = await _round(store)
+    await store.store_responses([_response(running_id, running_tasks["t0"], "hk-a", 1, 1.0)])
+
+    recoveries = await store.recover_interrupted(alpha=0.5)
+    assert [(r.round_id, r.action) for r in recoveries] == [(collected_id, "finished"), (running_id, "discarded")]
+    statuses = {r.id: r.status for r in await store.rounds()}
+    assert statuses == {collected_id: RoundStatus.SCORED.value, running_id: RoundStatus.DISCARDED.value}
+    state = (await store.score_states())["hk-a"]
+    assert state.responses_total == 2 and state.moving_average == pytest.approx(0.5)
+    assert await store.recover_interrupted(alpha=0.5) == []
+    assert await store.next_round_number() == 3  # discarded numbers are never reused
+
+
+async def test_new_hotkey_on_a_uid_starts_from_zero(store: Store) -> None:
+    await store.upsert_miners([FakeNeuron(7, "old-owner")])
+    round_id, task_ids = await _round(store, tasks=1)
+    await store.store_responses([_response(round_id, task_ids["t0"], "old-owner", 7, 1.0)])
+    await store.mark_collected(round_id, 1)
+    await store.apply_round(round_id, 0.5)
+    await store.upsert_miners([FakeNeuron(7, "new-owner")])
+    miners = {miner.hotkey: miner.uid for miner in await store.known_miners()}
+    assert miners == {"old-owner": 7, "new-owner": 7}
+    states = await store.score_states()
+    assert "new-owner" not in states
+    weights = compute_weights(await store.standings(), {"new-owner": 7}, WeightPolicy(min_samples=1))
+    assert weights == {}
+
+
+async def test_prune_drops_old_raw_outputs_and_keeps_aggregates(store: Store) -> None:
+    round_id, task_ids = await _round(store)
+    old = utcnow() - timedelta(days=30)
+    await store.store_responses(
+        [
+            _response(round_id, task_ids["t0"], "hk-a", 1, 1.0, created_at=old),
+            _response(round_id, task_ids["t1"], "hk-a", 1, 1.0),
+        ]
+    )
+    await store.mark_collected(round_id, 1)
+    await store.apply_round(round_id, 0.5)
+    assert await store.prune_raw_outputs(timedelta(days=7)) == 1
+    assert await store.prune_raw_outputs(timedelta(days=7)) == 0
+    assert (await store.score_states())["hk-a"].responses_total == 2
+
+
+async def test_weight_submissions_are_recorded(store: Store) -> None:
+    await store.record_weights(
+        block=5, weights={1: 0.75, 2: 0.25}, hotkeys=["a", "b"], version_key=3, outcome="ok"
+    )
+    await store.record_weights(block=None, weights={}, hotkeys=[], version_key=3, outcome="chain_unavailable")
+    submissions = await store.weight_submissions()
+    assert [(s.outcome, s.uids, s.weights) for s in submissions] == [
+        ("ok", [1, 2], [0.75, 0.25]),
+        ("chain_unavailable", [], []),
+    ]
