@@ -343,9 +343,7 @@ class Store:
 
     async def weight_submissions(self) -> list[WeightSubmission]:
         async with self.sessions() as session:
-            return list(
-                (await session.scalars(select(WeightSubmission).order_by(WeightSubmission.id))).all()
-            )
+            return list((await session.scalars(select(WeightSubmission).order_by(WeightSubmission.id))).all())
 
     # -- housekeeping ---------------------------------------------------------------------------
 

@@ -98,7 +98,9 @@ def _task(key: str, category: str = "simple") -> NewTask:
     return NewTask(key, category, category, "test", {"id": key}, [{"f": {"x": [1]}}])
 
 
-def _response(round_id: int, task_id: int, hotkey: str, uid: int, score: float, **extra: Any) -> dict[str, Any]:
+def _response(
+    round_id: int, task_id: int, hotkey: str, uid: int, score: float, **extra: Any
+) -> dict[str, Any]:
     row = {
         "round_id": round_id,
         "task_id": task_id,
@@ -156,13 +158,18 @@ async def test_round_applied_exactly_once_and_duplicates_dropped(store: Store) -
 
 async def test_recovery_finishes_collected_and_discards_running(store: Store) -> None:
     collected_id, collected_tasks = await _round(store)
-    await store.store_responses([_response(collected_id, t, "hk-a", 1, 1.0) for t in collected_tasks.values()])
+    await store.store_responses(
+        [_response(collected_id, t, "hk-a", 1, 1.0) for t in collected_tasks.values()]
+    )
     await store.mark_collected(collected_id, 1)
     running_id, running_tasks = await _round(store)
     await store.store_responses([_response(running_id, running_tasks["t0"], "hk-a", 1, 1.0)])
 
     recoveries = await store.recover_interrupted(alpha=0.5)
-    assert [(r.round_id, r.action) for r in recoveries] == [(collected_id, "finished"), (running_id, "discarded")]
+    assert [(r.round_id, r.action) for r in recoveries] == [
+        (collected_id, "finished"),
+        (running_id, "discarded"),
+    ]
     statuses = {r.id: r.status for r in await store.rounds()}
     assert statuses == {collected_id: RoundStatus.SCORED.value, running_id: RoundStatus.DISCARDED.value}
     state = (await store.score_states())["hk-a"]
