@@ -1,0 +1,901 @@
+"""Command-line configuration of the neurons: flags, environment and defaults -> typed settings.
+
+``main()`` calls :func:`parse_miner_settings` or :func:`parse_validator_settings` once and
+passes the resulting frozen object down; nothing here is global or read at import time.
+
+Each settings section is a frozen dataclass whose field defaults are the flags' defaults;
+the flags themselves live in one registry (:data:`FLAGS`), so adding a setting is adding a
+field and an entry. A value comes from, in order: the command line, the environment
+(``BT_*`` for the sections bittensor already names that way, ``SUBNET_*`` for the rest;
+the variable is the flag upper-cased with dots turned into underscores, e.g.
+``--db.url`` -> ``SUBNET_DB_URL``), then the default.
+
+Every mistake a user can make here (unknown flag, bad value, missing or locked wallet)
+raises :class:`ConfigError`, a :class:`UserError` whose message is one line that says
+what to do; :func:`user_errors` turns it into that line on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import ipaddress
+import os
+import re
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+
+if TYPE_CHECKING:
+    import bittensor as bt
+
+APP_NAME = "toolcall-subnet"
+USER_ERROR_EXIT_CODE = 2
+
+# Sections whose environment variables follow bittensor's long-standing BT_<SECTION>_<NAME>.
+_BITTENSOR_SECTIONS = frozenset({"subtensor", "wallet", "axon", "logging"})
+NETWORK_NAMES = ("finney", "test", "local", "dev")
+
+
+class UserError(Exception):
+    """A mistake the user can fix; its message is one line that says how.
+
+    Neurons' ``main()`` wraps its work in :func:`user_errors`, which prints the line and
+    exits with code 2 instead of showing a traceback.
+    """
+
+
+class ConfigError(UserError):
+    """A bad flag, value, environment variable or wallet."""
+
+
+@contextlib.contextmanager
+def user_errors(prog: str | None = None) -> Iterator[None]:
+    """Turn a :class:`UserError` raised inside the block into one line on stderr and exit 2."""
+    try:
+        yield
+    except UserError as error:
+        exit_with(error, prog)
+
+
+def exit_with(error: BaseException, prog: str | None = None) -> NoReturn:
+    """Print ``error`` as a single ``prog: error: ...`` line and exit with code 2."""
+    name = prog or Path(sys.argv[0]).name or APP_NAME
+    message = " ".join(str(error).split()) or type(error).__name__
+    print(f"{name}: error: {message}", file=sys.stderr)
+    raise SystemExit(USER_ERROR_EXIT_CODE)
+
+
+def _data_dir() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
+def default_devchain_path() -> Path:
+    """Where the development chain lives unless ``--devchain.path`` says otherwise."""
+    return _data_dir() / "devchain.sqlite"
+
+
+def default_db_url() -> str:
+    """The validator's embedded SQLite database under the user's data directory."""
+    return f"sqlite+aiosqlite:///{_data_dir() / 'validator.sqlite'}"
+
+
+def default_secret_path() -> Path:
+    return _data_dir() / "validator.secret"
+
+
+def default_wallet_path() -> Path:
+    return Path("~/.bittensor/wallets").expanduser()
+
+
+# --- value parsers: str -> value, raising ValueError with a readable reason -------------
+
+
+def _int_in(low: int, high: int | None = None) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text.strip())
+        except ValueError:
+            raise ValueError(f"expected a whole number, got {text!r}") from None
+        if value < low or (high is not None and value > high):
+            upper = f"..{high}" if high is not None else " or more"
+            raise ValueError(f"expected {low}{upper}, got {value}")
+        return value
+
+    return parse
+
+
+def _float_in(low: float, high: float | None = None, *, low_open: bool = False) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        try:
+            value = float(text.strip())
+        except ValueError:
+            raise ValueError(f"expected a number, got {text!r}") from None
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ValueError(f"expected a finite number, got {text!r}")
+        too_low = value <= low if low_open else value < low
+        if too_low or (high is not None and value > high):
+            bound = f"greater than {low:g}" if low_open else f"at least {low:g}"
+            if high is not None:
+                bound += f" and at most {high:g}"
+            raise ValueError(f"expected a number {bound}, got {value:g}")
+        return value
+
+    return parse
+
+
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off", ""})
+
+
+def _boolean(text: str) -> bool:
+    lowered = text.strip().lower()
+    if lowered in _TRUE:
+        return True
+    if lowered in _FALSE:
+        return False
+    raise ValueError(f"expected true/false (1/0, yes/no, on/off), got {text!r}")
+
+
+def _text(text: str) -> str:
+    value = text.strip()
+    if not value:
+        raise ValueError("must not be empty")
+    return value
+
+
+def _name(text: str) -> str:
+    value = _text(text)
+    if "/" in value or value in {".", ".."}:
+        raise ValueError(f"expected a plain name without '/', got {text!r}")
+    return value
+
+
+def _path(text: str) -> Path:
+    return Path(_text(text)).expanduser()
+
+
+def _ip(text: str) -> str:
+    try:
+        return str(ipaddress.ip_address(text.strip()))
+    except ValueError:
+        raise ValueError(f"expected an IPv4 or IPv6 address, got {text!r}") from None
+
+
+def _network(text: str) -> str:
+    value = text.strip()
+    if value in NETWORK_NAMES or re.fullmatch(r"wss?://\S+", value):
+        return value
+    raise ValueError(f"expected one of {', '.join(NETWORK_NAMES)} or a ws:// / wss:// URL, got {text!r}")
+
+
+def _ws_url(text: str) -> str:
+    value = text.strip()
+    if re.fullmatch(r"wss?://\S+", value):
+        return value
+    raise ValueError(f"expected a ws:// or wss:// URL, got {text!r}")
+
+
+def _http_url(text: str) -> str:
+    value = text.strip()
+    if re.fullmatch(r"https?://\S+", value):
+        return value.rstrip("/")
+    raise ValueError(f"expected an http:// or https:// URL, got {text!r}")
+
+
+def _db_url(text: str) -> str:
+    value = text.strip()
+    if re.fullmatch(r"[a-z][a-z0-9+]*://\S*", value):
+        return value
+    raise ValueError(f"expected a SQLAlchemy URL such as postgresql+asyncpg://user@host/db, got {text!r}")
+
+
+def _device(text: str) -> str:
+    value = text.strip().lower()
+    if re.fullmatch(r"auto|cpu|mps|cuda(:\d+)?", value):
+        return value
+    raise ValueError(f"expected auto, cpu, mps, cuda or cuda:N, got {text!r}")
+
+
+def _choice(*choices: str) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        value = text.strip().lower()
+        if value in choices:
+            return value
+        raise ValueError(f"expected one of {', '.join(choices)}, got {text!r}")
+
+    return parse
+
+
+def _hotkeys(text: str) -> tuple[str, ...]:
+    from bittensor.wallets import is_bittensor_address
+
+    keys = tuple(part.strip() for part in text.split(",") if part.strip())
+    bad = [key for key in keys if not is_bittensor_address(key)]
+    if bad:
+        raise ValueError(f"not an ss58 hotkey address: {bad[0]!r} (give a comma-separated list)")
+    return keys
+
+
+# --- settings sections ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SubtensorSettings:
+    """Which chain to talk to."""
+
+    network: str = "dev"
+    chain_endpoint: str | None = None
+
+    @property
+    def target(self) -> str:
+        """What to hand the SDK: the explicit endpoint when given, else the network name."""
+        return self.chain_endpoint or self.network
+
+    @property
+    def is_dev(self) -> bool:
+        return self.chain_endpoint is None and self.network == "dev"
+
+
+@dataclass(frozen=True)
+class DevchainSettings:
+    """The SQLite-backed development chain (used only with ``--subtensor.network dev``)."""
+
+    path: Path = field(default_factory=default_devchain_path)
+    block_time: float = 1.0
+
+
+@dataclass(frozen=True)
+class WalletSettings:
+    """Which keys sign: ``<path>/<name>/coldkey`` and ``<path>/<name>/hotkeys/<hotkey>``."""
+
+    name: str = "default"
+    hotkey: str = "default"
+    path: Path = field(default_factory=default_wallet_path)
+
+
+@dataclass(frozen=True)
+class AxonSettings:
+    """Where the miner listens and what it publishes on chain."""
+
+    ip: str = "0.0.0.0"
+    port: int = 8091
+    external_ip: str | None = None
+    external_port: int | None = None
+
+    @property
+    def published_port(self) -> int:
+        return self.external_port or self.port
+
+
+@dataclass(frozen=True)
+class LoggingSettings:
+    debug: bool = False
+    trace: bool = False
+    logging_dir: Path | None = None
+
+
+@dataclass(frozen=True)
+class ChainRetrySettings:
+    """How the chain client rides out connection failures (bounded exponential backoff)."""
+
+    retries: int = 5
+    backoff_base: float = 0.5
+    backoff_max: float = 30.0
+    timeout: float = 60.0
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    """What the miner serves (issue 6)."""
+
+    backend: str = "transformers"
+    path: str | None = None
+    format: str = "auto"
+    device: str = "auto"
+    dtype: str = "auto"
+    trust_remote_code: bool = False
+    batch_wait_ms: float = 10.0
+    max_batch: int = 8
+    max_new_tokens: int = 256
+    base_url: str | None = None
+    name: str | None = None
+    timeout: float = 60.0
+
+
+@dataclass(frozen=True)
+class BlacklistSettings:
+    """Who the miner refuses (issue 5)."""
+
+    min_stake: float = 1000.0
+    hotkeys: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class WhitelistSettings:
+    """When non-empty, only these validator hotkeys are served (issue 5)."""
+
+    hotkeys: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LimitsSettings:
+    """Miner-side request limits (issue 5)."""
+
+    max_body_bytes: int = 1_048_576
+    max_in_flight: int = 64
+    per_caller_concurrency: int = 8
+    per_caller_rate: float = 10.0
+    per_caller_burst: int = 20
+
+
+@dataclass(frozen=True)
+class AuthSettings:
+    """Freshness window of signed requests (bt.http_auth.verify), in seconds (issue 5)."""
+
+    max_age: float = 10.0
+    allowed_skew: float = 2.0
+
+
+@dataclass(frozen=True)
+class DbSettings:
+    url: str = field(default_factory=default_db_url)
+
+
+@dataclass(frozen=True)
+class ScoringSettings:
+    alpha: float = 0.1
+    min_samples: int = 20
+
+
+@dataclass(frozen=True)
+class RoundSettings:
+    tasks: int = 8
+    interval: float = 120.0
+
+
+@dataclass(frozen=True)
+class QuerySettings:
+    timeout: float = 30.0
+    concurrency: int = 64
+
+
+@dataclass(frozen=True)
+class WeightsSettings:
+    """``interval`` in blocks; None means once per epoch (the subnet's tempo)."""
+
+    interval: int | None = None
+
+
+@dataclass(frozen=True)
+class TasksSettings:
+    """``sources`` stays a string here (``builtin=0.8,bfcl=0.2``); tasks/ parses it."""
+
+    sources: str = "builtin=1.0"
+
+
+@dataclass(frozen=True)
+class ValidatorKeySettings:
+    secret_path: Path = field(default_factory=default_secret_path)
+
+
+@dataclass(frozen=True)
+class DashboardSettings:
+    """Read-only web page; ``port`` 0 turns it off."""
+
+    host: str = "127.0.0.1"
+    port: int = 8000
+
+
+@dataclass(frozen=True)
+class MetricsSettings:
+    """Prometheus endpoint; ``port`` 0 turns it off."""
+
+    port: int = 9100
+
+
+@dataclass(frozen=True)
+class MinerSettings:
+    netuid: int = 1
+    subtensor: SubtensorSettings = field(default_factory=SubtensorSettings)
+    devchain: DevchainSettings = field(default_factory=DevchainSettings)
+    wallet: WalletSettings = field(default_factory=WalletSettings)
+    axon: AxonSettings = field(default_factory=AxonSettings)
+    logging: LoggingSettings = field(default_factory=LoggingSettings)
+    chain: ChainRetrySettings = field(default_factory=ChainRetrySettings)
+    model: ModelSettings = field(default_factory=ModelSettings)
+    blacklist: BlacklistSettings = field(default_factory=BlacklistSettings)
+    whitelist: WhitelistSettings = field(default_factory=WhitelistSettings)
+    limits: LimitsSettings = field(default_factory=LimitsSettings)
+    auth: AuthSettings = field(default_factory=AuthSettings)
+
+
+@dataclass(frozen=True)
+class ValidatorSettings:
+    netuid: int = 1
+    rounds: int | None = None
+    subtensor: SubtensorSettings = field(default_factory=SubtensorSettings)
+    devchain: DevchainSettings = field(default_factory=DevchainSettings)
+    wallet: WalletSettings = field(default_factory=WalletSettings)
+    logging: LoggingSettings = field(default_factory=LoggingSettings)
+    chain: ChainRetrySettings = field(default_factory=ChainRetrySettings)
+    db: DbSettings = field(default_factory=DbSettings)
+    scoring: ScoringSettings = field(default_factory=ScoringSettings)
+    round: RoundSettings = field(default_factory=RoundSettings)
+    query: QuerySettings = field(default_factory=QuerySettings)
+    weights: WeightsSettings = field(default_factory=WeightsSettings)
+    tasks: TasksSettings = field(default_factory=TasksSettings)
+    validator: ValidatorKeySettings = field(default_factory=ValidatorKeySettings)
+    dashboard: DashboardSettings = field(default_factory=DashboardSettings)
+    metrics: MetricsSettings = field(default_factory=MetricsSettings)
+
+
+# --- the flag registry ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Flag:
+    """One command-line flag: ``--<name>``, where ``name`` is ``section.field`` or a top-level field."""
+
+    name: str
+    help: str
+    parse: Callable[[str], Any]
+    switch: bool = False  # present -> True, no value
+    metavar: str | None = None
+
+    @property
+    def section(self) -> str | None:
+        return self.name.split(".", 1)[0] if "." in self.name else None
+
+    @property
+    def attr(self) -> str:
+        return self.name.rsplit(".", 1)[-1]
+
+    @property
+    def dest(self) -> str:
+        return self.name.replace(".", "__")
+
+    @property
+    def option(self) -> str:
+        return f"--{self.name}"
+
+    @property
+    def env(self) -> str:
+        prefix = "BT" if self.section in _BITTENSOR_SECTIONS else "SUBNET"
+        return f"{prefix}_{self.name.replace('.', '_').upper()}"
+
+
+_PORT = _int_in(1, 65535)
+_PORT_OR_OFF = _int_in(0, 65535)
+_POSITIVE_INT = _int_in(1)
+_POSITIVE = _float_in(0.0, low_open=True)
+_NON_NEGATIVE = _float_in(0.0)
+
+FLAGS: tuple[Flag, ...] = (
+    Flag("netuid", "Subnet id on the chosen network.", _int_in(0, 65535), metavar="N"),
+    Flag(
+        "rounds", "Run this many rounds, then exit (default: run until stopped).", _POSITIVE_INT, metavar="K"
+    ),
+    # chain
+    Flag(
+        "subtensor.network",
+        "Chain to use: finney, test, local (ws://127.0.0.1:9944), dev (the SQLite devchain) "
+        "or a ws:// / wss:// URL.",
+        _network,
+        metavar="NET",
+    ),
+    Flag(
+        "subtensor.chain_endpoint",
+        "Explicit ws:// / wss:// endpoint; overrides --subtensor.network.",
+        _ws_url,
+        metavar="URL",
+    ),
+    Flag("devchain.path", "SQLite file of the development chain (dev network only).", _path, metavar="FILE"),
+    Flag("devchain.block_time", "Seconds per devchain block (dev network only).", _POSITIVE, metavar="S"),
+    Flag(
+        "chain.retries", "Retries of a chain call after a connection failure.", _int_in(0, 100), metavar="N"
+    ),
+    Flag(
+        "chain.backoff_base",
+        "First retry delay in seconds (doubles each retry, with jitter).",
+        _POSITIVE,
+        metavar="S",
+    ),
+    Flag("chain.backoff_max", "Longest retry delay in seconds.", _POSITIVE, metavar="S"),
+    Flag(
+        "chain.timeout",
+        "Seconds one chain call may take before it counts as a failure.",
+        _POSITIVE,
+        metavar="S",
+    ),
+    # wallet
+    Flag("wallet.name", "Wallet (coldkey) name; the short form is --wallet NAME.", _name, metavar="NAME"),
+    Flag("wallet.hotkey", "Hotkey name inside the wallet.", _name, metavar="NAME"),
+    Flag("wallet.path", "Directory holding the wallets.", _path, metavar="DIR"),
+    # axon
+    Flag("axon.ip", "Address the miner's HTTP server binds to.", _ip, metavar="IP"),
+    Flag("axon.port", "Port the miner's HTTP server listens on.", _PORT, metavar="PORT"),
+    Flag(
+        "axon.external_ip",
+        "Address published on chain, when it differs from --axon.ip (NAT, 0.0.0.0 bind).",
+        _ip,
+        metavar="IP",
+    ),
+    Flag(
+        "axon.external_port",
+        "Port published on chain, when it differs from --axon.port.",
+        _PORT,
+        metavar="PORT",
+    ),
+    # logging
+    Flag("logging.debug", "Log at DEBUG level.", _boolean, switch=True),
+    Flag("logging.trace", "Log at DEBUG level, the SDK's RPC traffic included.", _boolean, switch=True),
+    Flag("logging.logging_dir", "Also write logs to a file in this directory.", _path, metavar="DIR"),
+    # miner: model (issue 6)
+    Flag(
+        "model.backend", "Model backend.", _choice("transformers", "openai"), metavar="{transformers,openai}"
+    ),
+    Flag(
+        "model.path",
+        "Local model folder (or a hub id where the machine can reach a hub); 'demo' for SmolLM2.",
+        _text,
+        metavar="PATH",
+    ),
+    Flag(
+        "model.format",
+        "Tool-call output format of the model.",
+        _choice("auto", "hermes", "pythonic", "json", "codeact"),
+        metavar="{auto,hermes,pythonic,json,codeact}",
+    ),
+    Flag("model.device", "auto, cpu, mps, cuda or cuda:N.", _device, metavar="DEV"),
+    Flag(
+        "model.dtype",
+        "Weights dtype (auto: bfloat16 on CUDA, else float32).",
+        _choice("auto", "bfloat16", "float16", "float32"),
+        metavar="{auto,bfloat16,float16,float32}",
+    ),
+    Flag(
+        "model.trust_remote_code", "Allow the model folder's own Python code to run.", _boolean, switch=True
+    ),
+    Flag(
+        "model.batch_wait_ms",
+        "Milliseconds to gather concurrent requests into a batch.",
+        _NON_NEGATIVE,
+        metavar="MS",
+    ),
+    Flag("model.max_batch", "Largest batch generated together.", _POSITIVE_INT, metavar="N"),
+    Flag("model.max_new_tokens", "Generation length cap.", _POSITIVE_INT, metavar="N"),
+    Flag("model.base_url", "OpenAI-compatible engine URL (openai backend).", _http_url, metavar="URL"),
+    Flag("model.name", "Model name sent to the engine / reported to callers.", _text, metavar="NAME"),
+    Flag("model.timeout", "Seconds an engine request may take (openai backend).", _POSITIVE, metavar="S"),
+    # miner: auth and limits (issue 5)
+    Flag(
+        "blacklist.min_stake", "Least stake a validator needs to be served.", _NON_NEGATIVE, metavar="STAKE"
+    ),
+    Flag("blacklist.hotkeys", "Comma-separated hotkeys never served.", _hotkeys, metavar="SS58,..."),
+    Flag(
+        "whitelist.hotkeys",
+        "Comma-separated hotkeys; when set, only these are served.",
+        _hotkeys,
+        metavar="SS58,...",
+    ),
+    Flag("limits.max_body_bytes", "Largest request body accepted.", _POSITIVE_INT, metavar="BYTES"),
+    Flag(
+        "limits.max_in_flight", "Requests processed at once before answering 503.", _POSITIVE_INT, metavar="N"
+    ),
+    Flag("limits.per_caller_concurrency", "Requests at once per caller.", _POSITIVE_INT, metavar="N"),
+    Flag("limits.per_caller_rate", "Sustained requests per second per caller.", _POSITIVE, metavar="R"),
+    Flag("limits.per_caller_burst", "Burst size of the per-caller token bucket.", _POSITIVE_INT, metavar="N"),
+    Flag("auth.max_age", "Oldest signed request accepted, in seconds.", _POSITIVE, metavar="S"),
+    Flag(
+        "auth.allowed_skew",
+        "Clock skew tolerated for requests from the future, in seconds.",
+        _NON_NEGATIVE,
+        metavar="S",
+    ),
+    # validator (issues 7 and 8)
+    Flag(
+        "db.url",
+        "Database URL (SQLite file by default; postgresql+asyncpg://... for PostgreSQL).",
+        _db_url,
+        metavar="URL",
+    ),
+    Flag(
+        "scoring.alpha",
+        "Weight of a new round in each hotkey's moving average.",
+        _float_in(0.0, 1.0, low_open=True),
+        metavar="A",
+    ),
+    Flag(
+        "scoring.min_samples",
+        "Scored answers a hotkey needs before it earns weight.",
+        _int_in(0),
+        metavar="N",
+    ),
+    Flag("round.tasks", "Tasks per miner per round.", _POSITIVE_INT, metavar="N"),
+    Flag("round.interval", "Seconds between round starts.", _POSITIVE, metavar="S"),
+    Flag("query.timeout", "Seconds a miner has to answer one task.", _POSITIVE, metavar="S"),
+    Flag("query.concurrency", "Miner requests in flight at once.", _POSITIVE_INT, metavar="N"),
+    Flag(
+        "weights.interval",
+        "Blocks between weight submissions (default: once per epoch).",
+        _POSITIVE_INT,
+        metavar="BLOCKS",
+    ),
+    Flag("tasks.sources", "Task sources and their shares, e.g. builtin=0.8,bfcl=0.2.", _text, metavar="SPEC"),
+    Flag(
+        "validator.secret_path",
+        "File holding the validator's round-seed secret (created if missing).",
+        _path,
+        metavar="FILE",
+    ),
+    Flag("dashboard.host", "Address the dashboard binds to.", _ip, metavar="IP"),
+    Flag("dashboard.port", "Dashboard port (0 turns it off).", _PORT_OR_OFF, metavar="PORT"),
+    Flag("metrics.port", "Prometheus metrics port (0 turns it off).", _PORT_OR_OFF, metavar="PORT"),
+)
+
+_FLAGS_BY_NAME = {flag.name: flag for flag in FLAGS}
+
+
+def flags_for(settings_cls: type) -> list[Flag]:
+    """The flags that build ``settings_cls`` (MinerSettings or ValidatorSettings), in registry order."""
+    fields = {f.name for f in dataclasses.fields(settings_cls)}
+    return [flag for flag in FLAGS if (flag.section or flag.name) in fields]
+
+
+# --- parsing --------------------------------------------------------------------------------
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises ConfigError (one line) instead of printing usage and exiting."""
+
+    def error(self, message: str) -> NoReturn:
+        raise ConfigError(f"{message} (see --help)")
+
+
+def _default_of(settings_cls: type, flag: Flag) -> Any:
+    owner = settings_cls if flag.section is None else _resolve_type(settings_cls, flag.section)
+    spec = {f.name: f for f in dataclasses.fields(owner)}[flag.attr]
+    if spec.default is not dataclasses.MISSING:
+        return spec.default
+    if spec.default_factory is not dataclasses.MISSING:
+        return spec.default_factory()
+    raise AssertionError(f"settings field {flag.name} has no default")
+
+
+def _resolve_type(settings_cls: type, section: str) -> type:
+    # Annotations are strings under `from __future__ import annotations`; the section
+    # classes are module globals, so the name resolves here.
+    spec = {f.name: f for f in dataclasses.fields(settings_cls)}[section]
+    annotation = spec.type
+    resolved = globals()[annotation] if isinstance(annotation, str) else annotation
+    assert isinstance(resolved, type)
+    return resolved
+
+
+def _show_default(value: Any) -> str:
+    if value is None:
+        return "unset"
+    if isinstance(value, tuple):
+        return ",".join(value) or "none"
+    if isinstance(value, bool):
+        return "off" if not value else "on"
+    return str(value)
+
+
+def build_parser(settings_cls: type, prog: str) -> argparse.ArgumentParser:
+    """The argparse parser for ``settings_cls``; every flag's help shows its default and env var."""
+    parser = _Parser(
+        prog=prog,
+        allow_abbrev=False,
+        description=f"Flags, environment variables and defaults for {prog}; flags win over the environment.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    groups: dict[str, argparse._ArgumentGroup] = {}
+    for flag in flags_for(settings_cls):
+        group_name = flag.section or "general"
+        group = groups.get(group_name) or parser.add_argument_group(group_name)
+        groups[group_name] = group
+        default = _describe_default(settings_cls, flag)
+        text = f"{flag.help} [default: {default}; env {flag.env}]"
+        if flag.switch:
+            group.add_argument(flag.option, dest=flag.dest, action="store_true", default=None, help=text)
+        else:
+            group.add_argument(flag.option, dest=flag.dest, metavar=flag.metavar, default=None, help=text)
+        if flag.name == "wallet.name":
+            group.add_argument(
+                "--wallet",
+                dest="wallet_short",
+                metavar="NAME",
+                default=None,
+                help="Short form of --wallet.name NAME (hotkey 'default' unless --wallet.hotkey is given).",
+            )
+    return parser
+
+
+def _describe_default(settings_cls: type, flag: Flag) -> str:
+    if flag.name == "db.url":
+        return "sqlite file validator.sqlite in the user data directory"
+    if flag.name in {"devchain.path", "validator.secret_path"}:
+        return f"{_default_of(settings_cls, flag).name} in the user data directory"
+    if flag.name == "wallet.path":
+        return "~/.bittensor/wallets"
+    return _show_default(_default_of(settings_cls, flag))
+
+
+T = TypeVar("T")
+
+
+def _parse(settings_cls: type[T], argv: Sequence[str] | None, prog: str, env: dict[str, str] | None) -> T:
+    environment = os.environ if env is None else env
+    parser = build_parser(settings_cls, prog)
+    namespace = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+
+    values: dict[str, Any] = {}
+    for flag in flags_for(settings_cls):
+        raw = getattr(namespace, flag.dest)
+        if flag.switch and raw:
+            values[flag.name] = True
+            continue
+        if raw is not None:
+            values[flag.name] = _convert(flag, raw, f"argument {flag.option}")
+        elif environment.get(flag.env) is not None:
+            values[flag.name] = _convert(flag, environment[flag.env], f"environment variable {flag.env}")
+        else:
+            values[flag.name] = _default_of(settings_cls, flag)
+
+    short_wallet = namespace.wallet_short if hasattr(namespace, "wallet_short") else None
+    if short_wallet is not None:
+        if namespace.wallet__name is not None:
+            raise ConfigError("give the wallet either as --wallet NAME or as --wallet.name NAME, not both")
+        values["wallet.name"] = _convert(_FLAGS_BY_NAME["wallet.name"], short_wallet, "argument --wallet")
+
+    return _assemble(settings_cls, values)
+
+
+def _convert(flag: Flag, raw: str, origin: str) -> Any:
+    try:
+        return flag.parse(raw)
+    except ValueError as error:
+        raise ConfigError(f"{origin}: {error}") from None
+
+
+def _assemble(settings_cls: type[T], values: dict[str, Any]) -> T:
+    sections: dict[str, dict[str, Any]] = {}
+    top: dict[str, Any] = {}
+    for name, value in values.items():
+        section, _, attr = name.rpartition(".")
+        if section:
+            sections.setdefault(section, {})[attr] = value
+        else:
+            top[name] = value
+    for section, kwargs in sections.items():
+        top[section] = _resolve_type(settings_cls, section)(**kwargs)
+    settings = settings_cls(**top)
+    _check(settings)
+    return settings
+
+
+def _check(settings: Any) -> None:
+    """Cross-flag rules that no single flag's parser can see."""
+    model: ModelSettings | None = getattr(settings, "model", None)
+    if model is not None and model.backend == "openai" and model.base_url is None:
+        raise ConfigError("--model.backend openai needs --model.base_url (the engine's http:// URL)")
+    logging_settings: LoggingSettings = settings.logging
+    if logging_settings.logging_dir is not None and logging_settings.logging_dir.is_file():
+        raise ConfigError(f"--logging.logging_dir {logging_settings.logging_dir} is a file, not a directory")
+
+
+def parse_miner_settings(
+    argv: Sequence[str] | None = None, *, prog: str = "miner", env: dict[str, str] | None = None
+) -> MinerSettings:
+    """Miner settings from ``argv`` (default: ``sys.argv[1:]``) and ``env`` (default: ``os.environ``)."""
+    return _parse(MinerSettings, argv, prog, env)
+
+
+def parse_validator_settings(
+    argv: Sequence[str] | None = None, *, prog: str = "validator", env: dict[str, str] | None = None
+) -> ValidatorSettings:
+    """Validator settings from ``argv`` (default: ``sys.argv[1:]``) and ``env`` (default: ``os.environ``)."""
+    return _parse(ValidatorSettings, argv, prog, env)
+
+
+# --- wallets --------------------------------------------------------------------------------
+
+
+def _wallet_fix(settings: WalletSettings) -> str:
+    path_flag = f" --wallet-path {settings.path}" if settings.path != default_wallet_path() else ""
+    return (
+        f"`python -m subnet.wallets create --name {settings.name} --hotkey {settings.hotkey}` "
+        f"(development, unencrypted) or "
+        f"`btcli wallet create -w {settings.name} -H {settings.hotkey}{path_flag}`"
+    )
+
+
+def load_wallet(settings: WalletSettings, *, require_coldkey: bool = False) -> bt.Wallet:
+    """The wallet named by ``settings``, with its hotkey unlocked for signing.
+
+    Raises :class:`ConfigError` (one line, with the command that fixes it) when the wallet
+    or hotkey is missing, or a key that is needed is encrypted and no password is
+    available without prompting (``BT_WALLET_PASSWORD``, ``BT_WALLET_PASSWORD_FILE`` or
+    the key's ``BT_PW_...`` variable). The coldkey is only needed to pay for things
+    (registration): pass ``require_coldkey=True`` there.
+    """
+    import bittensor as bt
+    from bittensor.keyfiles import KeyfileError, WrongPasswordError
+    from bittensor.sp_core import get_password_from_environment
+    from bittensor.wallets import resolve_wallet_password
+
+    wallet = bt.Wallet(settings.name, settings.hotkey, str(settings.path))
+    wallet_dir = Path(settings.path) / settings.name
+    if not wallet_dir.is_dir():
+        raise ConfigError(
+            f"wallet {settings.name!r} not found in {settings.path}; create it with {_wallet_fix(settings)}"
+        )
+    if not wallet.hotkey_file.exists_on_device():
+        raise ConfigError(
+            f"hotkey {settings.hotkey!r} not found in wallet {settings.name!r} ({wallet.hotkey_file.path}); "
+            f"create it with `btcli wallet new-hotkey -w {settings.name} -H {settings.hotkey}` "
+            f"or `python -m subnet.wallets create --name {settings.name} --hotkey {settings.hotkey}`"
+        )
+    if not wallet.coldkeypub_file.exists_on_device():
+        raise ConfigError(
+            f"wallet {settings.name!r} has no coldkeypub.txt in {wallet_dir}; restore it with "
+            f"`btcli wallet regen-coldkeypub -w {settings.name}` "
+            f"or create the wallet with {_wallet_fix(settings)}"
+        )
+    try:
+        if wallet.hotkey_file.is_encrypted():
+            password = get_password_from_environment(wallet.hotkey_file.env_var_name())
+            if not password:
+                raise ConfigError(
+                    f"hotkey {settings.hotkey!r} of wallet {settings.name!r} is encrypted and no password is "
+                    f"available; export {wallet.hotkey_file.env_var_name()}=<password> "
+                    "or use an unencrypted hotkey"
+                )
+            wallet.get_hotkey(password)
+        else:
+            wallet.get_hotkey()
+        _ = wallet.coldkeypub
+    except WrongPasswordError:
+        raise ConfigError(
+            f"wrong password for hotkey {settings.hotkey!r} of wallet {settings.name!r} "
+            f"(from {wallet.hotkey_file.env_var_name()})"
+        ) from None
+    except (KeyfileError, OSError, ValueError) as error:
+        raise ConfigError(f"cannot read wallet {settings.name!r}: {error}") from None
+
+    if require_coldkey:
+        _unlock_coldkey(wallet, settings, resolve_wallet_password, WrongPasswordError, KeyfileError)
+    return wallet
+
+
+def _unlock_coldkey(
+    wallet: bt.Wallet,
+    settings: WalletSettings,
+    resolve_wallet_password: Callable[..., str | None],
+    wrong_password: type[Exception],
+    keyfile_error: type[Exception],
+) -> None:
+    if not wallet.coldkey_file.exists_on_device():
+        raise ConfigError(
+            f"wallet {settings.name!r} has no coldkey on this machine ({wallet.coldkey_file.path}); "
+            f"registering needs it: `btcli wallet regen-coldkey -w {settings.name}`"
+        )
+    try:
+        password = resolve_wallet_password(wallet) if wallet.coldkey_file.is_encrypted() else None
+        if wallet.coldkey_file.is_encrypted() and not password:
+            raise ConfigError(
+                f"coldkey of wallet {settings.name!r} is encrypted and no password is available; "
+                "export BT_WALLET_PASSWORD=<password> (or BT_WALLET_PASSWORD_FILE=<file>)"
+            )
+        wallet.get_coldkey(password)
+    except wrong_password:
+        raise ConfigError(f"wrong password for the coldkey of wallet {settings.name!r}") from None
+    except (keyfile_error, OSError, ValueError) as error:
+        raise ConfigError(f"cannot unlock the coldkey of wallet {settings.name!r}: {error}") from None
