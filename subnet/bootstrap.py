@@ -1,0 +1,510 @@
+"""Bootstrap a local subnet on a fresh chain: the docker localnet or the devchain.
+
+    python scripts/bootstrap_localnet.py --subtensor.network ws://127.0.0.1:9944 --netuid 2
+    python scripts/bootstrap_localnet.py --subtensor.network dev --devchain.path chain.sqlite
+
+In order, each step skipped when the chain already shows it done (so re-running is safe):
+development wallets created (unencrypted, for local use only), wallets funded from the
+`//Alice` development account, the subnet registered by the owner wallet and started,
+commit-reveal turned off (a sealed localnet has no drand beacon to reveal with), the tempo
+set, the validator and the miners registered, the validator staked. Everything goes through
+the bittensor 11 SDK (intents where one fits, raw calls where the SDK's intent would add
+what a local chain lacks), so the same script runs against a real subtensor localnet and the
+devchain.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
+
+PROG = "scripts/bootstrap_localnet.py"
+DEV_NETWORK = "dev"
+DEFAULT_SUDO_URI = "//Alice"
+# Headroom left on each funded coldkey above what the bootstrap spends, for fees.
+FEE_HEADROOM_TAO = 10.0
+
+T = TypeVar("T")
+
+
+class BootstrapError(Exception):
+    """Something the user can fix (chain down, netuid mismatch, a refused extrinsic): one line, exit 2."""
+
+
+# --------------------------------------------------------------------------- settings
+
+
+@dataclass(frozen=True)
+class BootstrapSettings:
+    """What to set up, and on which chain."""
+
+    network: str = "local"  # finney-style name, ws(s):// URL, or "dev"
+    devchain_path: Path | None = None
+    wallet_path: Path = field(default_factory=lambda: Path("~/.bittensor/wallets").expanduser())
+    owner: str = "owner"
+    validator: str = "validator"
+    miners: tuple[str, ...] = ("miner1", "miner2")
+    hotkey: str = "default"
+    netuid: int | None = None  # the netuid the neurons are configured with; checked, not chosen
+    sudo_uri: str = DEFAULT_SUDO_URI
+    fund_tao: float = 1000.0
+    stake_tao: float = 100.0
+    tempo: int | None = None
+    create_wallets: bool = True
+    start_timeout_s: float = 300.0
+    state_file: Path | None = None
+
+
+class _OneLineParser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _OneLineParser(
+        prog=PROG,
+        description="Create, fund, register and stake a local subnet (idempotent).",
+    )
+    parser.add_argument(
+        "--subtensor.network",
+        dest="network",
+        default="local",
+        help="local, a ws(s):// URL (e.g. ws://chain:9944 in docker compose), or dev (the devchain)",
+    )
+    parser.add_argument(
+        "--subtensor.chain_endpoint",
+        dest="chain_endpoint",
+        default=None,
+        help="ws(s):// URL; wins over the network",
+    )
+    parser.add_argument(
+        "--devchain.path",
+        dest="devchain_path",
+        type=Path,
+        default=None,
+        help="the devchain's SQLite file (dev network only; default: the devchain's default)",
+    )
+    parser.add_argument("--wallet.path", dest="wallet_path", type=Path, default=Path("~/.bittensor/wallets"))
+    parser.add_argument("--owner", default="owner", help="wallet that registers and owns the subnet")
+    parser.add_argument("--validator", default="validator", help="validator wallet")
+    parser.add_argument("--miners", nargs="*", default=["miner1", "miner2"], help="miner wallets")
+    parser.add_argument("--hotkey", default="default", help="hotkey name inside every wallet")
+    parser.add_argument(
+        "--netuid",
+        type=int,
+        default=None,
+        help="the netuid the neurons are started with; the bootstrap stops if the chain assigns another",
+    )
+    parser.add_argument("--sudo-uri", default=DEFAULT_SUDO_URI, help="funded development account (//Alice)")
+    parser.add_argument(
+        "--fund",
+        dest="fund_tao",
+        type=float,
+        default=1000.0,
+        help="TAO each wallet is topped up to (the owner also gets the subnet's cost)",
+    )
+    parser.add_argument(
+        "--stake", dest="stake_tao", type=float, default=100.0, help="TAO the validator stakes on its hotkey"
+    )
+    parser.add_argument("--tempo", type=int, default=None, help="subnet tempo in blocks (default: keep)")
+    parser.add_argument(
+        "--no-create-wallets",
+        dest="create_wallets",
+        action="store_false",
+        help="fail on a missing wallet instead of creating an unencrypted development one",
+    )
+    parser.add_argument(
+        "--start-timeout",
+        dest="start_timeout_s",
+        type=float,
+        default=300.0,
+        help="seconds to wait until the chain lets the new subnet start",
+    )
+    parser.add_argument("--state-file", type=Path, default=None, help="write the outcome here as JSON")
+    return parser
+
+
+def parse_settings(argv: Sequence[str] | None = None) -> BootstrapSettings:
+    args = build_parser().parse_args(argv)
+    if args.fund_tao < args.stake_tao + FEE_HEADROOM_TAO:
+        build_parser().error(f"--fund must cover --stake plus {FEE_HEADROOM_TAO:g} TAO of fees")
+    if args.tempo is not None and not 1 <= args.tempo <= 65535:
+        build_parser().error("--tempo must be between 1 and 65535 blocks")
+    names = [args.owner, args.validator, *args.miners]
+    if len(set(names)) != len(names):
+        build_parser().error("the owner, validator and miner wallets must all have different names")
+    return BootstrapSettings(
+        network=args.chain_endpoint or args.network,
+        devchain_path=args.devchain_path,
+        wallet_path=args.wallet_path.expanduser(),
+        owner=args.owner,
+        validator=args.validator,
+        miners=tuple(args.miners),
+        hotkey=args.hotkey,
+        netuid=args.netuid,
+        sudo_uri=args.sudo_uri,
+        fund_tao=args.fund_tao,
+        stake_tao=args.stake_tao,
+        tempo=args.tempo,
+        create_wallets=args.create_wallets,
+        start_timeout_s=args.start_timeout_s,
+        state_file=args.state_file,
+    )
+
+
+# --------------------------------------------------------------------------- outcome
+
+
+@dataclass
+class BootstrapReport:
+    """What the chain looks like afterwards, and which steps ran (the rest were already done)."""
+
+    network: str
+    netuid: int = -1
+    uids: dict[str, int] = field(default_factory=dict)
+    hotkeys: dict[str, str] = field(default_factory=dict)
+    done: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+Log = Callable[[str], None]
+
+
+def _print_log(line: str) -> None:
+    print(f"bootstrap: {line}", flush=True)
+
+
+# --------------------------------------------------------------------------- wallets
+
+
+def ensure_wallet(wallet_path: Path, name: str, hotkey: str, *, create: bool) -> tuple[Any, bool]:
+    """The wallet `name`/`hotkey`, created unencrypted when missing and `create` is set.
+
+    Returns (wallet, created). Existing keys are never overwritten.
+    """
+    import bittensor as bt
+
+    wallet = bt.Wallet(name=name, hotkey=hotkey, path=str(wallet_path))
+    has_coldkey = wallet.coldkeypub_file.exists_on_device()
+    has_hotkey = wallet.hotkey_file.exists_on_device()
+    if has_coldkey and has_hotkey:
+        return wallet, False
+    if not create:
+        raise BootstrapError(
+            f"wallet {name}/{hotkey} not found in {wallet_path}; create it with "
+            f"`python -m subnet.wallets create --name {name} --hotkey {hotkey}` or drop --no-create-wallets"
+        )
+    if not has_coldkey:
+        wallet.create_new_coldkey(use_password=False, suppress=True, overwrite=False)
+    if not has_hotkey:
+        wallet.create_new_hotkey(use_password=False, suppress=True, overwrite=False)
+    return bt.Wallet(name=name, hotkey=hotkey, path=str(wallet_path)), True
+
+
+# --------------------------------------------------------------------------- chain steps
+
+
+def _tao(amount: float) -> Any:
+    import bittensor as bt
+
+    return bt.Balance.from_tao(amount)
+
+
+async def _checked(label: str, submission: Awaitable[Any]) -> Any:
+    """Await an extrinsic and turn a failure into one readable line."""
+    from bittensor import BittensorError
+
+    try:
+        result = await submission
+    except BittensorError as exc:
+        raise BootstrapError(f"{label} failed: {exc}") from None
+    if not getattr(result, "success", False):
+        raise BootstrapError(f"{label} failed: {getattr(result, 'message', '') or 'refused by the chain'}")
+    return result
+
+
+class Bootstrapper:
+    """The bootstrap's steps against one connected SDK client (`bt.Client`)."""
+
+    def __init__(self, client: Any, settings: BootstrapSettings, log: Log = _print_log) -> None:
+        self.client = client
+        self.settings = settings
+        self.log = log
+        self.report = BootstrapReport(network=settings.network)
+
+    def _did(self, step: str, detail: str) -> None:
+        self.report.done.append(step)
+        self.log(f"{step}: {detail}")
+
+    def _skip(self, step: str, detail: str) -> None:
+        self.report.skipped.append(step)
+        self.log(f"{step}: already done ({detail})")
+
+    # -- money
+
+    async def fund(self, label: str, coldkey_ss58: str, target_tao: float, sudo: Any) -> None:
+        from bittensor import Transfer
+
+        balance = await self.client.balances.get(coldkey_ss58)
+        missing = target_tao - float(balance.tao)
+        step = f"fund {label}"
+        if missing <= FEE_HEADROOM_TAO:
+            self._skip(step, f"balance {float(balance.tao):.2f} TAO")
+            return
+        await _checked(step, self.client.execute(Transfer(dest_ss58=coldkey_ss58, amount_tao=missing), sudo))
+        self._did(step, f"sent {missing:.2f} TAO from {self.settings.sudo_uri}")
+
+    # -- the subnet
+
+    async def owned_subnet(self, owner_coldkey: str) -> int | None:
+        """The lowest netuid owned by `owner_coldkey`, or None."""
+        from bittensor import storage
+
+        for info in await self.client.subnets.subnets():
+            owner = await self.client.query(storage.SubtensorModule.SubnetOwner, [info.netuid])
+            if owner is not None and str(owner) == owner_coldkey:
+                return int(info.netuid)
+        return None
+
+    async def register_subnet(self, owner: Any) -> int:
+        from bittensor import RegisterSubnet
+
+        owner_coldkey = owner.coldkeypub.ss58_address
+        netuid = await self.owned_subnet(owner_coldkey)
+        if netuid is not None:
+            self._skip("register subnet", f"netuid {netuid} is owned by {self.settings.owner}")
+        else:
+            await _checked(
+                "register subnet",
+                self.client.execute(RegisterSubnet(hotkey_ss58=owner.hotkey.ss58_address), owner),
+            )
+            netuid = await self.owned_subnet(owner_coldkey)
+            if netuid is None:
+                raise BootstrapError("register subnet: the chain accepted it but no subnet lists the owner")
+            self._did("register subnet", f"netuid {netuid}")
+        expected = self.settings.netuid
+        if expected is not None and expected != netuid:
+            raise BootstrapError(
+                f"the chain gave this subnet netuid {netuid}, but the neurons are configured for "
+                f"{expected}; re-run with --netuid {netuid} "
+                f"(docker compose: NETUID={netuid} docker compose up)"
+            )
+        self.report.netuid = netuid
+        return netuid
+
+    async def start_subnet(self, owner: Any, netuid: int) -> None:
+        from bittensor import StartCall, storage
+
+        first_emission = await self.client.query(storage.SubtensorModule.FirstEmissionBlockNumber, [netuid])
+        if first_emission:
+            self._skip("start subnet", f"started at block {int(first_emission)}")
+            return
+        schedule = await self.client.subnets.subnet_start_schedule(netuid)
+        earliest = int(schedule["earliest_start_block"])
+        deadline = time.monotonic() + self.settings.start_timeout_s
+        block = await self.client.block()
+        if block < earliest:
+            self.log(f"start subnet: waiting for block {earliest} (now {block})")
+        while block < earliest:
+            if time.monotonic() > deadline:
+                raise BootstrapError(
+                    f"start subnet: block {earliest} not reached within {self.settings.start_timeout_s:g} s "
+                    f"(chain at {block}); is the chain producing blocks? raise --start-timeout"
+                )
+            await asyncio.sleep(0.5)
+            block = await self.client.block()
+        await _checked("start subnet", self.client.execute(StartCall(netuid=netuid), owner))
+        self._did("start subnet", f"netuid {netuid} active")
+
+    async def set_hyperparameter(self, owner: Any, sudo: Any, netuid: int, name: str, value: Any) -> None:
+        """Set an owner hyperparameter as the owner; where the chain keeps it root-only, as sudo."""
+        from bittensor import SetHyperparameter, calls
+        from bittensor.intents import OWNER_HYPERPARAMETERS
+
+        intent = SetHyperparameter(netuid=netuid, name=name, value=value)
+        owner_result = await self.client.execute(intent, owner)
+        if owner_result.success:
+            return
+        # Some runtimes keep a parameter the SDK lists as owner-settable root-only (tempo on
+        # older ones); a localnet's sudo key is the development account we fund from.
+        self.log(f"set {name}: refused for the owner ({owner_result.message}); retrying as sudo")
+        method, _is_bool = OWNER_HYPERPARAMETERS[name]
+        inner = await self.client.compose(getattr(calls.AdminUtils, method)(netuid, intent.value))
+        await _checked(f"set {name} (as sudo)", self.client.submit_call(calls.Sudo.sudo(call=inner), sudo))
+
+    async def configure(self, owner: Any, sudo: Any, netuid: int) -> None:
+        if await self.client.subnets.commit_reveal_enabled(netuid):
+            await self.set_hyperparameter(owner, sudo, netuid, "commit_reveal_weights_enabled", False)
+            self._did("commit-reveal off", f"netuid {netuid}")
+        else:
+            self._skip("commit-reveal off", "disabled")
+        tempo = self.settings.tempo
+        if tempo is None:
+            return
+        info = await self.client.subnets.subnet(netuid)
+        if int(info.tempo) == tempo:
+            self._skip("set tempo", f"tempo {tempo}")
+            return
+        await self.set_hyperparameter(owner, sudo, netuid, "tempo", tempo)
+        self._did("set tempo", f"{info.tempo} -> {tempo} blocks")
+
+    # -- neurons
+
+    async def register_neuron(self, label: str, wallet: Any, netuid: int) -> int:
+        from bittensor import calls
+
+        hotkey = wallet.hotkey.ss58_address
+        self.report.hotkeys[label] = hotkey
+        uid = await self.client.neurons.uid(hotkey, netuid)
+        step = f"register {label}"
+        if uid is not None:
+            self._skip(step, f"uid {uid}")
+        else:
+            # The raw call, not the BurnedRegister intent: the intent insists on MEV-shielded
+            # submission (which needs the chain's shield keys); a local chain has no mempool
+            # worth protecting, and the call registered is the same.
+            call = calls.SubtensorModule.burned_register(netuid=netuid, hotkey=hotkey)
+            await _checked(step, self.client.submit_call(call, wallet))
+            uid = await self.client.neurons.uid(hotkey, netuid)
+            if uid is None:
+                raise BootstrapError(f"{step}: the chain accepted it but {hotkey} has no uid on {netuid}")
+            self._did(step, f"uid {uid}")
+        self.report.uids[label] = int(uid)
+        return int(uid)
+
+    async def stake(self, wallet: Any, netuid: int) -> None:
+        from bittensor import AddStake
+
+        coldkey, hotkey = wallet.coldkeypub.ss58_address, wallet.hotkey.ss58_address
+        current = await self.client.staking.stake(coldkey, hotkey, netuid)
+        if current.rao > 0:
+            self._skip("stake validator", f"{current}")
+            return
+        intent = AddStake(
+            hotkey_ss58=hotkey, netuid=netuid, amount_tao=self.settings.stake_tao, slippage_protection=False
+        )
+        await _checked("stake validator", self.client.execute(intent, wallet))
+        after = await self.client.staking.stake(coldkey, hotkey, netuid)
+        self._did("stake validator", f"{self.settings.stake_tao:g} TAO -> {after}")
+
+    # -- everything
+
+    async def run(self, wallets: dict[str, Any], sudo: Any) -> BootstrapReport:
+        s = self.settings
+        owner, validator = wallets[s.owner], wallets[s.validator]
+        need_subnet = await self.owned_subnet(owner.coldkeypub.ss58_address) is None
+        owner_target = s.fund_tao
+        if need_subnet:
+            cost = await self.client.subnets.subnet_registration_cost()
+            owner_target += float(cost.tao)
+        await self.fund(s.owner, owner.coldkeypub.ss58_address, owner_target, sudo)
+        for name in (s.validator, *s.miners):
+            await self.fund(name, wallets[name].coldkeypub.ss58_address, s.fund_tao, sudo)
+        netuid = await self.register_subnet(owner)
+        await self.start_subnet(owner, netuid)
+        await self.configure(owner, sudo, netuid)
+        await self.register_neuron("validator", validator, netuid)
+        for name in s.miners:
+            await self.register_neuron(name, wallets[name], netuid)
+        await self.stake(validator, netuid)
+        return self.report
+
+
+# --------------------------------------------------------------------------- connecting
+
+
+async def _devchain_substrate(settings: BootstrapSettings) -> Any:
+    """The devchain's Substrate implementation for `bt.Subtensor(..., substrate=...)`."""
+    try:
+        from subnet import devchain
+    except ImportError as exc:
+        raise BootstrapError(f"--subtensor.network dev needs subnet.devchain ({exc})") from None
+    opener = getattr(devchain, "open_substrate", None) or getattr(devchain, "DevSubstrate", None)
+    if opener is None:
+        raise BootstrapError("subnet.devchain offers no substrate to connect to")
+    path = settings.devchain_path
+    return opener(path) if path is not None else opener()
+
+
+async def connect(settings: BootstrapSettings) -> Any:
+    """A connected `bt.Client` for the settings' chain; BootstrapError when it cannot be reached."""
+    import bittensor as bt
+
+    if settings.network == DEV_NETWORK:
+        substrate = await _devchain_substrate(settings)
+        client = bt.Subtensor(DEV_NETWORK, substrate=substrate)
+    else:
+        try:
+            client = bt.Subtensor(settings.network, fallback_endpoints=[], archive_endpoints=[])
+        except ValueError as exc:
+            raise BootstrapError(str(exc)) from None
+
+    async def opened() -> Any:
+        return await client  # awaiting a bt.Subtensor connects it and returns the async client
+
+    try:
+        connected = await asyncio.wait_for(opened(), timeout=60)
+        await connected.block()
+    except (TimeoutError, OSError, bt.BittensorError) as exc:
+        raise BootstrapError(
+            f"cannot reach the chain at {settings.network}: {str(exc) or type(exc).__name__}; "
+            "is it running (docker compose ps chain)?"
+        ) from None
+    return connected
+
+
+async def bootstrap(
+    settings: BootstrapSettings, log: Log = _print_log, client: Any = None
+) -> BootstrapReport:
+    """Run every step against `client` (or a client connected from the settings)."""
+    from bittensor.keyfiles import Keypair
+
+    wallets: dict[str, Any] = {}
+    for name in (settings.owner, settings.validator, *settings.miners):
+        wallet, created = ensure_wallet(
+            settings.wallet_path, name, settings.hotkey, create=settings.create_wallets
+        )
+        wallets[name] = wallet
+        if created:
+            log(f"wallet {name}: created (unencrypted development keys) in {settings.wallet_path}")
+    try:
+        sudo = Keypair.create_from_uri(settings.sudo_uri)
+    except Exception as exc:  # the URI is the user's text; the keypair library says why it is bad
+        raise BootstrapError(f"--sudo-uri {settings.sudo_uri!r} is not a usable key URI: {exc}") from None
+    owned_client = client is None
+    client = client if client is not None else await connect(settings)
+    try:
+        report = await Bootstrapper(client, settings, log).run(wallets, sudo)
+    finally:
+        if owned_client:
+            await client.close()
+    if settings.state_file is not None:
+        settings.state_file.parent.mkdir(parents=True, exist_ok=True)
+        settings.state_file.write_text(json.dumps(asdict(report), indent=2, default=str) + "\n")
+    return report
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    settings = parse_settings(argv)
+    try:
+        report = asyncio.run(bootstrap(settings))
+    except BootstrapError as exc:
+        print(f"bootstrap: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("bootstrap: interrupted; re-run to finish (finished steps are skipped)", file=sys.stderr)
+        return 130
+    uids = ", ".join(f"{name} uid {uid}" for name, uid in report.uids.items())
+    print(f"bootstrap: ready on {settings.network}: netuid {report.netuid}; {uids}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
