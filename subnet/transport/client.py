@@ -1,0 +1,322 @@
+"""The validator's HTTP client: signed chat-completion queries to miners, classified, never raising.
+
+One pooled `aiohttp.ClientSession` per `MinerClient`. Each query is signed for the target
+miner's hotkey (`bt.http_auth.sign`, receiver bound, fresh nonce), bounded by a connect and a
+total deadline, read incrementally up to a byte cap, and parsed with the protocol models.
+Whatever the miner does (hang, reset, 500, 10 MB, garbage), `query()` returns a `QueryResult`
+whose `status` says what happened; only the validator's own mistakes (using the client outside
+`async with`, a wallet without a hotkey) raise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+import bittensor as bt
+import pydantic_core
+from prometheus_client import CollectorRegistry, Counter, Histogram
+from pydantic import ValidationError
+
+from subnet.metrics import LATENCY_BUCKETS, new_registry
+from subnet.protocol import (
+    MAX_RESPONSE_BODY_BYTES,
+    ChatCompletionRequest,
+    ChatCompletionResponse,
+    ErrorBody,
+)
+from subnet.transport.server import CHAT_PATH
+
+_READ_CHUNK = 64 * 1024
+_MAX_ERROR_CHARS = 500
+
+
+class QueryStatus(enum.StrEnum):
+    """How a query ended. Only `ok` carries a completion."""
+
+    OK = "ok"
+    TIMEOUT = "timeout"
+    REFUSED = "refused"  # no HTTP answer: connection refused, reset or closed early
+    HTTP_ERROR = "http_error"  # an HTTP answer other than 200
+    TOO_LARGE = "too_large"
+    BAD_JSON = "bad_json"
+    BAD_SCHEMA = "bad_schema"
+
+
+@dataclass(frozen=True)
+class ClientTimeouts:
+    """Per-query deadlines in seconds: TCP connect, and the whole exchange including the body."""
+
+    connect_s: float = 3.0
+    total_s: float = 30.0
+
+
+@dataclass(frozen=True)
+class MinerTarget:
+    """Where a miner serves and which hotkey it must answer as."""
+
+    hotkey: str
+    ip: str
+    port: int
+    uid: int | None = None
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.ip}]" if ":" in self.ip else self.ip
+        return f"http://{host}:{self.port}{CHAT_PATH}"
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    """The outcome of one query. `raw_text` is the miner's body (decoded leniently, capped)."""
+
+    status: QueryStatus
+    latency_s: float
+    completion: ChatCompletionResponse | None = None
+    http_status: int | None = None
+    error: str | None = None
+    raw_bytes_len: int = 0
+    raw_text: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status is QueryStatus.OK
+
+
+@dataclass(frozen=True)
+class ClientMetrics:
+    """Prometheus series of one validator's client."""
+
+    queries: Counter
+    latency: Histogram
+
+    @classmethod
+    def register(cls, registry: CollectorRegistry) -> ClientMetrics:
+        return cls(
+            queries=Counter(
+                "subnet_validator_queries", "Miner queries by status", ["status"], registry=registry
+            ),
+            latency=Histogram(
+                "subnet_validator_query_seconds",
+                "Miner query latency by status",
+                ["status"],
+                buckets=LATENCY_BUCKETS,
+                registry=registry,
+            ),
+        )
+
+
+class _Outcome(Exception):
+    """Internal: ends a query early with a status."""
+
+    def __init__(self, status: QueryStatus, error: str, raw: bytes = b"") -> None:
+        super().__init__(error)
+        self.status = status
+        self.error = error
+        self.raw = raw
+
+
+def _describe(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return text[:_MAX_ERROR_CHARS]
+
+
+def _resolve_signer(wallet: Any) -> Any:
+    """The hotkey signer, resolved once (a `bt.Wallet` re-reads its keyfile per signature)."""
+    if isinstance(wallet, bt.Wallet) or (
+        hasattr(wallet, "hotkey") and hasattr(getattr(wallet, "hotkey", None), "sign")
+    ):
+        return wallet.hotkey
+    return bt.signing.resolve_signer(wallet, role="hotkey")
+
+
+class MinerClient:
+    """Signed, bounded queries to miners. Use as `async with MinerClient(wallet) as client:`."""
+
+    def __init__(
+        self,
+        wallet: Any,
+        *,
+        timeouts: ClientTimeouts | None = None,
+        max_response_bytes: int = MAX_RESPONSE_BODY_BYTES,
+        global_concurrency: int = 64,
+        per_miner_concurrency: int = 2,
+        max_raw_text_bytes: int = 64 * 1024,
+        registry: CollectorRegistry | None = None,
+        local_addr: tuple[str, int] | None = None,
+    ) -> None:
+        if global_concurrency < 1 or per_miner_concurrency < 1 or max_response_bytes < 1:
+            raise ValueError("concurrency limits and max_response_bytes must be positive")
+        self._wallet = wallet
+        self.timeouts = timeouts or ClientTimeouts()
+        self.max_response_bytes = max_response_bytes
+        self.max_raw_text_bytes = max_raw_text_bytes
+        self._per_miner_concurrency = per_miner_concurrency
+        self._global = asyncio.Semaphore(global_concurrency)
+        self._global_concurrency = global_concurrency
+        # hotkey -> (semaphore, number of queries using it); entries go when unused.
+        self._per_miner: dict[str, tuple[asyncio.Semaphore, int]] = {}
+        self.registry = registry if registry is not None else new_registry()
+        self.metrics = ClientMetrics.register(self.registry)
+        self._local_addr = local_addr
+        self._signer: Any = None
+        self._session: aiohttp.ClientSession | None = None
+
+    @property
+    def hotkey(self) -> str:
+        if self._signer is None:
+            self._signer = _resolve_signer(self._wallet)
+        return str(self._signer.ss58_address)
+
+    async def __aenter__(self) -> MinerClient:
+        if self._signer is None:
+            self._signer = _resolve_signer(self._wallet)
+        connector = aiohttp.TCPConnector(
+            limit=self._global_concurrency,
+            limit_per_host=0,
+            local_addr=self._local_addr,
+            enable_cleanup_closed=True,
+        )
+        self._session = aiohttp.ClientSession(
+            connector=connector,
+            timeout=aiohttp.ClientTimeout(
+                total=None, connect=self.timeouts.connect_s, sock_connect=self.timeouts.connect_s
+            ),
+            # Compressed bodies could inflate past the byte cap in one step; ask for none and
+            # never inflate what arrives.
+            auto_decompress=False,
+            headers={"Accept-Encoding": "identity"},
+            raise_for_status=False,
+        )
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    @asynccontextmanager
+    async def _miner_slot(self, hotkey: str) -> AsyncIterator[None]:
+        semaphore, users = self._per_miner.get(hotkey, (None, 0))
+        if semaphore is None:
+            semaphore = asyncio.Semaphore(self._per_miner_concurrency)
+        self._per_miner[hotkey] = (semaphore, users + 1)
+        try:
+            async with semaphore:
+                yield
+        finally:
+            semaphore, users = self._per_miner[hotkey]
+            if users <= 1:
+                del self._per_miner[hotkey]
+            else:
+                self._per_miner[hotkey] = (semaphore, users - 1)
+
+    async def query(self, target: MinerTarget, request: ChatCompletionRequest) -> QueryResult:
+        """Send `request` to `target`; waits for a free slot first (not counted in latency)."""
+        if self._session is None:
+            raise RuntimeError("MinerClient is not open: use `async with MinerClient(...)`")
+        body = request.to_body()
+        async with self._global, self._miner_slot(target.hotkey):
+            result = await self._exchange(self._session, target, body)
+        self.metrics.queries.labels(result.status.value).inc()
+        self.metrics.latency.labels(result.status.value).observe(result.latency_s)
+        return result
+
+    async def _exchange(
+        self, session: aiohttp.ClientSession, target: MinerTarget, body: bytes
+    ) -> QueryResult:
+        # Sign at send time, not when queued: the nonce's freshness window is seconds long.
+        headers = bt.http_auth.sign(
+            self._signer, method="POST", path=CHAT_PATH, body=body, receiver_ss58=target.hotkey
+        )
+        headers["Content-Type"] = "application/json"
+        started = time.perf_counter()
+        http_status: int | None = None
+        raw = b""
+        try:
+            async with asyncio.timeout(self.timeouts.total_s):
+                async with session.post(
+                    target.url, data=body, headers=headers, allow_redirects=False
+                ) as response:
+                    http_status = response.status
+                    raw = await self._read_capped(response)
+        except _Outcome as outcome:
+            return self._result(outcome.status, started, http_status, outcome.raw, error=outcome.error)
+        except TimeoutError as exc:
+            # Covers our total deadline and aiohttp's connect timeouts (both are TimeoutErrors).
+            return self._result(QueryStatus.TIMEOUT, started, http_status, raw, error=_describe(exc))
+        except (aiohttp.ClientError, OSError, ValueError) as exc:
+            return self._result(QueryStatus.REFUSED, started, http_status, raw, error=_describe(exc))
+        return self._classify(started, http_status, raw)
+
+    async def _read_capped(self, response: aiohttp.ClientResponse) -> bytes:
+        cap = self.max_response_bytes
+        declared = response.content_length
+        if declared is not None and declared > cap:
+            response.close()
+            raise _Outcome(QueryStatus.TOO_LARGE, f"declared body of {declared} bytes exceeds {cap}")
+        received = bytearray()
+        while chunk := await response.content.read(_READ_CHUNK):
+            received += chunk
+            if len(received) > cap:
+                response.close()
+                raise _Outcome(QueryStatus.TOO_LARGE, f"body exceeds {cap} bytes", bytes(received))
+        return bytes(received)
+
+    def _classify(self, started: float, http_status: int | None, raw: bytes) -> QueryResult:
+        if http_status != 200:
+            return self._result(QueryStatus.HTTP_ERROR, started, http_status, raw, error=_error_message(raw))
+        try:
+            document = pydantic_core.from_json(raw)
+        except ValueError as exc:
+            return self._result(QueryStatus.BAD_JSON, started, http_status, raw, error=_describe(exc))
+        try:
+            completion = ChatCompletionResponse.model_validate(document)
+        except ValidationError as exc:
+            return self._result(QueryStatus.BAD_SCHEMA, started, http_status, raw, error=_schema_error(exc))
+        return self._result(QueryStatus.OK, started, http_status, raw, completion=completion)
+
+    def _result(
+        self,
+        status: QueryStatus,
+        started: float,
+        http_status: int | None,
+        raw: bytes,
+        *,
+        error: str | None = None,
+        completion: ChatCompletionResponse | None = None,
+    ) -> QueryResult:
+        return QueryResult(
+            status=status,
+            latency_s=time.perf_counter() - started,
+            completion=completion,
+            http_status=http_status,
+            error=error,
+            raw_bytes_len=len(raw),
+            raw_text=raw[: self.max_raw_text_bytes].decode("utf-8", errors="replace"),
+        )
+
+
+def _error_message(raw: bytes) -> str:
+    """The miner's `{"error": ...}` message when it sent one, else a generic line."""
+    try:
+        error = ErrorBody.model_validate_json(raw).error
+    except ValidationError:
+        return "miner answered with an HTTP error"
+    return f"{error.type}: {error.message}"[:_MAX_ERROR_CHARS]
+
+
+def _schema_error(exc: ValidationError) -> str:
+    errors = exc.errors(include_url=False, include_input=False, include_context=False)
+    first = errors[0]
+    where = ".".join(str(part) for part in first["loc"]) or "body"
+    return f"{where}: {first['msg']} ({len(errors)} error(s))"[:_MAX_ERROR_CHARS]

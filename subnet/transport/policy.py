@@ -1,0 +1,169 @@
+"""Who may call a miner, and how much: the directory of callers and the server's policy.
+
+The transport does not talk to the chain. The miner wires its chain client's metagraph into a
+`MetagraphDirectory` (refreshed with `replace()` whenever a new snapshot arrives) and its
+settings into a `ServerPolicy`; the server only reads them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from subnet.protocol import MAX_REQUEST_BODY_BYTES
+
+
+class CallerInfo(Protocol):
+    """What the server needs to know about a registered hotkey (the chain's Neuron fits)."""
+
+    @property
+    def uid(self) -> int: ...
+
+    @property
+    def hotkey(self) -> str: ...
+
+    @property
+    def stake(self) -> float: ...
+
+    @property
+    def validator_permit(self) -> bool: ...
+
+
+class CallerDirectory(Protocol):
+    """Looks up a hotkey on the subnet; None when it is not registered."""
+
+    def lookup(self, hotkey: str) -> CallerInfo | None: ...
+
+
+class HotkeyIndex(Protocol):
+    """A metagraph snapshot as the chain client returns it (`Metagraph.by_hotkey`)."""
+
+    def by_hotkey(self, hotkey: str) -> CallerInfo | None: ...
+
+
+@dataclass(frozen=True)
+class DirectoryEntry:
+    """A plain `CallerInfo`, for static directories (tests, benchmarks, local development)."""
+
+    uid: int
+    hotkey: str
+    stake: float = 0.0
+    validator_permit: bool = True
+
+
+class StaticDirectory:
+    """A fixed set of callers; also usable as a snapshot for `MetagraphDirectory`."""
+
+    def __init__(self, callers: Iterable[CallerInfo] = ()) -> None:
+        self._by_hotkey: dict[str, CallerInfo] = {caller.hotkey: caller for caller in callers}
+
+    def by_hotkey(self, hotkey: str) -> CallerInfo | None:
+        return self._by_hotkey.get(hotkey)
+
+    def lookup(self, hotkey: str) -> CallerInfo | None:
+        return self._by_hotkey.get(hotkey)
+
+    def __len__(self) -> int:
+        return len(self._by_hotkey)
+
+
+class MetagraphDirectory:
+    """Holds the latest metagraph snapshot; whoever owns the chain client calls `replace()`.
+
+    Replacing is one reference assignment, so readers on the event loop always see either the
+    old or the new snapshot whole. Before the first snapshot every lookup answers None
+    (nobody is registered yet), which refuses all callers: a miner must not serve before it
+    knows who the validators are.
+    """
+
+    def __init__(self, snapshot: HotkeyIndex | None = None) -> None:
+        self._snapshot = snapshot
+        self._replaced_at: float | None = None if snapshot is None else time.monotonic()
+
+    def replace(self, snapshot: HotkeyIndex) -> None:
+        """Swap in a new snapshot (a chain `Metagraph`, a `StaticDirectory`, ...)."""
+        self._snapshot = snapshot
+        self._replaced_at = time.monotonic()
+
+    def lookup(self, hotkey: str) -> CallerInfo | None:
+        snapshot = self._snapshot
+        return None if snapshot is None else snapshot.by_hotkey(hotkey)
+
+    @property
+    def age_s(self) -> float | None:
+        """Seconds since the last `replace()`, None before the first snapshot."""
+        return None if self._replaced_at is None else time.monotonic() - self._replaced_at
+
+
+@dataclass(frozen=True)
+class AuthPolicy:
+    """Authentication and permission rules for callers of the miner endpoint.
+
+    A caller must be registered, hold a validator permit (unless `require_validator_permit`
+    is off, e.g. on a development chain), have at least `min_stake` TAO, not be on
+    `blacklist`, and, when `whitelist` is given, be on it. All conditions must hold.
+    """
+
+    max_age_s: float = 10.0
+    allowed_skew_s: float = 2.0
+    min_stake: float = 0.0
+    require_validator_permit: bool = True
+    blacklist: frozenset[str] = frozenset()
+    whitelist: frozenset[str] | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_age_s <= 0 or self.allowed_skew_s < 0:
+            raise ValueError("max_age_s must be > 0 and allowed_skew_s >= 0")
+        if self.min_stake < 0:
+            raise ValueError("min_stake must be >= 0")
+
+
+@dataclass(frozen=True)
+class ServerPolicy:
+    """Limits of the miner's HTTP server. See docs/transport.md for how each one is keyed.
+
+    Pre-authentication limits key on the peer address (an IPv6 address counts by its /64):
+    `max_pending_bodies` and `per_ip_max_pending_bodies` bound body reads that have not yet
+    been verified, `per_ip_failed_auth_rate`/`_burst` bound how many signature verifications
+    a peer may fail before it is refused without one (None switches it off, e.g. behind a
+    reverse proxy where every peer shares one address). Post-authentication limits key on
+    the verified hotkey: a forger cannot spend another caller's budget.
+    """
+
+    auth: AuthPolicy = field(default_factory=AuthPolicy)
+    max_body_bytes: int = MAX_REQUEST_BODY_BYTES
+    body_read_timeout_s: float = 5.0
+    handler_timeout_s: float = 120.0
+    max_in_flight: int = 64
+    per_caller_max_in_flight: int = 8
+    per_caller_rate: float = 20.0
+    per_caller_burst: float = 40.0
+    max_pending_bodies: int = 512
+    per_ip_max_pending_bodies: int = 64
+    per_ip_failed_auth_rate: float | None = 20.0
+    per_ip_failed_auth_burst: float = 100.0
+    max_tracked_peers: int = 65_536
+    replay_max_per_caller: int = 100_000
+
+    def __post_init__(self) -> None:
+        positive = {
+            "max_body_bytes": self.max_body_bytes,
+            "body_read_timeout_s": self.body_read_timeout_s,
+            "handler_timeout_s": self.handler_timeout_s,
+            "max_in_flight": self.max_in_flight,
+            "per_caller_max_in_flight": self.per_caller_max_in_flight,
+            "per_caller_rate": self.per_caller_rate,
+            "per_caller_burst": self.per_caller_burst,
+            "max_pending_bodies": self.max_pending_bodies,
+            "per_ip_max_pending_bodies": self.per_ip_max_pending_bodies,
+            "per_ip_failed_auth_burst": self.per_ip_failed_auth_burst,
+            "max_tracked_peers": self.max_tracked_peers,
+            "replay_max_per_caller": self.replay_max_per_caller,
+        }
+        bad = [name for name, value in positive.items() if value <= 0]
+        if self.per_ip_failed_auth_rate is not None and self.per_ip_failed_auth_rate <= 0:
+            bad.append("per_ip_failed_auth_rate")
+        if bad:
+            raise ValueError(f"ServerPolicy fields must be positive: {', '.join(bad)}")

@@ -1,0 +1,607 @@
+"""The miner's HTTP server: an authenticated OpenAI-compatible chat-completions endpoint.
+
+Every request to `POST /v1/chat/completions` passes a gate of stages, cheapest first, before
+the miner's handler (its model) sees it; the first stage that objects answers with a JSON
+error `{"error": {"type", "message"}}`. The order is chosen for a flood of forged requests:
+everything that needs only the headers (size declaration, header shape, receiver binding,
+freshness, the peer's failure budget, the caller's registration and permit, replay) runs
+before the body is read, and the sr25519 verification, the one expensive step, runs last of
+the authentication. Rate and concurrency limits after it key on the verified hotkey, which a
+forger cannot produce, so forged traffic never spends an honest validator's budget. See
+docs/transport.md for the reasoning and the figures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+import bittensor as bt
+from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from pydantic import ValidationError
+
+from subnet.metrics import LATENCY_BUCKETS, add_metrics_route, new_registry
+from subnet.protocol import ChatCompletionRequest, ChatCompletionResponse, ErrorBody
+from subnet.transport.limits import (
+    KeyedSlots,
+    KeyedTokenBuckets,
+    ReplayCapacityExceeded,
+    ReplayStore,
+    Slots,
+)
+from subnet.transport.policy import AuthPolicy, CallerDirectory, CallerInfo, ServerPolicy
+
+logger = logging.getLogger(__name__)
+
+CHAT_PATH = "/v1/chat/completions"
+HEALTH_PATH = "/health"
+
+# Every refusal the gate can give, with its HTTP status. Also the `outcome` label values.
+REFUSAL_STATUS: Mapping[str, int] = {
+    "bad_json": 400,
+    "invalid_request": 400,
+    "incomplete_body": 400,
+    "missing_auth": 401,
+    "malformed_auth": 401,
+    "wrong_receiver": 401,
+    "stale_request": 401,
+    "replayed_request": 401,
+    "bad_signature": 401,
+    "not_registered": 403,
+    "no_validator_permit": 403,
+    "insufficient_stake": 403,
+    "blacklisted": 403,
+    "not_whitelisted": 403,
+    "body_timeout": 408,
+    "body_too_large": 413,
+    "rate_limited": 429,
+    "caller_busy": 429,
+    "peer_auth_failures": 429,
+    "peer_busy": 429,
+    "internal_error": 500,
+    "overloaded": 503,
+    "shutting_down": 503,
+    "handler_timeout": 504,
+}
+
+# bt.http_auth's exceptions, by what they mean to the caller.
+_AUTH_ERROR_TYPES: tuple[tuple[type[bt.http_auth.AuthError], str], ...] = (
+    (bt.http_auth.MalformedAuth, "malformed_auth"),
+    (bt.http_auth.WrongReceiver, "wrong_receiver"),
+    (bt.http_auth.StaleRequest, "stale_request"),
+    (bt.http_auth.ReplayedRequest, "replayed_request"),
+    (bt.http_auth.BadSignature, "bad_signature"),
+)
+
+# Cheap shape limits on the auth headers, checked before anything is looked up or hashed.
+_MAX_HOTKEY_CHARS = 64
+_MAX_NONCE_DIGITS = 20
+_SIGNATURE_HEX_CHARS = 128  # sr25519 and ed25519 signatures are 64 bytes
+
+
+class Refusal(Exception):
+    """A request the gate will not serve; carries the error type (a key of REFUSAL_STATUS)."""
+
+    def __init__(self, error_type: str, message: str) -> None:
+        super().__init__(message)
+        self.error_type = error_type
+        self.message = message
+
+    @property
+    def status(self) -> int:
+        return REFUSAL_STATUS[self.error_type]
+
+
+@dataclass(frozen=True)
+class CallerIdentity:
+    """The authenticated caller of a served request, as the handler sees it."""
+
+    hotkey: str
+    uid: int
+    stake: float
+    validator_permit: bool
+    nonce_ns: int
+    peer: str
+
+
+ChatHandler = Callable[[ChatCompletionRequest, CallerIdentity], Awaitable[ChatCompletionResponse]]
+PermissionRule = Callable[[AuthPolicy, str, CallerInfo], Refusal | None]
+
+
+def _registered_with_permit(policy: AuthPolicy, hotkey: str, caller: CallerInfo) -> Refusal | None:
+    if policy.require_validator_permit and not caller.validator_permit:
+        return Refusal("no_validator_permit", "caller has no validator permit on this subnet")
+    return None
+
+
+def _enough_stake(policy: AuthPolicy, hotkey: str, caller: CallerInfo) -> Refusal | None:
+    if caller.stake < policy.min_stake:
+        return Refusal("insufficient_stake", f"caller stake is below the minimum of {policy.min_stake:g}")
+    return None
+
+
+def _not_blacklisted(policy: AuthPolicy, hotkey: str, caller: CallerInfo) -> Refusal | None:
+    if hotkey in policy.blacklist:
+        return Refusal("blacklisted", "caller hotkey is blacklisted")
+    return None
+
+
+def _whitelisted_if_required(policy: AuthPolicy, hotkey: str, caller: CallerInfo) -> Refusal | None:
+    if policy.whitelist is not None and hotkey not in policy.whitelist:
+        return Refusal("not_whitelisted", "caller hotkey is not on the whitelist")
+    return None
+
+
+PERMISSION_RULES: tuple[PermissionRule, ...] = (
+    _not_blacklisted,
+    _whitelisted_if_required,
+    _registered_with_permit,
+    _enough_stake,
+)
+
+
+def peer_key(remote: str | None) -> str:
+    """The address a peer is limited by: IPv4 as is, IPv6 by its /64 (one host's usual share)."""
+    if not remote:
+        return "unknown"
+    if ":" not in remote:
+        return remote
+    try:
+        address = ipaddress.IPv6Address(remote.split("%", 1)[0])
+    except ValueError:
+        return remote
+    if address.ipv4_mapped is not None:
+        return str(address.ipv4_mapped)
+    return str(ipaddress.IPv6Network((address, 64), strict=False))
+
+
+@dataclass(frozen=True)
+class ServerMetrics:
+    """Prometheus series of one miner app."""
+
+    requests: Counter
+    latency: Histogram
+    in_flight: Gauge
+
+    @classmethod
+    def register(cls, registry: CollectorRegistry) -> ServerMetrics:
+        return cls(
+            requests=Counter(
+                "subnet_miner_requests", "Chat requests by outcome", ["outcome"], registry=registry
+            ),
+            latency=Histogram(
+                "subnet_miner_request_seconds",
+                "Time from request start to response, by outcome",
+                ["outcome"],
+                buckets=LATENCY_BUCKETS,
+                registry=registry,
+            ),
+            in_flight=Gauge(
+                "subnet_miner_in_flight", "Requests being handled by the model", registry=registry
+            ),
+        )
+
+
+@dataclass
+class _Exchange:
+    """What the gate has learned about one request so far."""
+
+    request: web.Request
+    stack: AsyncExitStack
+    peer: str = ""
+    hotkey: str = ""
+    nonce_ns: int = 0
+    caller: CallerInfo | None = None
+    body: bytes = b""
+    chat: ChatCompletionRequest | None = None
+
+
+Stage = Callable[[_Exchange], Awaitable[None]]
+
+
+class MinerGate:
+    """The checks and limits in front of the miner's handler, and the chat route itself."""
+
+    def __init__(
+        self,
+        *,
+        hotkey_ss58: str,
+        directory: CallerDirectory,
+        policy: ServerPolicy,
+        handler: ChatHandler,
+        metrics: ServerMetrics,
+    ) -> None:
+        self.hotkey_ss58 = hotkey_ss58
+        self.directory = directory
+        self.policy = policy
+        self.handler = handler
+        self.metrics = metrics
+        auth = policy.auth
+        self._max_age_ns = int(auth.max_age_s * 1e9)
+        self._skew_ns = int(auth.allowed_skew_s * 1e9)
+        # Retention must cover the whole freshness window (bt.http_auth.verify checks it).
+        self.replay_store = ReplayStore(
+            retention=auth.max_age_s + auth.allowed_skew_s + 1.0,
+            max_per_caller=policy.replay_max_per_caller,
+        )
+        self._peer_failures = (
+            None
+            if policy.per_ip_failed_auth_rate is None
+            else KeyedTokenBuckets(
+                policy.per_ip_failed_auth_rate, policy.per_ip_failed_auth_burst, policy.max_tracked_peers
+            )
+        )
+        self._caller_rates = KeyedTokenBuckets(
+            policy.per_caller_rate, policy.per_caller_burst, policy.max_tracked_peers
+        )
+        self._caller_slots = KeyedSlots(policy.per_caller_max_in_flight, policy.max_tracked_peers)
+        self._peer_bodies = KeyedSlots(policy.per_ip_max_pending_bodies, policy.max_tracked_peers)
+        self._pending_bodies = Slots(policy.max_pending_bodies)
+        self._handler_slots = Slots(policy.max_in_flight)
+        self._active = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self.draining = False
+        self._stages: tuple[Stage, ...] = (
+            self._refuse_when_draining,
+            self._check_declared_size,
+            self._check_auth_headers,
+            self._check_peer_failure_budget,
+            self._check_permission,
+            self._check_not_replayed,
+            self._read_body,
+            self._verify_signature,
+            self._check_caller_rate,
+            self._hold_caller_slot,
+            self._hold_handler_slot,
+            self._parse_request,
+        )
+
+    # --- the route -------------------------------------------------------------------------
+
+    async def serve_chat(self, request: web.Request) -> web.StreamResponse:
+        started = time.perf_counter()
+        outcome = "served"
+        self._active += 1
+        self._idle.clear()
+        try:
+            async with AsyncExitStack() as stack:
+                exchange = _Exchange(request=request, stack=stack, peer=peer_key(request.remote))
+                for stage in self._stages:
+                    await stage(exchange)
+                response = await self._run_handler(exchange)
+                return web.Response(body=response.to_body(), content_type="application/json")
+        except Refusal as refusal:
+            outcome = refusal.error_type
+            return _error_response(refusal)
+        finally:
+            self._active -= 1
+            if self._active == 0:
+                self._idle.set()
+            self.metrics.requests.labels(outcome).inc()
+            self.metrics.latency.labels(outcome).observe(time.perf_counter() - started)
+
+    async def _run_handler(self, exchange: _Exchange) -> ChatCompletionResponse:
+        assert exchange.chat is not None and exchange.caller is not None
+        identity = CallerIdentity(
+            hotkey=exchange.hotkey,
+            uid=exchange.caller.uid,
+            stake=exchange.caller.stake,
+            validator_permit=exchange.caller.validator_permit,
+            nonce_ns=exchange.nonce_ns,
+            peer=exchange.peer,
+        )
+        try:
+            async with asyncio.timeout(self.policy.handler_timeout_s):
+                response = await self.handler(exchange.chat, identity)
+        except TimeoutError:
+            raise Refusal("handler_timeout", "the model did not answer in time") from None
+        except Exception:
+            logger.exception("chat handler failed for caller uid %s", identity.uid)
+            raise Refusal("internal_error", "the miner failed to produce a completion") from None
+        if not isinstance(response, ChatCompletionResponse):
+            logger.error("chat handler returned %s, not a ChatCompletionResponse", type(response).__name__)
+            raise Refusal("internal_error", "the miner failed to produce a completion")
+        return response
+
+    # --- draining --------------------------------------------------------------------------
+
+    @property
+    def active(self) -> int:
+        """Requests currently inside the chat route (any stage)."""
+        return self._active
+
+    async def drain(self, wait_s: float) -> bool:
+        """Refuse new requests and wait for the active ones; True when all finished in time."""
+        self.draining = True
+        try:
+            async with asyncio.timeout(wait_s):
+                await self._idle.wait()
+        except TimeoutError:
+            return False
+        return True
+
+    # --- stages, cheapest first --------------------------------------------------------------
+
+    async def _refuse_when_draining(self, exchange: _Exchange) -> None:
+        if self.draining:
+            raise Refusal("shutting_down", "the miner is shutting down")
+
+    async def _check_declared_size(self, exchange: _Exchange) -> None:
+        declared = exchange.request.content_length
+        if declared is not None and declared > self.policy.max_body_bytes:
+            raise Refusal("body_too_large", f"body exceeds {self.policy.max_body_bytes} bytes")
+
+    async def _check_auth_headers(self, exchange: _Exchange) -> None:
+        """Header shape, receiver binding and freshness: string work only, nothing looked up."""
+        headers = exchange.request.headers
+        version = headers.get(bt.http_auth.HEADER_VERSION)
+        hotkey = headers.get(bt.http_auth.HEADER_HOTKEY)
+        raw_nonce = headers.get(bt.http_auth.HEADER_NONCE)
+        signature = headers.get(bt.http_auth.HEADER_SIGNATURE)
+        receiver = headers.get(bt.http_auth.HEADER_RECEIVER)
+        if not (version and hotkey and raw_nonce and signature and receiver):
+            raise Refusal("missing_auth", "request is not signed: X-Bittensor-* headers are missing")
+        if version != bt.http_auth.VERSION:
+            raise Refusal("malformed_auth", f"X-Bittensor-Version must be {bt.http_auth.VERSION}")
+        if (
+            len(hotkey) > _MAX_HOTKEY_CHARS
+            or len(raw_nonce) > _MAX_NONCE_DIGITS
+            or not raw_nonce.isdigit()
+            or len(signature.removeprefix("0x")) != _SIGNATURE_HEX_CHARS
+        ):
+            raise Refusal("malformed_auth", "malformed X-Bittensor-* headers")
+        if receiver != self.hotkey_ss58:
+            raise Refusal("wrong_receiver", "request was signed for a different receiving hotkey")
+        nonce = int(raw_nonce)
+        now = time.time_ns()
+        if now - nonce > self._max_age_ns:
+            raise Refusal("stale_request", "request is older than the freshness window")
+        if nonce - now > self._skew_ns:
+            raise Refusal("stale_request", "request is timestamped in the future")
+        exchange.hotkey = hotkey
+        exchange.nonce_ns = nonce
+
+    async def _check_peer_failure_budget(self, exchange: _Exchange) -> None:
+        if self._peer_failures is not None and not self._peer_failures.has_token(exchange.peer):
+            raise Refusal("peer_auth_failures", "too many failed authentications from this address")
+
+    async def _check_permission(self, exchange: _Exchange) -> None:
+        caller = self.directory.lookup(exchange.hotkey)
+        if caller is None:
+            raise Refusal("not_registered", "caller hotkey is not registered on this subnet")
+        for rule in PERMISSION_RULES:
+            refusal = rule(self.policy.auth, exchange.hotkey, caller)
+            if refusal is not None:
+                raise refusal
+        exchange.caller = caller
+
+    async def _check_not_replayed(self, exchange: _Exchange) -> None:
+        if self.replay_store.seen(exchange.hotkey, exchange.nonce_ns):
+            raise Refusal("replayed_request", "this nonce was already accepted from this hotkey")
+
+    async def _read_body(self, exchange: _Exchange) -> None:
+        """Read the body with a size cap and a deadline, holding a pending-body slot meanwhile."""
+        if not self._pending_bodies.try_acquire():
+            raise Refusal("overloaded", "too many requests are being received")
+        try:
+            if not self._peer_bodies.try_acquire(exchange.peer):
+                raise Refusal("peer_busy", "too many requests are being received from this address")
+            try:
+                exchange.body = await self._read_capped(exchange.request)
+            finally:
+                self._peer_bodies.release(exchange.peer)
+        finally:
+            self._pending_bodies.release()
+
+    async def _read_capped(self, request: web.Request) -> bytes:
+        cap = self.policy.max_body_bytes
+        received = bytearray()
+        try:
+            async with asyncio.timeout(self.policy.body_read_timeout_s):
+                while chunk := await request.content.readany():
+                    received += chunk
+                    if len(received) > cap:
+                        raise Refusal("body_too_large", f"body exceeds {cap} bytes")
+        except TimeoutError:
+            raise Refusal("body_timeout", "the body was not received in time") from None
+        except (ConnectionError, OSError, ValueError, HttpProcessingError, aiohttp.ClientError) as exc:
+            # The peer went away mid-body or sent a broken chunked encoding.
+            raise Refusal("incomplete_body", "the body was not received completely") from exc
+        return bytes(received)
+
+    async def _verify_signature(self, exchange: _Exchange) -> None:
+        request = exchange.request
+        try:
+            bt.http_auth.verify(
+                request.headers,
+                exchange.body,
+                method=request.method,
+                path=request.raw_path,
+                self_hotkey_ss58=self.hotkey_ss58,
+                max_age=self.policy.auth.max_age_s,
+                allowed_skew=self.policy.auth.allowed_skew_s,
+                nonce_store=self.replay_store,
+            )
+        except ReplayCapacityExceeded:
+            raise Refusal("rate_limited", "too many requests from this hotkey") from None
+        except bt.http_auth.AuthError as exc:
+            error_type = next(
+                (name for kind, name in _AUTH_ERROR_TYPES if isinstance(exc, kind)), "bad_signature"
+            )
+            if error_type in ("bad_signature", "malformed_auth") and self._peer_failures is not None:
+                self._peer_failures.try_take(exchange.peer)
+            raise Refusal(error_type, str(exc)) from None
+
+    async def _check_caller_rate(self, exchange: _Exchange) -> None:
+        if not self._caller_rates.try_take(exchange.hotkey):
+            raise Refusal("rate_limited", "request rate limit exceeded for this hotkey")
+
+    async def _hold_caller_slot(self, exchange: _Exchange) -> None:
+        if not self._caller_slots.try_acquire(exchange.hotkey):
+            raise Refusal("caller_busy", "too many concurrent requests from this hotkey")
+        exchange.stack.callback(self._caller_slots.release, exchange.hotkey)
+
+    async def _hold_handler_slot(self, exchange: _Exchange) -> None:
+        if not self._handler_slots.try_acquire():
+            raise Refusal("overloaded", "the miner is at capacity")
+        self.metrics.in_flight.inc()
+        exchange.stack.callback(self._release_handler_slot)
+
+    def _release_handler_slot(self) -> None:
+        self._handler_slots.release()
+        self.metrics.in_flight.dec()
+
+    async def _parse_request(self, exchange: _Exchange) -> None:
+        try:
+            exchange.chat = ChatCompletionRequest.model_validate_json(exchange.body)
+        except ValidationError as exc:
+            errors = exc.errors(include_url=False, include_input=False, include_context=False)
+            if any(error["type"] == "json_invalid" for error in errors):
+                raise Refusal("bad_json", "request body is not valid JSON") from None
+            raise Refusal("invalid_request", _summarise_validation(errors)) from None
+
+
+def _summarise_validation(errors: list[Any]) -> str:
+    shown = "; ".join(
+        f"{'.'.join(str(part) for part in error['loc']) or 'body'}: {error['msg']}" for error in errors[:3]
+    )
+    more = f" (+{len(errors) - 3} more)" if len(errors) > 3 else ""
+    return f"request does not match the schema: {shown}{more}"
+
+
+def _error_response(refusal: Refusal) -> web.Response:
+    headers = {"Retry-After": "1"} if refusal.status in (429, 503) else None
+    return web.Response(
+        status=refusal.status,
+        body=ErrorBody.of(refusal.error_type, refusal.message).to_body(),
+        content_type="application/json",
+        headers=headers,
+    )
+
+
+GATE_KEY = web.AppKey("miner_gate", MinerGate)
+
+
+def build_miner_app(
+    *,
+    hotkey_ss58: str,
+    directory: CallerDirectory,
+    policy: ServerPolicy,
+    handler: ChatHandler,
+    registry: CollectorRegistry | None = None,
+) -> web.Application:
+    """The miner's aiohttp application: signed `POST /v1/chat/completions`, open `GET /health`
+    and `GET /metrics` (Prometheus, from `registry`, a fresh one when None)."""
+    bt.sp_core.ss58_decode(hotkey_ss58)  # refuse a malformed own hotkey at build time
+    registry = registry if registry is not None else new_registry()
+    gate = MinerGate(
+        hotkey_ss58=hotkey_ss58,
+        directory=directory,
+        policy=policy,
+        handler=handler,
+        metrics=ServerMetrics.register(registry),
+    )
+    # aiohttp's own cap only applies to request.read(); the gate reads the stream itself.
+    app = web.Application(client_max_size=policy.max_body_bytes)
+    app[GATE_KEY] = gate
+
+    async def health(_: web.Request) -> web.Response:
+        status = "draining" if gate.draining else "ok"
+        return web.json_response(
+            {"status": status, "hotkey": hotkey_ss58, "active": gate.active},
+            status=503 if gate.draining else 200,
+        )
+
+    app.router.add_post(CHAT_PATH, gate.serve_chat)
+    app.router.add_get(HEALTH_PATH, health)
+    add_metrics_route(app, registry)
+    return app
+
+
+class MinerServer:
+    """Runs a miner app on host:port; `stop()` drains in-flight requests before closing."""
+
+    def __init__(
+        self,
+        app: web.Application,
+        *,
+        host: str = "0.0.0.0",
+        port: int = 8091,
+        keepalive_timeout: float = 75.0,
+        lingering_time: float = 1.0,
+        backlog: int = 1024,
+    ) -> None:
+        self.app = app
+        self.host = host
+        self.requested_port = port
+        self._runner_options: dict[str, Any] = {
+            "access_log": None,
+            "keepalive_timeout": keepalive_timeout,
+            # How long to keep reading an unread body after a refusal: short, it is a
+            # slow-sender's lever.
+            "lingering_time": lingering_time,
+            # Handlers still running after our own drain get this long before cancellation.
+            "shutdown_timeout": 1.0,
+        }
+        self._backlog = backlog
+        self._runner: web.AppRunner | None = None
+        self._site: web.TCPSite | None = None
+
+    async def start(self) -> None:
+        runner = web.AppRunner(self.app, **self._runner_options)
+        await runner.setup()
+        site = web.TCPSite(runner, self.host, self.requested_port, backlog=self._backlog)
+        try:
+            await site.start()
+        except BaseException:
+            await runner.cleanup()
+            raise
+        self._runner, self._site = runner, site
+
+    @property
+    def port(self) -> int:
+        """The bound port (useful when started on port 0)."""
+        if self._runner is None:
+            raise RuntimeError("server is not started")
+        address = self._runner.addresses[0]
+        return int(address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    async def stop(self, drain_timeout: float = 10.0) -> bool:
+        """Stop accepting, let in-flight requests finish (up to `drain_timeout` s), close.
+
+        Returns True when every in-flight request finished within the drain time.
+        """
+        runner, site = self._runner, self._site
+        if runner is None:
+            return True
+        self._runner = self._site = None
+        gate = self.app[GATE_KEY]
+        gate.draining = True
+        if site is not None:
+            with contextlib.suppress(RuntimeError):
+                await site.stop()
+        drained = await gate.drain(drain_timeout)
+        await runner.cleanup()
+        return drained
+
+    async def __aenter__(self) -> MinerServer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.stop()
