@@ -1,0 +1,162 @@
+"""Command line for the devchain: ``status`` prints the metagraph, ``reset`` starts over.
+
+    python -m subnet.devchain status [--path P] [--netuid N]
+    python -m subnet.devchain reset [--path P] [--block-time S]
+    python -m subnet.devchain fund ADDRESS TAO [--path P]
+
+User mistakes (bad flags, an unreadable file) end in one line on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ipaddress
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from subnet.devchain.chain import DevChain, default_path
+from subnet.devchain.rules import RAO_PER_TAO, U16_MAX, DispatchError
+from subnet.devchain.store import StoreError
+
+EXIT_USAGE = 2
+
+
+class UsageError(Exception):
+    """A mistake the user can fix; printed as one line, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # argparse prints usage + exits; we want one line
+        raise UsageError(message)
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not 0 < value <= 600:
+        raise argparse.ArgumentTypeError(f"expected seconds in (0, 600], got {text}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m subnet.devchain", description="Inspect or reset the local devchain.")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    status = commands.add_parser("status", help="print each subnet's metagraph as a table")
+    status.add_argument("--path", type=Path, default=None, help=f"devchain file (default {default_path()})")
+    status.add_argument("--netuid", type=int, default=None, help="only this subnet")
+    reset = commands.add_parser("reset", help="delete the devchain file and start a fresh chain")
+    reset.add_argument("--path", type=Path, default=None, help=f"devchain file (default {default_path()})")
+    reset.add_argument(
+        "--block-time", type=_positive_float, default=None, help="seconds per block (default 1)"
+    )
+    fund = commands.add_parser("fund", help="credit TAO to an address (development only)")
+    fund.add_argument("address", help="ss58 address to credit")
+    fund.add_argument("tao", type=float, help="amount of TAO")
+    fund.add_argument("--path", type=Path, default=None, help=f"devchain file (default {default_path()})")
+    return parser
+
+
+def _existing(path: Path | None) -> Path:
+    resolved = path or default_path()
+    if not resolved.is_file():
+        raise UsageError(f"no devchain at {resolved}; run `python -m subnet.devchain reset` to create one")
+    return resolved
+
+
+def _axon(axon: dict[str, Any]) -> str:
+    ip = int(axon.get("ip") or 0)
+    if not ip:
+        return "-"
+    address = ipaddress.IPv6Address(ip) if int(axon.get("ip_type") or 4) == 6 else ipaddress.IPv4Address(ip)
+    return f"{address}:{axon.get('port')}"
+
+
+def format_metagraph(graph: dict[str, Any]) -> str:
+    header = (
+        f"netuid {graph['netuid']}  block {graph['block']}  tempo {graph['tempo']}  "
+        f"next epoch in {max(0, graph['tempo'] - graph['blocks_since_last_step'])} blocks  "
+        f"uids {graph['num_uids']}/{graph['max_uids']}"
+    )
+    columns = (
+        "uid",
+        "hotkey",
+        "coldkey",
+        "stake τ",
+        "vpermit",
+        "incentive",
+        "dividends",
+        "last_update",
+        "axon",
+    )
+    rows = [
+        (
+            str(uid),
+            graph["hotkeys"][uid][:10] + "…",
+            graph["coldkeys"][uid][:10] + "…",
+            f"{graph['total_stake'][uid] / RAO_PER_TAO:.3f}",
+            "yes" if graph["validator_permit"][uid] else "no",
+            f"{graph['incentives'][uid] / U16_MAX:.4f}",
+            f"{graph['dividends'][uid] / U16_MAX:.4f}",
+            str(graph["last_update"][uid]),
+            _axon(graph["axons"][uid]),
+        )
+        for uid in range(graph["num_uids"])
+    ]
+    widths = [max(len(c), *(len(r[i]) for r in rows)) if rows else len(c) for i, c in enumerate(columns)]
+    lines = [header, "  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True))]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    return "\n".join(lines)
+
+
+def _status(args: argparse.Namespace) -> None:
+    chain = DevChain(_existing(args.path))
+    netuids = chain.netuids() if args.netuid is None else [args.netuid]
+    print(f"devchain {chain.path}  block {chain.current_block()}")
+    if not netuids:
+        print("no subnets yet")
+    for netuid in netuids:
+        graph = chain.metagraph(netuid)
+        if graph is None:
+            raise UsageError(f"netuid {netuid} does not exist on this devchain")
+        print()
+        print(format_metagraph(graph))
+
+
+def _reset(args: argparse.Namespace) -> None:
+    path: Path = args.path or default_path()
+    for suffix in ("", "-wal", "-shm"):
+        with contextlib.suppress(FileNotFoundError):
+            Path(f"{path}{suffix}").unlink()
+    chain = DevChain(path, block_time=args.block_time)
+    print(f"fresh devchain at {path} (block time {chain._clock().block_time} s, dev accounts funded)")
+
+
+def _fund(args: argparse.Namespace) -> None:
+    chain = DevChain(_existing(args.path))
+    if args.tao <= 0:
+        raise UsageError("the amount must be positive")
+    free = chain.fund(args.address, args.tao)
+    print(f"{args.address} now holds {free / RAO_PER_TAO:.9f} TAO")
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], None]] = {
+    "status": _status,
+    "reset": _reset,
+    "fund": _fund,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        COMMANDS[args.command](args)
+    except (UsageError, StoreError, DispatchError, ValueError, OSError) as error:
+        print(f"devchain: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
