@@ -16,7 +16,22 @@ METRICS_PATH = "/metrics"
 
 # Request latencies in seconds: sub-millisecond rejections up to minute-long generations.
 LATENCY_BUCKETS: tuple[float, ...] = (
-    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
+    0.0005,
+    0.001,
+    0.0025,
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1.0,
+    2.5,
+    5.0,
+    10.0,
+    30.0,
+    60.0,
 )
 
 
@@ -30,8 +45,6 @@ def metrics_handler(registry: CollectorRegistry) -> Handler:
     return make_aiohttp_handler(registry, disable_compression=True)
 
 
-def add_metrics_route(
-    app: web.Application, registry: CollectorRegistry, path: str = METRICS_PATH
-) -> None:
+def add_metrics_route(app: web.Application, registry: CollectorRegistry, path: str = METRICS_PATH) -> None:
     """Serve `registry` on `GET path` of `app`."""
     app.router.add_get(path, metrics_handler(registry))

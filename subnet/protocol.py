@@ -88,9 +88,7 @@ class Message(_WireModel):
 
     @field_validator("content")
     @classmethod
-    def _bounded_content(
-        cls, value: str | list[TextPart] | None
-    ) -> str | list[TextPart] | None:
+    def _bounded_content(cls, value: str | list[TextPart] | None) -> str | list[TextPart] | None:
         if isinstance(value, str) and len(value) > MAX_MESSAGE_CHARS:
             raise ValueError(f"message content longer than {MAX_MESSAGE_CHARS} characters")
         if isinstance(value, list) and len(value) > MAX_CONTENT_PARTS:

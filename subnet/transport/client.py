@@ -115,11 +115,10 @@ class ClientMetrics:
 class _Outcome(Exception):
     """Internal: ends a query early with a status."""
 
-    def __init__(self, status: QueryStatus, error: str, raw: bytes = b"") -> None:
+    def __init__(self, status: QueryStatus, error: str) -> None:
         super().__init__(error)
         self.status = status
         self.error = error
-        self.raw = raw
 
 
 def _describe(exc: BaseException) -> str:
@@ -241,36 +240,35 @@ class MinerClient:
         headers["Content-Type"] = "application/json"
         started = time.perf_counter()
         http_status: int | None = None
-        raw = b""
+        # Filled as the body arrives, so a timeout or a cut connection still reports what came.
+        received = bytearray()
         try:
             async with asyncio.timeout(self.timeouts.total_s):
                 async with session.post(
                     target.url, data=body, headers=headers, allow_redirects=False
                 ) as response:
                     http_status = response.status
-                    raw = await self._read_capped(response)
+                    await self._read_capped(response, received)
         except _Outcome as outcome:
-            return self._result(outcome.status, started, http_status, outcome.raw, error=outcome.error)
+            return self._result(outcome.status, started, http_status, received, error=outcome.error)
         except TimeoutError as exc:
             # Covers our total deadline and aiohttp's connect timeouts (both are TimeoutErrors).
-            return self._result(QueryStatus.TIMEOUT, started, http_status, raw, error=_describe(exc))
+            return self._result(QueryStatus.TIMEOUT, started, http_status, received, error=_describe(exc))
         except (aiohttp.ClientError, OSError, ValueError) as exc:
-            return self._result(QueryStatus.REFUSED, started, http_status, raw, error=_describe(exc))
-        return self._classify(started, http_status, raw)
+            return self._result(QueryStatus.REFUSED, started, http_status, received, error=_describe(exc))
+        return self._classify(started, http_status, bytes(received))
 
-    async def _read_capped(self, response: aiohttp.ClientResponse) -> bytes:
+    async def _read_capped(self, response: aiohttp.ClientResponse, received: bytearray) -> None:
         cap = self.max_response_bytes
         declared = response.content_length
         if declared is not None and declared > cap:
             response.close()
             raise _Outcome(QueryStatus.TOO_LARGE, f"declared body of {declared} bytes exceeds {cap}")
-        received = bytearray()
         while chunk := await response.content.read(_READ_CHUNK):
             received += chunk
             if len(received) > cap:
                 response.close()
-                raise _Outcome(QueryStatus.TOO_LARGE, f"body exceeds {cap} bytes", bytes(received))
-        return bytes(received)
+                raise _Outcome(QueryStatus.TOO_LARGE, f"body exceeds {cap} bytes")
 
     def _classify(self, started: float, http_status: int | None, raw: bytes) -> QueryResult:
         if http_status != 200:
@@ -290,7 +288,7 @@ class MinerClient:
         status: QueryStatus,
         started: float,
         http_status: int | None,
-        raw: bytes,
+        raw: bytes | bytearray,
         *,
         error: str | None = None,
         completion: ChatCompletionResponse | None = None,
@@ -302,7 +300,7 @@ class MinerClient:
             http_status=http_status,
             error=error,
             raw_bytes_len=len(raw),
-            raw_text=raw[: self.max_raw_text_bytes].decode("utf-8", errors="replace"),
+            raw_text=bytes(raw[: self.max_raw_text_bytes]).decode("utf-8", errors="replace"),
         )
 
 
