@@ -1,0 +1,71 @@
+"""Scoring: parse a model's output into function calls and judge them the way BFCL does.
+
+Public API::
+
+    from scoring import decode, check, render, to_openai_tool_calls, Call, Verdict, DecodeError
+    calls = decode(output)    # text in any supported format | OpenAI tool_calls | assistant message
+    verdict = check(output, functions, possible_answer, category)
+    verdict.valid, verdict.error_type, verdict.score, verdict.components
+
+``decode`` never executes anything from the output and bounds its work (:class:`Limits`: 64 KiB,
+nesting depth 32, 64 calls, 2,048 syntax items by default); whatever it cannot read is a
+:class:`DecodeError`. ``check`` gives BFCL v4's AST-checker verdict and error type
+(``simple_function_checker:wrong_func_name``, ``type_error:simple``, ...; see SCORING.md).
+
+Partial credit
+--------------
+``verdict.components`` holds four numbers in [0, 1]:
+
+* ``format``: the output decodes (1) or not (0);
+* ``schema``: the share of output calls that fit the schema of the function they name (known name,
+  required parameters present, no unknown parameters, values of the schema's types);
+* ``tool``: the share of calls with the right function name;
+* ``args``: the argument credit: for each output call paired with an expected call of the same
+  name, the share of its parameters (expected or given) that are right (an acceptable value, or
+  left out where the answer allows it).
+
+Shares are over n = max(#output calls, #expected calls), so extra and missing calls both cost.
+Output and expected calls are paired greedily, best pair first.
+
+``score`` is 1.0 for a valid verdict (and then every component is 1.0). For an invalid verdict on
+a category that expects calls::
+
+    score = 0.5 * (0.1 * format + 0.2 * schema + 0.3 * tool + 0.4 * args)     # always < 0.5
+
+so any valid answer outscores any invalid one, and an output that does not decode scores 0.
+Irrelevance, missing_param and relevance are binary: 1.0 or 0.0. A timeout or transport error is
+not an output: the caller scores it 0 without calling ``check``.
+
+Where we differ from BFCL's checker, on purpose
+------------------------------------------------
+* Parallel matching is an optimal (perfect) matching, not greedy first fit.
+* Schema type ``number`` is a float; ``object`` is a dict; a schema without ``required`` has no
+  required parameters; a parameter without a (known) type, and type ``any``, accept any value,
+  compared as BFCL compares a value of that value's type (BFCL maps ``any`` to ``str``).
+* Nothing is evaluated: arithmetic is folded on numeric literals only and within bounds (BFCL
+  evals binary operations and lambdas); tuples and sets are read as lists; attribute values,
+  lambdas and other non-literals are decode errors.
+* More formats decode (JSON, Hermes, CodeAct, fences, OpenAI tool calls) than BFCL's prompt
+  decoder reads; for BFCL's own python-call list the calls are the same.
+"""
+
+from __future__ import annotations
+
+from scoring.checking import CATEGORIES, check
+from scoring.decoding import decode
+from scoring.model import DEFAULT_LIMITS, Call, DecodeError, Limits, Verdict
+from scoring.rendering import FORMATS, render, to_openai_tool_calls
+
+__all__ = [
+    "CATEGORIES",
+    "DEFAULT_LIMITS",
+    "FORMATS",
+    "Call",
+    "DecodeError",
+    "Limits",
+    "Verdict",
+    "check",
+    "decode",
+    "render",
+    "to_openai_tool_calls",
+]

@@ -1,0 +1,547 @@
+"""BFCL-compatible checking of decoded calls against a task's functions and possible answers.
+
+The rules are BFCL v4's AST checker (see SCORING.md), rewritten here; the deliberate differences
+are listed in :mod:`scoring`'s docstring. The partial credit of invalid verdicts is computed here
+too (:func:`_components`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, cast
+
+from scoring.decoding import decode
+from scoring.model import COMPONENTS, DEFAULT_LIMITS, Call, DecodeError, Limits, Verdict
+
+# Schema type name -> the Python type a value must have; None means any value is accepted.
+_SCHEMA_TYPES: dict[str, type | None] = {
+    "string": str,
+    "integer": int,
+    "float": float,
+    "number": float,
+    "boolean": bool,
+    "array": list,
+    "tuple": list,
+    "dict": dict,
+    "object": dict,
+    "any": None,
+}
+_FLOAT_TYPES = frozenset({"float", "number"})
+_LIST_TYPES = frozenset({"array", "tuple"})
+
+_IGNORED_IN_STRINGS = re.compile(r"[ ,./\-_*^]")
+
+# Weights of the components in the partial credit of an invalid verdict, and its ceiling.
+COMPONENT_WEIGHTS: dict[str, float] = {"format": 0.1, "schema": 0.2, "tool": 0.3, "args": 0.4}
+PARTIAL_CREDIT_CEILING = 0.5
+
+
+def standardize(text: str) -> str:
+    """BFCL's string normalisation: drop `` ,./-_*^``, lower-case, ``'`` -> ``"``."""
+    return _IGNORED_IN_STRINGS.sub("", text).lower().replace("'", '"')
+
+
+# Acceptable answers repeat from check to check (same task, many miners): cache them, and only them.
+_standard_answer = lru_cache(maxsize=16384)(standardize)
+
+
+def _standard_answers(acceptable: Sequence[Any]) -> list[Any]:
+    return [_standard_answer(item) if type(item) is str else item for item in acceptable]
+
+
+@dataclass(frozen=True)
+class _Error:
+    error_type: str
+    message: str
+
+
+def _param_types(spec: Any) -> tuple[str, type | None, type | None]:
+    """(schema type name, Python type or None for any, element type for arrays or None)."""
+    type_name = spec.get("type") if isinstance(spec, Mapping) else None
+    if not isinstance(type_name, str):
+        return "any", None, None
+    py_type = _SCHEMA_TYPES.get(type_name)
+    nested = None
+    if type_name in _LIST_TYPES:
+        items = spec.get("items")
+        item_type = items.get("type") if isinstance(items, Mapping) else None
+        nested = _SCHEMA_TYPES.get(item_type) if isinstance(item_type, str) else None
+    return type_name, py_type, nested
+
+
+def _answer_type(acceptable: Sequence[Any]) -> type | None:
+    """The type of the first acceptable value that is not the "may be omitted" marker."""
+    for item in acceptable:
+        if item != "":
+            return type(item)
+    return None
+
+
+def _nested_types_ok(value: list[Any], nested: type, acceptable: Sequence[Any]) -> bool:
+    """BFCL's one-level element check: some acceptable list (or any non-list entry, "" included)
+    must admit every element, by the schema's element type or that list's own element type."""
+    for item in acceptable:
+        if type(item) is not list:
+            return True
+        item_type = _answer_type(item)
+        if all(type(element) is nested or type(element) is item_type for element in value):
+            return True
+    return False
+
+
+def _type_error(param: str, value: Any, type_name: str, nested: bool) -> _Error:
+    kind = "type_error:nested" if nested else "type_error:simple"
+    return _Error(
+        kind, f"parameter {param!r}: expected type {type_name}, got {type(value).__name__} ({value!r})"
+    )
+
+
+def _check_string(param: str, value: str, acceptable: Sequence[Any]) -> _Error | None:
+    if standardize(value) in [_standard_answer(item) for item in acceptable if type(item) is str]:
+        return None
+    return _Error("value_error:string", f"parameter {param!r}: {value!r} is not one of {list(acceptable)!r}")
+
+
+def _check_list(param: str, value: list[Any], acceptable: Sequence[Any]) -> _Error | None:
+    standard = [standardize(item) if type(item) is str else item for item in value]
+    for item in acceptable:
+        # BFCL turns the "may be omitted" marker "" into an empty list here, so [] matches it.
+        if isinstance(item, list | str) and standard == _standard_answers(
+            item if isinstance(item, list) else []
+        ):
+            return None
+    return _Error(
+        "value_error:list/tuple", f"parameter {param!r}: {value!r} is not one of {list(acceptable)!r}"
+    )
+
+
+def _dict_matches(param: str, value: Mapping[Any, Any], candidate: Mapping[str, Any]) -> _Error | None:
+    for key, item in value.items():
+        if key not in candidate:
+            return _Error("value_error:dict_key", f"parameter {param!r}: unexpected dict key {key!r}")
+        standard = standardize(item) if type(item) is str else item
+        if standard not in _standard_answers(candidate[key]):
+            return _Error(
+                "value_error:dict_value",
+                f"parameter {param!r}: dict value {key!r}={item!r} is not acceptable",
+            )
+    for key, options in candidate.items():
+        if key not in value and "" not in options:
+            return _Error("value_error:dict_key", f"parameter {param!r}: missing dict key {key!r}")
+    return None
+
+
+def _check_dict(param: str, value: Mapping[Any, Any], acceptable: Sequence[Any]) -> _Error | None:
+    error = _Error("dict_checker:unclear", f"parameter {param!r}: no acceptable dict to compare with")
+    for candidate in acceptable:
+        if isinstance(candidate, Mapping):
+            found = _dict_matches(param, value, candidate)
+            if found is None:
+                return None
+            error = found
+    return error
+
+
+def _check_list_of_dicts(param: str, value: list[Any], acceptable: Sequence[Any]) -> _Error | None:
+    error = _Error("list_dict_checker:unclear", f"parameter {param!r}: no acceptable list to compare with")
+    for candidate in acceptable:
+        if not isinstance(candidate, list | str):
+            continue
+        candidate_items = candidate if isinstance(candidate, list) else []
+        if len(value) != len(candidate_items):
+            error = _Error(
+                "value_error:list_dict_count", f"parameter {param!r}: wrong number of dicts in the list"
+            )
+            continue
+        for element, expected in zip(value, candidate_items, strict=True):
+            if not (isinstance(element, Mapping) and isinstance(expected, Mapping)):
+                found: _Error | None = _Error(
+                    "value_error:list_dict_count", f"parameter {param!r}: not a dict"
+                )
+            else:
+                found = _dict_matches(param, element, expected)
+            if found is not None:
+                error = found
+                break
+        else:
+            return None
+    return error
+
+
+def _compare_by_value_type(param: str, value: Any, acceptable: Sequence[Any]) -> _Error | None:
+    """Schema type "any": compare the way BFCL compares a value of the value's own type."""
+    if type(value) is str:
+        return _check_string(param, value, acceptable)
+    if type(value) is list:
+        return _check_list(param, value, acceptable)
+    if type(value) is dict:
+        return _check_dict(param, value, acceptable)
+    return _check_exact(param, value, acceptable)
+
+
+def _check_exact(param: str, value: Any, acceptable: Sequence[Any]) -> _Error | None:
+    if value in acceptable:
+        return None
+    return _Error("value_error:others", f"parameter {param!r}: {value!r} is not one of {list(acceptable)!r}")
+
+
+def check_value(param: str, value: Any, spec: Any, acceptable: Sequence[Any]) -> _Error | None:
+    """Type then value of one argument, as BFCL's simple checker does."""
+    type_name, py_type, nested = _param_types(spec)
+    if py_type is None:
+        return _compare_by_value_type(param, value, acceptable)
+    if type_name in _FLOAT_TYPES and type(value) is int:
+        value = float(value)  # an int is a float at the top level only
+    answer_type = _answer_type(acceptable)
+    # A possible answer of another type than the schema's (BFCL's "variable" case) is compared exactly.
+    is_variable = answer_type is not None and answer_type is not py_type
+    if type(value) is py_type:
+        if nested is not None and not _nested_types_ok(cast(list[Any], value), nested, acceptable):
+            return _type_error(param, value, f"{type_name} of {nested.__name__}", answer_type is list)
+    elif answer_type is not None and type(value) is answer_type:
+        is_variable = True
+    else:
+        return _type_error(param, value, type_name, False)
+    if not is_variable:
+        comparer = _COMPARERS.get((py_type, nested if py_type is list else None)) or _COMPARERS.get(
+            (py_type, None)
+        )
+        if comparer is not None:
+            return comparer(param, value, acceptable)
+    return _check_exact(param, value, acceptable)
+
+
+_COMPARERS: dict[tuple[type, type | None], Callable[[str, Any, Sequence[Any]], _Error | None]] = {
+    (dict, None): _check_dict,
+    (list, dict): _check_list_of_dicts,
+    (str, None): _check_string,
+    (list, None): _check_list,
+}
+
+
+def _properties(function: Mapping[str, Any]) -> tuple[Mapping[str, Any], Sequence[str]]:
+    parameters = function.get("parameters")
+    if not isinstance(parameters, Mapping):
+        return {}, ()
+    properties = parameters.get("properties")
+    required = parameters.get("required")
+    return (properties if isinstance(properties, Mapping) else {}), (
+        required if isinstance(required, list) else ()
+    )
+
+
+def check_call(
+    call: Call, function: Mapping[str, Any], expected: Mapping[str, Sequence[Any]]
+) -> _Error | None:
+    """BFCL's simple function checker: None when ``call`` is an acceptable answer."""
+    name = function["name"]
+    if call.name != name:
+        return _Error(
+            "simple_function_checker:wrong_func_name", f"expected function {name!r}, got {call.name!r}"
+        )
+    properties, required = _properties(function)
+    arguments = call.arguments
+    for param in required:
+        if param not in arguments:
+            return _Error("simple_function_checker:missing_required", f"missing required parameter {param!r}")
+    for param, value in arguments.items():
+        if param not in properties or param not in expected:
+            return _Error("simple_function_checker:unexpected_param", f"unexpected parameter {param!r}")
+        error = check_value(param, value, properties[param], expected[param])
+        if error is not None:
+            return error
+    for param, acceptable in expected.items():
+        if param not in arguments and "" not in acceptable:
+            return _Error(
+                "simple_function_checker:missing_optional",
+                f"parameter {param!r} not provided and not optional",
+            )
+    return None
+
+
+# ---- task inputs ------------------------------------------------------------------------------
+
+
+def function_index(functions: Any) -> dict[str, Mapping[str, Any]]:
+    """Name -> schema, for BFCL schemas and OpenAI ``{"type": "function", "function": {...}}`` ones."""
+    if isinstance(functions, Mapping):
+        functions = [functions]
+    if not isinstance(functions, list | tuple):
+        raise ValueError("functions must be a list of function schemas")
+    index: dict[str, Mapping[str, Any]] = {}
+    for function in functions:
+        if isinstance(function, Mapping) and isinstance(function.get("function"), Mapping):
+            function = function["function"]
+        if not (isinstance(function, Mapping) and isinstance(function.get("name"), str)):
+            raise ValueError("each function schema needs a string 'name'")
+        index.setdefault(function["name"], function)
+    return index
+
+
+def expected_calls(possible_answer: Any) -> list[tuple[str, Mapping[str, Sequence[Any]]]]:
+    """BFCL possible answer ``[{name: {param: [acceptable, ...]}}, ...]`` -> [(name, params)]."""
+    if possible_answer is None:
+        return []
+    if not isinstance(possible_answer, list | tuple):
+        raise ValueError("possible_answer must be a list of {function_name: {param: [values]}}")
+    result = []
+    for entry in possible_answer:
+        if not (isinstance(entry, Mapping) and len(entry) == 1):
+            raise ValueError(
+                "each possible answer must be a one-key {function_name: {param: [values]}} object"
+            )
+        ((name, params),) = entry.items()
+        if not isinstance(params, Mapping) or not all(isinstance(v, list) for v in params.values()):
+            raise ValueError(f"the parameters of possible answer {name!r} must map names to lists of values")
+        result.append((name, params))
+    return result
+
+
+@dataclass(frozen=True)
+class _Task:
+    functions: dict[str, Mapping[str, Any]]
+    expected: list[tuple[str, Mapping[str, Sequence[Any]]]]
+
+    def schema(self, name: str) -> Mapping[str, Any]:
+        function = self.functions.get(name)
+        if function is None:
+            raise ValueError(f"the expected function {name!r} is not among the functions")
+        return function
+
+
+# ---- categories -------------------------------------------------------------------------------
+
+
+def _is_empty(calls: list[Call]) -> bool:
+    return all(not call.name for call in calls)
+
+
+def _single_checker(count_error: str) -> Callable[[list[Call], _Task], _Error | None]:
+    """simple: exactly one call; multiple: as many calls as expected (one), checked against the
+    one expected function."""
+
+    def check_single(calls: list[Call], task: _Task) -> _Error | None:
+        wanted = 1 if count_error.startswith("simple") else len(task.expected)
+        if len(calls) != wanted:
+            return _Error(count_error, f"expected {wanted} call(s), got {len(calls)}")
+        name, params = task.expected[0]
+        return check_call(calls[0], task.schema(name), params)
+
+    return check_single
+
+
+def _perfect_matching(allowed: list[list[bool]]) -> list[int]:
+    """Kuhn's augmenting paths: for each expected index, the matched output index or -1."""
+    n_outputs = len(allowed[0]) if allowed else 0
+    owner = [-1] * n_outputs  # output index -> expected index
+
+    def augment(expected: int, seen: list[bool]) -> bool:
+        for output in range(n_outputs):
+            if allowed[expected][output] and not seen[output]:
+                seen[output] = True
+                if owner[output] < 0 or augment(owner[output], seen):
+                    owner[output] = expected
+                    return True
+        return False
+
+    for expected in range(len(allowed)):
+        augment(expected, [False] * n_outputs)
+    matched = [-1] * len(allowed)
+    for output, expected in enumerate(owner):
+        if expected >= 0:
+            matched[expected] = output
+    return matched
+
+
+def _check_parallel(calls: list[Call], task: _Task) -> _Error | None:
+    """Same number of calls; each output call matched to a distinct expected call. Unlike BFCL's
+    greedy first fit, the matching is optimal (a perfect matching whenever one exists)."""
+    if len(calls) != len(task.expected):
+        return _Error(
+            "parallel_function_checker_no_order:wrong_count",
+            f"expected {len(task.expected)} calls, got {len(calls)}",
+        )
+    errors: list[list[_Error | None]] = [
+        [check_call(call, task.schema(name), params) for call in calls] for name, params in task.expected
+    ]
+    matched = _perfect_matching([[error is None for error in row] for row in errors])
+    if -1 not in matched:
+        return None
+    missing = matched.index(-1)
+    details = "; ".join(
+        f"output {index}: {error.error_type}"
+        for index, error in enumerate(errors[missing])
+        if error is not None
+    )
+    return _Error(
+        "parallel_function_checker_no_order:cannot_find_match",
+        f"no output call matches expected call {missing} ({task.expected[missing][0]}): {details}",
+    )
+
+
+def _check_irrelevance(calls: list[Call], task: _Task) -> _Error | None:
+    if _is_empty(calls):
+        return None
+    return _Error("irrelevance_error:decoder_success", f"made {len(calls)} call(s) where none was wanted")
+
+
+def _check_relevance(calls: list[Call], task: _Task) -> _Error | None:
+    if not _is_empty(calls):
+        return None
+    return _Error("relevance_error:decoder_failed", "made no call where one was wanted")
+
+
+@dataclass(frozen=True)
+class Category:
+    """How one category is judged: its checker, whether it expects calls (and so gives partial
+    credit), and the error type of output that does not decode (None: that is a valid answer)."""
+
+    checker: Callable[[list[Call], _Task], _Error | None]
+    expects_calls: bool
+    decode_failure: str | None = "ast_decoder:decoder_failed"
+
+
+_SIMPLE = Category(_single_checker("simple_function_checker:wrong_count"), True)
+_MULTIPLE = Category(_single_checker("multiple_function_checker:wrong_count"), True)
+_PARALLEL = Category(_check_parallel, True)
+_IRRELEVANCE = Category(_check_irrelevance, False, decode_failure=None)
+_RELEVANCE = Category(_check_relevance, False, decode_failure="relevance_error:decoder_failed")
+
+CATEGORIES: dict[str, Category] = {
+    "simple": _SIMPLE,
+    "simple_python": _SIMPLE,
+    "live_simple": _SIMPLE,
+    "multiple": _MULTIPLE,
+    "live_multiple": _MULTIPLE,
+    "parallel": _PARALLEL,
+    "live_parallel": _PARALLEL,
+    "parallel_multiple": _PARALLEL,
+    "live_parallel_multiple": _PARALLEL,
+    "irrelevance": _IRRELEVANCE,
+    "live_irrelevance": _IRRELEVANCE,
+    "missing_param": _IRRELEVANCE,
+    "relevance": _RELEVANCE,
+    "live_relevance": _RELEVANCE,
+}
+
+
+# ---- partial credit -----------------------------------------------------------------------------
+
+
+def _fits_schema(call: Call, functions: Mapping[str, Mapping[str, Any]]) -> bool:
+    """The call names a known function, has its required parameters, no unknown ones, and every
+    value has the schema's type (ints pass for floats at the top level; elements one level deep)."""
+    function = functions.get(call.name)
+    if function is None:
+        return False
+    properties, required = _properties(function)
+    if any(param not in call.arguments for param in required):
+        return False
+    for param, value in call.arguments.items():
+        if param not in properties:
+            return False
+        type_name, py_type, nested = _param_types(properties[param])
+        if py_type is None:
+            continue
+        if type(value) is not py_type and not (type_name in _FLOAT_TYPES and type(value) is int):
+            return False
+        if nested is not None and any(type(element) is not nested for element in cast(list[Any], value)):
+            return False
+    return True
+
+
+def _argument_credit(call: Call, function: Mapping[str, Any], expected: Mapping[str, Sequence[Any]]) -> float:
+    """Share of the parameters (expected or given) that are right: given with an acceptable value,
+    or left out where that is allowed. Parameters given but not expected count as wrong."""
+    properties, _ = _properties(function)
+    names = set(expected) | set(call.arguments)
+    if not names:
+        return 1.0
+    right = 0
+    for name in names:
+        if name not in call.arguments:
+            right += "" in expected[name]
+        elif name in expected and name in properties:
+            right += check_value(name, call.arguments[name], properties[name], expected[name]) is None
+    return right / len(names)
+
+
+def _components(calls: list[Call], task: _Task) -> dict[str, float]:
+    """Partial scores of an invalid verdict on a category that expects calls.
+
+    Output calls are paired with expected calls greedily, best pair first (same name, then the
+    larger argument credit). With n = max(#output calls, #expected calls):
+    schema = #output calls that fit their own function's schema / n; tool = #pairs with the right
+    name / n; args = sum of the pairs' argument credit / n.
+    """
+    size = max(len(calls), len(task.expected), 1)
+    pairs: list[tuple[float, int, int]] = []
+    for j, (name, params) in enumerate(task.expected):
+        function = task.schema(name)
+        for i, call in enumerate(calls):
+            if call.name == name:
+                pairs.append((_argument_credit(call, function, params), i, j))
+    pairs.sort(key=lambda pair: (-pair[0], pair[1], pair[2]))
+    used_outputs: set[int] = set()
+    used_expected: set[int] = set()
+    names_right = 0
+    credit = 0.0
+    for value, i, j in pairs:
+        if i not in used_outputs and j not in used_expected:
+            used_outputs.add(i)
+            used_expected.add(j)
+            names_right += 1
+            credit += value
+    fitting = sum(_fits_schema(call, task.functions) for call in calls)
+    return {"format": 1.0, "schema": fitting / size, "tool": names_right / size, "args": credit / size}
+
+
+def partial_credit(components: Mapping[str, float]) -> float:
+    """Score of an invalid verdict: 0.5 x (0.1 format + 0.2 schema + 0.3 tool + 0.4 args), < 0.5."""
+    weighted = sum(COMPONENT_WEIGHTS[name] * components[name] for name in COMPONENTS)
+    return round(PARTIAL_CREDIT_CEILING * weighted, 6)
+
+
+_ALL_RIGHT = dict.fromkeys(COMPONENTS, 1.0)
+_ALL_WRONG = dict.fromkeys(COMPONENTS, 0.0)
+
+
+def check(
+    output: Any,
+    functions: Any,
+    possible_answer: Any,
+    category: str,
+    limits: Limits = DEFAULT_LIMITS,
+) -> Verdict:
+    """Judge one model output on one task, with BFCL's verdict and error type.
+
+    ``output`` is anything :func:`scoring.decode` takes, a pre-decoded ``list[Call]`` included;
+    ``functions`` are BFCL or OpenAI function schemas; ``possible_answer`` is BFCL's ground-truth
+    list (``[]`` or None for irrelevance); ``category`` a name in :data:`CATEGORIES`. Raises
+    ``ValueError`` when the task itself (functions, answer, category) is malformed.
+    """
+    kind = CATEGORIES.get(category)
+    if kind is None:
+        raise ValueError(f"unknown category {category!r}; known: {', '.join(CATEGORIES)}")
+    task = _Task(function_index(functions), expected_calls(possible_answer))
+    if kind.expects_calls and not task.expected:
+        raise ValueError(f"category {category!r} needs a non-empty possible answer")
+    try:
+        calls = decode(output, limits)
+    except DecodeError as error:
+        if kind.decode_failure is None:
+            return Verdict(True, None, 1.0, dict(_ALL_RIGHT), "", ())
+        return Verdict(False, kind.decode_failure, 0.0, dict(_ALL_WRONG), error.reason, ())
+    problem = kind.checker(calls, task)
+    if problem is None:
+        return Verdict(True, None, 1.0, dict(_ALL_RIGHT), "", tuple(calls))
+    if kind.expects_calls:
+        components = _components(calls, task)
+        score = partial_credit(components)
+    else:
+        components = {"format": 1.0, "schema": 1.0, "tool": 0.0, "args": 0.0}
+        score = 0.0
+    return Verdict(False, problem.error_type, score, components, problem.message, tuple(calls))

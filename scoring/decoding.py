@@ -1,0 +1,310 @@
+"""Model output -> list of :class:`Call`, for every output format the subnet accepts.
+
+Accepted (see SCORING.md): OpenAI ``tool_calls`` (a list of tool-call dicts or a whole assistant
+message, arguments as a JSON string or an object); the BFCL / BitAgent python-call list
+``[f(a=1), g(b="x")]`` (also bare, in a markdown fence or inline backticks); JSON objects or lists
+of them with ``name``+``arguments``, ``name``+``parameters``, ``function``+``parameters`` or
+``tool``+``args`` (BusyBeaver, whose ``confidence`` and ``state_update`` are ignored); Hermes
+``<tool_call>{...}</tool_call>`` blocks; CodeAct code (a ```` ```python ```` fence or
+``<execute>`` block whose top-level statements are calls, ``x = f(...)`` and ``print(f(...))``
+included; ``print(...)`` of anything but a call is not a call).
+
+The format is sniffed from the first character so that the common case costs one parser run.
+Work is bounded before any parser runs: the size cap, then a count of structural characters
+outside string literals (which bounds the syntax tree) and the bracket nesting depth; the call
+count is capped after parsing. Every failure is a :class:`DecodeError` with a reason.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections.abc import Callable, Mapping
+from itertools import accumulate
+from typing import Any
+
+from scoring.literals import LiteralReader
+from scoring.model import DEFAULT_LIMITS, Call, DecodeError, Limits
+
+# String literals (single or double quoted), written so that a match starting at a quote always
+# succeeds (it may stop at the end of the line or text): the scan stays linear on any input.
+_STRING_LITERAL = re.compile(
+    r"""'[^'\\\n]*+(?:\\[\s\S]?+[^'\\\n]*+)*+(?:'|$)|"[^"\\\n]*+(?:\\[\s\S]?+[^"\\\n]*+)*+(?:"|$)""",
+    re.MULTILINE,
+)
+_STRUCTURAL_CHARS = ",([{=:+-*/%.@<>&|^~;\n"
+_NOT_BRACKET = re.compile(r"[^\[\](){}]+")
+_BRACKET_DELTA = {"[": 1, "(": 1, "{": 1, "]": -1, ")": -1, "}": -1}
+
+_HERMES_BLOCK = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.DOTALL)
+_EXECUTE_BLOCK = re.compile(r"<execute>(.*?)(?:</execute>|\Z)", re.DOTALL)
+_FENCE_BLOCK = re.compile(r"```(?:[A-Za-z][\w+.-]*[ \t]*\n|[ \t]*\n?)(.*?)(?:```|\Z)", re.DOTALL)
+
+# JSON call shapes: (key holding the name, keys that may hold the arguments), tried in order.
+_CALL_SHAPES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("name", ("arguments", "parameters", "args")),
+    ("function", ("parameters", "arguments", "args")),
+    ("tool", ("args", "arguments", "parameters")),
+)
+_MESSAGE_KEYS = frozenset({"tool_calls", "function_call", "content", "role"})
+
+
+def guard_syntax(text: str, limits: Limits) -> None:
+    """Refuse text whose syntax tree would be too large or too deep, in time linear in its length
+    and without running a parser. Brackets inside string literals are not counted."""
+    structure, string_count = _STRING_LITERAL.subn("", text)
+    items = string_count + sum(map(structure.count, _STRUCTURAL_CHARS))
+    if items > limits.max_items:
+        raise DecodeError(f"more than {limits.max_items} syntax items (structural characters and strings)")
+    openers = structure.count("[") + structure.count("(") + structure.count("{")
+    if openers > limits.max_depth:
+        brackets = _NOT_BRACKET.sub("", structure)
+        if max(accumulate(map(_BRACKET_DELTA.__getitem__, brackets)), default=0) > limits.max_depth:
+            raise DecodeError(f"brackets nested deeper than {limits.max_depth}")
+
+
+def _parse_json(text: str, limits: Limits) -> Any:
+    guard_syntax(text, limits)
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as error:
+        raise DecodeError(f"invalid JSON: {error}") from None
+
+
+def _plain(value: Any, depth: int, limits: Limits) -> Any:
+    """Check that an argument value handed over as Python objects is JSON-like and bounded;
+    tuples become lists."""
+    if depth > limits.max_depth:
+        raise DecodeError(f"arguments nested deeper than {limits.max_depth}")
+    if isinstance(value, str | bool | int | float) or value is None:
+        return value
+    if isinstance(value, list | tuple):
+        return [_plain(item, depth + 1, limits) for item in value]
+    if isinstance(value, dict):
+        return {key: _plain(item, depth + 1, limits) for key, item in value.items()}
+    raise DecodeError(f"argument values of type {type(value).__name__} are not supported")
+
+
+def _arguments(raw: Any, limits: Limits, from_json: bool) -> dict[str, Any]:
+    if raw is None:
+        return {}
+    if isinstance(raw, str):
+        if not raw.strip():
+            return {}
+        raw = _parse_json(raw, limits)
+        from_json = True
+    if not isinstance(raw, dict):
+        raise DecodeError(f"arguments must be an object, got {type(raw).__name__}")
+    if not all(isinstance(key, str) for key in raw):
+        raise DecodeError("argument names must be strings")
+    return raw if from_json else _plain(raw, 1, limits)
+
+
+def _call_from_mapping(item: Mapping[str, Any], limits: Limits, from_json: bool) -> Call:
+    function = item.get("function")
+    if isinstance(function, Mapping):  # an OpenAI tool call: {"type": "function", "function": {...}}
+        item = function
+    for name_key, argument_keys in _CALL_SHAPES:
+        if name_key in item:
+            name = item[name_key]
+            if not isinstance(name, str):
+                raise DecodeError(f"the {name_key!r} of a call must be a string")
+            raw = next((item[key] for key in argument_keys if key in item), None)
+            return Call(name, _arguments(raw, limits, from_json))
+    raise DecodeError("object is not a call: no 'name', 'function' or 'tool' key")
+
+
+def calls_from_objects(value: Any, limits: Limits, from_json: bool) -> list[Call]:
+    """JSON-shaped data (parsed text, or structured OpenAI objects) -> calls."""
+    if isinstance(value, Mapping):
+        if _MESSAGE_KEYS.intersection(value) and not ({"name", "tool"} & value.keys()):
+            return _calls_from_message(value, limits, from_json)
+        items: list[Any] = [value]
+    elif isinstance(value, list | tuple):
+        items = list(value)
+    else:
+        raise DecodeError(f"a {type(value).__name__} is not a tool call")
+    if len(items) > limits.max_calls:
+        raise DecodeError(f"more than {limits.max_calls} calls")
+    calls: list[Call] = []
+    for item in items:
+        if isinstance(item, Call):
+            calls.append(item)
+        elif isinstance(item, Mapping):
+            if item:  # BFCL counts an empty object as no call at all
+                calls.append(_call_from_mapping(item, limits, from_json))
+        else:
+            raise DecodeError(f"a {type(item).__name__} in a list of calls is not a call")
+    return calls
+
+
+def _calls_from_message(message: Mapping[str, Any], limits: Limits, from_json: bool) -> list[Call]:
+    tool_calls = message.get("tool_calls")
+    if tool_calls:
+        return calls_from_objects(tool_calls, limits, from_json)
+    function_call = message.get("function_call")
+    if isinstance(function_call, Mapping):
+        return [_call_from_mapping(function_call, limits, from_json)]
+    content = message.get("content")
+    if isinstance(content, list):  # content parts: keep the text ones
+        content = "".join(
+            part.get("text", "")
+            for part in content
+            if isinstance(part, Mapping) and part.get("type") == "text"
+        )
+    if content is None:
+        return []
+    if not isinstance(content, str):
+        raise DecodeError("message content must be a string or a list of parts")
+    return decode_text(content, limits)
+
+
+# Python statements that are calls: `f(a=1)`, `[f(a=1), g()]`, `f(), g()`, `x = f()`, `print(f())`.
+def _expression_calls(node: ast.expr, reader: LiteralReader) -> list[Call]:
+    if isinstance(node, ast.Call):
+        if isinstance(node.func, ast.Name) and node.func.id == "print" and not node.keywords:
+            # CodeAct prints results: print(f(x=1)) is the call f; print(result) is no call at all.
+            return [reader.call(arg) for arg in node.args if isinstance(arg, ast.Call)]
+        return [reader.call(node)]
+    if isinstance(node, ast.List | ast.Tuple):
+        if all(isinstance(element, ast.Call) for element in node.elts):
+            return [reader.call(element) for element in node.elts if isinstance(element, ast.Call)]
+        return calls_from_objects(reader.value(node, 0), reader.limits, from_json=True)
+    if isinstance(node, ast.Dict):  # a python-literal rendering of a JSON call object
+        return calls_from_objects(reader.value(node, 0), reader.limits, from_json=True)
+    raise DecodeError(f"{type(node).__name__} is not a call")
+
+
+def _statement_calls(statement: ast.stmt, reader: LiteralReader) -> list[Call]:
+    if isinstance(statement, ast.Expr):
+        return _expression_calls(statement.value, reader)
+    if isinstance(statement, ast.Assign | ast.AnnAssign) and isinstance(statement.value, ast.Call):
+        return [reader.call(statement.value)]
+    raise DecodeError(f"a {type(statement).__name__} statement is not a call")
+
+
+def _python_calls(text: str, limits: Limits) -> list[Call]:
+    guard_syntax(text, limits)
+    try:
+        tree = ast.parse(text, mode="exec")
+    except (SyntaxError, ValueError, MemoryError, RecursionError, OverflowError) as error:
+        raise DecodeError(f"not python call syntax: {type(error).__name__}: {error}") from None
+    reader = LiteralReader(limits)
+    calls: list[Call] = []
+    for statement in tree.body:
+        calls.extend(_statement_calls(statement, reader))
+    return calls
+
+
+def _payload_calls(payload: str, limits: Limits) -> list[Call]:
+    """One block's text: JSON when it looks like JSON, else python call syntax."""
+    payload = payload.strip()
+    if not payload:
+        return []
+    if payload[0] in "[{":
+        try:
+            return calls_from_objects(_parse_json(payload, limits), limits, from_json=True)
+        except DecodeError:
+            pass
+    return _python_calls(payload, limits)
+
+
+def _blocks(pattern: re.Pattern[str]) -> Callable[[str, Limits], list[Call]]:
+    def decode_blocks(text: str, limits: Limits) -> list[Call]:
+        calls: list[Call] = []
+        for match in pattern.finditer(text):
+            calls.extend(_payload_calls(match.group(1), limits))
+        return calls
+
+    return decode_blocks
+
+
+# Markers of formats that may sit inside prose, in the order they are looked for.
+_EMBEDDED: tuple[tuple[str, Callable[[str, Limits], list[Call]]], ...] = (
+    ("<tool_call>", _blocks(_HERMES_BLOCK)),
+    ("```", _blocks(_FENCE_BLOCK)),
+    ("<execute>", _blocks(_EXECUTE_BLOCK)),
+)
+
+
+def _embedded_calls(text: str, limits: Limits, first_error: DecodeError | None) -> list[Call]:
+    for marker, decode_blocks in _EMBEDDED:
+        if marker in text:
+            return decode_blocks(text, limits)
+    raise first_error or DecodeError("no tool call found")
+
+
+def _whole_then_embedded(text: str, limits: Limits) -> list[Call]:
+    try:
+        return _payload_calls(text.strip("`"), limits)
+    except DecodeError as error:
+        return _embedded_calls(text, limits, error)
+
+
+def _embedded_only(text: str, limits: Limits) -> list[Call]:
+    return _embedded_calls(text, limits, None)
+
+
+def _fenced(text: str, limits: Limits) -> list[Call]:
+    if text.startswith("```"):
+        return _embedded_calls(text, limits, None)
+    return _whole_then_embedded(text, limits)  # `inline code`
+
+
+# The first non-blank character picks the strategy; anything else is tried as python call syntax.
+_BY_FIRST_CHAR: dict[str, Callable[[str, Limits], list[Call]]] = {
+    "<": _embedded_only,
+    "`": _fenced,
+}
+
+
+def _utf8_size_over(text: str, cap: int) -> bool:
+    if len(text) > cap:
+        return True
+    return len(text) * 4 > cap and len(text.encode("utf-8", "surrogatepass")) > cap
+
+
+def decode_text(text: str, limits: Limits = DEFAULT_LIMITS) -> list[Call]:
+    """Decode a model's text output; an empty output is an empty list of calls."""
+    if _utf8_size_over(text, limits.max_bytes):
+        raise DecodeError(f"output larger than {limits.max_bytes} bytes")
+    body = text.strip()
+    if not body:
+        return []
+    calls = _BY_FIRST_CHAR.get(body[0], _whole_then_embedded)(body, limits)
+    if len(calls) > limits.max_calls:
+        raise DecodeError(f"more than {limits.max_calls} calls")
+    return calls
+
+
+def _size_of_structured(output: Any) -> int:
+    """Bytes of the JSON argument strings inside structured tool calls (their only unbounded part)."""
+    items = output.get("tool_calls") or [] if isinstance(output, Mapping) else output
+    total = 0
+    for item in items if isinstance(items, list | tuple) else []:
+        function = item.get("function", item) if isinstance(item, Mapping) else None
+        if isinstance(function, Mapping) and isinstance(function.get("arguments"), str):
+            total += len(function["arguments"])
+    return total
+
+
+def decode(output: Any, limits: Limits = DEFAULT_LIMITS) -> list[Call]:
+    """Decode model output into calls.
+
+    ``output`` is the model's text, a list of OpenAI tool-call dicts, an OpenAI assistant message
+    dict, or an already decoded list of :class:`Call` (returned as is). Raises :class:`DecodeError`
+    (and nothing else) when the output is not a call in any supported format or over a limit.
+    """
+    if isinstance(output, str):
+        return decode_text(output, limits)
+    if isinstance(output, list) and all(isinstance(item, Call) for item in output):
+        return list(output)
+    if not isinstance(output, Mapping | list | tuple):
+        raise DecodeError(f"cannot decode output of type {type(output).__name__}")
+    try:
+        if _size_of_structured(output) > limits.max_bytes:
+            raise DecodeError(f"tool-call arguments larger than {limits.max_bytes} bytes")
+        return calls_from_objects(output, limits, from_json=False)
+    except RecursionError:
+        raise DecodeError("structure nested too deeply") from None
