@@ -435,6 +435,18 @@ class ValidatorSettings:
     metrics: MetricsSettings = field(default_factory=MetricsSettings)
 
 
+@dataclass(frozen=True)
+class RegisterSettings:
+    """``python -m subnet.chain register``: register a hotkey on any network, the devchain included."""
+
+    netuid: int = 1
+    subtensor: SubtensorSettings = field(default_factory=SubtensorSettings)
+    devchain: DevchainSettings = field(default_factory=DevchainSettings)
+    wallet: WalletSettings = field(default_factory=WalletSettings)
+    logging: LoggingSettings = field(default_factory=LoggingSettings)
+    chain: ChainRetrySettings = field(default_factory=ChainRetrySettings)
+
+
 # --- the flag registry ----------------------------------------------------------------------
 
 
@@ -803,6 +815,16 @@ def parse_validator_settings(
 ) -> ValidatorSettings:
     """Validator settings from ``argv`` (default: ``sys.argv[1:]``) and ``env`` (default: ``os.environ``)."""
     return _parse(ValidatorSettings, argv, prog, env)
+
+
+def parse_register_settings(
+    argv: Sequence[str] | None = None,
+    *,
+    prog: str = "python -m subnet.chain register",
+    env: dict[str, str] | None = None,
+) -> RegisterSettings:
+    """Settings of the registration command (chain and wallet flags only)."""
+    return _parse(RegisterSettings, argv, prog, env)
 
 
 # --- wallets --------------------------------------------------------------------------------

@@ -1,0 +1,714 @@
+"""The one narrow client between the subnet and the chain, over the bittensor 11 SDK.
+
+Everything the neurons need from the chain goes through :class:`ChainClient`: the block
+and its hash, tempo and the next epoch, the metagraph, registration, serving the axon and
+setting weights. It builds ``bt.Subtensor(network_or_url, substrate=...)`` (the devchain
+substrate for ``--subtensor.network dev``) and uses the SDK's intents (``bt.ServeAxon``,
+``bt.SetWeights``, ``bt.BurnedRegister``) rather than composing calls itself.
+
+Connection failures are retried with bounded exponential backoff and jitter and are
+logged once per outage (one line when the chain goes away, one when it is back). The
+SDK's errors become this module's typed :class:`ChainError` family, whose messages are one
+readable line; a neuron's ``main()`` shows them through ``subnet.config.user_errors``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import logging
+import random
+import re
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+import bittensor as bt
+from bittensor import settings as bt_settings
+
+from subnet.config import ChainRetrySettings, UserError
+
+if TYPE_CHECKING:
+    from subnet.config import DevchainSettings, MinerSettings, SubtensorSettings, ValidatorSettings
+
+    Settings = MinerSettings | ValidatorSettings
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+# What a failing connection raises through the SDK: its public transport errors, plus the
+# standard ones a substrate implementation (the devchain, a socket) may let through.
+TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
+    bt.RpcConnectionError,
+    bt.ConnectionNotReady,
+    ConnectionError,
+    TimeoutError,
+    OSError,
+)
+
+_TEMPO = ("SubtensorModule", "Tempo")
+_AXONS = ("SubtensorModule", "Axons")
+
+# The label bittensor uses for the devchain: resolve_endpoint needs a known network name
+# or a ws:// URL; this one only names the chain (explorer links, the SDK's symbol cache).
+DEVCHAIN_LABEL = "ws://devchain.invalid"
+
+
+# --- errors ----------------------------------------------------------------------------------
+
+
+class ChainError(UserError):
+    """A chain operation failed; the message is one readable line saying what to do."""
+
+    def __init__(self, message: str, *, code: str | None = None, name: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code  # the SDK's ErrorCode value, when the SDK classified the failure
+        self.name = name  # the chain's own error name (e.g. "SettingWeightsTooFast"), when known
+
+
+class ChainUnavailable(ChainError):
+    """The chain could not be reached after the configured retries."""
+
+
+class SubnetNotFound(ChainError):
+    """The netuid names no subnet on this network."""
+
+
+class NotRegistered(ChainError):
+    """The hotkey holds no uid on the subnet; the message carries the command to register it."""
+
+
+class ChainRejected(ChainError):
+    """The chain (or the SDK's preflight of it) refused an extrinsic."""
+
+
+class WeightsTooSoon(ChainRejected):
+    """Weights were set less than the subnet's rate limit ago."""
+
+    def __init__(self, message: str, *, blocks_left: int) -> None:
+        super().__init__(message, code="rate_limited")
+        self.blocks_left = blocks_left
+
+
+class WeightsRejected(ChainRejected):
+    """The weights were refused (no permit, too little stake, too few weights, version key...)."""
+
+
+class ServeRejected(ChainRejected):
+    """Publishing the axon was refused (serving rate limit, bad address...)."""
+
+
+class RegistrationRejected(ChainRejected):
+    """Registration was refused (no balance, registration closed, subnet full...)."""
+
+
+# --- values handed to callers -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Neuron:
+    """One uid of the subnet as the neurons need it.
+
+    ``stake`` is the neuron's total stake as the chain's metagraph reports it, in the
+    subnet's own units (alpha on dynamic-TAO subnets, TAO-equivalent on the devchain).
+    """
+
+    uid: int
+    hotkey: str
+    coldkey: str
+    stake: float
+    validator_permit: bool
+    axon_ip: str
+    axon_port: int
+    last_update: int
+    incentive: float
+
+    @property
+    def is_serving(self) -> bool:
+        return self.axon_port > 0 and self.axon_ip not in {"", "0.0.0.0", "::"}
+
+
+@dataclass(frozen=True)
+class Metagraph:
+    """The subnet at one block."""
+
+    netuid: int
+    block: int
+    tempo: int
+    neurons: list[Neuron] = field(default_factory=list)
+
+    def by_hotkey(self, hotkey: str) -> Neuron | None:
+        return next((neuron for neuron in self.neurons if neuron.hotkey == hotkey), None)
+
+    def by_uid(self, uid: int) -> Neuron | None:
+        return next((neuron for neuron in self.neurons if neuron.uid == uid), None)
+
+    @property
+    def validators(self) -> list[Neuron]:
+        return [neuron for neuron in self.neurons if neuron.validator_permit]
+
+    def __len__(self) -> int:
+        return len(self.neurons)
+
+    def __iter__(self) -> Iterator[Neuron]:
+        return iter(self.neurons)
+
+
+WeightsPath = Literal["direct", "commit_reveal"]
+
+
+@dataclass(frozen=True)
+class WeightsResult:
+    """A weight submission the chain accepted.
+
+    ``path`` says how the SDK submitted them: ``direct`` (plain ``set_weights``) or
+    ``commit_reveal`` (a timelocked commit the chain reveals at drand round ``reveal_round``).
+    """
+
+    path: WeightsPath
+    block: int
+    uids: tuple[int, ...]
+    weights: tuple[float, ...]
+    version_key: int
+    extrinsic_id: str | None = None
+    reveal_round: int | None = None
+    message: str = ""
+
+
+# --- the client -------------------------------------------------------------------------------
+
+
+SubstrateFactory = Callable[[], Any]
+
+
+def _rpc_substrate_factory(target: str) -> SubstrateFactory:
+    """A fresh websocket substrate per (re)connection, with the SDK's default fallback pools."""
+
+    def build() -> bt.RpcSubstrate:
+        network, endpoint = bt_settings.resolve_endpoint(target)
+        fallbacks = [url for url in bt_settings.default_fallback_endpoints(network) if url != endpoint]
+        return bt.RpcSubstrate(
+            endpoint,
+            fallback_endpoints=fallbacks,
+            archive_endpoints=bt_settings.default_archive_endpoints(network),
+        )
+
+    return build
+
+
+def _devchain_substrate_factory(devchain: DevchainSettings) -> SubstrateFactory:
+    def build() -> Any:
+        from subnet import devchain as devchain_module
+
+        return devchain_module.DevChain(devchain.path, block_time=devchain.block_time)
+
+    return build
+
+
+class ChainClient:
+    """Async access to one subnet on one chain, signed with one wallet's hotkey (and coldkey to pay).
+
+    Build it with :meth:`from_settings` (no I/O) and use it as ``async with client:`` or
+    call :meth:`close` when done; the connection opens on first use.
+    """
+
+    def __init__(
+        self,
+        *,
+        netuid: int,
+        network: str,
+        substrate_factory: SubstrateFactory,
+        wallet: Any,
+        retry: ChainRetrySettings | None = None,
+        register_hint: str | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.netuid = netuid
+        self.network = network
+        self.wallet = wallet
+        self.retry = retry or ChainRetrySettings()
+        self._substrate_factory = substrate_factory
+        self._register_hint = register_hint
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+        self._substrate: Any = None
+        self._client: bt.Client | None = None
+        self._connect_lock = asyncio.Lock()
+        self._outage_started: float | None = None
+        self._outage_failures = 0
+
+    @classmethod
+    def from_settings(
+        cls, settings: Settings, wallet: Any, *, substrate: Any | None = None, **kwargs: Any
+    ) -> ChainClient:
+        """A client for ``settings.netuid`` on ``settings.subtensor``; does no I/O.
+
+        ``substrate`` replaces the chain backend (a test double); otherwise the network
+        picks it: the SQLite devchain for ``dev``, the SDK's websocket substrate otherwise.
+        """
+        subtensor: SubtensorSettings = settings.subtensor
+        factory: SubstrateFactory
+        if substrate is not None:
+            factory = lambda: substrate  # noqa: E731
+            network = DEVCHAIN_LABEL if subtensor.is_dev else subtensor.target
+        elif subtensor.is_dev:
+            factory = _devchain_substrate_factory(settings.devchain)
+            network = DEVCHAIN_LABEL
+        else:
+            factory = _rpc_substrate_factory(subtensor.target)
+            network = subtensor.target
+        return cls(
+            netuid=settings.netuid,
+            network=network,
+            substrate_factory=factory,
+            wallet=wallet,
+            retry=settings.chain,
+            register_hint=_register_hint(settings),
+            **kwargs,
+        )
+
+    # lifecycle ------------------------------------------------------------------------------
+
+    async def __aenter__(self) -> ChainClient:
+        await self._call("connect", lambda _client: _noop())
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        client, self._client, self._substrate = self._client, None, None
+        if client is not None:
+            try:
+                await client.close()
+            except Exception as error:  # closing a broken connection must not hide the real error
+                logger.debug("closing the chain connection failed: %s", error)
+
+    async def _connected(self) -> bt.Client:
+        async with self._connect_lock:
+            if self._client is None:
+                substrate = self._substrate_factory()
+                client = await bt.Subtensor(self.network, substrate=substrate)
+                self._substrate, self._client = substrate, client
+            return self._client
+
+    # the retry loop ---------------------------------------------------------------------------
+
+    def _backoff(self, failures: int) -> float:
+        """Exponential backoff with 'equal jitter': half fixed, half random, capped."""
+        ceiling = min(self.retry.backoff_max, self.retry.backoff_base * (2 ** (failures - 1)))
+        return ceiling / 2 + self._rng.uniform(0, ceiling / 2)
+
+    async def _call(self, what: str, operation: Callable[[bt.Client], Awaitable[T]]) -> T:
+        attempts = self.retry.retries + 1
+        last_error: BaseException | None = None
+        for attempt in range(1, attempts + 1):
+            try:
+                client = await asyncio.wait_for(self._connected(), self.retry.timeout)
+                result = await asyncio.wait_for(operation(client), self.retry.timeout)
+            except TRANSIENT_ERRORS as error:
+                last_error = error
+                self._note_failure(what, error)
+                await self.close()  # a fresh connection on the next try
+                if attempt < attempts:
+                    delay = self._backoff(attempt)
+                    logger.debug(
+                        "chain %s failed (%s); try %d/%d in %.2fs", what, error, attempt, attempts, delay
+                    )
+                    await self._sleep(delay)
+                continue
+            except bt.BittensorError as error:
+                self._note_success()  # the chain answered, if only to say no
+                raise _translate(error, what) from error
+            except ChainError:
+                self._note_success()
+                raise
+            self._note_success()
+            return result
+        raise ChainUnavailable(
+            f"chain at {self._where()} unreachable ({_describe(last_error)}) after {attempts} tries; "
+            "check that it is up and --subtensor.network / --subtensor.chain_endpoint"
+        ) from last_error
+
+    def _where(self) -> str:
+        return "devchain" if self.network == DEVCHAIN_LABEL else self.network
+
+    def _note_failure(self, what: str, error: BaseException) -> None:
+        self._outage_failures += 1
+        if self._outage_started is None:
+            self._outage_started = time.monotonic()
+            logger.warning(
+                "chain at %s unreachable (%s during %s); retrying with backoff, up to %d tries per call",
+                self._where(),
+                _describe(error),
+                what,
+                self.retry.retries + 1,
+            )
+
+    def _note_success(self) -> None:
+        if self._outage_started is not None:
+            logger.warning(
+                "chain at %s reachable again after %.1fs (%d failed tries)",
+                self._where(),
+                time.monotonic() - self._outage_started,
+                self._outage_failures,
+            )
+        self._outage_started = None
+        self._outage_failures = 0
+
+    @property
+    def is_down(self) -> bool:
+        """True while an outage is in progress (the last call could not reach the chain)."""
+        return self._outage_started is not None
+
+    # identity ---------------------------------------------------------------------------------
+
+    @property
+    def hotkey(self) -> str:
+        """The ss58 address of the wallet's hotkey (read from its public file, never unlocked here)."""
+        return str(bt.resolve_signer(self.wallet, "hotkey").ss58_address)
+
+    @property
+    def coldkey(self) -> str:
+        return str(bt.resolve_signer(self.wallet, "coldkey").ss58_address)
+
+    # reads ------------------------------------------------------------------------------------
+
+    async def block(self) -> int:
+        return await self._call("block", lambda client: client.block())
+
+    async def block_hash(self, block: int | None = None) -> str:
+        async def read(_client: bt.Client) -> str:
+            return str(await self._substrate.block_hash(block))
+
+        return await self._call("block_hash", read)
+
+    async def tempo(self) -> int:
+        async def read(client: bt.Client) -> int:
+            value = await client.query(_TEMPO, [self.netuid])
+            if value is None:
+                raise self._no_subnet()
+            return int(value)
+
+        return await self._call("tempo", read)
+
+    async def blocks_until_next_epoch(self) -> int:
+        async def read(client: bt.Client) -> int:
+            left = await client.epochs.blocks_until_next_epoch(self.netuid)
+            if left is None:
+                raise ChainError(f"subnet {self.netuid} on {self._where()} has tempo 0: it runs no epochs")
+            return int(left)
+
+        return await self._call("blocks_until_next_epoch", read)
+
+    async def metagraph(self) -> Metagraph:
+        async def read(client: bt.Client) -> Metagraph:
+            graph = await client.subnets.metagraph(self.netuid, commitments=False)
+            if graph is None:
+                raise self._no_subnet()
+            return _metagraph_from_sdk(graph)
+
+        return await self._call("metagraph", read)
+
+    async def own_uid(self) -> int | None:
+        hotkey = self.hotkey
+        return await self._call("own_uid", lambda client: client.neurons.uid(hotkey, self.netuid))
+
+    async def ensure_registered(self) -> int:
+        """Our uid; :class:`NotRegistered` (with the command to register) when there is none."""
+        uid = await self.own_uid()
+        if uid is None:
+            raise self._not_registered()
+        return uid
+
+    async def weights_rate_limit(self) -> int:
+        return await self._call(
+            "weights_rate_limit", lambda client: client.hyperparameters.weights_rate_limit(self.netuid)
+        )
+
+    async def blocks_since_last_update(self, uid: int) -> int | None:
+        return await self._call(
+            "blocks_since_last_update",
+            lambda client: client.epochs.blocks_since_last_update(self.netuid, uid),
+        )
+
+    async def commit_reveal_enabled(self) -> bool:
+        return bool(
+            await self._call(
+                "commit_reveal_enabled", lambda client: client.subnets.commit_reveal_enabled(self.netuid)
+            )
+        )
+
+    # writes -----------------------------------------------------------------------------------
+
+    async def serve_axon(self, ip: str, port: int) -> bool:
+        """Publish ``ip:port`` for our hotkey; False when the chain already has exactly that."""
+        address = _public_address(ip)
+        if not 0 < port < 65536:
+            raise ChainError(f"cannot publish port {port}: expected 1..65535")
+        await self.ensure_registered()
+        hotkey = self.hotkey
+
+        async def current(client: bt.Client) -> Any:
+            return await client.query(_AXONS, [self.netuid, hotkey])
+
+        published = await self._call("read axon", current)
+        if _same_axon(published, address, port):
+            logger.info("axon %s:%d already published for uid of %s; nothing to do", address, port, hotkey)
+            return False
+        intent = bt.ServeAxon(netuid=self.netuid, ip=str(address), port=port)
+        await self._execute("serve_axon", intent, ServeRejected)
+        logger.info("published axon %s:%d on netuid %d", address, port, self.netuid)
+        return True
+
+    async def set_weights(self, weights: dict[int, float], version_key: int) -> WeightsResult:
+        """Set weights from ``{uid: weight}`` (relative values; the SDK clips, normalises, quantises).
+
+        Refuses with :class:`WeightsTooSoon` (``blocks_left``) before signing anything when the
+        subnet's weights rate limit has not passed since our last update.
+        """
+        cleaned = {int(uid): float(weight) for uid, weight in weights.items() if float(weight) > 0}
+        if not cleaned:
+            raise WeightsRejected("no positive weights to set; every weight is zero or negative")
+        uid = await self.ensure_registered()
+        limit, since = await asyncio.gather(self.weights_rate_limit(), self.blocks_since_last_update(uid))
+        if limit and since is not None and since < limit:
+            raise _too_soon(limit - since, self.netuid, since, limit)
+        block = await self.block()
+        intent = bt.SetWeights(netuid=self.netuid, weights=cleaned, version_key=version_key)
+        try:
+            result = await self._execute("set_weights", intent, WeightsRejected)
+        except WeightsTooSoon as error:
+            if error.blocks_left > 0:
+                raise
+            # The chain said "too fast" without a count: work it out from the same reads.
+            limit, since = await asyncio.gather(self.weights_rate_limit(), self.blocks_since_last_update(uid))
+            left = max(1, limit - since) if since is not None else 1
+            raise _too_soon(left, self.netuid, since, limit) from error
+        reveal_round = result.data.get("reveal_round")
+        uids = tuple(sorted(cleaned))
+        return WeightsResult(
+            path="commit_reveal" if reveal_round is not None else "direct",
+            block=block,
+            uids=uids,
+            weights=tuple(cleaned[u] for u in uids),
+            version_key=version_key,
+            extrinsic_id=result.extrinsic_id,
+            reveal_round=int(reveal_round) if reveal_round is not None else None,
+            message=result.message,
+        )
+
+    async def register(self) -> int:
+        """Register our hotkey by burning the registration cost from the coldkey; our uid.
+
+        Already registered: returns the existing uid without paying again.
+        """
+        uid = await self.own_uid()
+        if uid is not None:
+            return uid
+        intent = bt.BurnedRegister(netuid=self.netuid, hotkey_ss58=self.hotkey)
+        await self._execute("register", intent, RegistrationRejected)
+        uid = await self.own_uid()
+        if uid is None:
+            raise RegistrationRejected(
+                f"registration of {self.hotkey} on netuid {self.netuid} was accepted but no uid appeared"
+            )
+        logger.info("registered %s on netuid %d as uid %d", self.hotkey, self.netuid, uid)
+        return uid
+
+    async def _execute(self, what: str, intent: Any, rejected: type[ChainRejected]) -> Any:
+        async def submit(client: bt.Client) -> Any:
+            return await client.execute(intent, self.wallet)
+
+        try:
+            result = await self._call(what, submit)
+        except ChainRejected as error:
+            raise _specialise(error, rejected, self) from error
+        if not result.success:
+            translated = _translate(result.error or bt.ChainError(result.message or f"{what} failed"), what)
+            raise _specialise(translated, rejected, self)
+        return result
+
+    # messages -----------------------------------------------------------------------------------
+
+    def _no_subnet(self) -> SubnetNotFound:
+        return SubnetNotFound(
+            f"subnet {self.netuid} does not exist on {self._where()}; check --netuid and --subtensor.network"
+        )
+
+    def _not_registered(self) -> NotRegistered:
+        hint = self._register_hint or f"btcli subnets register --netuid {self.netuid}"
+        return NotRegistered(
+            f"hotkey {self.hotkey} is not registered on netuid {self.netuid} ({self._where()}); "
+            f"register it with `{hint}`",
+            code="not_registered",
+        )
+
+
+async def _noop() -> None:
+    return None
+
+
+# --- helpers ------------------------------------------------------------------------------------
+
+
+def _register_hint(settings: Settings) -> str:
+    wallet = settings.wallet
+    if settings.subtensor.is_dev:
+        return (
+            f"python -m subnet.devchain register --netuid {settings.netuid} "
+            f"--wallet.name {wallet.name} --wallet.hotkey {wallet.hotkey}"
+        )
+    network = settings.subtensor.target
+    return (
+        f"btcli subnets register --netuid {settings.netuid} -w {wallet.name} -H {wallet.hotkey} -n {network}"
+    )
+
+
+def _describe(error: BaseException | None) -> str:
+    if error is None:
+        return "no error"
+    text = " ".join(str(error).split())
+    if isinstance(error, TimeoutError) and not text:
+        return "timed out"
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+_RETRY_IN = re.compile(r"retry in ~?(\d+) blocks", re.IGNORECASE)
+
+
+def _too_soon(blocks_left: int, netuid: int, since: int | None, limit: int | None) -> WeightsTooSoon:
+    detail = f"last set {since} blocks ago, rate limit {limit} blocks; " if since is not None else ""
+    return WeightsTooSoon(
+        f"too soon to set weights on netuid {netuid}: {detail}{blocks_left} blocks left",
+        blocks_left=blocks_left,
+    )
+
+
+def _translate(error: BaseException, what: str) -> ChainError:
+    """An SDK error as this module's typed error, with a one-line message."""
+    if isinstance(error, bt.ChainError):
+        code = error.code.value
+        text = f"{what} failed: {' '.join(error.message.split())}"
+        remediation = error.remediation
+        if remediation and code != "unknown":
+            text += f" ({remediation})"
+        if code == "subnet_not_exists":
+            return SubnetNotFound(text, code=code, name=error.name)
+        if code == "not_registered":
+            return NotRegistered(text, code=code, name=error.name)
+        return ChainRejected(text, code=code, name=error.name)
+    if isinstance(error, bt.PolicyError):
+        return ChainRejected(f"{what} refused by the SDK policy: {error}", code="policy_violation")
+    return ChainError(f"{what} failed: {_describe(error)}")
+
+
+def _specialise(error: ChainError, rejected: type[ChainRejected], client: ChainClient) -> ChainError:
+    """Re-type a generic rejection as the operation's own (weights, serve, register)."""
+    if isinstance(error, NotRegistered):
+        return client._not_registered()
+    if rejected is WeightsRejected and error.code == "rate_limited":
+        match = _RETRY_IN.search(error.message)
+        # 0 means "unknown"; set_weights fills in the count from the rate limit.
+        return _too_soon(int(match.group(1)) if match else 0, client.netuid, None, None)
+    if type(error) is ChainRejected:
+        return rejected(error.message, code=error.code, name=error.name)
+    return error
+
+
+def _public_address(ip: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+    try:
+        address = ipaddress.ip_address(ip)
+    except ValueError:
+        raise ChainError(f"cannot publish axon address {ip!r}: not an IP address") from None
+    if address.is_unspecified:
+        raise ChainError(
+            f"cannot publish axon address {ip}: it only means 'every interface'; "
+            "pass the address validators should use with --axon.external_ip"
+        )
+    return address
+
+
+def _same_axon(published: Any, address: ipaddress.IPv4Address | ipaddress.IPv6Address, port: int) -> bool:
+    if not isinstance(published, dict):
+        return False
+    try:
+        return (
+            int(published.get("ip") or 0) == int(address)
+            and int(published.get("port") or 0) == port
+            and int(published.get("ip_type") or 4) == address.version
+        )
+    except (TypeError, ValueError):
+        return False
+
+
+def _split_axon(endpoint: str | None) -> tuple[str, int]:
+    """``ip:port`` or ``[v6]:port`` from the SDK's metagraph -> (ip, port); ("", 0) when not serving."""
+    if not endpoint:
+        return "", 0
+    host, _, port = endpoint.rpartition(":")
+    host = host.strip("[]")
+    try:
+        return host, int(port)
+    except ValueError:
+        return "", 0
+
+
+def _metagraph_from_sdk(graph: Any) -> Metagraph:
+    neurons = []
+    for row in graph.neurons:
+        ip, port = _split_axon(row.axon)
+        neurons.append(
+            Neuron(
+                uid=int(row.uid),
+                hotkey=str(row.hotkey),
+                coldkey=str(row.coldkey),
+                stake=float(row.total_stake.amount),
+                validator_permit=bool(row.validator_permit),
+                axon_ip=ip,
+                axon_port=port,
+                last_update=int(row.last_update),
+                incentive=float(row.incentive),
+            )
+        )
+    return Metagraph(
+        netuid=int(graph.netuid), block=int(graph.block), tempo=int(graph.tempo), neurons=neurons
+    )
+
+
+# --- python -m subnet.chain register ------------------------------------------------------------
+
+
+async def _register_once(settings: Any, wallet: Any) -> tuple[str, int]:
+    async with ChainClient.from_settings(settings, wallet) as chain:
+        return chain.hotkey, await chain.register()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m subnet.chain register [--netuid N] [--wallet.name W] ...``: register a hotkey."""
+    import sys
+
+    from subnet.config import ConfigError, load_wallet, parse_register_settings, user_errors
+    from subnet.logs import configure_logging
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    with user_errors("python -m subnet.chain"):
+        if not args or args[0] not in {"register", "-h", "--help"}:
+            raise ConfigError("usage: python -m subnet.chain register [flags]; see `register --help`")
+        if args[0] != "register":
+            print("usage: python -m subnet.chain register [flags]  (register --help lists the flags)")
+            return 0
+        settings = parse_register_settings(args[1:])
+        configure_logging(settings.logging, process_name="register")
+        wallet = load_wallet(settings.wallet, require_coldkey=True)
+        hotkey, uid = asyncio.run(_register_once(settings, wallet))
+        print(f"hotkey {hotkey} is uid {uid} on netuid {settings.netuid}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
