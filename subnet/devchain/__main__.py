@@ -130,7 +130,7 @@ def _reset(args: argparse.Namespace) -> None:
         with contextlib.suppress(FileNotFoundError):
             Path(f"{path}{suffix}").unlink()
     chain = DevChain(path, block_time=args.block_time)
-    print(f"fresh devchain at {path} (block time {chain._clock().block_time} s, dev accounts funded)")
+    print(f"fresh devchain at {path} (block time {chain.clock().block_time} s, dev accounts funded)")
 
 
 def _fund(args: argparse.Namespace) -> None:

@@ -122,6 +122,8 @@ class DevChain:
         self._store: Store | None = None
         self._open_lock = threading.Lock()
         self._chain_id = ""
+        # (signer, nonce) -> (hash, call) of inner extrinsics signed for a MEV-shield carrier.
+        self._shielded: dict[tuple[str, int], tuple[str, ComposedCall]] = {}
         # netuid -> token symbol, installed by bittensor.Client.connect (display only).
         self.token_symbols: dict[int, str] = {}
 
@@ -180,7 +182,8 @@ class DevChain:
     async def _read(self, fn: Callable[[Ctx], T]) -> T:
         return await asyncio.to_thread(self.read_sync, fn)
 
-    def _clock(self) -> Clock:
+    def clock(self) -> Clock:
+        """Genesis and block time as currently stored (skip_blocks moves genesis)."""
         store = self._opened()
         with store.read() as conn:
             return store.clock(conn)
@@ -201,7 +204,7 @@ class DevChain:
         return int(text[48:], 16)
 
     def current_block(self) -> int:
-        return self._clock().block_at(time.time())
+        return self.clock().block_at(time.time())
 
     async def block_hash(self, block: int | None = None) -> str:
         head = await asyncio.to_thread(self.current_block)
@@ -219,7 +222,7 @@ class DevChain:
         return await self.block_number()
 
     async def block_time(self) -> float:
-        return (await asyncio.to_thread(self._clock)).block_time
+        return (await asyncio.to_thread(self.clock)).block_time
 
     async def spec_version(self) -> int:
         return SPEC_VERSION
@@ -238,7 +241,7 @@ class DevChain:
             return ctx.all("SELECT * FROM extrinsics WHERE block = ? ORDER BY idx", block)
 
         rows = await self._read(load)
-        timestamp = (await asyncio.to_thread(self._clock)).timestamp_ms(block)
+        timestamp = (await asyncio.to_thread(self.clock)).timestamp_ms(block)
         inherent = {
             "call": {
                 "call_module": "Timestamp",
@@ -372,28 +375,17 @@ class DevChain:
 
         The devchain cannot decrypt ML-KEM ciphertexts without the secret key
         a real block author holds, so the carrier is matched to the inner
-        extrinsic recorded here (same signer, carrier nonce + 1).
+        extrinsic remembered here, in this process (same signer, carrier
+        nonce + 1). Kept in memory on purpose: two processes that race on
+        one account's nonce each open their own inner extrinsic.
         """
         composed = _as_composed(call)
         payload = await self._signed_payload(composed, keypair, nonce)
         if payload is None:
             raise ChainError("the signer could not produce a valid signature", "BadProof")
         extrinsic_hash = _extrinsic_hash(payload)
-
-        def remember(ctx: Ctx) -> None:
-            ctx.run(
-                "INSERT OR REPLACE INTO shielded "
-                "(hash, signer, nonce, module, function, args, created_block) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                extrinsic_hash,
-                keypair.ss58_address,
-                nonce,
-                composed.module,
-                composed.function,
-                to_json(composed.params),
-                ctx.block,
-            )
-
-        await asyncio.to_thread(self.write_sync, remember)
+        with self._open_lock:
+            self._shielded[(keypair.ss58_address, nonce)] = (extrinsic_hash, composed)
         return payload, extrinsic_hash
 
     async def find_extrinsic(self, extrinsic_hash: str, block_hash: str) -> ExtrinsicResult | None:
@@ -461,29 +453,20 @@ class DevChain:
         """Include one extrinsic in the current block; for a carrier, its inner extrinsic too."""
         row = ctx.one("SELECT nonce FROM accounts WHERE address = ?", signer)
         used_nonce = nonce if nonce is not None else (int(row["nonce"]) if row else 0)
-        inner: sqlite3.Row | None = None
+        inner: tuple[str, ComposedCall] | None = None
         if (call.module, call.function) == _CARRIER:
-            inner = ctx.one(
-                "SELECT * FROM shielded WHERE signer = ? AND nonce = ? ORDER BY created_block DESC LIMIT 1",
-                signer,
-                used_nonce + 1,
-            )
+            with self._open_lock:
+                inner = self._shielded.get((signer, used_nonce + 1))
             handler: Callable[[Ctx, str, dict[str, Any]], None] = _carrier_check(inner is not None)
         else:
             handler = CALLS[(call.module, call.function)]
         outer = self._include(ctx, _extrinsic_hash(payload), signer, used_nonce, call, handler)
         if inner is not None and outer["success"]:
-            ctx.run("DELETE FROM shielded WHERE hash = ?", inner["hash"])
-            inner_call = ComposedCall(inner["module"], inner["function"], json.loads(inner["args"]))
-            self._include(
-                ctx,
-                inner["hash"],
-                signer,
-                int(inner["nonce"]),
-                inner_call,
-                CALLS[(inner_call.module, inner_call.function)],
-            )
-        ctx.run("DELETE FROM shielded WHERE created_block < ?", ctx.block - 256)
+            inner_hash, inner_call = inner
+            inner_handler = CALLS[(inner_call.module, inner_call.function)]
+            self._include(ctx, inner_hash, signer, used_nonce + 1, inner_call, inner_handler)
+            with self._open_lock:
+                self._shielded.pop((signer, used_nonce + 1), None)
         return outer
 
     def _include(

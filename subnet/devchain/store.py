@@ -130,15 +130,6 @@ CREATE TABLE IF NOT EXISTS extrinsics (
 );
 CREATE INDEX IF NOT EXISTS extrinsics_by_block ON extrinsics (block);
 CREATE INDEX IF NOT EXISTS extrinsics_by_hash ON extrinsics (hash);
-CREATE TABLE IF NOT EXISTS shielded (
-    hash TEXT PRIMARY KEY,
-    signer TEXT NOT NULL,
-    nonce INTEGER NOT NULL,
-    module TEXT NOT NULL,
-    function TEXT NOT NULL,
-    args TEXT NOT NULL,
-    created_block INTEGER NOT NULL
-);
 """
 
 

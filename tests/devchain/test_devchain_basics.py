@@ -1,0 +1,106 @@
+"""Devchain clock, reads, scoring rule, and the two command lines (devchain status/reset, wallets create)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import bittensor as bt
+import pytest
+
+from subnet.devchain import DevChain, dev_keypair
+from subnet.devchain.__main__ import main as devchain_main
+from subnet.devchain.rules import compute_scores
+from subnet.wallets import main as wallets_main
+
+
+async def test_blocks_advance_with_wall_time_and_hashes_round_trip(chain: DevChain) -> None:
+    await chain.connect()
+    start = await chain.block_number()
+    await asyncio.sleep(0.3)  # six 0.05 s blocks
+    assert await chain.block_number() >= start + 3
+    head = chain.skip_blocks(100)
+    assert head >= start + 100
+    block_hash = await chain.block_hash(head)
+    assert (await chain.get_block(block_hash=block_hash))["header"]["number"] == head  # type: ignore[index]
+    with pytest.raises(bt.ChainError):
+        await chain.block_hash(head + 10_000)
+    assert await chain.constant("Aura", "SlotDuration") == 50
+    async with bt.Subtensor("local", substrate=chain) as client:
+        assert await client.block_time() == pytest.approx(0.05)
+        header = await client.wait_for_block(timeout=5)
+        assert header.number > head
+
+
+async def test_dev_accounts_are_funded_and_unknown_items_fail_loudly(chain: DevChain) -> None:
+    alice = dev_keypair("//Alice").ss58_address
+    async with bt.Subtensor("local", substrate=chain) as client:
+        assert (await client.balances.get(alice)).tao == pytest.approx(1_000_000)
+        with pytest.raises(bt.ChainError, match="does not model"):
+            await client.query(("SubtensorModule", "NoSuchItem"), [1])
+        with pytest.raises(bt.ChainError, match="does not implement"):
+            await client.runtime(("NoSuchApi", "nothing"), [])
+
+
+async def test_two_handles_on_one_file_see_each_others_writes(chain: DevChain, chain_path: Path) -> None:
+    other = DevChain(chain_path)
+    alice, bob = dev_keypair("//Alice").ss58_address, dev_keypair("//Bob").ss58_address
+    netuid = chain.create_subnet(alice, bob, tempo=10)
+    assert other.netuids() == [netuid]
+    other.skip_blocks(25)  # two epochs due on the next access, from either handle
+    async with bt.Subtensor("local", substrate=chain) as client:
+        assert await client.query(("SubtensorModule", "SubnetEpochIndex"), [netuid]) >= 2
+
+
+def test_scores_are_stake_weighted_and_mask_self_weights() -> None:
+    stakes = {0: 300, 1: 100, 2: 0, 3: 0}
+    rows = {0: {0: 65535, 2: 65535}, 1: {3: 65535}}  # validator 0 also weights itself: masked
+    incentive, dividends = compute_scores(stakes, permits={0, 1}, rows=rows, uids=[0, 1, 2, 3])
+    assert incentive == pytest.approx({0: 0.0, 1: 0.0, 2: 0.75, 3: 0.25})
+    assert dividends == pytest.approx({0: 0.9, 1: 0.1, 2: 0.0, 3: 0.0})
+    silent, _ = compute_scores(stakes, permits=set(), rows=rows, uids=[0, 1, 2, 3])
+    assert sum(silent.values()) == 0.0  # no permit holders, no incentive
+
+
+def test_status_and_reset_command_lines(chain_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert devchain_main(["status", "--path", str(chain_path)]) == 2
+    assert "no devchain at" in capsys.readouterr().err
+    assert devchain_main(["reset", "--path", str(chain_path), "--block-time", "0.5"]) == 0
+    chain = DevChain(chain_path)
+    alice, bob = dev_keypair("//Alice").ss58_address, dev_keypair("//Bob").ss58_address
+    netuid = chain.create_subnet(alice, bob)
+    chain.add_stake(alice, bob, netuid, 12)
+    capsys.readouterr()
+    assert devchain_main(["status", "--path", str(chain_path), "--netuid", str(netuid)]) == 0
+    out = capsys.readouterr().out
+    assert "netuid 1" in out and "12.000" in out and bob[:10] in out
+    assert devchain_main(["status", "--path", str(chain_path), "--netuid", "7"]) == 2
+    assert devchain_main(["reset", "--path", str(chain_path)]) == 0
+    assert DevChain(chain_path).netuids() == []
+    assert devchain_main(["status", "--netuid", "x"]) == 2
+    assert devchain_main(["reset", "--block-time", "-1"]) == 2
+    (chain_path.parent / "junk.sqlite").write_text("not a database")
+    assert devchain_main(["status", "--path", str(chain_path.parent / "junk.sqlite")]) == 2
+    errors = capsys.readouterr().err.strip().splitlines()
+    assert all(line.startswith("devchain: ") for line in errors) and "Traceback" not in "".join(errors)
+
+
+def test_wallets_create_refuses_to_overwrite(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = tmp_path / "wallets"
+    assert wallets_main(["create", "--name", "dev", "--path", str(root)]) == 0
+    created = capsys.readouterr().out
+    wallet = bt.Wallet("dev", "default", path=str(root))
+    assert wallet.coldkeypub.ss58_address in created and wallet.hotkey.ss58_address in created
+    assert wallet.coldkey.ss58_address == wallet.coldkeypub.ss58_address  # unencrypted: no prompt
+    assert wallets_main(["create", "--name", "dev", "--path", str(root)]) == 2
+    assert "--force" in capsys.readouterr().err
+    assert wallets_main(["create", "--name", "dev", "--hotkey", "second", "--path", str(root)]) == 0
+    assert (
+        bt.Wallet("dev", "second", path=str(root)).coldkeypub.ss58_address == wallet.coldkeypub.ss58_address
+    )
+    assert wallets_main(["create", "--name", "dev", "--path", str(root), "--force"]) == 0
+    assert (
+        bt.Wallet("dev", "default", path=str(root)).coldkeypub.ss58_address != wallet.coldkeypub.ss58_address
+    )
+    assert wallets_main(["create", "--name", "../escape", "--path", str(root)]) == 2
+    assert wallets_main(["create"]) == 2
