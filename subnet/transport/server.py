@@ -590,12 +590,13 @@ class MinerServer:
         if runner is None:
             return True
         self._runner = self._site = None
-        gate = self.app[GATE_KEY]
-        gate.draining = True
+        gate = self.app.get(GATE_KEY)
+        if gate is not None:
+            gate.draining = True
         if site is not None:
             with contextlib.suppress(RuntimeError):
                 await site.stop()
-        drained = await gate.drain(drain_timeout)
+        drained = True if gate is None else await gate.drain(drain_timeout)
         await runner.cleanup()
         return drained
 

@@ -1,0 +1,439 @@
+"""Benchmark of the authenticated transport: what authentication costs an honest request, and how
+many forged requests one core of a miner rejects per second.
+
+The miner runs in a child process pinned to one CPU, serving three apps: a bare endpoint that
+does no work (no auth), the gated endpoint with the default policy, and the gated endpoint with
+the per-address failure budget switched off (every forgery then pays a signature check). The
+parent drives them over loopback: sequential signed requests for latency, and pipelined raw
+HTTP for the forged floods. Rates are reported per wall second and per CPU second of the
+miner process (the latter is robust to other load on the machine).
+
+    .venv/bin/python bench/transport.py [--requests 2000] [--seconds 3] [--connections 16]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import aiohttp
+import bittensor as bt
+import psutil
+from aiohttp import web
+
+from subnet.protocol import (
+    AssistantMessage,
+    ChatCompletionRequest,
+    ChatCompletionResponse,
+    Choice,
+    FunctionCall,
+    Message,
+    ToolCall,
+)
+from subnet.transport import (
+    CHAT_PATH,
+    CallerIdentity,
+    DirectoryEntry,
+    MetagraphDirectory,
+    MinerServer,
+    ServerPolicy,
+    StaticDirectory,
+    build_miner_app,
+)
+
+LOOPBACK = "127.0.0.1"
+HONEST_SOURCE = "127.0.0.2"  # a second loopback address: the validator is not the forger's peer
+
+
+def _canned_response() -> ChatCompletionResponse:
+    call = ToolCall(id="c0", function=FunctionCall(name="get_weather", arguments='{"city": "Paris"}'))
+    return ChatCompletionResponse(
+        id="bench", model="bench", choices=[Choice(message=AssistantMessage(tool_calls=[call]))]
+    )
+
+
+def _request() -> ChatCompletionRequest:
+    tool = {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Current weather for a city",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}},
+                "required": ["city"],
+            },
+        },
+    }
+    return ChatCompletionRequest.model_validate(
+        {"model": "bench", "messages": [Message(role="user", content="Weather in Paris?")], "tools": [tool]}
+    )
+
+
+# --- the miner side (child process) -------------------------------------------------------------
+
+
+async def _serve(miner_hotkey: str, validator_hotkey: str) -> None:
+    canned = _canned_response()
+    canned_body = canned.to_body()
+
+    async def no_work(request: web.Request) -> web.Response:
+        await request.read()
+        return web.Response(body=canned_body, content_type="application/json")
+
+    async def handler(request: ChatCompletionRequest, caller: CallerIdentity) -> ChatCompletionResponse:
+        return canned
+
+    directory = MetagraphDirectory(
+        StaticDirectory([DirectoryEntry(uid=1, hotkey=validator_hotkey, stake=1e4, validator_permit=True)])
+    )
+    # Honest traffic must never hit the caller's rate limit in this benchmark.
+    policies = {
+        "gated": ServerPolicy(per_caller_rate=1e9, per_caller_burst=1e9),
+        "gated_no_peer_budget": ServerPolicy(
+            per_caller_rate=1e9, per_caller_burst=1e9, per_ip_failed_auth_rate=None
+        ),
+    }
+    bare = web.Application()
+    bare.router.add_post(CHAT_PATH, no_work)
+    servers = {"bare": MinerServer(bare, host=LOOPBACK, port=0)}
+    for name, policy in policies.items():
+        app = build_miner_app(hotkey_ss58=miner_hotkey, directory=directory, policy=policy, handler=handler)
+        servers[name] = MinerServer(app, host=LOOPBACK, port=0)
+    for server in servers.values():
+        await server.start()
+    print(json.dumps({name: server.port for name, server in servers.items()}), flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGTERM, stop.set)
+    await stop.wait()
+    for server in servers.values():
+        await server.stop(drain_timeout=1.0)
+
+
+# --- the driver (parent process) ----------------------------------------------------------------
+
+
+def _percentile(samples: list[float], fraction: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.3f} ms"
+
+
+_BLOCK = 100  # requests per kind between CPU-time readings of the miner process
+
+
+def _cpu_seconds(process: psutil.Process) -> float:
+    times = process.cpu_times()
+    return float(times.user + times.system)
+
+
+async def _honest_latency(
+    ports: dict[str, int], process: psutil.Process, signer: bt.Keypair, miner_hotkey: str, requests: int
+) -> tuple[dict[str, list[float]], dict[str, float]]:
+    """Sequential requests over one keep-alive connection, bare and signed in alternating blocks.
+
+    Returns the latency samples by kind (and the client's signing time), and the miner
+    process's CPU seconds per request by kind: CPU time is far less disturbed by other load on
+    the machine than wall-clock latency.
+    """
+    body = _request().to_body()
+    samples: dict[str, list[float]] = {"bare": [], "gated": [], "sign": []}
+    cpu: dict[str, float] = {"bare": 0.0, "gated": 0.0}
+    counted: dict[str, int] = {"bare": 0, "gated": 0}
+    warmup_blocks = 1
+    blocks = warmup_blocks + max(1, requests // _BLOCK)
+    connector = aiohttp.TCPConnector(limit=1, local_addr=(HONEST_SOURCE, 0))
+    async with aiohttp.ClientSession(connector=connector) as session:
+        for block in range(blocks):
+            for kind in ("bare", "gated"):
+                url = f"http://{LOOPBACK}:{ports[kind]}{CHAT_PATH}"
+                cpu_before = _cpu_seconds(process)
+                for _ in range(_BLOCK):
+                    started = signed = time.perf_counter()
+                    headers = {"Content-Type": "application/json"}
+                    if kind == "gated":
+                        headers |= bt.http_auth.sign(
+                            signer, method="POST", path=CHAT_PATH, body=body, receiver_ss58=miner_hotkey
+                        )
+                        signed = time.perf_counter()
+                    async with session.post(url, data=body, headers=headers) as response:
+                        answer = await response.read()
+                        if response.status != 200:
+                            raise RuntimeError(
+                                f"{kind} endpoint answered {response.status}: {answer[:200]!r}"
+                            )
+                    if block >= warmup_blocks:
+                        samples[kind].append(time.perf_counter() - started)
+                        if kind == "gated":
+                            samples["sign"].append(signed - started)
+                if block >= warmup_blocks:
+                    cpu[kind] += _cpu_seconds(process) - cpu_before
+                    counted[kind] += _BLOCK
+    return samples, {kind: cpu[kind] / counted[kind] for kind in cpu}
+
+
+@dataclass(frozen=True)
+class FloodResult:
+    statuses: Counter[str]
+    wall_s: float
+    server_cpu_s: float
+
+    @property
+    def total(self) -> int:
+        return sum(self.statuses.values())
+
+
+ForgedRequest = Callable[[], bytes]
+
+
+def _forged_request_builder(kind: str, body: bytes, claimed_hotkey: str, miner_hotkey: str) -> ForgedRequest:
+    """Raw HTTP/1.1 bytes of one forged request of `kind` (fresh nonce, random signature)."""
+    head = f"POST {CHAT_PATH} HTTP/1.1\r\nHost: {LOOPBACK}\r\nContent-Type: application/json\r\n"
+    head += f"Content-Length: {len(body)}\r\n"
+    auth_common = f"X-Bittensor-Version: 1\r\nX-Bittensor-Receiver: {miner_hotkey}\r\n"
+
+    def forged_signature() -> bytes:
+        headers = (
+            f"{auth_common}X-Bittensor-Hotkey: {claimed_hotkey}\r\n"
+            f"X-Bittensor-Nonce: {time.time_ns()}\r\nX-Bittensor-Signature: 0x{os.urandom(64).hex()}\r\n"
+        )
+        return (head + headers + "\r\n").encode() + body
+
+    def no_headers() -> bytes:
+        return (head + "\r\n").encode() + body
+
+    return {"forged_signature": forged_signature, "no_headers": no_headers}[kind]
+
+
+async def _flood(
+    port: int, build: ForgedRequest, seconds: float, connections: int, window: int
+) -> Counter[str]:
+    """Pipelined forged requests on `connections` keep-alive sockets for `seconds`."""
+    statuses: Counter[str] = Counter()
+    deadline = time.perf_counter() + seconds
+
+    async def connection() -> None:
+        while time.perf_counter() < deadline:
+            reader, writer = await asyncio.open_connection(LOOPBACK, port)
+            outstanding = 0
+            tail = b""
+            try:
+                while time.perf_counter() < deadline or outstanding:
+                    while outstanding < window and time.perf_counter() < deadline:
+                        writer.write(build())
+                        outstanding += 1
+                    chunk = await asyncio.wait_for(reader.read(1 << 16), timeout=5)
+                    if not chunk:
+                        break
+                    data = tail + chunk
+                    start = 0
+                    while (found := data.find(b"HTTP/1.1 ", start)) >= 0 and found + 12 <= len(data):
+                        statuses[data[found + 9 : found + 12].decode()] += 1
+                        outstanding -= 1
+                        start = found + 12
+                    tail = data[max(start, len(data) - 11) :]
+            except (ConnectionError, TimeoutError):
+                statuses["connection_lost"] += 1
+            finally:
+                writer.close()
+
+    await asyncio.gather(*(connection() for _ in range(connections)))
+    return statuses
+
+
+async def _flood_measured(
+    process: psutil.Process, port: int, build: ForgedRequest, seconds: float, connections: int
+) -> FloodResult:
+    before = process.cpu_times()
+    started = time.perf_counter()
+    statuses = await _flood(port, build, seconds, connections, window=8)
+    wall = time.perf_counter() - started
+    after = process.cpu_times()
+    cpu = (after.user - before.user) + (after.system - before.system)
+    return FloodResult(statuses=statuses, wall_s=wall, server_cpu_s=cpu)
+
+
+async def _honest_during_flood(
+    port: int, signer: bt.Keypair, miner_hotkey: str, seconds: float
+) -> tuple[int, int, list[float]]:
+    body = _request().to_body()
+    served = refused = 0
+    latencies: list[float] = []
+    deadline = time.perf_counter() + seconds
+    connector = aiohttp.TCPConnector(limit=1, local_addr=(HONEST_SOURCE, 0))
+    async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=10)) as session:
+        while time.perf_counter() < deadline:
+            headers = bt.http_auth.sign(
+                signer, method="POST", path=CHAT_PATH, body=body, receiver_ss58=miner_hotkey
+            )
+            headers["Content-Type"] = "application/json"
+            started = time.perf_counter()
+            async with session.post(f"http://{LOOPBACK}:{port}{CHAT_PATH}", data=body, headers=headers) as r:
+                await r.read()
+                if r.status == 200:
+                    served += 1
+                    latencies.append(time.perf_counter() - started)
+                else:
+                    refused += 1
+            await asyncio.sleep(0.05)
+    return served, refused, latencies
+
+
+def _report_flood(label: str, result: FloodResult) -> None:
+    per_wall = result.total / result.wall_s
+    per_cpu = result.total / result.server_cpu_s if result.server_cpu_s > 0 else float("nan")
+    by_status = ", ".join(f"{status}: {count}" for status, count in sorted(result.statuses.items()))
+    print(
+        f"  {label:<52} {result.total:>7} in {result.wall_s:.2f} s = {per_wall:>7.0f}/s wall, "
+        f"{per_cpu:>7.0f}/s per miner CPU-second ({by_status})"
+    )
+
+
+async def _drive(
+    args: argparse.Namespace,
+    ports: dict[str, int],
+    process: psutil.Process,
+    signer: bt.Keypair,
+    miner_hotkey: str,
+) -> None:
+    print(f"miner process pinned to CPU {args.cpu}; driver on CPUs {sorted(os.sched_getaffinity(0))}")
+    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} (1 min) at start")
+
+    samples, cpu_per_request = await _honest_latency(ports, process, signer, miner_hotkey, args.requests)
+    count = len(samples["bare"])
+    print(f"\nhonest requests, sequential, one keep-alive connection, n={count} each:")
+    for kind in ("bare", "gated"):
+        values = samples[kind]
+        print(f"  {kind:<6} p50 {_ms(_percentile(values, 0.5))}  p99 {_ms(_percentile(values, 0.99))}")
+    overhead_p50 = _percentile(samples["gated"], 0.5) - _percentile(samples["bare"], 0.5)
+    overhead_p99 = _percentile(samples["gated"], 0.99) - _percentile(samples["bare"], 0.99)
+    print(f"  auth overhead (gated - bare): p50 {_ms(overhead_p50)}  p99 {_ms(overhead_p99)}")
+    print(f"  of which client-side signing: p50 {_ms(statistics.median(samples['sign']))}")
+    cpu_overhead = cpu_per_request["gated"] - cpu_per_request["bare"]
+    print(
+        f"  miner CPU per request: bare {_ms(cpu_per_request['bare'])}, gated {_ms(cpu_per_request['gated'])}"
+        f" -> gate costs {_ms(cpu_overhead)} of miner CPU (psutil; ~10 ms tick resolution, averaged)"
+    )
+
+    print(f"\nforged floods, {args.connections} pipelined connections x {args.seconds:g} s each:")
+    body = _request().to_body()
+    validator = signer.ss58_address
+    floods = (
+        (
+            "bad signature, claims the validator, no peer budget",
+            "gated_no_peer_budget",
+            "forged_signature",
+        ),
+        ("bad signature, claims the validator, default policy", "gated", "forged_signature"),
+        ("no auth headers", "gated", "no_headers"),
+    )
+    for label, app, kind in floods:
+        build = _forged_request_builder(kind, body, validator, miner_hotkey)
+        result = await _flood_measured(process, ports[app], build, args.seconds, args.connections)
+        _report_flood(label, result)
+
+    print("\nhonest requests (every 50 ms, from 127.0.0.2) during a forged flood, no peer budget:")
+    build = _forged_request_builder("forged_signature", body, validator, miner_hotkey)
+    flood = asyncio.create_task(
+        _flood(ports["gated_no_peer_budget"], build, args.seconds, args.connections, window=8)
+    )
+    served, refused, latencies = await _honest_during_flood(
+        ports["gated_no_peer_budget"], signer, miner_hotkey, args.seconds
+    )
+    await flood
+    if latencies:
+        print(
+            f"  served {served}, refused {refused}; latency p50 {_ms(_percentile(latencies, 0.5))}"
+            f"  p99 {_ms(_percentile(latencies, 0.99))}"
+        )
+    else:
+        print(f"  served 0, refused {refused}")
+    print(f"\nload average {os.getloadavg()[0]:.2f} (1 min) at end")
+
+
+def _run_driver(args: argparse.Namespace) -> None:
+    """Create throw-away wallets, start the miner process, drive it, stop it."""
+    with tempfile.TemporaryDirectory(prefix="bench-transport-") as wallet_dir:
+        wallets = {}
+        for role in ("miner", "validator"):
+            wallet = bt.Wallet(name=role, hotkey="default", path=wallet_dir)
+            wallet.create_new_coldkey(use_password=False, suppress=True)
+            wallet.create_new_hotkey(use_password=False, suppress=True)
+            wallets[role] = wallet
+        miner_hotkey = wallets["miner"].hotkey.ss58_address
+        signer = wallets["validator"].hotkey
+        child = subprocess.Popen(
+            [sys.executable, __file__, "--serve", miner_hotkey, signer.ss58_address, "--cpu", str(args.cpu)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        others = set(os.sched_getaffinity(0)) - {args.cpu}
+        if others:
+            os.sched_setaffinity(0, others)  # keep the driver off the miner's CPU where possible
+        try:
+            assert child.stdout is not None
+            first_line = child.stdout.readline()
+            if not first_line:
+                raise OSError("the miner process did not start")
+            ports = json.loads(first_line)
+            asyncio.run(_drive(args, ports, psutil.Process(child.pid), signer, miner_hotkey))
+        finally:
+            child.terminate()
+            child.wait(timeout=10)
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--requests", type=int, default=2000, help="honest requests per endpoint")
+    parser.add_argument("--seconds", type=float, default=3.0, help="duration of each flood")
+    parser.add_argument("--connections", type=int, default=16, help="flood connections")
+    parser.add_argument("--cpu", type=int, default=None, help="CPU to pin the miner process to")
+    parser.add_argument(
+        "--serve", nargs=2, metavar=("MINER_HOTKEY", "VALIDATOR_HOTKEY"), help=argparse.SUPPRESS
+    )
+    args = parser.parse_args(argv)
+    if args.serve:
+        return args
+    allowed = sorted(os.sched_getaffinity(0))
+    if args.cpu is None:
+        args.cpu = allowed[0]
+    if args.cpu not in allowed:
+        parser.exit(2, f"error: --cpu {args.cpu} is not one of this process's CPUs {allowed}\n")
+    if args.requests < 1 or args.seconds <= 0 or args.connections < 1:
+        parser.exit(2, "error: --requests, --seconds and --connections must be positive\n")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse(argv)
+    if args.serve:
+        os.sched_setaffinity(0, {args.cpu})
+        asyncio.run(_serve(*args.serve))
+        return 0
+    try:
+        _run_driver(args)
+    except OSError as exc:
+        print(f"error: {exc} (is {HONEST_SOURCE} usable as a loopback source address here?)", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
