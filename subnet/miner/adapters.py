@@ -1,0 +1,367 @@
+"""Output adapters: how to prompt a model for tool calls in its family's format, and how to read it.
+
+One adapter per format (hermes, pythonic, json, codeact), kept in `ADAPTERS`. An adapter says
+- how to describe the tools when the model's chat template cannot take ``tools=`` itself
+  (a system prompt of our own, in the family's idiom),
+- how earlier assistant calls and tool results are written back into a text-only history,
+- which text to put at the start of the answer when the caller forces a call (``tool_choice``),
+- how to read the answer: model text -> OpenAI ``tool_calls`` through `scoring.decode` (the one
+  decoder of the project), or plain ``content`` when the text holds no call.
+
+`format_for_template` picks a format from a chat template (``--model.format auto``), and
+`template_takes_tools` tells whether the template renders ``tools=`` on its own.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+# Reasoning blocks some models write before answering; never part of the answer.
+_THINK_BLOCK = re.compile(r"<think>.*?(?:</think>|$)", re.DOTALL)
+
+
+def _functions(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The function schemas of OpenAI tools (plain function dicts are accepted too)."""
+    return [tool.get("function", tool) for tool in tools]
+
+
+def _arguments_object(arguments: Any) -> Any:
+    """Tool-call arguments as an object: OpenAI history carries them as a JSON string."""
+    if isinstance(arguments, str):
+        try:
+            return json.loads(arguments)
+        except ValueError:
+            return arguments
+    return arguments
+
+
+def _history_calls(message: dict[str, Any]) -> list[tuple[str, Any]]:
+    calls = []
+    for tool_call in message.get("tool_calls") or []:
+        function = tool_call.get("function", {})
+        calls.append((str(function.get("name", "")), _arguments_object(function.get("arguments", {}))))
+    return calls
+
+
+def text_of(message: dict[str, Any]) -> str:
+    """A message's text: a string content, or its text parts joined."""
+    content = message.get("content")
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+
+
+@dataclass(frozen=True)
+class ReadAnswer:
+    """What a model's text means: OpenAI tool calls, or content when it holds none."""
+
+    tool_calls: list[dict[str, Any]] | None
+    content: str | None
+
+
+class OutputAdapter:
+    """Prompting and reading for one tool-call format. Subclasses fill in the format's idiom."""
+
+    name: ClassVar[str]
+
+    def system_prompt(self, tools: list[dict[str, Any]]) -> str:
+        raise NotImplementedError
+
+    def render_calls(self, calls: list[tuple[str, Any]]) -> str:
+        """Earlier assistant calls, as the model would have written them (scoring's renderer)."""
+        from scoring import Call, render
+
+        decoded = [Call(name, arguments if isinstance(arguments, dict) else {}) for name, arguments in calls]
+        try:
+            return str(render(decoded, self.name))
+        except ValueError:  # a name python syntax cannot hold: JSON says the same thing
+            return str(render(decoded, "json"))
+
+    def render_tool_result(self, name: str, content: str) -> str:
+        return f"Result of {name or 'the function'}: {content}"
+
+    def forced_prefix(self, function_name: str | None) -> str:
+        """The start of an answer that must call `function_name` (None: any function)."""
+        raise NotImplementedError
+
+    def clean(self, text: str) -> str:
+        """The answer with what is not part of it (reasoning blocks) taken out, before decoding."""
+        return _THINK_BLOCK.sub("", text).strip()
+
+    def read(self, text: str, *, allow_calls: bool = True) -> ReadAnswer:
+        """Model text -> tool calls (via scoring.decode) or content. Nothing is executed."""
+        from scoring import DecodeError, decode, to_openai_tool_calls
+
+        cleaned = self.clean(text)
+        if allow_calls and cleaned:
+            try:
+                calls = decode(cleaned)
+            except DecodeError:
+                calls = []
+            calls = [call for call in calls if call.name]
+            if calls:
+                return ReadAnswer(tool_calls=list(to_openai_tool_calls(calls)), content=None)
+        return ReadAnswer(tool_calls=None, content=cleaned)
+
+
+class HermesAdapter(OutputAdapter):
+    """``<tool_call>{"name": ..., "arguments": {...}}</tool_call>`` (Qwen, Hermes, HRM-style models)."""
+
+    name = "hermes"
+
+    def system_prompt(self, tools: list[dict[str, Any]]) -> str:
+        listing = "\n".join(json.dumps(tool, ensure_ascii=False) for tool in tools)
+        return (
+            "You may call functions to answer the user. The functions are described as JSON schemas "
+            "between <tools> and </tools>:\n"
+            f"<tools>\n{listing}\n</tools>\n"
+            "To call a function, write a JSON object with its name and arguments between "
+            "<tool_call> and </tool_call>, one pair of tags per call:\n"
+            '<tool_call>\n{"name": "function_name", "arguments": {"parameter": "value"}}\n</tool_call>\n'
+            "Take argument values from the user's words; do not invent them. If no function fits the "
+            "request, or a required argument is missing, answer in plain text and call nothing."
+        )
+
+    def render_tool_result(self, name: str, content: str) -> str:
+        return f"<tool_response>\n{content}\n</tool_response>"
+
+    def forced_prefix(self, function_name: str | None) -> str:
+        if function_name is None:
+            return '<tool_call>\n{"name": "'
+        return '<tool_call>\n{"name": ' + json.dumps(function_name) + ', "arguments": '
+
+
+class PythonicAdapter(OutputAdapter):
+    """The BFCL / BitAgent form: a Python list of keyword calls, ``[func(a=1), other(b="x")]``."""
+
+    name = "pythonic"
+
+    def system_prompt(self, tools: list[dict[str, Any]]) -> str:
+        listing = json.dumps(_functions(tools), ensure_ascii=False)
+        return (
+            "You are an expert at calling functions. Given a question and the functions below, decide "
+            "which calls answer it.\n"
+            "Answer with the calls only, as a Python list of keyword calls: "
+            "[func_name(param1=value1, param2=value2), other_func(param=value)]. "
+            "Values are Python literals. Write no other text.\n"
+            "If none of the functions fits, or the question lacks a required argument, say so in words "
+            "instead of calling.\n"
+            f"The functions, in JSON:\n{listing}"
+        )
+
+    def forced_prefix(self, function_name: str | None) -> str:
+        return "[" if function_name is None else f"[{function_name}("
+
+
+class JsonAdapter(OutputAdapter):
+    """One JSON object per call, a list for several (OpenAI keys; BusyBeaver's tool/args also read)."""
+
+    name = "json"
+    # Engines' and templates' markers around a JSON call list (Mistral, Llama 3.1 ipython).
+    _MARKERS = re.compile(r"\[TOOL_CALLS\]|<\|python_tag\|>|<\|eom_id\|>|<\|eot_id\|>")
+
+    def system_prompt(self, tools: list[dict[str, Any]]) -> str:
+        listing = json.dumps(_functions(tools), ensure_ascii=False)
+        return (
+            "You choose function calls. The functions, as JSON schemas:\n"
+            f"{listing}\n"
+            'To call a function, answer with one JSON object only: {"name": "<function name>", '
+            '"arguments": {"<parameter>": <value>}}. For several calls, answer with a JSON list of '
+            "such objects. Write no other text. If no function fits, or a required argument is "
+            "missing, answer in plain text."
+        )
+
+    def render_calls(self, calls: list[tuple[str, Any]]) -> str:
+        objects = [{"name": name, "arguments": arguments} for name, arguments in calls]
+        return json.dumps(objects[0] if len(objects) == 1 else objects, ensure_ascii=False)
+
+    def forced_prefix(self, function_name: str | None) -> str:
+        if function_name is None:
+            return '{"name": "'
+        return '{"name": ' + json.dumps(function_name) + ', "arguments": '
+
+    def clean(self, text: str) -> str:
+        return self._MARKERS.sub("", super().clean(text)).strip()
+
+
+class CodeActAdapter(OutputAdapter):
+    """Calls as top-level statements of one python block (CodeActAgent); nothing is ever run."""
+
+    name = "codeact"
+    # CodeActAgent writes its code between <execute> tags; read it as the python block it is.
+    _EXECUTE = re.compile(r"<execute>(.*?)(?:</execute>|$)", re.DOTALL)
+
+    def system_prompt(self, tools: list[dict[str, Any]]) -> str:
+        signatures = "\n\n".join(_python_signature(function) for function in _functions(tools))
+        return (
+            "You act by writing Python. The functions below are available; call them with keyword "
+            "arguments in one ```python block, one call per line, for example:\n"
+            '```python\nfunction_name(parameter="value")\n```\n'
+            "Write calls only: no imports, assignments or definitions. If no function fits, or a "
+            "required argument is missing, answer in plain text without code.\n\n"
+            f"```python\n{signatures}\n```"
+        )
+
+    def forced_prefix(self, function_name: str | None) -> str:
+        return "```python\n" if function_name is None else f"```python\n{function_name}("
+
+    def clean(self, text: str) -> str:
+        cleaned = super().clean(text)
+        blocks = self._EXECUTE.findall(cleaned)
+        if blocks:
+            return "```python\n" + "\n".join(block.strip() for block in blocks) + "\n```"
+        return cleaned
+
+
+_JSON_TO_PYTHON = {
+    "string": "str",
+    "integer": "int",
+    "number": "float",
+    "float": "float",
+    "boolean": "bool",
+    "array": "list",
+    "tuple": "list",
+    "object": "dict",
+    "dict": "dict",
+}
+
+
+def _python_signature(function: dict[str, Any]) -> str:
+    parameters = function.get("parameters") or {}
+    properties: dict[str, Any] = parameters.get("properties") or {}
+    required = set(parameters.get("required") or [])
+    rendered = []
+    for key in sorted(properties, key=lambda key: key not in required):
+        spec = properties[key] if isinstance(properties[key], dict) else {}
+        annotation = _JSON_TO_PYTHON.get(str(spec.get("type")), "object")
+        rendered.append(f"{key}: {annotation}" + ("" if key in required else " = None"))
+    lines = [f"def {function.get('name', 'function')}({', '.join(rendered)}):"]
+    doc = str(function.get("description", "")).strip()
+    for key, spec in properties.items():
+        if isinstance(spec, dict) and spec.get("description"):
+            doc += f"\n    {key}: {spec['description']}"
+            if spec.get("enum"):
+                doc += f" (one of {spec['enum']})"
+    lines.append(f'    """{doc.replace(chr(34) * 3, "")}"""' if doc else "    ...")
+    return "\n".join(lines)
+
+
+ADAPTERS: dict[str, OutputAdapter] = {
+    adapter.name: adapter for adapter in (HermesAdapter(), PythonicAdapter(), JsonAdapter(), CodeActAdapter())
+}
+
+FORMATS = ("auto", *ADAPTERS)
+
+# Template fingerprints -> the format the template's model was trained on; the first match wins.
+_TEMPLATE_FINGERPRINTS: tuple[tuple[Callable[[str], bool], str], ...] = (
+    (lambda template: "<tool_call>" in template, "hermes"),
+    (lambda template: "[TOOL_CALLS]" in template, "json"),
+    (lambda template: '"parameters": dictionary of argument name' in template, "json"),
+    (lambda template: "func_name1(" in template or "[func_name(" in template, "pythonic"),
+    (lambda template: "<execute>" in template or "```python" in template, "codeact"),
+)
+# A template that shows no format of its own: the BFCL/BitAgent prompt, which small instruct
+# models follow most reliably (see docs/miner.md).
+DEFAULT_FORMAT = "pythonic"
+
+
+def native_format(chat_template: str | None) -> str | None:
+    """The format a chat template was written for, when it shows one."""
+    for matches, format_name in _TEMPLATE_FINGERPRINTS:
+        if chat_template and matches(chat_template):
+            return format_name
+    return None
+
+
+def format_for_template(requested: str, chat_template: str | None) -> OutputAdapter:
+    """The adapter for ``--model.format`` (``auto``: the template's own format, else the default)."""
+    if requested != "auto":
+        try:
+            return ADAPTERS[requested]
+        except KeyError:
+            raise ValueError(
+                f"unknown model format {requested!r}; choose one of {', '.join(FORMATS)}"
+            ) from None
+    return ADAPTERS[native_format(chat_template) or DEFAULT_FORMAT]
+
+
+def template_takes_tools(chat_template: str | None) -> bool:
+    """Whether a chat template renders a ``tools`` list itself."""
+    return bool(chat_template) and re.search(r"\btools\b", chat_template or "") is not None
+
+
+def forced_function(
+    tool_choice: str | dict[str, Any] | None, tools: list[dict[str, Any]]
+) -> tuple[bool, str | None]:
+    """(must call, the function it must be) from OpenAI ``tool_choice``.
+
+    ``required`` with a single tool forces that tool; a named choice forces the name.
+    """
+    if isinstance(tool_choice, dict):
+        name = (tool_choice.get("function") or {}).get("name")
+        return True, str(name) if name else None
+    if tool_choice == "required" and tools:
+        functions = _functions(tools)
+        return True, (str(functions[0].get("name")) if len(functions) == 1 else None)
+    return False, None
+
+
+def text_history(
+    adapter: OutputAdapter, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Messages for a template without tool support: our tool prompt in the system message, earlier
+    calls and tool results written out as text."""
+    converted: list[dict[str, Any]] = []
+    for message in messages:
+        role = message.get("role", "user")
+        if role == "developer":
+            role = "system"
+        if role == "assistant" and message.get("tool_calls"):
+            text = text_of(message)
+            calls = adapter.render_calls(_history_calls(message))
+            converted.append({"role": "assistant", "content": f"{text}\n{calls}".strip()})
+        elif role == "tool":
+            result = adapter.render_tool_result(str(message.get("name") or ""), text_of(message))
+            converted.append({"role": "user", "content": result})
+        else:
+            converted.append({"role": role, "content": text_of(message)})
+    if tools:
+        instructions = adapter.system_prompt(tools)
+        if converted and converted[0]["role"] == "system":
+            converted[0] = {
+                "role": "system",
+                "content": f"{converted[0]['content']}\n\n{instructions}".strip(),
+            }
+        else:
+            converted.insert(0, {"role": "system", "content": instructions})
+    return converted
+
+
+def native_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Messages for a template that renders tools itself: call arguments as objects, as templates expect."""
+    converted = []
+    for message in messages:
+        copy = {key: value for key, value in message.items() if value is not None}
+        if copy.get("role") == "developer":
+            copy["role"] = "system"
+        if isinstance(copy.get("content"), list):
+            copy["content"] = text_of(copy)
+        if copy.get("tool_calls"):
+            copy["tool_calls"] = [
+                {
+                    **tool_call,
+                    "function": {
+                        **tool_call.get("function", {}),
+                        "arguments": _arguments_object(tool_call.get("function", {}).get("arguments", {})),
+                    },
+                }
+                for tool_call in copy["tool_calls"]
+            ]
+        converted.append(copy)
+    return converted

@@ -1,0 +1,177 @@
+"""The openai backend: forwards requests to an OpenAI-compatible engine (vLLM, SGLang, llama.cpp
+server, Ollama) at ``--model.base_url``.
+
+The engine's structured ``tool_calls`` pass through (arguments normalised to JSON strings); text it
+answers goes through the output adapter, so an engine started without a tool parser still serves
+calls. One pooled aiohttp session; every request is bounded by ``--model.timeout``. An engine that
+is down, slow or broken becomes a `EngineUnavailable` / `EngineTimeout` for the caller, and one
+log line per outage (plus one when it is back), never a crash.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import aiohttp
+
+from subnet.miner.adapters import OutputAdapter, format_for_template
+from subnet.miner.base import (
+    EngineTimeout,
+    EngineUnavailable,
+    GenerationRequest,
+    GenerationResult,
+    ModelError,
+    ModelLoadError,
+    ModelOptions,
+    Usage,
+)
+
+log = logging.getLogger(__name__)
+
+_MAX_ENGINE_BODY = 4 << 20
+_ERROR_SNIPPET = 200
+
+
+def completions_url(base_url: str) -> str:
+    """``.../chat/completions`` under the base URL; a bare host gets the usual ``/v1``."""
+    base = base_url.rstrip("/")
+    if base.endswith("/chat/completions"):
+        return base
+    if not base.rsplit("/", 1)[-1].startswith("v"):
+        base += "/v1"
+    return base + "/chat/completions"
+
+
+class OpenAIBackend:
+    """Forwards chat completions to an OpenAI-compatible engine. See the module docstring."""
+
+    def __init__(self, options: ModelOptions) -> None:
+        if not options.base_url:
+            raise ModelLoadError("--model.backend openai needs --model.base_url (the engine's http:// URL)")
+        self.options = options
+        self.url = completions_url(options.base_url)
+        # The engine's template is unknown here: auto reads every format scoring.decode knows.
+        self.adapter: OutputAdapter = format_for_template(options.format, None)
+        self._session: aiohttp.ClientSession | None = None
+        self._outage: str | None = None  # what went wrong, while the engine is failing
+
+    async def start(self) -> None:
+        self._session = aiohttp.ClientSession(
+            timeout=aiohttp.ClientTimeout(total=self.options.timeout),
+            connector=aiohttp.TCPConnector(limit=64),
+        )
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    def describe(self) -> str:
+        return f"{self.options.served_name} (openai-compatible engine at {self.options.base_url})"
+
+    def _payload(self, request: GenerationRequest) -> dict[str, Any]:
+        payload: dict[str, Any] = {
+            "model": self.options.name or self.options.path or "default",
+            "messages": request.messages,
+            "max_tokens": min(request.max_tokens or self.options.max_new_tokens, self.options.max_new_tokens),
+            "temperature": request.temperature if request.temperature is not None else 0.0,
+        }
+        if request.tools:
+            payload["tools"] = request.tools
+            if request.tool_choice is not None:
+                payload["tool_choice"] = request.tool_choice
+        return payload
+
+    async def generate(self, request: GenerationRequest) -> GenerationResult:
+        if self._session is None:
+            raise ModelError("the engine client is not started")
+        try:
+            async with self._session.post(self.url, json=self._payload(request)) as response:
+                body = await response.content.read(_MAX_ENGINE_BODY + 1)
+                status = response.status
+        except TimeoutError as error:
+            raise self._failed(
+                EngineTimeout(f"the model engine did not answer within {self.options.timeout:g} s")
+            ) from error
+        except aiohttp.ClientError as error:
+            raise self._failed(
+                EngineUnavailable(f"the model engine at {self.options.base_url} is unreachable: {error}")
+            ) from error
+        if status >= 500 or status in (408, 429):
+            raise self._failed(
+                EngineUnavailable(f"the model engine answered HTTP {status}: {_snippet(body)}")
+            )
+        if status >= 400:
+            # The engine refused this request (not an outage): that request's problem only.
+            raise ModelError(f"the model engine refused the request with HTTP {status}: {_snippet(body)}")
+        try:
+            result = self._read(body)
+        except ModelError as error:
+            raise self._failed(error) from None
+        if self._outage is not None:
+            log.warning("model engine at %s answers again", self.options.base_url)
+            self._outage = None
+        return result
+
+    def _failed(self, error: ModelError) -> ModelError:
+        if self._outage is None:
+            log.warning("model engine failing: %s (logged once until it recovers)", error.message)
+        self._outage = error.message
+        return error
+
+    def _read(self, body: bytes) -> GenerationResult:
+        if len(body) > _MAX_ENGINE_BODY:
+            raise EngineUnavailable("the model engine's answer is too large")
+        try:
+            data = json.loads(body)
+            choice = data["choices"][0]
+            message = choice["message"]
+        except (ValueError, KeyError, IndexError, TypeError):
+            raise EngineUnavailable(
+                f"the model engine's answer is not a chat completion: {_snippet(body)}"
+            ) from None
+        usage_data = data.get("usage") or {}
+        usage = Usage(
+            prompt_tokens=int(usage_data.get("prompt_tokens") or 0),
+            completion_tokens=int(usage_data.get("completion_tokens") or 0),
+        )
+        finish = str(choice.get("finish_reason") or "stop")
+        engine_calls = message.get("tool_calls") or []
+        if engine_calls:
+            return GenerationResult(
+                tool_calls=[_normalised_call(call, index) for index, call in enumerate(engine_calls)],
+                content=None,
+                usage=usage,
+                finish_reason="tool_calls",
+            )
+        text = message.get("content") or ""
+        text = text if isinstance(text, str) else json.dumps(text)
+        answer = self.adapter.read(text)
+        return GenerationResult(
+            tool_calls=answer.tool_calls,
+            content=answer.content,
+            usage=usage,
+            finish_reason="tool_calls" if answer.tool_calls else finish,
+            raw_text=text,
+        )
+
+
+def _normalised_call(call: Any, index: int) -> dict[str, Any]:
+    if not isinstance(call, dict) or not isinstance(call.get("function"), dict):
+        raise EngineUnavailable("the model engine sent a malformed tool call")
+    function = call["function"]
+    arguments = function.get("arguments", "{}")
+    if not isinstance(arguments, str):
+        arguments = json.dumps(arguments, ensure_ascii=False)
+    return {
+        "id": str(call.get("id") or f"call_{index}"),
+        "type": "function",
+        "function": {"name": str(function.get("name", "")), "arguments": arguments},
+    }
+
+
+def _snippet(body: bytes) -> str:
+    text = body[:_ERROR_SNIPPET].decode("utf-8", "replace").strip().replace("\n", " ")
+    return text or "(empty body)"

@@ -1,0 +1,402 @@
+"""The transformers backend: a local model folder served with dynamic batching.
+
+Concurrent requests wait in one queue; a batcher task takes the first one, gathers more for up to
+``batch_wait_ms`` (or until ``max_batch``), and hands the batch to a single generation thread, so
+the event loop stays free while the model runs. Prompts are left-padded and generated together;
+each row stops at its own ``max_tokens``. Every request owns its future, so answers cannot cross
+between callers; a batch that fails fails only its own callers and the batcher goes on.
+
+torch and transformers are imported when the backend starts, never at import time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from subnet.miner.adapters import (
+    OutputAdapter,
+    forced_function,
+    format_for_template,
+    native_format,
+    native_history,
+    template_takes_tools,
+    text_history,
+)
+from subnet.miner.base import (
+    BadModelRequest,
+    GenerationRequest,
+    GenerationResult,
+    ModelError,
+    ModelLoadError,
+    ModelOptions,
+    Usage,
+)
+
+if TYPE_CHECKING:
+    import torch
+
+log = logging.getLogger(__name__)
+
+_DTYPES = ("bfloat16", "float16", "float32")
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A rendered prompt: the text the model continues, the forced start of its answer, and whether
+    the answer may hold calls (``tool_choice: none`` says it may not)."""
+
+    text: str
+    prefix: str
+    allow_calls: bool
+
+
+def build_prompt(
+    tokenizer: Any, adapter: OutputAdapter, requested_format: str, request: GenerationRequest
+) -> Prompt:
+    """Render a request with the model's chat template.
+
+    The template's own tool rendering (``tools=``) is used when it has one and it speaks the
+    chosen format; otherwise the adapter's system prompt describes the tools.
+    """
+    template = getattr(tokenizer, "chat_template", None)
+    template = template if isinstance(template, str) else None
+    tools = [] if request.tool_choice == "none" else list(request.tools)
+    native = template_takes_tools(template) and (
+        requested_format == "auto" or native_format(template) == adapter.name
+    )
+    if native:
+        messages = native_history(request.messages)
+        extra: dict[str, Any] = {"tools": tools} if tools else {}
+    else:
+        messages = text_history(adapter, request.messages, tools)
+        extra = {}
+    text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True, **extra)
+    must_call, function_name = forced_function(request.tool_choice, tools)
+    prefix = adapter.forced_prefix(function_name) if must_call and tools else ""
+    return Prompt(text=str(text) + prefix, prefix=prefix, allow_calls=bool(tools))
+
+
+@dataclass
+class _Pending:
+    request: GenerationRequest
+    future: asyncio.Future[GenerationResult]
+    temperature: float
+    arrived: float = field(default_factory=time.monotonic)
+
+
+def _sampling_temperature(request: GenerationRequest) -> float:
+    # Greedy unless the caller asks for a positive temperature.
+    return float(request.temperature) if request.temperature and request.temperature > 0 else 0.0
+
+
+class TransformersBackend:
+    """A transformers causal LM behind a dynamic batcher. See the module docstring."""
+
+    def __init__(self, options: ModelOptions) -> None:
+        self.options = options
+        self.model: Any = None
+        self.tokenizer: Any = None
+        self.adapter: OutputAdapter | None = None
+        self.device = "cpu"
+        self.dtype = "float32"
+        self.model_dir = ""
+        self._executor: ThreadPoolExecutor | None = None
+        self._pending: deque[_Pending] = deque()
+        self._arrival: asyncio.Event | None = None
+        self._batcher: asyncio.Task[None] | None = None
+        self._closing = False
+        self.batches_run = 0  # for tests and the benchmark: how many generate calls were made
+
+    # -- life cycle ---------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Load the model (in the generation thread) and start the batcher."""
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="miner-generate")
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self._executor, self._load)
+        self._arrival = asyncio.Event()
+        self._batcher = asyncio.create_task(self._batch_loop(), name="miner-batcher")
+
+    async def close(self) -> None:
+        """Stop taking requests, fail the waiting ones, let the running batch finish, free the thread."""
+        self._closing = True
+        while self._pending:
+            pending = self._pending.popleft()
+            if not pending.future.done():
+                pending.future.set_exception(ModelError("the miner is shutting down"))
+        if self._batcher is not None:
+            self._batcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._batcher
+            self._batcher = None
+        if self._executor is not None:
+            await asyncio.get_running_loop().run_in_executor(None, self._executor.shutdown, True)
+            self._executor = None
+
+    def describe(self) -> str:
+        adapter = self.adapter.name if self.adapter else self.options.format
+        return f"{self.options.served_name} (transformers, {self.device} {self.dtype}, format {adapter})"
+
+    # -- loading ------------------------------------------------------------------------------
+
+    def _resolve_path(self) -> str:
+        path = self.options.path
+        if not path:
+            raise ModelLoadError(
+                "--model.path is required for the transformers backend (a model folder or 'demo')"
+            )
+        if path == "demo":
+            from subnet.miner.demo import ensure_demo_model
+
+            return str(ensure_demo_model(self.options.cache_dir))
+        folder = Path(path).expanduser()
+        if folder.is_dir():
+            if not (folder / "config.json").is_file():
+                raise ModelLoadError(f"model folder {folder} has no config.json; is it a transformers model?")
+            return str(folder)
+        if folder.exists() or path.startswith((".", "/", "~")) or path.count("/") != 1:
+            raise ModelLoadError(f"model path {path} is not a model folder")
+        return path  # a hub id: loads only where a hub is reachable (or cached)
+
+    def _load(self) -> None:
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        self.model_dir = self._resolve_path()
+        self.device = self._pick_device(torch)
+        self.dtype = self._pick_dtype(self.device)
+        trust = self.options.trust_remote_code
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(self.model_dir, trust_remote_code=trust)
+            model: Any = AutoModelForCausalLM.from_pretrained(
+                self.model_dir, dtype=getattr(torch, self.dtype), trust_remote_code=trust
+            )
+        except (OSError, ValueError) as error:
+            first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            raise ModelLoadError(f"cannot load model {self.options.path}: {first_line}") from error
+        model.to(self.device)
+        model.eval()
+        tokenizer.padding_side = "left"
+        if tokenizer.pad_token_id is None:
+            tokenizer.pad_token = tokenizer.eos_token
+        if not isinstance(getattr(tokenizer, "chat_template", None), str):
+            raise ModelLoadError(
+                f"model {self.options.path} has no chat template; the miner needs a chat model"
+            )
+        self.adapter = format_for_template(self.options.format, tokenizer.chat_template)
+        self.tokenizer = tokenizer
+        self.model = model
+
+    def _pick_device(self, torch_module: Any) -> str:
+        device = self.options.device
+        if device == "auto":
+            return "cuda" if torch_module.cuda.is_available() else "cpu"
+        if device.startswith("cuda") and not torch_module.cuda.is_available():
+            raise ModelLoadError(f"--model.device {device} asked for, but torch sees no CUDA device")
+        return device
+
+    def _pick_dtype(self, device: str) -> str:
+        dtype = self.options.dtype
+        if dtype == "auto":
+            return "bfloat16" if device.startswith("cuda") else "float32"
+        if dtype not in _DTYPES:
+            raise ModelLoadError(f"--model.dtype {dtype} is not one of auto, {', '.join(_DTYPES)}")
+        return dtype
+
+    # -- requests -----------------------------------------------------------------------------
+
+    async def generate(self, request: GenerationRequest) -> GenerationResult:
+        """Queue one request for the next batch and wait for its own answer."""
+        if self._closing or self._arrival is None:
+            raise ModelError("the model is not serving (starting up or shutting down)")
+        future: asyncio.Future[GenerationResult] = asyncio.get_running_loop().create_future()
+        self._pending.append(_Pending(request, future, _sampling_temperature(request)))
+        self._arrival.set()
+        return await future
+
+    async def _batch_loop(self) -> None:
+        assert self._arrival is not None and self._executor is not None
+        loop = asyncio.get_running_loop()
+        while True:
+            if not self._pending:
+                self._arrival.clear()
+                await self._arrival.wait()
+                continue
+            await self._gather()
+            batch = self._take_batch()
+            if not batch:
+                continue
+            try:
+                outcomes = await loop.run_in_executor(
+                    self._executor, self._run_batch, [pending.request for pending in batch]
+                )
+            except Exception as error:  # one bad batch must not stop the miner
+                log.exception("generation of a batch of %d failed", len(batch))
+                outcomes = [ModelError(f"generation failed: {type(error).__name__}: {error}")] * len(batch)
+            self.batches_run += 1
+            for pending, outcome in zip(batch, outcomes, strict=True):
+                if pending.future.done():  # the caller went away
+                    continue
+                if isinstance(outcome, ModelError):
+                    pending.future.set_exception(outcome)
+                else:
+                    pending.future.set_result(outcome)
+
+    async def _gather(self) -> None:
+        """Wait until the oldest request has waited batch_wait_ms, or a full batch is there."""
+        assert self._arrival is not None
+        deadline = self._pending[0].arrived + self.options.batch_wait_ms / 1000
+        while len(self._pending) < self.options.max_batch:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return
+            self._arrival.clear()
+            try:
+                await asyncio.wait_for(self._arrival.wait(), remaining)
+            except TimeoutError:
+                return
+
+    def _take_batch(self) -> list[_Pending]:
+        """Up to max_batch live requests that decode alike (same temperature), oldest first."""
+        while self._pending and self._pending[0].future.done():
+            self._pending.popleft()
+        if not self._pending:
+            return []
+        temperature = self._pending[0].temperature
+        batch: list[_Pending] = []
+        kept: deque[_Pending] = deque()
+        while self._pending:
+            pending = self._pending.popleft()
+            if pending.future.done():
+                continue
+            if len(batch) < self.options.max_batch and pending.temperature == temperature:
+                batch.append(pending)
+            else:
+                kept.append(pending)
+        self._pending = kept
+        return batch
+
+    # -- the generation thread ----------------------------------------------------------------
+
+    def _run_batch(self, requests: list[GenerationRequest]) -> list[GenerationResult | ModelError]:
+        """Render, generate together, split: one outcome per request, in order."""
+        outcomes: list[GenerationResult | ModelError | None] = [None] * len(requests)
+        rows: list[tuple[int, Prompt, list[int], int]] = []
+        for index, request in enumerate(requests):
+            try:
+                prompt, token_ids, budget = self._prepare(request)
+            except ModelError as error:
+                outcomes[index] = error
+                continue
+            rows.append((index, prompt, token_ids, budget))
+        if rows:
+            generated = self._generate_rows(
+                [token_ids for _, _, token_ids, _ in rows],
+                [budget for _, _, _, budget in rows],
+                _sampling_temperature(requests[rows[0][0]]),
+            )
+            for (index, prompt, token_ids, budget), new_tokens in zip(rows, generated, strict=True):
+                outcomes[index] = self._finish(prompt, len(token_ids), new_tokens, budget)
+        return [outcome if outcome is not None else ModelError("no outcome") for outcome in outcomes]
+
+    def _prepare(self, request: GenerationRequest) -> tuple[Prompt, list[int], int]:
+        assert self.adapter is not None
+        try:
+            prompt = build_prompt(self.tokenizer, self.adapter, self.options.format, request)
+        except Exception as error:  # the template refused these messages: that request's fault only
+            raise BadModelRequest(f"the chat template cannot render these messages: {error}") from error
+        token_ids = list(self.tokenizer(prompt.text, add_special_tokens=False)["input_ids"])
+        budget = min(request.max_tokens or self.options.max_new_tokens, self.options.max_new_tokens)
+        limit = getattr(self.model.config, "max_position_embeddings", None)
+        if isinstance(limit, int) and len(token_ids) + budget > limit:
+            raise BadModelRequest(
+                f"prompt of {len(token_ids)} tokens plus {budget} new tokens exceeds the model's {limit}"
+            )
+        return prompt, token_ids, budget
+
+    def _generate_rows(
+        self, prompts: list[list[int]], budgets: list[int], temperature: float
+    ) -> list[list[int]]:
+        import torch
+        from transformers import GenerationConfig, StoppingCriteriaList
+
+        pad_id = int(self.tokenizer.pad_token_id)
+        width = max(len(ids) for ids in prompts)
+        input_ids = torch.full((len(prompts), width), pad_id, dtype=torch.long)
+        attention = torch.zeros((len(prompts), width), dtype=torch.long)
+        for row, ids in enumerate(prompts):
+            input_ids[row, width - len(ids) :] = torch.tensor(ids, dtype=torch.long)
+            attention[row, width - len(ids) :] = 1
+        config = GenerationConfig(
+            max_new_tokens=max(budgets),
+            do_sample=temperature > 0,
+            temperature=temperature if temperature > 0 else None,
+            top_p=None,
+            top_k=None,
+            pad_token_id=pad_id,
+            eos_token_id=self._eos_ids(),
+        )
+        with torch.inference_mode():
+            output = self.model.generate(
+                input_ids=input_ids.to(self.device),
+                attention_mask=attention.to(self.device),
+                generation_config=config,
+                stopping_criteria=StoppingCriteriaList([_RowBudgets(width, budgets)]),
+            )
+        new_tokens = output[:, width:].tolist()
+        return [row[:budget] for row, budget in zip(new_tokens, budgets, strict=True)]
+
+    def _eos_ids(self) -> list[int]:
+        ids = self.model.generation_config.eos_token_id
+        ids = ids if isinstance(ids, list) else [ids]
+        ids = [int(i) for i in ids if i is not None]
+        if self.tokenizer.eos_token_id is not None and self.tokenizer.eos_token_id not in ids:
+            ids.append(int(self.tokenizer.eos_token_id))
+        return ids
+
+    def _finish(
+        self, prompt: Prompt, prompt_tokens: int, new_tokens: list[int], budget: int
+    ) -> GenerationResult:
+        assert self.adapter is not None
+        eos = set(self._eos_ids())
+        stop = next((position for position, token in enumerate(new_tokens) if token in eos), None)
+        kept = new_tokens if stop is None else new_tokens[:stop]
+        text = prompt.prefix + self.tokenizer.decode(kept, skip_special_tokens=True)
+        answer = self.adapter.read(text, allow_calls=prompt.allow_calls)
+        if answer.tool_calls:
+            finish = "tool_calls"
+        elif stop is None and len(new_tokens) >= budget:
+            finish = "length"
+        else:
+            finish = "stop"
+        return GenerationResult(
+            tool_calls=answer.tool_calls,
+            content=answer.content,
+            usage=Usage(prompt_tokens=prompt_tokens, completion_tokens=len(kept) + (stop is not None)),
+            finish_reason=finish,
+            raw_text=text,
+        )
+
+
+class _RowBudgets:
+    """Stops each row of a batch at its own token budget (rows stop independently in generate)."""
+
+    def __init__(self, prompt_width: int, budgets: list[int]) -> None:
+        self.prompt_width = prompt_width
+        self.budgets = budgets
+        self._limits: torch.Tensor | None = None
+
+    def __call__(self, input_ids: torch.Tensor, scores: Any, **kwargs: Any) -> torch.Tensor:
+        import torch
+
+        if self._limits is None:
+            self._limits = torch.tensor(self.budgets, device=input_ids.device)
+        return (input_ids.shape[1] - self.prompt_width) >= self._limits

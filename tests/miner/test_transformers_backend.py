@@ -1,0 +1,231 @@
+"""The transformers backend on a tiny random Llama built in a fixture: loading, templates with
+tools, dynamic batching that keeps every answer with its own caller, failures kept to one batch."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from subnet.miner import GenerationRequest, ModelLoadError, ModelOptions, build_backend
+from subnet.miner.base import BadModelRequest, ModelError
+from subnet.miner.transformers_backend import TransformersBackend, build_prompt
+
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Current weather for a city.",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    },
+}
+
+# Prompts of different content and length, so rows are padded differently in a batch.
+PROMPTS = [
+    "weather in paris",
+    "how much is the stock price of symbol for the flight to tokyo please",
+    "book hotel",
+    "convert currency amount from to list files read path json python code block",
+    "what is the time in berlin",
+    "search query limit",
+]
+
+
+def _request(text: str, max_tokens: int = 12, **extra: Any) -> GenerationRequest:
+    return GenerationRequest(
+        messages=[{"role": "user", "content": text}], tools=[WEATHER], max_tokens=max_tokens, **extra
+    )
+
+
+async def _started(folder: Path, **options: Any) -> TransformersBackend:
+    backend = build_backend(ModelOptions(path=str(folder), **options))
+    assert isinstance(backend, TransformersBackend)
+    await backend.start()
+    return backend
+
+
+@pytest.fixture
+async def batching(tiny_model_dir: Path) -> AsyncIterator[TransformersBackend]:
+    backend = await _started(tiny_model_dir, batch_wait_ms=300, max_batch=8, max_new_tokens=24)
+    yield backend
+    await backend.close()
+
+
+@pytest.fixture
+async def one_at_a_time(tiny_model_dir: Path) -> AsyncIterator[TransformersBackend]:
+    backend = await _started(tiny_model_dir, batch_wait_ms=0, max_batch=1, max_new_tokens=24)
+    yield backend
+    await backend.close()
+
+
+async def test_loads_on_cpu_in_float32_with_the_templates_format(batching: TransformersBackend) -> None:
+    assert (batching.device, batching.dtype) == ("cpu", "float32")
+    assert batching.adapter is not None and batching.adapter.name == "hermes"
+    assert "transformers, cpu float32, format hermes" in batching.describe()
+
+
+async def test_the_chat_template_renders_the_tools(batching: TransformersBackend) -> None:
+    assert batching.adapter is not None
+    prompt = build_prompt(batching.tokenizer, batching.adapter, "auto", _request("weather in paris"))
+    assert '"name": "get_weather"' in prompt.text and "<tools>" in prompt.text
+    assert prompt.text.endswith("<|im_start|>assistant\n") and prompt.prefix == "" and prompt.allow_calls
+    forced = build_prompt(
+        batching.tokenizer,
+        batching.adapter,
+        "auto",
+        _request("weather", tool_choice={"type": "function", "function": {"name": "get_weather"}}),
+    )
+    assert forced.text.endswith('<tool_call>\n{"name": "get_weather", "arguments": ')
+    silent = build_prompt(
+        batching.tokenizer, batching.adapter, "auto", _request("weather", tool_choice="none")
+    )
+    assert "<tools>" not in silent.text and not silent.allow_calls
+
+
+async def test_a_template_without_tools_gets_the_adapters_prompt(plain_tiny_model_dir: Path) -> None:
+    backend = await _started(plain_tiny_model_dir, format="json", max_new_tokens=4)
+    try:
+        assert backend.adapter is not None and backend.adapter.name == "json"
+        prompt = build_prompt(backend.tokenizer, backend.adapter, "json", _request("weather in paris"))
+        assert prompt.text.startswith("<|im_start|>system\nYou choose function calls.")
+        assert "get_weather" in prompt.text
+        result = await backend.generate(_request("weather in paris", max_tokens=4))
+        assert result.usage.completion_tokens <= 4
+    finally:
+        await backend.close()
+
+
+async def test_concurrent_requests_are_batched_and_each_gets_its_own_answer(
+    batching: TransformersBackend, one_at_a_time: TransformersBackend
+) -> None:
+    budgets = [6 + 3 * index for index in range(len(PROMPTS))]
+    requests = [_request(text, budget) for text, budget in zip(PROMPTS, budgets, strict=True)]
+
+    batched = await asyncio.gather(*(batching.generate(request) for request in requests))
+    alone = [await one_at_a_time.generate(request) for request in requests]
+
+    assert batching.batches_run == 1  # all six went through one generate call
+    assert one_at_a_time.batches_run == len(requests)
+    # Greedy decoding: a left-padded row decodes exactly as the same prompt alone.
+    assert [result.raw_text for result in batched] == [result.raw_text for result in alone]
+    assert len({result.raw_text for result in batched}) == len(requests)  # answers are distinguishable
+    for result, budget in zip(batched, budgets, strict=True):
+        assert 0 < result.usage.completion_tokens <= budget
+        assert result.usage.prompt_tokens > 0
+        assert result.finish_reason in {"stop", "length", "tool_calls"}
+
+
+async def test_batches_form_while_the_model_is_busy(tiny_model_dir: Path) -> None:
+    backend = await _started(tiny_model_dir, batch_wait_ms=0, max_batch=4, max_new_tokens=8)
+    try:
+        results = await asyncio.gather(*(backend.generate(_request(text, 8)) for text in PROMPTS * 2))
+        assert len(results) == 12
+        # With no wait the first request goes alone; the rest queue up behind it in batches of <= 4.
+        assert 3 <= backend.batches_run < 12
+    finally:
+        await backend.close()
+
+
+async def test_max_tokens_caps_each_row(batching: TransformersBackend) -> None:
+    short, long = await asyncio.gather(
+        batching.generate(_request(PROMPTS[1], 2)), batching.generate(_request(PROMPTS[1], 20))
+    )
+    assert short.usage.completion_tokens <= 2
+    assert long.raw_text.startswith(short.raw_text)
+
+
+async def test_a_model_answer_in_the_format_becomes_tool_calls(batching: TransformersBackend) -> None:
+    prompt = build_prompt(
+        batching.tokenizer,
+        batching.adapter,  # type: ignore[arg-type]
+        "auto",
+        _request("weather", tool_choice={"type": "function", "function": {"name": "get_weather"}}),
+    )
+    continuation = batching.tokenizer('{"city": "Paris"}}\n</tool_call>', add_special_tokens=False)[
+        "input_ids"
+    ]
+    eos = batching.tokenizer.eos_token_id
+    result = batching._finish(prompt, 10, [*continuation, eos, eos], budget=40)
+    assert result.finish_reason == "tool_calls"
+    assert result.content is None and result.tool_calls is not None
+    assert result.tool_calls[0]["function"]["name"] == "get_weather"
+    assert json.loads(result.tool_calls[0]["function"]["arguments"]) == {"city": "Paris"}
+    assert result.usage.completion_tokens == len(continuation) + 1
+
+
+async def test_a_failing_batch_fails_only_its_callers(
+    batching: TransformersBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_generate = batching.model.generate
+    calls = {"n": 0}
+
+    def generate_once_broken(*args: Any, **kwargs: Any) -> Any:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise RuntimeError("CUDA error: device-side assert triggered")
+        return real_generate(*args, **kwargs)
+
+    monkeypatch.setattr(batching.model, "generate", generate_once_broken)
+    failed = await asyncio.gather(
+        *(batching.generate(_request(text)) for text in PROMPTS[:3]), return_exceptions=True
+    )
+    assert all(isinstance(error, ModelError) and "generation failed" in str(error) for error in failed)
+    after = await asyncio.gather(*(batching.generate(_request(text)) for text in PROMPTS[:3]))
+    assert all(result.usage.completion_tokens > 0 for result in after)
+
+
+async def test_an_oversized_prompt_fails_alone_in_its_batch(batching: TransformersBackend) -> None:
+    huge = "weather " * 3000
+    results = await asyncio.gather(
+        batching.generate(_request(PROMPTS[0])), batching.generate(_request(huge)), return_exceptions=True
+    )
+    assert not isinstance(results[0], BaseException) and results[0].usage.completion_tokens > 0
+    assert isinstance(results[1], BadModelRequest) and "exceeds the model's 2048" in str(results[1])
+
+
+async def test_a_cancelled_caller_does_not_disturb_the_others(batching: TransformersBackend) -> None:
+    doomed = asyncio.ensure_future(batching.generate(_request(PROMPTS[0])))
+    kept = asyncio.ensure_future(batching.generate(_request(PROMPTS[2])))
+    await asyncio.sleep(0.01)
+    doomed.cancel()
+    result = await kept
+    assert result.usage.completion_tokens > 0
+    assert doomed.cancelled()
+
+
+async def test_close_fails_waiting_requests_and_refuses_new_ones(tiny_model_dir: Path) -> None:
+    backend = await _started(tiny_model_dir, batch_wait_ms=5_000, max_batch=8)
+    waiting = asyncio.ensure_future(backend.generate(_request(PROMPTS[0])))
+    await asyncio.sleep(0.05)
+    await backend.close()
+    with pytest.raises(ModelError, match="shutting down"):
+        await waiting
+    with pytest.raises(ModelError, match="not serving"):
+        await backend.generate(_request(PROMPTS[0]))
+
+
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [(None, "--model.path is required"), ("/nonexistent/model", "is not a model folder")],
+)
+async def test_bad_model_paths_are_one_clear_error(path: str | None, message: str) -> None:
+    backend = build_backend(ModelOptions(path=path))
+    with pytest.raises(ModelLoadError, match=message):
+        await backend.start()
+    await backend.close()
+
+
+async def test_a_folder_that_is_not_a_model_is_refused(tmp_path: Path) -> None:
+    backend = build_backend(ModelOptions(path=str(tmp_path)))
+    with pytest.raises(ModelLoadError, match=r"has no config\.json"):
+        await backend.start()
+    await backend.close()
+
+
+def test_unknown_backend_is_one_clear_error() -> None:
+    with pytest.raises(ModelLoadError, match="unknown model backend 'vllm'"):
+        build_backend(ModelOptions(backend="vllm"))
