@@ -1,0 +1,39 @@
+"""Task generation for the subnet: tool library, BFCL categories, tool_shuffle, rotation, sources.
+
+Public API::
+
+    generate(seed, n, mix=None, sources=None) -> list[Task]
+    variant(task, seed) -> Task
+    derive_round_seed(secret, netuid, block_hash, round_number) -> bytes
+    derive_miner_seed(round_seed, hotkey) -> bytes
+    CATEGORIES, Task, Source, load_bfcl, load_xlam, load_sources, parse_source_shares
+"""
+
+from __future__ import annotations
+
+from tasks.categories import CATEGORIES, Category, default_mix
+from tasks.errors import SourceFileError, TaskConfigError
+from tasks.generate import BUILTIN, Source, generate, variant
+from tasks.model import GENERATOR_VERSION, Task
+from tasks.seeding import derive_miner_seed, derive_round_seed
+from tasks.sources import load_bfcl, load_sources, load_xlam, parse_source_shares
+
+__all__ = [
+    "BUILTIN",
+    "CATEGORIES",
+    "GENERATOR_VERSION",
+    "Category",
+    "Source",
+    "SourceFileError",
+    "Task",
+    "TaskConfigError",
+    "default_mix",
+    "derive_miner_seed",
+    "derive_round_seed",
+    "generate",
+    "load_bfcl",
+    "load_sources",
+    "load_xlam",
+    "parse_source_shares",
+    "variant",
+]

@@ -1,0 +1,191 @@
+"""Turning library tools into requests and BFCL expected answers.
+
+``instantiate`` fills one request template of a tool with freshly drawn values and returns the
+request text with the matching expected call. Optional parameters the person did not mention
+accept their default or omission (``""``); mentioned values that equal the default accept
+omission too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from random import Random
+from typing import Any
+
+from tasks.library import by_domain, tools
+from tasks.spec import NO_DEFAULT, Param, ToolSpec, template_fields
+
+__all__ = ["Instance", "decorate", "instantiate", "join_requests"]
+
+_OPENERS = (
+    "",
+    "",
+    "",
+    "",
+    "hey, ",
+    "hi! ",
+    "quick one: ",
+    "ok so ",
+    "please ",
+    "hello - ",
+    "um, ",
+    "so, ",
+    "morning! ",
+    "yo, ",
+    "hey there, ",
+    "one thing: ",
+)
+_CLOSERS = (
+    "",
+    "",
+    "",
+    "",
+    " thanks",
+    " thx!",
+    " please.",
+    " asap",
+    " :)",
+    " cheers",
+    " ty",
+    " when you get a sec",
+    " - thanks in advance",
+    "!",
+    " please and thank you",
+)
+_JOINERS = (" Also, ", " And ", ". Then ", "; plus ", " - and ", ". After that, ", ". Oh, and ", "\n")
+
+
+@dataclass(frozen=True, slots=True)
+class Instance:
+    """One filled request template: the words and the call that answers them."""
+
+    text: str
+    call: dict[str, dict[str, list[Any]]]
+
+
+@cache
+def _params(spec: ToolSpec) -> dict[str, Param]:
+    return {param.name: param for param in spec.params}
+
+
+@cache
+def templates_with(spec: ToolSpec, param_name: str) -> tuple[str, ...]:
+    """The tool's templates that mention a parameter."""
+    return tuple(t for t in spec.templates if param_name in template_fields(t))
+
+
+def instantiate(
+    spec: ToolSpec, rng: Random, template: str | None = None, vague: str | None = None
+) -> Instance:
+    """Fill a template (random when None) with drawn values; ``vague`` names a parameter that
+    is only alluded to, never given (its phrase comes from the generator's vague list)."""
+    if template is None:
+        template = spec.templates[rng.randrange(len(spec.templates))]
+    params = _params(spec)
+    texts: dict[str, str] = {}
+    drawn_args: dict[str, list[Any]] = {}
+    drawn_by_gen: list[tuple[object, Any]] = []
+    for name in template_fields(template):
+        param = params[name]
+        if name == vague:
+            phrases = param.gen.vague
+            texts[name] = phrases[rng.randrange(len(phrases))]
+            continue
+        drawn = param.gen.draw(rng)
+        for _ in range(8):
+            if not any(gen is param.gen and value == drawn.accepted[0] for gen, value in drawn_by_gen):
+                break
+            drawn = param.gen.draw(rng)
+        drawn_by_gen.append((param.gen, drawn.accepted[0]))
+        texts[name] = drawn.text
+        accepted = list(drawn.accepted)
+        if not param.required and param.default is not NO_DEFAULT and _same(accepted[0], param.default):
+            accepted.append("")
+        drawn_args[name] = accepted
+    args: dict[str, list[Any]] = {}
+    for param in spec.params:
+        if param.name in drawn_args:
+            args[param.name] = drawn_args[param.name]
+        elif param.name == vague or param.required:
+            continue
+        elif param.default is NO_DEFAULT:
+            args[param.name] = [""]
+        else:
+            args[param.name] = [param.default, ""]
+    return Instance(template.format_map(texts), {spec.name: args})
+
+
+def _same(value: Any, default: Any) -> bool:
+    return type(value) is type(default) and value == default
+
+
+def decorate(text: str, rng: Random) -> str:
+    """Add a casual opener and closer, as people do."""
+    opener = _OPENERS[rng.randrange(len(_OPENERS))]
+    closer = _CLOSERS[rng.randrange(len(_CLOSERS))]
+    if not opener and rng.random() < 0.5:
+        text = text[:1].upper() + text[1:]
+    return f"{opener}{text}{closer}"
+
+
+def join_requests(texts: list[str], rng: Random) -> str:
+    """Join several requests into one message."""
+    out = texts[0]
+    for text in texts[1:]:
+        joiner = _JOINERS[rng.randrange(len(_JOINERS))]
+        out += joiner + (text[:1].upper() + text[1:] if joiner.endswith((". ", "\n")) else text)
+    return out
+
+
+def _conflict(a: ToolSpec, b: ToolSpec) -> bool:
+    return a is b or bool(set(a.conflicts) & set(b.conflicts))
+
+
+def is_meta(spec: ToolSpec) -> bool:
+    """Tools that ask the user or a human (clarify, escalate): a plausible answer to any request."""
+    return "meta" in spec.conflicts
+
+
+def pick_tool(
+    rng: Random, exclude: tuple[ToolSpec, ...] = (), pool: tuple[ToolSpec, ...] | None = None
+) -> ToolSpec:
+    """A random library tool not conflicting with any in ``exclude``."""
+    candidates = pool if pool is not None else tools()
+    for _ in range(32):
+        spec = candidates[rng.randrange(len(candidates))]
+        if not any(_conflict(spec, other) for other in exclude):
+            return spec
+    for spec in candidates:
+        if not any(_conflict(spec, other) for other in exclude):
+            return spec
+    raise LookupError("no library tool fits")
+
+
+def near_misses(
+    gold: tuple[ToolSpec, ...],
+    count: int,
+    rng: Random,
+    same_domain_first: bool = True,
+    allow_meta: bool = True,
+) -> list[ToolSpec]:
+    """Distractor tools: from the gold tools' domains first (near misses), then from anywhere.
+    Never a gold tool, never one that could serve the same request."""
+    chosen: list[ToolSpec] = []
+    domains = {spec.domain for spec in gold}
+    if same_domain_first:
+        local = [spec for domain in sorted(domains) for spec in by_domain()[domain]]
+        rng.shuffle(local)
+    else:
+        local = []
+    everything = list(tools())
+    rng.shuffle(everything)
+    for spec in [*local, *everything]:
+        if len(chosen) == count:
+            break
+        if spec in chosen or any(_conflict(spec, g) for g in gold) or (not allow_meta and is_meta(spec)):
+            continue
+        if any(_conflict(spec, other) for other in chosen):
+            continue
+        chosen.append(spec)
+    return chosen

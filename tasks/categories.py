@@ -1,0 +1,169 @@
+"""The category registry: how each kind of task is built, scored and how often it appears.
+
+Adding a category is adding an entry to ``CATEGORIES``: a builder that draws a ``Draft`` from a
+seeded ``random.Random``, the category name ``scoring.check`` dispatches on, and a default share.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from random import Random
+from types import MappingProxyType
+from typing import Any
+
+from tasks.builtin import (
+    decorate,
+    instantiate,
+    is_meta,
+    join_requests,
+    near_misses,
+    pick_tool,
+    templates_with,
+)
+from tasks.library import by_domain, tools
+from tasks.spec import ToolSpec
+
+__all__ = ["CATEGORIES", "Category", "Draft", "default_mix"]
+
+
+@dataclass(frozen=True, slots=True)
+class Draft:
+    """A built task before its surface is shuffled: request, tools offered, expected calls."""
+
+    request: str
+    tools: tuple[ToolSpec, ...]
+    expected: list[dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class Category:
+    """One registry entry."""
+
+    name: str
+    build: Callable[[Random], Draft]
+    scoring_category: str
+    share: float
+    description: str
+
+
+def _simple(rng: Random) -> Draft:
+    spec = pick_tool(rng)
+    instance = instantiate(spec, rng)
+    return Draft(decorate(instance.text, rng), (spec,), [instance.call])
+
+
+def _multiple(rng: Random) -> Draft:
+    spec = pick_tool(rng)
+    instance = instantiate(spec, rng)
+    distractors = near_misses((spec,), rng.randint(2, 4), rng)
+    offered = [spec, *distractors]
+    rng.shuffle(offered)
+    return Draft(decorate(instance.text, rng), tuple(offered), [instance.call])
+
+
+def _calls_of(spec: ToolSpec, count: int, rng: Random) -> tuple[list[str], list[dict[str, Any]]]:
+    """``count`` distinct requests to one tool, with distinct templates while they last."""
+    order = list(range(len(spec.templates)))
+    rng.shuffle(order)
+    texts: list[str] = []
+    calls: list[dict[str, Any]] = []
+    for index in range(count):
+        template = spec.templates[order[index % len(order)]]
+        for _ in range(8):
+            instance = instantiate(spec, rng, template)
+            if instance.call not in calls:
+                break
+        texts.append(instance.text)
+        calls.append(instance.call)
+    return texts, calls
+
+
+def _parallel(rng: Random) -> Draft:
+    spec = pick_tool(rng)
+    texts, calls = _calls_of(spec, rng.randint(2, 4), rng)
+    return Draft(decorate(join_requests(texts, rng), rng), (spec,), calls)
+
+
+def _parallel_multiple(rng: Random) -> Draft:
+    first = pick_tool(rng)
+    pool = by_domain()[first.domain] if rng.random() < 0.5 else tools()
+    chosen = [first]
+    for _ in range(rng.randint(1, 2)):
+        chosen.append(
+            pick_tool(rng, exclude=tuple(chosen), pool=pool if len(pool) > len(chosen) + 1 else None)
+        )
+    pieces: list[tuple[str, dict[str, Any]]] = []
+    for index, spec in enumerate(chosen):
+        count = 2 if index == 0 and len(chosen) == 2 and rng.random() < 0.5 else 1
+        texts, calls = _calls_of(spec, count, rng)
+        pieces.extend(zip(texts, calls, strict=True))
+    rng.shuffle(pieces)
+    distractors = near_misses(tuple(chosen), rng.randint(0, 2), rng)
+    offered = [*chosen, *distractors]
+    rng.shuffle(offered)
+    text = join_requests([text for text, _ in pieces], rng)
+    return Draft(decorate(text, rng), tuple(offered), [call for _, call in pieces])
+
+
+def _irrelevance(rng: Random) -> Draft:
+    asked = pick_tool(rng)
+    instance = instantiate(asked, rng)
+    offered: list[ToolSpec] = []
+    unrelated = [spec for spec in tools() if spec.domain != asked.domain and not is_meta(spec)]
+    for spec in near_misses((asked,), rng.randint(1, 4), rng, same_domain_first=False, allow_meta=False):
+        if spec.domain != asked.domain:
+            offered.append(spec)
+    if not offered:
+        offered.append(unrelated[rng.randrange(len(unrelated))])
+    return Draft(decorate(instance.text, rng), tuple(offered), [])
+
+
+def _missing_param(rng: Random) -> Draft:
+    for _ in range(64):
+        spec = pick_tool(rng)
+        if is_meta(spec):
+            continue
+        candidates = [p for p in spec.params if p.required and p.gen.vague and templates_with(spec, p.name)]
+        if candidates:
+            break
+    else:  # pragma: no cover - the library always has such tools
+        raise LookupError("no tool with a required parameter that can be alluded to")
+    param = candidates[rng.randrange(len(candidates))]
+    options = templates_with(spec, param.name)
+    instance = instantiate(spec, rng, options[rng.randrange(len(options))], vague=param.name)
+    offered = [spec, *near_misses((spec,), rng.randint(0, 2), rng, allow_meta=False)]
+    rng.shuffle(offered)
+    return Draft(decorate(instance.text, rng), tuple(offered), [])
+
+
+CATEGORIES: Mapping[str, Category] = MappingProxyType(
+    {
+        entry.name: entry
+        for entry in (
+            Category("simple", _simple, "simple", 0.20, "one tool, one call"),
+            Category("multiple", _multiple, "multiple", 0.20, "one right call among near-miss tools"),
+            Category("parallel", _parallel, "parallel", 0.15, "the same function several times"),
+            Category(
+                "parallel_multiple",
+                _parallel_multiple,
+                "parallel_multiple",
+                0.15,
+                "several functions, one or more calls each",
+            ),
+            Category("irrelevance", _irrelevance, "irrelevance", 0.15, "no offered tool fits: make no call"),
+            Category(
+                "missing_param",
+                _missing_param,
+                "irrelevance",
+                0.15,
+                "a required value is missing from the request: ask, make no call",
+            ),
+        )
+    }
+)
+
+
+def default_mix() -> dict[str, float]:
+    """Category -> default share, from the registry."""
+    return {name: entry.share for name, entry in CATEGORIES.items()}

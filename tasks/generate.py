@@ -1,0 +1,150 @@
+"""Deterministic task sets: ``generate`` for a round, ``variant`` for one miner.
+
+Every task draws from its own ``random.Random`` seeded from SHA-256(round seed, index), so a
+task is reproducible alone and the set does not depend on hash randomisation or dict order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from random import Random
+
+from tasks.categories import CATEGORIES, default_mix
+from tasks.errors import TaskConfigError
+from tasks.model import GENERATOR_VERSION, Task
+from tasks.seeding import rng_from, seed_bytes, sub_seed
+from tasks.shuffle import shuffle_surface
+from tasks.spec import openai_tool
+
+__all__ = ["BUILTIN", "Source", "generate", "variant"]
+
+BUILTIN = "builtin"
+
+
+@dataclass(frozen=True)
+class Source:
+    """A task source and its share of a round. External sources carry their loaded pool."""
+
+    name: str
+    share: float
+    tasks: tuple[Task, ...] = ()
+
+
+def _allocate(shares: Sequence[tuple[str, float]], n: int) -> list[str]:
+    """``n`` slots split by share with the largest-remainder method (ties by listed order)."""
+    total = sum(share for _, share in shares)
+    exact = [(name, share * n / total) for name, share in shares]
+    counts = {name: int(value) for name, value in exact}
+    left = n - sum(counts.values())
+    by_remainder = sorted(range(len(exact)), key=lambda i: (-(exact[i][1] - int(exact[i][1])), i))
+    for index in by_remainder[:left]:
+        counts[exact[index][0]] += 1
+    return [name for name, _ in shares for _ in range(counts[name])]
+
+
+def _check_shares(shares: Mapping[str, float], what: str) -> list[tuple[str, float]]:
+    checked: list[tuple[str, float]] = []
+    for name, share in shares.items():
+        if not isinstance(share, int | float) or share < 0 or share != share:
+            raise TaskConfigError(f"{what} share for {name!r} must be a non-negative number, got {share!r}")
+        if share > 0:
+            checked.append((name, float(share)))
+    if not checked:
+        raise TaskConfigError(f"{what} shares must not all be zero")
+    return checked
+
+
+def _sources(sources: Sequence[Source] | Mapping[str, float] | None) -> list[Source]:
+    if sources is None:
+        return [Source(BUILTIN, 1.0)]
+    if isinstance(sources, Mapping):
+        listed = [Source(name, share) for name, share in sources.items()]
+    else:
+        listed = list(sources)
+    for source in listed:
+        if source.name != BUILTIN and source.share > 0 and not source.tasks:
+            raise TaskConfigError(f"source {source.name!r} has a share but no tasks were loaded for it")
+    return listed
+
+
+def generate(
+    seed: bytes | str | int,
+    n: int,
+    mix: Mapping[str, float] | None = None,
+    sources: Sequence[Source] | Mapping[str, float] | None = None,
+) -> list[Task]:
+    """``n`` tasks for a seed: the same seed gives the same tasks on any machine.
+
+    ``mix`` maps builtin categories to shares (default: the registry's shares); ``sources``
+    splits the round between the builtin generator and loaded external pools (see
+    ``tasks.sources.load_sources``). Every task's surface is shuffled with its own seed.
+    """
+    if n < 0:
+        raise TaskConfigError(f"n must not be negative, got {n}")
+    root = seed_bytes(seed)
+    mix = default_mix() if mix is None else mix
+    unknown = sorted(set(mix) - set(CATEGORIES))
+    if unknown:
+        raise TaskConfigError(
+            f"unknown categories in mix: {', '.join(unknown)} (known: {', '.join(CATEGORIES)})"
+        )
+    category_shares = _check_shares(mix, "category")
+    listed = _sources(sources)
+    source_shares = _check_shares({s.name: s.share for s in listed}, "source")
+    pools = {source.name: source.tasks for source in listed}
+    slots = _allocate(source_shares, n)
+    builtin_slots = iter(_allocate(category_shares, slots.count(BUILTIN)))
+    plan = [(name, next(builtin_slots) if name == BUILTIN else "") for name in slots]
+    rng_from(sub_seed(root, b"plan")).shuffle(plan)
+    return [_make_task(root, index, name, category, pools) for index, (name, category) in enumerate(plan)]
+
+
+def _make_task(
+    root: bytes, index: int, source: str, category: str, pools: Mapping[str, tuple[Task, ...]]
+) -> Task:
+    task_seed = sub_seed(root, b"task", index)
+    rng = rng_from(task_seed)
+    seed_hex = task_seed.hex()
+    if source == BUILTIN:
+        draft = CATEGORIES[category].build(rng)
+        tools = [openai_tool(spec) for spec in draft.tools]
+        surface = shuffle_surface(tools, draft.expected, rng)
+        messages = [{"role": "user", "content": draft.request}]
+    else:
+        pool = pools[source]
+        base = pool[rng.randrange(len(pool))]
+        category = base.category
+        surface = shuffle_surface(base.tools, base.expected, rng)
+        messages = [dict(message) for message in base.messages]
+    return Task(
+        id=f"{source}-{category}-{seed_hex[:16]}",
+        category=category,
+        messages=messages,
+        tools=surface.tools,
+        expected=surface.expected,
+        seed=seed_hex,
+        source=source,
+        generator_version=GENERATOR_VERSION,
+    )
+
+
+def variant(task: Task, seed: bytes | str | int) -> Task:
+    """The same task with a different surface (names, order, descriptions), for one miner.
+
+    Tools and expected answers are renamed together; every function name changes, so an answer
+    written for ``task`` (or for another miner's variant) does not pass on this one.
+    """
+    variant_seed = sub_seed(seed_bytes(seed), f"variant|{task.id}|{task.seed}".encode())
+    rng: Random = rng_from(variant_seed)
+    surface = shuffle_surface(task.tools, task.expected, rng)
+    return Task(
+        id=task.id,
+        category=task.category,
+        messages=[dict(message) for message in task.messages],
+        tools=surface.tools,
+        expected=surface.expected,
+        seed=variant_seed.hex(),
+        source=task.source,
+        generator_version=task.generator_version,
+    )

@@ -1,0 +1,348 @@
+"""Value generators shared by several domains of the tool library (places, people, ids, ...)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from random import Random
+
+from tasks.spec import NO_DEFAULT, Param
+from tasks.values import Composed, Drawn, Integer, Option, Pick, ValueGen, option, words
+
+_CITIES = (
+    ("Paris", "France"),
+    ("Tokyo", "Japan"),
+    ("Lima", "Peru"),
+    ("Nairobi", "Kenya"),
+    ("Toronto", "Canada"),
+    ("Berlin", "Germany"),
+    ("Madrid", "Spain"),
+    ("Lisbon", "Portugal"),
+    ("Oslo", "Norway"),
+    ("Seoul", "South Korea"),
+    ("Mumbai", "India"),
+    ("Cairo", "Egypt"),
+    ("Sydney", "Australia"),
+    ("Denver", "USA"),
+    ("Chicago", "USA"),
+    ("Austin", "USA"),
+    ("Boston", "USA"),
+    ("Seattle", "USA"),
+    ("Dublin", "Ireland"),
+    ("Prague", "Czech Republic"),
+    ("Vienna", "Austria"),
+    ("Warsaw", "Poland"),
+    ("Athens", "Greece"),
+    ("Istanbul", "Turkey"),
+    ("Bangkok", "Thailand"),
+    ("Hanoi", "Vietnam"),
+    ("Manila", "Philippines"),
+    ("Jakarta", "Indonesia"),
+    ("Santiago", "Chile"),
+    ("Bogota", "Colombia"),
+    ("Montreal", "Canada"),
+    ("Zurich", "Switzerland"),
+    ("Helsinki", "Finland"),
+    ("Reykjavik", "Iceland"),
+    ("Marrakesh", "Morocco"),
+    ("Accra", "Ghana"),
+    ("Auckland", "New Zealand"),
+    ("Osaka", "Japan"),
+    ("Kyoto", "Japan"),
+    ("Porto", "Portugal"),
+    ("Edinburgh", "United Kingdom"),
+    ("Manchester", "United Kingdom"),
+    ("Lyon", "France"),
+    ("Munich", "Germany"),
+    ("Valencia", "Spain"),
+    ("Florence", "Italy"),
+    ("Naples", "Italy"),
+    ("Krakow", "Poland"),
+    ("Budapest", "Hungary"),
+    ("Copenhagen", "Denmark"),
+)
+
+CITY = Pick(
+    tuple(option(f"{city}, {country}", city, say=(city, f"{city}, {country}")) for city, country in _CITIES),
+    vague=("my hometown", "where my sister lives", "the city I'm flying to", "our usual spot"),
+)
+
+FIRST_NAMES = (
+    "Maria",
+    "James",
+    "Aisha",
+    "Kenji",
+    "Sofia",
+    "Liam",
+    "Priya",
+    "Diego",
+    "Chloe",
+    "Omar",
+    "Hannah",
+    "Mateo",
+    "Yuki",
+    "Noah",
+    "Fatima",
+    "Lucas",
+    "Ingrid",
+    "Tariq",
+    "Elena",
+    "Ravi",
+    "Grace",
+    "Ivan",
+    "Zara",
+    "Felix",
+    "Amara",
+    "Jonas",
+    "Leila",
+    "Marco",
+    "Nadia",
+    "Oscar",
+)
+LAST_NAMES = (
+    "Lopez",
+    "Chen",
+    "Okafor",
+    "Tanaka",
+    "Rossi",
+    "Murphy",
+    "Patel",
+    "Novak",
+    "Silva",
+    "Berg",
+    "Haddad",
+    "Kim",
+    "Schmidt",
+    "Dubois",
+    "Nguyen",
+    "Costa",
+    "Larsen",
+    "Mensah",
+    "Ortiz",
+    "Walsh",
+)
+_DOMAINS = ("example.com", "acme.io", "mailhub.net", "studio.dev", "northwind.org", "contoso.co")
+
+PERSON = Composed(
+    (FIRST_NAMES, LAST_NAMES),
+    "{0} {1}",
+    vague=("my boss", "my landlord", "the new hire", "my colleague"),
+)
+EMAIL = Composed(
+    (tuple(n.lower() for n in FIRST_NAMES), tuple(n.lower() for n in LAST_NAMES), _DOMAINS),
+    "{0}.{1}@{2}",
+    vague=("my boss", "the client", "my manager", "the person from yesterday"),
+)
+HANDLE = Composed(
+    (tuple(n.lower() for n in FIRST_NAMES), ("", ".dev", "_ops", "42", ".pm", "_qa", "-eng")),
+    "@{0}{1}",
+    vague=("the on-call person", "my teammate", "whoever owns that service"),
+)
+PHONE = Composed(
+    (
+        ("415", "212", "646", "312", "617", "206", "512", "303"),
+        tuple(f"{n:04d}" for n in range(100, 10000, 97)),
+    ),
+    "+1 {0} 555 {1}",
+    vague=("my mom", "the plumber", "my neighbour"),
+)
+
+CURRENCY = Pick(
+    (
+        option("USD", say=("US dollars", "USD", "dollars")),
+        option("EUR", say=("euros", "EUR")),
+        option("GBP", say=("British pounds", "GBP", "pounds sterling")),
+        option("JPY", say=("Japanese yen", "JPY", "yen")),
+        option("CHF", say=("Swiss francs", "CHF")),
+        option("CAD", say=("Canadian dollars", "CAD")),
+        option("AUD", say=("Australian dollars", "AUD")),
+        option("INR", say=("Indian rupees", "INR", "rupees")),
+        option("MXN", say=("Mexican pesos", "MXN")),
+        option("SEK", say=("Swedish kronor", "SEK")),
+    ),
+    vague=("my local currency", "the other currency"),
+)
+CURRENCY_CODES = ("USD", "EUR", "GBP", "JPY", "CHF", "CAD", "AUD", "INR", "MXN", "SEK")
+
+_STREETS = (
+    "Oak",
+    "Maple",
+    "Cedar",
+    "Elm",
+    "Pine",
+    "Harbor",
+    "Mill",
+    "Lake",
+    "Hill",
+    "River",
+    "Park",
+    "Sunset",
+)
+STREET_ADDRESS = Composed(
+    (tuple(str(n) for n in range(1, 400, 7)), _STREETS, ("Street", "Avenue", "Road", "Lane", "Boulevard")),
+    "{0} {1} {2}",
+    vague=("my office", "the place we met", "my friend's house", "work"),
+)
+
+_DIRS = (
+    "src",
+    "src/utils",
+    "lib",
+    "app/models",
+    "app/api",
+    "services/billing",
+    "pkg/core",
+    "scripts",
+    "tools",
+)
+_STEMS = (
+    "parser",
+    "config",
+    "client",
+    "handlers",
+    "schema",
+    "routes",
+    "cache",
+    "auth",
+    "retry",
+    "metrics",
+    "loader",
+)
+SOURCE_PATH = Composed(
+    (_DIRS, _STEMS, (".py", ".ts", ".go", ".rs", ".yaml", ".json")),
+    "{0}/{1}{2}",
+    vague=("that file", "the file I was editing", "the broken module"),
+)
+DIRECTORY = Composed(
+    (
+        ("src", "lib", "app", "services", "pkg", "docs", "deploy", "infra"),
+        ("", "/api", "/models", "/utils", "/billing", "/auth", "/jobs", "/web"),
+    ),
+    "{0}{1}",
+    vague=("that folder", "the project folder", "my working directory"),
+)
+TEST_PATH = Composed(
+    (("tests", "tests/unit", "tests/integration", "test", "spec"), _STEMS),
+    "{0}/test_{1}.py",
+    vague=("those tests", "the flaky tests", "the suite we talked about"),
+)
+ROOM = words(
+    "living room",
+    "kitchen",
+    "bedroom",
+    "bathroom",
+    "office",
+    "hallway",
+    "garage",
+    "nursery",
+    "dining room",
+    "basement",
+    "guest room",
+    "patio",
+    vague=("that room", "the room I'm in", "upstairs"),
+)
+
+
+def ident(prefix: str, digits: int, vague: tuple[str, ...]) -> Composed:
+    """An identifier like ``ORD-48213``: a fixed prefix and random digits (said as written)."""
+    digit = tuple("0123456789")
+    return Composed((digit,) * digits, prefix + "{}" * digits, vague=vague)
+
+
+def choices(*pairs: tuple[str, str | tuple[str, ...]], vague: tuple[str, ...] = ()) -> Pick:
+    """An enum: each value with the words people use for it."""
+    return Pick(tuple(option(value, say=say) for value, say in pairs), vague)
+
+
+@dataclass(frozen=True, slots=True)
+class Coordinates:
+    """A (latitude, longitude) pair with four decimals, said as "48.8566, 2.3522"."""
+
+    vague: tuple[str, ...] = ("my current spot", "where I parked")
+
+    def draw(self, rng: Random) -> Drawn:
+        lat = float(round(rng.uniform(-60.0, 70.0), 4))
+        lon = float(round(rng.uniform(-179.0, 179.0), 4))
+        return Drawn(f"{lat:.4f}, {lon:.4f}", ([lat, lon],))
+
+
+_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+
+
+@dataclass(frozen=True, slots=True)
+class CronSchedule:
+    """A recurring schedule said in words ("every weekday at 9:30") and written as a cron expression."""
+
+    vague: tuple[str, ...] = ("on the usual schedule", "whenever we agreed")
+
+    def draw(self, rng: Random) -> Drawn:
+        hour = rng.randrange(0, 24)
+        minute = rng.randrange(0, 60, 5)
+        clock = f"{hour:02d}:{minute:02d}"
+        kind = rng.randrange(4)
+        if kind == 0:
+            return Drawn(f"every day at {clock}", (f"{minute} {hour} * * *",))
+        if kind == 1:
+            return Drawn(
+                f"every weekday at {clock}", (f"{minute} {hour} * * 1-5", f"{minute} {hour} * * MON-FRI")
+            )
+        if kind == 2:
+            day = rng.randrange(7)
+            cron_day = (day + 1) % 7
+            return Drawn(
+                f"every {_WEEKDAYS[day]} at {clock}",
+                (f"{minute} {hour} * * {cron_day}", f"{minute} {hour} * * {_WEEKDAYS[day][:3].upper()}"),
+            )
+        return Drawn(f"every hour at {minute} minutes past", (f"{minute} * * * *",))
+
+
+def req(name: str, type_: str, description: str, gen: ValueGen, **schema: object) -> Param:
+    """A required parameter."""
+    return Param(name, type_, description, gen, required=True, schema=dict(schema))
+
+
+def opt(
+    name: str, type_: str, description: str, gen: ValueGen, default: object = NO_DEFAULT, **schema: object
+) -> Param:
+    """An optional parameter, with a default when the tool has one."""
+    return Param(name, type_, description, gen, required=False, default=default, schema=dict(schema))
+
+
+def enum_req(name: str, description: str, gen: Pick) -> Param:
+    """A required string enum whose allowed values are the pick's reference values."""
+    return Param(name, "string", description, gen, enum=_enum_values(gen.options))
+
+
+def enum_opt(name: str, description: str, gen: Pick, default: object = NO_DEFAULT) -> Param:
+    """An optional string enum."""
+    return Param(
+        name, "string", description, gen, required=False, default=default, enum=_enum_values(gen.options)
+    )
+
+
+def _enum_values(options: tuple[Option, ...]) -> tuple[str, ...]:
+    return tuple(str(o.accepted[0]) for o in options)
+
+
+__all__ = [
+    "CITY",
+    "CURRENCY",
+    "CURRENCY_CODES",
+    "DIRECTORY",
+    "EMAIL",
+    "HANDLE",
+    "PERSON",
+    "PHONE",
+    "ROOM",
+    "SOURCE_PATH",
+    "STREET_ADDRESS",
+    "TEST_PATH",
+    "Coordinates",
+    "CronSchedule",
+    "Integer",
+    "choices",
+    "enum_opt",
+    "enum_req",
+    "ident",
+    "opt",
+    "req",
+]

@@ -1,0 +1,200 @@
+"""tool_shuffle: surface perturbations applied consistently to tools and expected answers.
+
+Functions are renamed (word synonyms, naming style, prefixes and suffixes), parameters are
+renamed, tools and properties reordered, enums reordered and descriptions rewritten. Every
+function gets a name that differs from all names it had before, so an answer written for one
+surface never passes on another. Nothing is dropped: the gold tools always stay.
+
+Works on any OpenAI tool list (builtin, BFCL or xLAM tasks) and needs only a seeded
+``random.Random``.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+from dataclasses import dataclass
+from functools import cache
+from random import Random
+from typing import Any
+
+from tasks.lexicon import PREFIXES, SUFFIXES, synonyms, verb_phrase_index
+
+__all__ = ["Surface", "shuffle_surface", "split_words"]
+
+_WORD = re.compile(r"[A-Z]+(?![a-z])\d*|[A-Z]?[a-z]+\d*|\d+")
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+_PREFIX_SET = frozenset(PREFIXES)
+_SUFFIX_SET = frozenset(SUFFIXES)
+_STYLES = ("snake", "camel", "pascal")
+_DESCRIPTION_NOTES = (
+    "",
+    "",
+    " Returns the result as structured data.",
+    " Only call it when the request needs it.",
+    " Fill every required argument.",
+    " Arguments are case-insensitive where possible.",
+)
+
+
+@cache
+def split_words(name: str) -> tuple[str, ...]:
+    """Lower-case words of an identifier in any naming style (snake, camel, dotted, kebab)."""
+    return tuple(word.lower() for word in _WORD.findall(name))
+
+
+def _join(words: list[str], style: str) -> str:
+    if style == "snake":
+        return "_".join(words)
+    if style == "camel":
+        return words[0] + "".join(word[:1].upper() + word[1:] for word in words[1:])
+    return "".join(word[:1].upper() + word[1:] for word in words)
+
+
+def _swap(word: str, rng: Random) -> str:
+    group = synonyms(word)
+    if not group:
+        return word
+    return group[rng.randrange(len(group))]
+
+
+def _valid(name: str) -> bool:
+    return bool(_IDENTIFIER.match(name)) and not keyword.iskeyword(name)
+
+
+def _rename_function(name: str, rng: Random, style: str, taken: set[str]) -> str:
+    words = list(split_words(name)) or ["fn"]
+    if len(words) > 1 and words[0] in _PREFIX_SET:
+        words = words[1:]
+    if len(words) > 1 and words[-1] in _SUFFIX_SET:
+        words = words[:-1]
+    for attempt in range(12):
+        new = [_swap(word, rng) if rng.random() < 0.7 else word for word in words]
+        roll = rng.random()
+        if roll < 0.3 or attempt > 5:
+            new.insert(0, PREFIXES[rng.randrange(len(PREFIXES))])
+        elif roll < 0.45:
+            new.append(SUFFIXES[rng.randrange(len(SUFFIXES))])
+        candidate = _join(new, style if attempt < 8 else _STYLES[rng.randrange(3)])
+        if candidate not in taken and _valid(candidate):
+            return candidate
+    serial = 2
+    base = _join(words, style)
+    while f"{base}_{serial}" in taken or not _valid(f"{base}_{serial}"):
+        serial += 1
+    return f"{base}_{serial}"
+
+
+def _rename_param(name: str, rng: Random, style: str, taken: set[str]) -> str:
+    words = list(split_words(name))
+    if not words:
+        return name
+    for _ in range(6):
+        new = [_swap(word, rng) if rng.random() < 0.6 else word for word in words]
+        candidate = _join(new, style)
+        if candidate not in taken and _valid(candidate):
+            return candidate
+    return name if name not in taken else f"{name}_{len(taken)}"
+
+
+def _rewrite_description(text: str, rng: Random) -> str:
+    if not text:
+        return text
+    phrases = verb_phrase_index()
+    for phrase, group in phrases.items():
+        if text.startswith(phrase + " "):
+            text = group[rng.randrange(len(group))] + text[len(phrase) :]
+            break
+    frame = rng.randrange(4)
+    if frame == 1 and text[:1].isupper():
+        first = text.split(" ", 1)[0]
+        lowered = text[:1].lower() + text[1:]
+        text = f"This tool {lowered}" if first.endswith("s") else f"Use this to {lowered}"
+    return text + _DESCRIPTION_NOTES[rng.randrange(len(_DESCRIPTION_NOTES))]
+
+
+def _shuffled_property(prop: Any, rng: Random) -> Any:
+    if not isinstance(prop, dict):
+        return prop
+    out = dict(prop)
+    enum = out.get("enum")
+    if isinstance(enum, list) and len(enum) > 1:
+        enum = list(enum)
+        rng.shuffle(enum)
+        out["enum"] = enum
+    items = out.get("items")
+    if isinstance(items, dict) and isinstance(items.get("enum"), list):
+        out["items"] = _shuffled_property(items, rng)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Surface:
+    """A shuffled surface: tools and expected answers, plus the renames that produced them."""
+
+    tools: list[dict[str, Any]]
+    expected: list[dict[str, Any]]
+    function_names: dict[str, str]
+    parameter_names: dict[str, dict[str, str]]
+
+
+def shuffle_surface(tools: list[dict[str, Any]], expected: list[dict[str, Any]], rng: Random) -> Surface:
+    """Rename, reorder and rewrite ``tools`` and carry the renames into ``expected``.
+
+    Every new function name differs from every old one, and all new names are distinct.
+    """
+    old_names = [tool.get("function", {}).get("name", "") for tool in tools]
+    taken: set[str] = set(old_names)
+    style = _STYLES[rng.randrange(3)]
+    function_names: dict[str, str] = {}
+    parameter_names: dict[str, dict[str, str]] = {}
+    new_tools: list[dict[str, Any]] = []
+    for tool, old_name in zip(tools, old_names, strict=True):
+        function = tool.get("function", {})
+        new_name = _rename_function(old_name, rng, style, taken)
+        taken.add(new_name)
+        function_names[old_name] = new_name
+        parameters = function.get("parameters") or {}
+        properties = parameters.get("properties") or {}
+        param_style = style if rng.random() < 0.5 else "snake"
+        param_taken: set[str] = set()
+        renames: dict[str, str] = {}
+        for param in properties:
+            must_rename = keyword.iskeyword(param) or not param.isidentifier()
+            new_param = (
+                _rename_param(param, rng, param_style, param_taken)
+                if must_rename or rng.random() < 0.75
+                else param
+            )
+            if new_param in param_taken:
+                new_param = _rename_param(param, rng, param_style, param_taken)
+            param_taken.add(new_param)
+            renames[param] = new_param
+        parameter_names[new_name] = renames
+        ordered = list(properties.items())
+        rng.shuffle(ordered)
+        new_parameters = dict(parameters)
+        new_parameters["properties"] = {
+            renames[key]: _shuffled_property(value, rng) for key, value in ordered
+        }
+        if "required" in parameters:
+            new_parameters["required"] = [renames.get(name, name) for name in parameters["required"]]
+        new_function = dict(function)
+        new_function["name"] = new_name
+        new_function["description"] = _rewrite_description(function.get("description", ""), rng)
+        new_function["parameters"] = new_parameters
+        new_tool = dict(tool)
+        new_tool["function"] = new_function
+        new_tools.append(new_tool)
+    rng.shuffle(new_tools)
+    by_old = {old: parameter_names[new] for old, new in function_names.items()}
+    new_expected: list[dict[str, Any]] = []
+    for call in expected:
+        renamed: dict[str, Any] = {}
+        for name, args in call.items():
+            params = by_old.get(name, {})
+            renamed[function_names.get(name, name)] = {
+                params.get(key, key): value for key, value in args.items()
+            }
+        new_expected.append(renamed)
+    return Surface(new_tools, new_expected, function_names, parameter_names)

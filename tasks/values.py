@@ -1,0 +1,286 @@
+"""Value generators: how a parameter's value is drawn, said by a person, and accepted.
+
+Each generator draws from an explicitly seeded ``random.Random`` and returns a ``Drawn``:
+the words a person would use for the value and every value a correct call may carry
+(BFCL possible-answer form, the reference value first). ``vague`` lists phrases that name
+the value without giving it ("my hometown", "my boss"); the missing_param category uses
+them to write requests that cannot be answered without asking back.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass, field
+from random import Random
+from typing import Any, Protocol
+
+__all__ = [
+    "Drawn",
+    "ValueGen",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Drawn:
+    """One drawn value: what the person says and what a correct call may contain."""
+
+    text: str
+    accepted: tuple[Any, ...]
+
+
+class ValueGen(Protocol):
+    """Anything that can draw a value for a parameter."""
+
+    @property
+    def vague(self) -> tuple[str, ...]: ...
+
+    def draw(self, rng: Random) -> Drawn: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """One option of a ``Pick``: the ways to say it and the values that are right for it."""
+
+    says: tuple[str, ...]
+    accepted: tuple[Any, ...]
+
+
+def option(*accepted: Any, say: str | tuple[str, ...] | None = None) -> Option:
+    """An option whose first accepted value is the reference; ``say`` defaults to it."""
+    if say is None:
+        says: tuple[str, ...] = (str(accepted[0]),)
+    elif isinstance(say, str):
+        says = (say,)
+    else:
+        says = say
+    return Option(says, tuple(accepted))
+
+
+@dataclass(frozen=True, slots=True)
+class Pick:
+    """A choice among fixed options (enums, named things)."""
+
+    options: tuple[Option, ...]
+    vague: tuple[str, ...] = ()
+
+    def draw(self, rng: Random) -> Drawn:
+        chosen = self.options[rng.randrange(len(self.options))]
+        says = chosen.says
+        text = says[0] if len(says) == 1 else says[rng.randrange(len(says))]
+        return Drawn(text, chosen.accepted)
+
+
+def words(*items: str, vague: tuple[str, ...] = ()) -> Pick:
+    """A pick among plain strings that are said as written."""
+    return Pick(tuple(option(item) for item in items), vague)
+
+
+@dataclass(frozen=True, slots=True)
+class Quoted:
+    """Free text the person quotes verbatim, so the exact string is the right value."""
+
+    bodies: tuple[str, ...]
+    tails: tuple[str, ...] = ("",)
+    vague: tuple[str, ...] = ()
+
+    def draw(self, rng: Random) -> Drawn:
+        body = self.bodies[rng.randrange(len(self.bodies))] + self.tails[rng.randrange(len(self.tails))]
+        return Drawn(f'"{body}"', (body,))
+
+
+@dataclass(frozen=True, slots=True)
+class Composed:
+    """Text built from independent parts (paths, queries, product names): many combinations."""
+
+    parts: tuple[tuple[str, ...], ...]
+    pattern: str
+    quote: bool = False
+    vague: tuple[str, ...] = ()
+
+    def draw(self, rng: Random) -> Drawn:
+        chosen = [part[rng.randrange(len(part))] for part in self.parts]
+        value = self.pattern.format(*chosen)
+        return Drawn(f'"{value}"' if self.quote else value, (value,))
+
+
+@dataclass(frozen=True, slots=True)
+class Integer:
+    """A whole number in [low, high], said through ``say`` (e.g. "{} minutes")."""
+
+    low: int
+    high: int
+    say: str = "{}"
+    step: int = 1
+    vague: tuple[str, ...] = ()
+
+    def draw(self, rng: Random) -> Drawn:
+        value = rng.randrange(self.low, self.high + 1, self.step)
+        return Drawn(self.say.format(value), (value,))
+
+
+@dataclass(frozen=True, slots=True)
+class Decimal:
+    """A float in [low, high] rounded to ``places``; always a float, never an int."""
+
+    low: float
+    high: float
+    places: int = 2
+    say: str = "{}"
+    vague: tuple[str, ...] = ()
+
+    def draw(self, rng: Random) -> Drawn:
+        value = float(round(rng.uniform(self.low, self.high), self.places))
+        shown = f"{value:.{self.places}f}" if self.places else str(int(value))
+        return Drawn(self.say.format(shown), (value,))
+
+
+_MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
+_EPOCH = _dt.date(2026, 1, 1).toordinal()
+
+
+@dataclass(frozen=True, slots=True)
+class Date:
+    """A calendar date in the next two years, said in one of several ways, accepted in several."""
+
+    vague: tuple[str, ...] = ("the day we talked about", "that date", "the usual day")
+
+    def draw(self, rng: Random) -> Drawn:
+        day = _dt.date.fromordinal(_EPOCH + rng.randrange(730))
+        month = _MONTHS[day.month - 1]
+        iso = day.isoformat()
+        spoken = (
+            f"{month} {day.day}, {day.year}",
+            f"{day.day} {month} {day.year}",
+            iso,
+            f"{month[:3]} {day.day} {day.year}",
+        )
+        accepted = (
+            iso,
+            f"{day.month:02d}/{day.day:02d}/{day.year}",
+            f"{month} {day.day}, {day.year}",
+            f"{month[:3]} {day.day}, {day.year}",
+            f"{day.day} {month} {day.year}",
+        )
+        return Drawn(spoken[rng.randrange(len(spoken))], accepted)
+
+
+@dataclass(frozen=True, slots=True)
+class ClockTime:
+    """A time of day on the quarter hour between 06:00 and 21:45."""
+
+    vague: tuple[str, ...] = ("the usual time", "our regular time")
+
+    def draw(self, rng: Random) -> Drawn:
+        hour = rng.randrange(6, 22)
+        minute = rng.randrange(0, 60, 15)
+        twelve = hour % 12 or 12
+        suffix = "am" if hour < 12 else "pm"
+        spoken = (f"{twelve}:{minute:02d} {suffix}", f"{hour:02d}:{minute:02d}")
+        accepted = (
+            f"{hour:02d}:{minute:02d}",
+            f"{hour:02d}:{minute:02d}:00",
+            f"{twelve}:{minute:02d} {suffix.upper()}",
+            f"{twelve}:{minute:02d} {suffix}",
+        )
+        return Drawn(spoken[rng.randrange(2)], accepted)
+
+
+@dataclass(frozen=True, slots=True)
+class Flag:
+    """A boolean the person states; ``says_true`` / ``says_false`` are their words for it."""
+
+    says_true: tuple[str, ...]
+    says_false: tuple[str, ...] = ()
+    vague: tuple[str, ...] = ()
+
+    def draw(self, rng: Random) -> Drawn:
+        if self.says_false and rng.random() < 0.5:
+            return Drawn(self.says_false[rng.randrange(len(self.says_false))], (False,))
+        return Drawn(self.says_true[rng.randrange(len(self.says_true))], (True,))
+
+
+def _join(texts: list[str]) -> str:
+    if len(texts) == 1:
+        return texts[0]
+    return ", ".join(texts[:-1]) + " and " + texts[-1]
+
+
+@dataclass(frozen=True, slots=True)
+class ListOf:
+    """An array of distinct scalar values; the reference list keeps the order they were said in."""
+
+    item: ValueGen
+    low: int = 2
+    high: int = 3
+    vague: tuple[str, ...] = ()
+
+    def draw(self, rng: Random) -> Drawn:
+        count = rng.randint(self.low, self.high)
+        texts: list[str] = []
+        values: list[Any] = []
+        for _ in range(count * 4):
+            drawn = self.item.draw(rng)
+            if drawn.accepted[0] in values:
+                continue
+            texts.append(drawn.text)
+            values.append(drawn.accepted[0])
+            if len(values) == count:
+                break
+        return Drawn(_join(texts), (values,))
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """A nested object: each field drawn by its own generator, said through ``say``.
+
+    The accepted value is a BFCL dict answer: every key maps to its list of acceptable values.
+    """
+
+    fields: tuple[tuple[str, ValueGen], ...]
+    say: str
+    vague: tuple[str, ...] = ()
+
+    def draw_fields(self, rng: Random) -> tuple[dict[str, str], dict[str, list[Any]]]:
+        texts: dict[str, str] = {}
+        answer: dict[str, list[Any]] = {}
+        for key, gen in self.fields:
+            drawn = gen.draw(rng)
+            texts[key] = drawn.text
+            answer[key] = list(drawn.accepted)
+        return texts, answer
+
+    def draw(self, rng: Random) -> Drawn:
+        texts, answer = self.draw_fields(rng)
+        return Drawn(self.say.format_map(texts), (answer,))
+
+
+@dataclass(frozen=True, slots=True)
+class Records:
+    """An array of nested objects (e.g. order lines); the accepted value is one list of dict answers."""
+
+    record: Record
+    low: int = 1
+    high: int = 3
+    vague: tuple[str, ...] = field(default=())
+
+    def draw(self, rng: Random) -> Drawn:
+        texts: list[str] = []
+        answers: list[dict[str, list[Any]]] = []
+        for _ in range(rng.randint(self.low, self.high)):
+            said, answer = self.record.draw_fields(rng)
+            texts.append(self.record.say.format_map(said))
+            answers.append(answer)
+        return Drawn(_join(texts), (answers,))
