@@ -50,6 +50,9 @@ TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
 
 _TEMPO = ("SubtensorModule", "Tempo")
 _AXONS = ("SubtensorModule", "Axons")
+_LAST_EPOCH_BLOCK = ("SubtensorModule", "LastEpochBlock")
+_WEIGHTS_RATE_LIMIT = ("SubtensorModule", "WeightsSetRateLimit")
+_LAST_UPDATE = ("SubtensorModule", "LastUpdate")
 
 # The label bittensor uses for the devchain: resolve_endpoint needs a known network name
 # or a ws:// URL; this one only names the chain (explorer links, the SDK's symbol cache).
@@ -398,7 +401,13 @@ class ChainClient:
 
     async def blocks_until_next_epoch(self) -> int:
         async def read(client: bt.Client) -> int:
-            left = await client.epochs.blocks_until_next_epoch(self.netuid)
+            try:
+                left = await client.epochs.blocks_until_next_epoch(self.netuid)
+            except bt.ChainError as error:
+                # Chains without the next_epoch_start_block runtime API (older runtimes, the
+                # devchain): the same figure from storage, LastEpochBlock + tempo, at one block.
+                logger.debug("next_epoch_start_block unavailable (%s); using LastEpochBlock + Tempo", error)
+                left = await _blocks_until_next_epoch_from_storage(client, self.netuid)
             if left is None:
                 raise ChainError(f"subnet {self.netuid} on {self._where()} has tempo 0: it runs no epochs")
             return int(left)
@@ -425,16 +434,25 @@ class ChainClient:
             raise self._not_registered()
         return uid
 
-    async def weights_rate_limit(self) -> int:
-        return await self._call(
-            "weights_rate_limit", lambda client: client.hyperparameters.weights_rate_limit(self.netuid)
-        )
+    async def weights_wait(self, uid: int) -> tuple[int, int | None, int]:
+        """(rate limit, blocks since our last weights or None if never, blocks left), at one block.
 
-    async def blocks_since_last_update(self, uid: int) -> int | None:
-        return await self._call(
-            "blocks_since_last_update",
-            lambda client: client.epochs.blocks_since_last_update(self.netuid, uid),
-        )
+        Mirrors the chain's rule: a uid whose LastUpdate is 0 has never set weights and may.
+        """
+
+        async def read(client: bt.Client) -> tuple[int, int | None, int]:
+            view = await client.at()
+            limit_raw, last_raw = await asyncio.gather(
+                view.query(_WEIGHTS_RATE_LIMIT, [self.netuid]), view.query(_LAST_UPDATE, [self.netuid])
+            )
+            limit = int(limit_raw or 0)
+            last = int(last_raw[uid]) if isinstance(last_raw, list | tuple) and uid < len(last_raw) else 0
+            if last <= 0:
+                return limit, None, 0
+            since = int(view.block) - last
+            return limit, since, max(0, limit - since)
+
+        return await self._call("weights rate limit", read)
 
     async def commit_reveal_enabled(self) -> bool:
         return bool(
@@ -475,9 +493,9 @@ class ChainClient:
         if not cleaned:
             raise WeightsRejected("no positive weights to set; every weight is zero or negative")
         uid = await self.ensure_registered()
-        limit, since = await asyncio.gather(self.weights_rate_limit(), self.blocks_since_last_update(uid))
-        if limit and since is not None and since < limit:
-            raise _too_soon(limit - since, self.netuid, since, limit)
+        limit, since, left = await self.weights_wait(uid)
+        if left > 0:
+            raise _too_soon(left, self.netuid, since, limit)
         block = await self.block()
         intent = bt.SetWeights(netuid=self.netuid, weights=cleaned, version_key=version_key)
         try:
@@ -486,9 +504,8 @@ class ChainClient:
             if error.blocks_left > 0:
                 raise
             # The chain said "too fast" without a count: work it out from the same reads.
-            limit, since = await asyncio.gather(self.weights_rate_limit(), self.blocks_since_last_update(uid))
-            left = max(1, limit - since) if since is not None else 1
-            raise _too_soon(left, self.netuid, since, limit) from error
+            limit, since, left = await self.weights_wait(uid)
+            raise _too_soon(max(1, left), self.netuid, since, limit) from error
         reveal_round = result.data.get("reveal_round")
         uids = tuple(sorted(cleaned))
         return WeightsResult(
@@ -511,7 +528,16 @@ class ChainClient:
         if uid is not None:
             return uid
         intent = bt.BurnedRegister(netuid=self.netuid, hotkey_ss58=self.hotkey)
-        await self._execute("register", intent, RegistrationRejected)
+        try:
+            await self._execute("register", intent, RegistrationRejected)
+        except RegistrationRejected as error:
+            if self.network == DEVCHAIN_LABEL and error.code == "insufficient_balance":
+                raise RegistrationRejected(
+                    f"{error.message}; on the devchain: `python -m subnet.devchain fund {self.coldkey} 10`",
+                    code=error.code,
+                    name=error.name,
+                ) from error
+            raise
         uid = await self.own_uid()
         if uid is None:
             raise RegistrationRejected(
@@ -549,6 +575,16 @@ class ChainClient:
         )
 
 
+async def _blocks_until_next_epoch_from_storage(client: bt.Client, netuid: int) -> int | None:
+    view = await client.at()
+    tempo, last_epoch = await asyncio.gather(
+        view.query(_TEMPO, [netuid]), view.query(_LAST_EPOCH_BLOCK, [netuid])
+    )
+    if not tempo:
+        return None
+    return max(0, int(last_epoch or 0) + int(tempo) - int(view.block))
+
+
 async def _noop() -> None:
     return None
 
@@ -559,9 +595,14 @@ async def _noop() -> None:
 def _register_hint(settings: Settings) -> str:
     wallet = settings.wallet
     if settings.subtensor.is_dev:
+        from subnet.config import default_devchain_path, default_wallet_path
+
+        extra = "" if wallet.path == default_wallet_path() else f" --wallet.path {wallet.path}"
+        if settings.devchain.path != default_devchain_path():
+            extra += f" --devchain.path {settings.devchain.path}"
         return (
-            f"python -m subnet.devchain register --netuid {settings.netuid} "
-            f"--wallet.name {wallet.name} --wallet.hotkey {wallet.hotkey}"
+            f"python -m subnet.chain register --netuid {settings.netuid} --subtensor.network dev "
+            f"--wallet.name {wallet.name} --wallet.hotkey {wallet.hotkey}{extra}"
         )
     network = settings.subtensor.target
     return (

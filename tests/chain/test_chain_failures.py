@@ -374,16 +374,15 @@ async def test_sdk_weight_rejections_are_mapped(
     substrate.storage[("SubtensorModule", "LastUpdate", (NETUID,))] = [HEAD]
     too_fast = bt.ChainError("Setting weights too fast.", "SettingWeightsTooFast")
     await _patch_execute(chain, bt.ExtrinsicResult(success=False, message="x", error=too_fast))
-    chain_preflight_skip = chain.blocks_since_last_update
-
+    real_wait = chain.weights_wait
     calls = 0
 
-    async def first_read_says_ready(uid: int) -> int | None:
+    async def first_read_says_ready(uid: int) -> tuple[int, int | None, int]:
         nonlocal calls
         calls += 1
-        return 1_000 if calls == 1 else await chain_preflight_skip(uid)
+        return (50, 1_000, 0) if calls == 1 else await real_wait(uid)
 
-    chain.blocks_since_last_update = first_read_says_ready  # type: ignore[method-assign]
+    chain.weights_wait = first_read_says_ready  # type: ignore[method-assign]
     with pytest.raises(WeightsTooSoon) as counted:
         await chain.set_weights({0: 1.0}, version_key=7)
     assert counted.value.blocks_left == 50
