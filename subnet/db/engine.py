@@ -11,7 +11,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
 APP_NAME = "toolcall-subnet"
-DEFAULT_SQLITE_NAME = "validator.sqlite3"
+DEFAULT_SQLITE_NAME = "validator.sqlite"  # the same file subnet.config names
 # How long a SQLite writer waits for another connection's lock before giving up.
 SQLITE_BUSY_TIMEOUT_MS = 10_000
 
@@ -22,7 +22,7 @@ class DatabaseUrlError(ValueError):
 
 def default_database_url() -> str:
     """A SQLite file under the user's data directory (created on first use)."""
-    return sqlite_url(Path(platformdirs.user_data_dir(APP_NAME)) / DEFAULT_SQLITE_NAME)
+    return sqlite_url(Path(platformdirs.user_data_dir(APP_NAME, appauthor=False)) / DEFAULT_SQLITE_NAME)
 
 
 def sqlite_url(path: Path) -> str:

@@ -8,9 +8,11 @@ on the metagraph now (under the uid it holds now), is not excluded (validators,
 this validator), and rests on at least ``min_samples`` scored responses. Its raw
 weight is ``((average - floor) / (1 - floor)) ** power`` when its moving average
 is above ``floor``, else nothing; raw weights are then normalised to sum to 1.
-The floor keeps partial credit for well-formed but wrong answers (and relayed
-answers, which carry another miner's surface names) from earning anything; the
-power widens the gap between good and merely fair miners. When nobody qualifies
+The floor sits above what a miner earns by never calling a tool (the
+irrelevance-style tasks of the mix are right for it) plus the partial credit of
+well-formed but wrong answers, so garbage, and relayed answers (which carry
+another miner's surface names), earn nothing; the power widens the gap between
+good and merely fair miners. When nobody qualifies
 no weights are set: nothing goes to a fixed owner hotkey by default.
 """
 
@@ -78,7 +80,7 @@ class Standing:
 
 @dataclass(frozen=True)
 class WeightPolicy:
-    floor: float = 0.2
+    floor: float = 0.35
     power: float = 2.0
     min_samples: int = 8
 

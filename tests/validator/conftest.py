@@ -1,4 +1,4 @@
-"""Fixtures for the validator tests: databases (SQLite file, throwaway PostgreSQL)."""
+"""Validator test fixtures: SQLite and throwaway PostgreSQL databases, a simulated devchain subnet."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from subnet.db import create_engine, sqlite_url, upgrade
 from subnet.db.pgcluster import PostgresCluster, PostgresUnavailable, create_database, start_cluster
+from subnet.validator.simulation import SimulatedSubnet, start_simulated_subnet, stop_simulated_miners
 
 _database_names = itertools.count()
 
@@ -49,3 +50,16 @@ async def sqlite_engine(migrated_sqlite: str) -> AsyncIterator[AsyncEngine]:
     engine = create_engine(migrated_sqlite)
     yield engine
     await engine.dispose()
+
+
+# --- a devchain subnet with simulated miners ---------------------------------------------------
+
+
+@pytest.fixture
+async def simulated_subnet(tmp_path: Path) -> AsyncIterator[SimulatedSubnet]:
+    subnet = await start_simulated_subnet(tmp_path)
+    try:
+        yield subnet
+    finally:
+        await stop_simulated_miners(list(subnet.miners.values()))
+        await subnet.devchain.close()

@@ -1,0 +1,317 @@
+"""The validator node: wires settings, database, chain, transport and jobs together, and runs them.
+
+``Validator.run(rounds=K)`` runs K rounds back to back (each preceded by a
+metagraph sync and followed by a weights check) and returns; ``rounds=None``
+starts the scheduler (metagraph sync, round, weights, pruning) and runs until
+stopped. Start-up upgrades a SQLite schema, refuses an out-of-date PostgreSQL
+one, and settles any round a killed process left behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+import signal
+import time
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from aiohttp import web
+from prometheus_client import CollectorRegistry
+
+from subnet.config import UserError, ValidatorSettings
+from subnet.db import SchemaOutOfDate, create_engine, prepare_schema
+from subnet.db.engine import DatabaseUrlError
+from subnet.metrics import add_metrics_route, new_registry
+from subnet.transport import ClientTimeouts, MinerClient
+from subnet.validator.jobs import GuardedJob, JobSpec, build_scheduler
+from subnet.validator.metrics import ValidatorMetrics
+from subnet.validator.ports import BfclJudge, Judge, LibraryTasks, TaskSource
+from subnet.validator.rounds import ChainView, Querier, RoundParams, RoundReport, RoundRunner, VariantObserver
+from subnet.validator.secret import SecretFileError, load_or_create_secret
+from subnet.validator.state import WeightPolicy
+from subnet.validator.store import Store
+from subnet.validator.weights import WeightsAttempt, WeightSetter, call_chain
+
+log = logging.getLogger(__name__)
+
+
+class StartupError(UserError):
+    """The validator cannot start (database, secret file); one line says what to do."""
+
+
+@dataclass(frozen=True)
+class Cadence:
+    """How often each scheduled job runs and how long one run may take, in seconds."""
+
+    metagraph_interval: float = 60.0
+    metagraph_timeout: float = 120.0
+    weights_interval: float = 60.0
+    weights_timeout: float = 180.0
+    prune_interval: float = 3600.0
+    prune_timeout: float = 600.0
+    # Raw outputs older than this are dropped; verdicts, scores and aggregates stay.
+    keep_raw_outputs: timedelta = timedelta(days=7)
+
+
+@dataclass
+class ValidatorOptions:
+    """What a caller may replace (tests, simulations, benchmarks); the defaults are production's."""
+
+    task_source: TaskSource | None = None
+    judge: Judge | None = None
+    observer: VariantObserver | None = None
+    weight_policy: WeightPolicy | None = None
+    cadence: Cadence = field(default_factory=Cadence)
+    querier: Querier | None = None
+    registry: CollectorRegistry | None = None
+    install_signal_handlers: bool = True
+
+
+class Validator:
+    def __init__(
+        self, settings: ValidatorSettings, *, wallet: Any, chain: Any, options: ValidatorOptions | None = None
+    ) -> None:
+        self.settings = settings
+        self.wallet = wallet
+        self.chain = chain
+        self.options = options or ValidatorOptions()
+        self.registry = self.options.registry or new_registry()
+        self.metrics = ValidatorMetrics.register(self.registry)
+        self.view: ChainView | None = None
+        self.reports: list[RoundReport] = []
+        self.weight_attempts: list[WeightsAttempt] = []
+        self._stack = contextlib.AsyncExitStack()
+        self._store: Store | None = None
+        self._runner: RoundRunner | None = None
+        self._weights: WeightSetter | None = None
+        self._stop = asyncio.Event()
+        self._own_hotkey = ""
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            raise RuntimeError("validator not started")
+        return self._store
+
+    async def start(self) -> None:
+        settings = self.settings
+        try:
+            engine = create_engine(settings.db.url)
+        except DatabaseUrlError as exc:
+            raise StartupError(str(exc)) from None
+        self._stack.push_async_callback(engine.dispose)
+        try:
+            await prepare_schema(settings.db.url, engine)
+        except SchemaOutOfDate as exc:
+            raise StartupError(str(exc)) from None
+        except (OSError, ConnectionError) as exc:
+            raise StartupError(f"cannot open the database {engine.url!r}: {exc}") from None
+        try:
+            secret = load_or_create_secret(settings.validator.secret_path)
+        except SecretFileError as exc:
+            raise StartupError(str(exc)) from None
+        self._store = Store(engine)
+        for recovery in await self._store.recover_interrupted(settings.scoring.alpha):
+            if recovery.action == "finished":
+                log.warning("round %d had every response stored: finished it now", recovery.number)
+            else:
+                log.warning(
+                    "round %d was interrupted while querying miners: discarded (kept for audit, not counted)",
+                    recovery.number,
+                )
+            self.metrics.rounds.labels(f"recovered_{recovery.action}").inc()
+
+        querier = self.options.querier
+        if querier is None:
+            client = MinerClient(
+                self.wallet,
+                timeouts=ClientTimeouts(
+                    connect_s=min(3.0, settings.query.timeout), total_s=settings.query.timeout
+                ),
+                global_concurrency=settings.query.concurrency,
+                # A miner gets all its tasks of a round at once; its own limits queue them.
+                per_miner_concurrency=max(1, settings.round.tasks),
+                registry=self.registry,
+            )
+            querier = await self._stack.enter_async_context(client)
+            self._own_hotkey = client.hotkey
+        else:
+            self._own_hotkey = str(getattr(self.chain, "hotkey", ""))
+        self._runner = RoundRunner(
+            store=self._store,
+            querier=querier,
+            task_source=self.options.task_source or LibraryTasks(_parse_mix(settings.tasks.sources)),
+            judge=self.options.judge or BfclJudge(),
+            secret=secret,
+            params=RoundParams(
+                netuid=settings.netuid, n_tasks=settings.round.tasks, alpha=settings.scoring.alpha
+            ),
+            observer=self.options.observer,
+            on_response=lambda status: self.metrics.responses.labels(status).inc(),
+        )
+        self._weights = WeightSetter(
+            store=self._store,
+            chain=self.chain,
+            policy=self.options.weight_policy or WeightPolicy(min_samples=settings.scoring.min_samples),
+            interval_blocks=settings.weights.interval,
+        )
+        if settings.metrics.port:
+            await self._serve_metrics(settings.dashboard.host, settings.metrics.port)
+
+    async def _serve_metrics(self, host: str, port: int) -> None:
+        app = web.Application()
+        add_metrics_route(app, self.registry)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        self._stack.push_async_callback(runner.cleanup)
+        try:
+            await web.TCPSite(runner, host, port).start()
+        except OSError as exc:
+            raise StartupError(
+                f"cannot serve metrics on {host}:{port} ({exc.strerror}); pick --metrics.port"
+            ) from None
+        log.info("metrics on http://%s:%d/metrics", host, port)
+
+    async def close(self) -> None:
+        await self._stack.aclose()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    # -- the jobs -------------------------------------------------------------------------------
+
+    async def sync_metagraph(self) -> ChainView:
+        """Refresh the view of the subnet; on failure the previous view stays in use."""
+        graph = await call_chain(self.chain.metagraph)
+        block = int(getattr(graph, "block", 0)) or int(await call_chain(self.chain.block))
+        block_hash = str(await call_chain(self.chain.block_hash, block))
+        neurons = tuple(graph.neurons)
+        self.view = ChainView(
+            block=block, block_hash=block_hash, neurons=neurons, own_hotkey=self._own_hotkey
+        )
+        await self.store.upsert_miners(neurons)
+        self.metrics.chain_view_age.set(0)
+        return self.view
+
+    async def _view_for_round(self) -> ChainView:
+        if self.view is None:
+            try:
+                return await self.sync_metagraph()
+            except Exception as exc:
+                raise RuntimeError(f"no metagraph yet and the chain is unreachable ({exc})") from exc
+        age = time.time() - self.view.fetched_at
+        self.metrics.chain_view_age.set(age)
+        if age > 2 * self.options.cadence.metagraph_interval:
+            log.warning("running the round on a metagraph %.0f s old (chain unreachable)", age)
+        return self.view
+
+    async def run_round(self) -> RoundReport:
+        if self._runner is None:
+            raise RuntimeError("validator not started")
+        view = await self._view_for_round()
+        started = time.perf_counter()
+        try:
+            report = await self._runner.run(view)
+        except BaseException:
+            self.metrics.rounds.labels("failed").inc()
+            raise
+        self.reports.append(report)
+        self.metrics.rounds.labels("scored").inc()
+        self.metrics.round_seconds.observe(time.perf_counter() - started)
+        self.metrics.miners_queried.set(report.n_miners)
+        self.metrics.last_round_number.set(report.number)
+        return report
+
+    async def set_weights(self, *, force: bool = False) -> WeightsAttempt | None:
+        if self._weights is None or self.view is None:
+            return None
+        attempt = await self._weights.maybe_set(self.view, force=force)
+        if attempt.outcome != "not_due":
+            self.weight_attempts.append(attempt)
+            self.metrics.weights_attempts.labels(attempt.outcome).inc()
+        return attempt
+
+    async def prune(self) -> int:
+        pruned = await self.store.prune_raw_outputs(self.options.cadence.keep_raw_outputs)
+        if pruned:
+            log.info("pruned raw outputs of %d old responses", pruned)
+        return pruned
+
+    def job_specs(self) -> list[JobSpec]:
+        settings, cadence = self.settings, self.options.cadence
+        round_timeout = max(3 * settings.round.interval, 2 * settings.query.timeout + 300.0)
+        return [
+            JobSpec("metagraph", cadence.metagraph_interval, self.sync_metagraph, cadence.metagraph_timeout),
+            JobSpec(
+                "round",
+                settings.round.interval,
+                self.run_round,
+                round_timeout,
+                misfire_grace_s=max(1, math.ceil(settings.round.interval)),
+            ),
+            JobSpec("weights", cadence.weights_interval, self.set_weights, cadence.weights_timeout),
+            JobSpec("prune", cadence.prune_interval, self.prune, cadence.prune_timeout),
+        ]
+
+    # -- running --------------------------------------------------------------------------------
+
+    async def run(self, rounds: int | None = None) -> None:
+        await self.start()
+        try:
+            with self._signals():
+                if rounds is not None:
+                    await self._run_rounds(rounds)
+                else:
+                    await self._run_forever()
+        finally:
+            await self.close()
+
+    async def _run_rounds(self, count: int) -> None:
+        jobs = {spec.name: GuardedJob(spec, on_finish=self.metrics.job_finished) for spec in self.job_specs()}
+        for _ in range(count):
+            if self._stop.is_set():
+                break
+            await jobs["metagraph"].run_once()
+            await jobs["round"].run_once()
+            await jobs["weights"].run_once()
+        await jobs["prune"].run_once()
+
+    async def _run_forever(self) -> None:
+        scheduler, _ = build_scheduler(self.job_specs(), on_finish=self.metrics.job_finished)
+        scheduler.start()
+        try:
+            await self._stop.wait()
+        finally:
+            scheduler.shutdown(wait=False)
+
+    @contextlib.contextmanager
+    def _signals(self) -> Any:
+        loop = asyncio.get_running_loop()
+        installed: list[signal.Signals] = []
+        if self.options.install_signal_handlers:
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                    loop.add_signal_handler(signum, self.stop)
+                    installed.append(signum)
+        try:
+            yield
+        finally:
+            for signum in installed:
+                loop.remove_signal_handler(signum)
+
+
+def _parse_mix(sources: str) -> dict[str, float] | None:
+    """``--tasks.sources`` as tasks/ reads it; None (the generator's default) when it cannot."""
+    try:
+        import tasks
+
+        parsed = tasks.parse_source_shares(sources)
+    except (ImportError, AttributeError):
+        return None
+    return dict(parsed) if parsed else None

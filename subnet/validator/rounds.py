@@ -1,0 +1,343 @@
+"""One validator round: seed, tasks, per-miner variants, concurrent queries, scoring, storage.
+
+The round's life in the database (see subnet.validator.store): ``running``
+while miners are queried and scored responses are written in batches;
+``collected`` once every response is stored; ``scored`` when the moving
+averages have been updated, in the same transaction. Timeouts and transport
+failures are stored too, with score 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from subnet.protocol import ChatCompletionRequest
+from subnet.transport import MinerTarget, QueryResult, QueryStatus
+from subnet.validator.ports import Judge, Judgement, TaskLike, TaskSource
+from subnet.validator.secret import seed_commitment
+from subnet.validator.state import RoundSummary
+from subnet.validator.store import NewTask, Store
+
+log = logging.getLogger(__name__)
+
+UNSPECIFIED_IP = {"", "0.0.0.0", "::", "0"}
+
+
+class Querier(Protocol):
+    async def query(self, target: MinerTarget, request: ChatCompletionRequest) -> QueryResult: ...
+
+
+@dataclass(frozen=True)
+class ChainView:
+    """The metagraph a round runs against; kept from the last successful sync when the chain is away."""
+
+    block: int
+    block_hash: str
+    neurons: tuple[Any, ...]
+    own_hotkey: str
+    fetched_at: float = field(default_factory=time.time)
+
+    def uid_of_hotkey(self) -> dict[str, int]:
+        return {neuron.hotkey: neuron.uid for neuron in self.neurons}
+
+    def validator_hotkeys(self) -> frozenset[str]:
+        return frozenset(n.hotkey for n in self.neurons if n.validator_permit) | {self.own_hotkey}
+
+
+def queryable_miners(view: ChainView) -> list[Any]:
+    """Miners with a serving axon; validators (permit holders) and this validator are left out."""
+    miners = []
+    for neuron in view.neurons:
+        if neuron.hotkey == view.own_hotkey or neuron.validator_permit:
+            continue
+        serving = bool(getattr(neuron, "is_serving", True))
+        if not serving or neuron.axon_port <= 0 or str(neuron.axon_ip) in UNSPECIFIED_IP:
+            continue
+        miners.append(neuron)
+    return sorted(miners, key=lambda neuron: neuron.uid)
+
+
+@dataclass(frozen=True)
+class RoundParams:
+    netuid: int
+    n_tasks: int
+    alpha: float
+    # Raw miner output kept per response; a 10 MB answer is stored as its first 16 KiB.
+    raw_output_cap: int = 16 * 1024
+    write_batch: int = 512
+    max_tokens: int | None = 512
+
+
+# Variant requests and stored tasks carry what a miner may see; observers (simulations,
+# audits) get every (hotkey, task, variant, request) the round sends.
+VariantObserver = Callable[[str, TaskLike, TaskLike, ChatCompletionRequest], None]
+
+
+@dataclass
+class StageClock:
+    """CPU seconds spent per stage of the round (what the benchmark reports per response)."""
+
+    cpu: dict[str, float] = field(
+        default_factory=lambda: dict.fromkeys(("generate", "variant", "score"), 0.0)
+    )
+    store_wall: float = 0.0
+
+    def add(self, stage: str, started: float) -> None:
+        self.cpu[stage] = self.cpu.get(stage, 0.0) + time.process_time() - started
+
+
+@dataclass
+class RoundReport:
+    number: int
+    round_id: int
+    block: int
+    n_miners: int
+    n_responses: int
+    statuses: Counter[str]
+    summaries: dict[str, RoundSummary]
+    wall_s: float
+    query_wall_s: float
+    slowest_response_s: float
+    cpu_s: float
+    clock: StageClock
+
+
+def _build_request(variant: TaskLike, max_tokens: int | None) -> ChatCompletionRequest:
+    return ChatCompletionRequest.model_validate(
+        {
+            "messages": variant.messages,
+            "tools": variant.tools or None,
+            "tool_choice": "auto" if variant.tools else None,
+            "temperature": 0.0,
+            "max_tokens": max_tokens,
+        }
+    )
+
+
+_FAILED_QUERY = Judgement(valid=False, error_type=None, score=0.0)
+
+
+class ResponseWriter:
+    """Writes scored responses in batches while the round is still waiting on slow miners."""
+
+    def __init__(self, store: Store, batch_size: int, clock: StageClock) -> None:
+        self.store = store
+        self.batch_size = batch_size
+        self.clock = clock
+        self.queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        self.written = 0
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._drain(), name="response-writer")
+
+    def add(self, row: dict[str, Any]) -> None:
+        self.queue.put_nowait(row)
+
+    async def close(self) -> None:
+        self.queue.put_nowait(None)
+        if self._task is not None:
+            await self._task
+
+    async def abort(self) -> None:
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+
+    async def _drain(self) -> None:
+        finished = False
+        while not finished:
+            first = await self.queue.get()
+            batch: list[dict[str, Any]] = []
+            if first is None:
+                finished = True
+            else:
+                batch.append(first)
+            while not finished and len(batch) < self.batch_size and not self.queue.empty():
+                item = self.queue.get_nowait()
+                if item is None:
+                    finished = True
+                else:
+                    batch.append(item)
+            if batch:
+                started = time.perf_counter()
+                self.written += await self.store.store_responses(batch)
+                self.clock.store_wall += time.perf_counter() - started
+
+
+class RoundRunner:
+    def __init__(
+        self,
+        *,
+        store: Store,
+        querier: Querier,
+        task_source: TaskSource,
+        judge: Judge,
+        secret: bytes,
+        params: RoundParams,
+        observer: VariantObserver | None = None,
+        on_response: Callable[[str], None] | None = None,
+    ) -> None:
+        self.store = store
+        self.querier = querier
+        self.task_source = task_source
+        self.judge = judge
+        self.secret = secret
+        self.params = params
+        self.observer = observer
+        self.on_response = on_response
+
+    async def run(self, view: ChainView) -> RoundReport:
+        started_wall = time.perf_counter()
+        started_cpu = time.process_time()
+        clock = StageClock()
+        params = self.params
+        number = await self.store.next_round_number()
+        seed = self.task_source.round_seed(self.secret, params.netuid, view.block_hash, number)
+
+        mark = time.process_time()
+        tasks = list(self.task_source.generate(seed, params.n_tasks))
+        clock.add("generate", mark)
+        round_id, task_ids = await self.store.create_round(
+            number=number,
+            netuid=params.netuid,
+            block=view.block,
+            block_hash=view.block_hash,
+            seed_commitment=seed_commitment(seed),
+            generator_version=tasks[0].generator_version if tasks else "",
+            tasks=[
+                NewTask(
+                    task_key=task.id,
+                    category=task.category,
+                    scoring_category=task.scoring_category,
+                    source=task.source,
+                    payload=task.to_dict(),
+                    expected=list(task.expected),
+                )
+                for task in tasks
+            ],
+        )
+        miners = queryable_miners(view)
+        log.info("round %d (block %d): %d tasks, %d miners", number, view.block, len(tasks), len(miners))
+
+        writer = ResponseWriter(self.store, params.write_batch, clock)
+        writer.start()
+        statuses: Counter[str] = Counter()
+        latencies: list[float] = []
+        query_started = time.perf_counter()
+        try:
+            jobs = []
+            for miner in miners:
+                mark = time.process_time()
+                miner_seed = self.task_source.miner_seed(seed, miner.hotkey)
+                variants = [(task, self.task_source.variant(task, miner_seed)) for task in tasks]
+                clock.add("variant", mark)
+                target = MinerTarget(
+                    hotkey=miner.hotkey, ip=str(miner.axon_ip), port=int(miner.axon_port), uid=miner.uid
+                )
+                for task, variant in variants:
+                    request = _build_request(variant, params.max_tokens)
+                    if self.observer is not None:
+                        self.observer(miner.hotkey, task, variant, request)
+                    jobs.append(
+                        self._query_one(
+                            round_id, task_ids[task.id], miner, target, variant, request, writer, clock
+                        )
+                    )
+            results = await asyncio.gather(*jobs)
+            for status, latency in results:
+                statuses[status] += 1
+                latencies.append(latency)
+            query_wall = time.perf_counter() - query_started
+            await writer.close()
+        except BaseException:
+            await writer.abort()
+            raise
+        await self.store.mark_collected(round_id, n_miners=len(miners))
+        summaries = await self.store.apply_round(round_id, params.alpha) or {}
+        report = RoundReport(
+            number=number,
+            round_id=round_id,
+            block=view.block,
+            n_miners=len(miners),
+            n_responses=sum(statuses.values()),
+            statuses=statuses,
+            summaries=summaries,
+            wall_s=time.perf_counter() - started_wall,
+            query_wall_s=query_wall,
+            slowest_response_s=max(latencies, default=0.0),
+            cpu_s=time.process_time() - started_cpu,
+            clock=clock,
+        )
+        log.info(
+            "round %d scored: %d responses (%s) in %.2f s",
+            number,
+            report.n_responses,
+            ", ".join(f"{k} {v}" for k, v in sorted(statuses.items())),
+            report.wall_s,
+        )
+        return report
+
+    async def _query_one(
+        self,
+        round_id: int,
+        task_id: int,
+        miner: Any,
+        target: MinerTarget,
+        variant: TaskLike,
+        request: ChatCompletionRequest,
+        writer: ResponseWriter,
+        clock: StageClock,
+    ) -> tuple[str, float]:
+        result = await self.querier.query(target, request)
+        mark = time.process_time()
+        judgement = self._judge(result, variant)
+        clock.add("score", mark)
+        status = result.status.value if isinstance(result.status, QueryStatus) else str(result.status)
+        raw = result.raw_text or ""
+        cap = self.params.raw_output_cap
+        writer.add(
+            {
+                "round_id": round_id,
+                "task_id": task_id,
+                "hotkey": miner.hotkey,
+                "uid": miner.uid,
+                "category": variant.scoring_category,
+                "status": status,
+                "latency_s": float(result.latency_s),
+                "http_status": result.http_status,
+                "error": (result.error or None) and str(result.error)[:1000],
+                "raw_output": raw[:cap],
+                "raw_truncated": len(raw) > cap or result.status is QueryStatus.TOO_LARGE,
+                "decoded_calls": judgement.calls[:64] if result.ok else None,
+                "valid": judgement.valid,
+                "error_type": judgement.error_type if result.ok else f"transport:{status}",
+                "score": judgement.score,
+                "components": judgement.components,
+            }
+        )
+        if self.on_response is not None:
+            self.on_response(status)
+        return status, float(result.latency_s)
+
+    def _judge(self, result: QueryResult, variant: TaskLike) -> Judgement:
+        if not result.ok or result.completion is None:
+            return _FAILED_QUERY
+        try:
+            return self.judge.judge(result.completion.message, variant)
+        except Exception as exc:  # a scorer bug must not lose the round; the answer scores 0
+            log.warning("scoring failed on a response (%s: %s); it scores 0", type(exc).__name__, exc)
+            return Judgement(valid=False, error_type="scoring:internal_error", score=0.0)
+
+
+def summarise_statuses(reports: Sequence[RoundReport]) -> Counter[str]:
+    total: Counter[str] = Counter()
+    for report in reports:
+        total.update(report.statuses)
+    return total

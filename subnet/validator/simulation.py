@@ -1,0 +1,509 @@
+"""Simulated miners with personalities, for the validator's tests and benchmark.
+
+Each simulated miner is the transport's real miner app (``build_miner_app``) on
+loopback, so every request's signature, receiver binding and the caller's
+permit are checked for real; only the model is replaced by a personality. The
+:class:`AnswerKey` learns each variant the validator sends (through the round's
+observer hook) so that honest personalities can answer correctly; nothing in
+the validator reads it.
+
+Personalities (a registry: adding one is adding an entry): ``right``,
+``right70``, ``right40``, ``slow`` (right, but late), ``timeout`` (never answers
+in time), ``garbage`` (text that is no call), ``crash`` (answers a few, then
+its server dies), ``huge`` (a 10 MB answer), ``relay`` (copies another
+miner's answer to the same task, with that miner's surface names).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import hashlib
+import hmac
+import json
+import random
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from subnet.config import (
+    ChainRetrySettings,
+    DbSettings,
+    DevchainSettings,
+    MetricsSettings,
+    QuerySettings,
+    RoundSettings,
+    ScoringSettings,
+    SubtensorSettings,
+    ValidatorKeySettings,
+    ValidatorSettings,
+    WalletSettings,
+    WeightsSettings,
+)
+from subnet.db.engine import sqlite_url
+from subnet.protocol import AssistantMessage, ChatCompletionRequest, ChatCompletionResponse, Choice
+from subnet.transport import (
+    AuthPolicy,
+    CallerIdentity,
+    DirectoryEntry,
+    MinerServer,
+    ServerPolicy,
+    StaticDirectory,
+    build_miner_app,
+)
+from subnet.validator.ports import TaskLike
+
+
+def request_fingerprint(request: ChatCompletionRequest) -> str:
+    """Identifies a request by what the model sees (messages and tools)."""
+    seen = request.model_dump(mode="json", include={"messages", "tools"}, exclude_none=True)
+    return hashlib.sha256(json.dumps(seen, sort_keys=True).encode()).hexdigest()
+
+
+def correct_tool_calls(expected: list[Any]) -> list[dict[str, Any]]:
+    """An OpenAI tool-call list that satisfies a BFCL possible answer (first acceptable values)."""
+    calls = []
+    for index, entry in enumerate(expected):
+        for name, params in entry.items():
+            arguments = {}
+            for param, acceptable in params.items():
+                values = [value for value in acceptable if value != ""]
+                if values:
+                    arguments[param] = values[0]
+            calls.append(
+                {
+                    "id": f"call_{index}",
+                    "type": "function",
+                    "function": {"name": name, "arguments": json.dumps(arguments)},
+                }
+            )
+    return calls
+
+
+def wrong_tool_calls(expected: list[Any], tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A well-formed but wrong answer: the right tools with a wrong value, or a call when none is due."""
+    if not expected:
+        first = tools[0]["function"]["name"] if tools else "lookup"
+        return [{"id": "call_0", "type": "function", "function": {"name": first, "arguments": "{}"}}]
+    calls = correct_tool_calls(expected)
+    function = calls[0]["function"]
+    arguments = json.loads(function["arguments"])
+    if arguments:
+        key = sorted(arguments)[0]
+        arguments[key] = "definitely wrong value" if not isinstance(arguments[key], str) else 987654321
+    else:
+        function["name"] = function["name"] + "_wrong"
+    function["arguments"] = json.dumps(arguments)
+    return calls
+
+
+@dataclass
+class AnswerKey:
+    """What the validator asked each miner, so simulated honest miners can answer right."""
+
+    by_fingerprint: dict[str, TaskLike] = field(default_factory=dict)
+    # (hotkey, original task id) -> the variant that hotkey got; lets a relay copy someone else.
+    by_miner_task: dict[tuple[str, str], TaskLike] = field(default_factory=dict)
+    task_of_fingerprint: dict[str, str] = field(default_factory=dict)
+
+    def observe(self, hotkey: str, task: TaskLike, variant: TaskLike, request: ChatCompletionRequest) -> None:
+        fingerprint = request_fingerprint(request)
+        self.by_fingerprint[fingerprint] = variant
+        self.task_of_fingerprint[fingerprint] = task.id
+        self.by_miner_task[(hotkey, task.id)] = variant
+
+    def variant_for(self, request: ChatCompletionRequest) -> TaskLike | None:
+        return self.by_fingerprint.get(request_fingerprint(request))
+
+
+def _response(message: AssistantMessage) -> ChatCompletionResponse:
+    return ChatCompletionResponse(id="sim", model="simulated", choices=[Choice(message=message)])
+
+
+def _tool_call_message(calls: list[dict[str, Any]]) -> AssistantMessage:
+    if not calls:
+        return AssistantMessage(content="None of the available tools fits this request.")
+    return AssistantMessage.model_validate({"tool_calls": calls})
+
+
+@dataclass
+class MinerContext:
+    """What a personality knows: the answer key, its own hotkey, a seeded RNG, its server."""
+
+    hotkey: str
+    key: AnswerKey
+    rng: random.Random
+    server: MinerServer | None = None
+    answered: int = 0
+    crashing: asyncio.Task[bool] | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+
+Personality = Callable[[ChatCompletionRequest, MinerContext], Awaitable[ChatCompletionResponse]]
+
+
+def _answer(request: ChatCompletionRequest, ctx: MinerContext, accuracy: float) -> ChatCompletionResponse:
+    variant = ctx.key.variant_for(request)
+    if variant is None:
+        return _response(AssistantMessage(content="I do not know this task."))
+    # Right or wrong by a hash of (miner, request): reproducible whatever order requests arrive in.
+    digest = hashlib.sha256(f"{ctx.hotkey}|{request_fingerprint(request)}".encode()).digest()
+    right = int.from_bytes(digest[:8], "big") / 2**64 < accuracy
+    calls = (
+        correct_tool_calls(variant.expected) if right else wrong_tool_calls(variant.expected, variant.tools)
+    )
+    return _response(_tool_call_message(calls))
+
+
+def _accurate(accuracy: float) -> Personality:
+    async def answer(request: ChatCompletionRequest, ctx: MinerContext) -> ChatCompletionResponse:
+        await asyncio.sleep(float(ctx.params.get("delay_s", 0.0)))
+        return _answer(request, ctx, accuracy)
+
+    return answer
+
+
+async def _slow(request: ChatCompletionRequest, ctx: MinerContext) -> ChatCompletionResponse:
+    await asyncio.sleep(float(ctx.params.get("slow_s", 1.0)))
+    return _answer(request, ctx, 1.0)
+
+
+async def _timeout(request: ChatCompletionRequest, ctx: MinerContext) -> ChatCompletionResponse:
+    await asyncio.sleep(float(ctx.params.get("hang_s", 3600.0)))
+    return _answer(request, ctx, 1.0)
+
+
+async def _garbage(request: ChatCompletionRequest, ctx: MinerContext) -> ChatCompletionResponse:
+    noise = "".join(ctx.rng.choice("{}[]()<>=,;:'\"abcxyz0123 \n") for _ in range(200))
+    return _response(AssistantMessage(content=noise))
+
+
+async def _crash(request: ChatCompletionRequest, ctx: MinerContext) -> ChatCompletionResponse:
+    ctx.answered += 1
+    if ctx.answered > int(ctx.params.get("crash_after", 3)):
+        # The process "dies": this answer fails and the server stops listening.
+        if ctx.server is not None and ctx.crashing is None:
+            ctx.crashing = asyncio.get_running_loop().create_task(ctx.server.stop(drain_timeout=0.1))
+        raise ConnectionResetError("simulated crash")
+    return _answer(request, ctx, 1.0)
+
+
+async def _huge(request: ChatCompletionRequest, ctx: MinerContext) -> ChatCompletionResponse:
+    size = int(ctx.params.get("huge_bytes", 10 * 1024 * 1024))
+    # model_construct skips the wire model's size limits, as a hostile miner's server would.
+    message = AssistantMessage.model_construct(role="assistant", content="x" * size, tool_calls=None)
+    return ChatCompletionResponse.model_construct(
+        id="sim",
+        object="chat.completion",
+        created=0,
+        model="simulated",
+        choices=[Choice.model_construct(index=0, message=message, finish_reason="stop")],
+        usage=None,
+    )
+
+
+async def _relay(request: ChatCompletionRequest, ctx: MinerContext) -> ChatCompletionResponse:
+    """Answers with the correct answer to the *victim's* variant of the same task."""
+    victim = str(ctx.params.get("victim", ""))
+    task_id = ctx.key.task_of_fingerprint.get(request_fingerprint(request))
+    victim_variant = ctx.key.by_miner_task.get((victim, task_id)) if task_id is not None else None
+    if victim_variant is None:
+        return _response(AssistantMessage(content="relay found nothing to copy"))
+    return _response(_tool_call_message(correct_tool_calls(victim_variant.expected)))
+
+
+PERSONALITIES: dict[str, Personality] = {
+    "right": _accurate(1.0),
+    "right70": _accurate(0.7),
+    "right40": _accurate(0.4),
+    "slow": _slow,
+    "timeout": _timeout,
+    "garbage": _garbage,
+    "crash": _crash,
+    "huge": _huge,
+    "relay": _relay,
+}
+
+
+@dataclass
+class SimulatedMiner:
+    name: str
+    personality: str
+    hotkey: str
+    server: MinerServer
+    context: MinerContext
+
+    @property
+    def port(self) -> int:
+        return self.server.port
+
+
+async def start_simulated_miner(
+    *,
+    name: str,
+    personality: str,
+    keypair: Any,
+    validators: list[DirectoryEntry],
+    key: AnswerKey,
+    seed: int = 0,
+    params: Mapping[str, Any] | None = None,
+    host: str = "127.0.0.1",
+    policy: ServerPolicy | None = None,
+) -> SimulatedMiner:
+    """Start one simulated miner on ``host`` (a free port) that answers as its personality."""
+    behave = PERSONALITIES[personality]
+    hotkey = str(keypair.ss58_address)
+    context = MinerContext(
+        hotkey=hotkey, key=key, rng=random.Random(f"{seed}:{name}"), params=dict(params or {})
+    )
+
+    async def handler(request: ChatCompletionRequest, _caller: CallerIdentity) -> ChatCompletionResponse:
+        return await behave(request, context)
+
+    app = build_miner_app(
+        hotkey_ss58=hotkey,
+        directory=StaticDirectory(validators),
+        policy=policy
+        or ServerPolicy(
+            auth=AuthPolicy(min_stake=0.0),
+            handler_timeout_s=3600.0,
+            max_in_flight=1024,
+            per_caller_max_in_flight=1024,
+            per_caller_rate=1e6,
+            per_caller_burst=1e6,
+        ),
+        handler=handler,
+    )
+    server = MinerServer(app, host=host, port=0)
+    await server.start()
+    context.server = server
+    return SimulatedMiner(name=name, personality=personality, hotkey=hotkey, server=server, context=context)
+
+
+async def stop_simulated_miners(miners: list[SimulatedMiner]) -> None:
+    await asyncio.gather(*(miner.server.stop(drain_timeout=0.5) for miner in miners), return_exceptions=True)
+
+
+@dataclass(frozen=True)
+class DevSubnet:
+    """A subnet on a devchain file with one staked validator and registered simulated miners."""
+
+    path: Any
+    netuid: int
+    validator_uid: int
+    miner_uids: dict[str, int]
+
+
+def build_dev_subnet(
+    devchain: Any,
+    *,
+    validator_hotkey: str,
+    validator_coldkey: str,
+    miner_hotkeys: list[str],
+    hyperparameters: Mapping[str, Any] | None = None,
+) -> DevSubnet:
+    """Create a subnet on ``devchain`` (a ``subnet.devchain.DevChain``), stake a validator, register miners.
+
+    The subnet's owner is the devchain's //Alice, which also pays the miners' registrations;
+    the owner's hotkey takes uid 0 and serves nothing, so it is never queried nor weighted.
+    """
+    from subnet.devchain import dev_keypair
+
+    owner = dev_keypair("//Alice").ss58_address
+    params = {"max_allowed_uids": max(256, len(miner_hotkeys) + 8), "weights_rate_limit": 0}
+    params.update(hyperparameters or {})
+    netuid = int(devchain.create_subnet(owner, owner, **params))
+    devchain.fund(validator_coldkey, 10_000)
+    validator_uid = int(devchain.register(netuid, validator_hotkey, validator_coldkey))
+    devchain.add_stake(validator_coldkey, validator_hotkey, netuid, 1_000)
+    miner_uids = {hotkey: int(devchain.register(netuid, hotkey, owner)) for hotkey in miner_hotkeys}
+    return DevSubnet(devchain.path, netuid, validator_uid, miner_uids)
+
+
+def serve_on_devchain(devchain: Any, netuid: int, hotkey: str, ip: str, port: int) -> None:
+    """Publish a simulated miner's axon directly in the devchain's state (set-up code only)."""
+    import ipaddress
+
+    from subnet.devchain import rules
+
+    address = ipaddress.ip_address(ip)
+    devchain.write_sync(
+        lambda ctx: rules.serve_axon(
+            ctx, hotkey, netuid, ip=int(address), port=port, ip_type=address.version, protocol=4, version=1
+        )
+    )
+
+
+# --- a whole simulated subnet on a devchain file (tests, benchmark) ---------------------------
+
+
+# Every personality of the issue; the crash one answers 3 tasks, then its server dies.
+ISSUE_PERSONALITIES = ("right", "right70", "right40", "slow", "timeout", "garbage", "crash", "huge", "relay")
+
+
+@dataclass
+class ToyTask:
+    """A tiny task family standing in for tasks/ where a test needs full control of the answers."""
+
+    id: str
+    category: str
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]]
+    expected: list[Any]
+    seed: str = ""
+    source: str = "fake"
+    generator_version: str = "fake-1"
+
+    @property
+    def scoring_category(self) -> str:
+        return self.category
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "category": self.category,
+            "messages": self.messages,
+            "tools": self.tools,
+            "expected": self.expected,
+            "seed": self.seed,
+            "source": self.source,
+            "generator_version": self.generator_version,
+        }
+
+
+CITIES = ("Lisbon", "Oslo", "Quito", "Hanoi", "Lagos", "Perth", "Lima", "Riga")
+
+
+@dataclass
+class ToyTasks:
+    """Deterministic tasks: a weather lookup (simple) or an irrelevant request; variants rename tools."""
+
+    generated: int = 0
+
+    def round_seed(self, secret: bytes, netuid: int, block_hash: str, round_number: int) -> bytes:
+        return hmac.new(secret, f"{netuid}|{block_hash}|{round_number}".encode(), hashlib.sha256).digest()
+
+    def miner_seed(self, round_seed: bytes, hotkey: str) -> bytes:
+        return hashlib.sha256(round_seed + hotkey.encode()).digest()
+
+    def generate(self, seed: bytes, n: int) -> list[ToyTask]:
+        self.generated += n
+        tasks = []
+        for index in range(n):
+            city = CITIES[(seed[index % len(seed)] + index) % len(CITIES)]
+            tool = {
+                "type": "function",
+                "function": {
+                    "name": "get_weather",
+                    "description": "Weather now in a city",
+                    "parameters": {
+                        "type": "object",
+                        "properties": {"city": {"type": "string", "description": "city"}},
+                        "required": ["city"],
+                    },
+                },
+            }
+            irrelevant = index % 4 == 3
+            tasks.append(
+                ToyTask(
+                    id=f"{seed.hex()[:8]}-{index}",
+                    category="irrelevance" if irrelevant else "simple",
+                    messages=[
+                        {
+                            "role": "user",
+                            "content": f"Sing me a song about {city}"
+                            if irrelevant
+                            else f"Weather in {city}?",
+                        }
+                    ],
+                    tools=[tool],
+                    expected=[] if irrelevant else [{"get_weather": {"city": [city]}}],
+                    seed=seed.hex(),
+                )
+            )
+        return tasks
+
+    def variant(self, task: ToyTask, seed: bytes) -> ToyTask:
+        suffix = seed.hex()[:6]
+        tools = [
+            {
+                "type": "function",
+                "function": {**tool["function"], "name": f"{tool['function']['name']}_{suffix}"},
+            }
+            for tool in task.tools
+        ]
+        expected = [{f"{name}_{suffix}": params for name, params in call.items()} for call in task.expected]
+        return ToyTask(task.id, task.category, task.messages, tools, expected, task.seed)
+
+
+@dataclass
+class SimulatedSubnet:
+    settings: ValidatorSettings
+    devchain: Any
+    netuid: int
+    miners: dict[str, SimulatedMiner]
+    uid_of: dict[str, int]
+    key: AnswerKey = field(default_factory=AnswerKey)
+    wallet_root: Path = Path()
+
+    def settings_with(self, **sections: Any) -> ValidatorSettings:
+        return dataclasses.replace(self.settings, **sections)
+
+
+async def start_simulated_subnet(
+    root: Path,
+    personalities: tuple[str, ...] = ISSUE_PERSONALITIES,
+    *,
+    db_url: str | None = None,
+    query_timeout: float = 1.5,
+    block_time: float = 0.05,
+    fixed_secret: bytes | None = bytes(range(32)),
+) -> SimulatedSubnet:
+    from subnet.devchain import DevChain
+    from subnet.devchain.chain import dev_keypair
+    from subnet.wallets import create_dev_wallet
+
+    wallets = root / "wallets"
+    created = create_dev_wallet("validator", "default", wallets)
+    devchain = DevChain(root / "devchain.sqlite", block_time=block_time)
+    miner_keys = {name: dev_keypair(f"//SimMiner/{name}") for name in personalities}
+    subnet = build_dev_subnet(
+        devchain,
+        validator_hotkey=created.hotkey_ss58,
+        validator_coldkey=created.coldkey_ss58,
+        miner_hotkeys=[key.ss58_address for key in miner_keys.values()],
+        hyperparameters={"tempo": 20},
+    )
+    validators = [DirectoryEntry(uid=subnet.validator_uid, hotkey=created.hotkey_ss58, stake=1000.0)]
+    key = AnswerKey()
+    miners: dict[str, SimulatedMiner] = {}
+    victim = miner_keys["right"].ss58_address if "right" in miner_keys else ""
+    params = {"slow_s": query_timeout * 0.5, "hang_s": query_timeout * 4, "crash_after": 3, "victim": victim}
+    for name, keypair in miner_keys.items():
+        miner = await start_simulated_miner(
+            name=name, personality=name, keypair=keypair, validators=validators, key=key, params=params
+        )
+        miners[name] = miner
+        serve_on_devchain(devchain, subnet.netuid, miner.hotkey, "127.0.0.1", miner.port)
+    secret_path = root / "validator.secret"
+    if fixed_secret is not None and not secret_path.exists():
+        # A known secret makes every task, variant and simulated answer reproducible.
+        secret_path.write_text(fixed_secret.hex() + "\n")
+        secret_path.chmod(0o600)
+    settings = ValidatorSettings(
+        netuid=subnet.netuid,
+        subtensor=SubtensorSettings(network="dev"),
+        devchain=DevchainSettings(path=root / "devchain.sqlite", block_time=block_time),
+        wallet=WalletSettings(name="validator", hotkey="default", path=wallets),
+        chain=ChainRetrySettings(retries=1, backoff_base=0.05, backoff_max=0.1, timeout=5.0),
+        db=DbSettings(url=db_url or sqlite_url(root / "validator.sqlite")),
+        scoring=ScoringSettings(alpha=0.5, min_samples=8),
+        round=RoundSettings(tasks=8, interval=1.0),
+        query=QuerySettings(timeout=query_timeout, concurrency=256),
+        weights=WeightsSettings(interval=1),
+        validator=ValidatorKeySettings(secret_path=secret_path),
+        metrics=MetricsSettings(port=0),
+    )
+    uid_of = {name: subnet.miner_uids[miner.hotkey] for name, miner in miners.items()}
+    return SimulatedSubnet(settings, devchain, subnet.netuid, miners, uid_of, key, wallets)

@@ -1,0 +1,138 @@
+"""Setting weights: once per epoch, from the moving averages, every attempt recorded.
+
+Due when at least ``interval`` blocks (the subnet's tempo unless
+``--weights.interval`` says otherwise) have passed since this validator's last
+update on chain. A failed attempt (chain away, rate limit) is recorded and the
+next run of the job tries again, so weights are set soon after the chain
+comes back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from subnet.validator.rounds import ChainView
+from subnet.validator.state import WeightPolicy, compute_weights
+from subnet.validator.store import Store
+
+log = logging.getLogger(__name__)
+
+# Bumped when the meaning of our weights changes; miners and the chain see it with each set.
+WEIGHTS_VERSION_KEY = 1
+
+
+async def call_chain(method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Run a chain-client method whether it is async or blocking (blocking ones go to a thread)."""
+    if inspect.iscoroutinefunction(method):
+        return await method(*args, **kwargs)
+    result = await asyncio.to_thread(method, *args, **kwargs)
+    if inspect.isawaitable(result):
+        return await result
+    return result
+
+
+def _error_name(exc: BaseException) -> str:
+    return type(exc).__name__
+
+
+def outcome_of(exc: BaseException) -> str:
+    """The recorded outcome for a chain error, by the nearest known class in its MRO."""
+    for cls in type(exc).__mro__:
+        if cls.__name__ in OUTCOME_OF_ERROR:
+            return OUTCOME_OF_ERROR[cls.__name__]
+    return "error"
+
+
+# Exception class name -> outcome recorded; anything else is "error".
+OUTCOME_OF_ERROR = {
+    "WeightsTooSoon": "too_soon",
+    "ChainUnavailable": "chain_unavailable",
+    "NotRegistered": "not_registered",
+    "WeightsRejected": "rejected",
+    "ChainRejected": "rejected",
+    "ConnectionError": "chain_unavailable",
+    "TimeoutError": "chain_unavailable",
+    "OSError": "chain_unavailable",
+}
+
+
+@dataclass(frozen=True)
+class WeightsAttempt:
+    outcome: (
+        str  # ok | rejected | no_weights | too_soon | chain_unavailable | not_registered | error | not_due
+    )
+    weights: dict[int, float]
+    message: str = ""
+
+
+class WeightSetter:
+    def __init__(
+        self,
+        *,
+        store: Store,
+        chain: Any,
+        policy: WeightPolicy,
+        interval_blocks: int | None,
+        version_key: int = WEIGHTS_VERSION_KEY,
+    ) -> None:
+        self.store = store
+        self.chain = chain
+        self.policy = policy
+        self.interval_blocks = interval_blocks
+        self.version_key = version_key
+
+    async def _due(self, view: ChainView) -> tuple[bool, int, str]:
+        block = int(await call_chain(self.chain.block))
+        interval = self.interval_blocks or int(await call_chain(self.chain.tempo))
+        own = next((n for n in view.neurons if n.hotkey == view.own_hotkey), None)
+        last_update = int(getattr(own, "last_update", 0) or 0) if own is not None else 0
+        since = block - last_update
+        return since >= interval, block, f"{since} blocks since last update, interval {interval}"
+
+    async def maybe_set(self, view: ChainView, *, force: bool = False) -> WeightsAttempt:
+        block: int | None = None
+        try:
+            due, block, why = await self._due(view)
+            if not due and not force:
+                log.debug("weights not due: %s", why)
+                return WeightsAttempt("not_due", {}, why)
+        except Exception as exc:
+            return await self._record(view, block, {}, outcome_of(exc), str(exc))
+
+        weights = compute_weights(
+            await self.store.standings(),
+            view.uid_of_hotkey(),
+            self.policy,
+            excluded_hotkeys=view.validator_hotkeys(),
+        )
+        if not weights:
+            return await self._record(view, block, {}, "no_weights", "no hotkey qualifies yet")
+        try:
+            result = await call_chain(self.chain.set_weights, weights, self.version_key)
+        except Exception as exc:
+            outcome = outcome_of(exc)
+            return await self._record(view, block, weights, outcome, f"{_error_name(exc)}: {exc}")
+        success = bool(getattr(result, "success", True))
+        message = str(getattr(result, "message", "") or "")
+        return await self._record(view, block, weights, "ok" if success else "rejected", message)
+
+    async def _record(
+        self, view: ChainView, block: int | None, weights: dict[int, float], outcome: str, message: str
+    ) -> WeightsAttempt:
+        uid_to_hotkey = {uid: hotkey for hotkey, uid in view.uid_of_hotkey().items()}
+        await self.store.record_weights(
+            block=block,
+            weights=weights,
+            hotkeys=[uid_to_hotkey.get(uid, "") for uid in weights],
+            version_key=self.version_key,
+            outcome=outcome,
+            message=message,
+        )
+        level = logging.INFO if outcome == "ok" else logging.WARNING
+        log.log(level, "weights %s for %d uids%s", outcome, len(weights), f": {message}" if message else "")
+        return WeightsAttempt(outcome, weights, message)
