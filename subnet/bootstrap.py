@@ -185,26 +185,26 @@ def _print_log(line: str) -> None:
 
 
 def ensure_wallet(wallet_path: Path, name: str, hotkey: str, *, create: bool) -> tuple[Any, bool]:
-    """The wallet `name`/`hotkey`, created unencrypted when missing and `create` is set.
+    """The wallet `name`/`hotkey`, created unencrypted (subnet.wallets) when missing and `create` is set.
 
     Returns (wallet, created). Existing keys are never overwritten.
     """
     import bittensor as bt
 
+    from subnet.wallets import create_dev_wallet
+
     wallet = bt.Wallet(name=name, hotkey=hotkey, path=str(wallet_path))
-    has_coldkey = wallet.coldkeypub_file.exists_on_device()
-    has_hotkey = wallet.hotkey_file.exists_on_device()
-    if has_coldkey and has_hotkey:
+    if wallet.coldkeypub_file.exists_on_device() and wallet.hotkey_file.exists_on_device():
         return wallet, False
     if not create:
         raise BootstrapError(
             f"wallet {name}/{hotkey} not found in {wallet_path}; create it with "
             f"`python -m subnet.wallets create --name {name} --hotkey {hotkey}` or drop --no-create-wallets"
         )
-    if not has_coldkey:
-        wallet.create_new_coldkey(use_password=False, suppress=True, overwrite=False)
-    if not has_hotkey:
-        wallet.create_new_hotkey(use_password=False, suppress=True, overwrite=False)
+    try:
+        create_dev_wallet(name, hotkey, wallet_path)
+    except (ValueError, OSError) as exc:
+        raise BootstrapError(f"cannot create wallet {name}/{hotkey} in {wallet_path}: {exc}") from None
     return bt.Wallet(name=name, hotkey=hotkey, path=str(wallet_path)), True
 
 
@@ -230,6 +230,15 @@ async def _checked(label: str, submission: Awaitable[Any]) -> Any:
     return result
 
 
+def _key(key: Any) -> Any:
+    """A map entry's key: the SDK hands single keys bare or as a one-element tuple."""
+    return key[0] if isinstance(key, (tuple, list)) else key
+
+
+async def _done(value: T) -> T:
+    return value
+
+
 class Bootstrapper:
     """The bootstrap's steps against one connected SDK client (`bt.Client`)."""
 
@@ -249,17 +258,22 @@ class Bootstrapper:
 
     # -- money
 
-    async def fund(self, label: str, coldkey_ss58: str, target_tao: float, sudo: Any) -> None:
+    async def fund(self, label: str, coldkey_ss58: str, need_tao: float, sudo: Any) -> None:
+        """Top `coldkey_ss58` up to --fund (at least `need_tao`) when it holds less than `need_tao`.
+
+        `need_tao` is what the steps still to run will spend from this coldkey, fees included,
+        so a re-run after everything is done transfers nothing.
+        """
         from bittensor import Transfer
 
-        balance = await self.client.balances.get(coldkey_ss58)
-        missing = target_tao - float(balance.tao)
+        balance = float((await self.client.balances.get(coldkey_ss58)).tao)
         step = f"fund {label}"
-        if missing <= FEE_HEADROOM_TAO:
-            self._skip(step, f"balance {float(balance.tao):.2f} TAO")
+        if balance >= need_tao:
+            self._skip(step, f"balance {balance:.2f} TAO covers {need_tao:.2f}")
             return
-        await _checked(step, self.client.execute(Transfer(dest_ss58=coldkey_ss58, amount_tao=missing), sudo))
-        self._did(step, f"sent {missing:.2f} TAO from {self.settings.sudo_uri}")
+        amount = max(self.settings.fund_tao, need_tao) - balance
+        await _checked(step, self.client.execute(Transfer(dest_ss58=coldkey_ss58, amount_tao=amount), sudo))
+        self._did(step, f"sent {amount:.2f} TAO from {self.settings.sudo_uri}")
 
     # -- the subnet
 
@@ -267,10 +281,11 @@ class Bootstrapper:
         """The lowest netuid owned by `owner_coldkey`, or None."""
         from bittensor import storage
 
-        for info in await self.client.subnets.subnets():
-            owner = await self.client.query(storage.SubtensorModule.SubnetOwner, [info.netuid])
+        added = await self.client.query_map(storage.SubtensorModule.NetworksAdded)
+        for netuid in sorted(int(_key(key)) for key, is_added in added if is_added):
+            owner = await self.client.query(storage.SubtensorModule.SubnetOwner, [netuid])
             if owner is not None and str(owner) == owner_coldkey:
-                return int(info.netuid)
+                return netuid
         return None
 
     async def register_subnet(self, owner: Any) -> int:
@@ -299,12 +314,22 @@ class Bootstrapper:
         self.report.netuid = netuid
         return netuid
 
-    async def start_subnet(self, owner: Any, netuid: int) -> None:
-        from bittensor import StartCall, storage
+    async def _started_at(self, netuid: int) -> int | None:
+        """The block the subnet started at; None when not started or the chain does not say."""
+        from bittensor import BittensorError, storage
 
-        first_emission = await self.client.query(storage.SubtensorModule.FirstEmissionBlockNumber, [netuid])
-        if first_emission:
-            self._skip("start subnet", f"started at block {int(first_emission)}")
+        try:
+            first = await self.client.query(storage.SubtensorModule.FirstEmissionBlockNumber, [netuid])
+        except BittensorError:
+            return None  # a chain that does not keep the item (the devchain); start_call will tell
+        return int(first) if first else None
+
+    async def start_subnet(self, owner: Any, netuid: int) -> None:
+        from bittensor import StartCall
+
+        started = await self._started_at(netuid)
+        if started is not None:
+            self._skip("start subnet", f"started at block {started}")
             return
         schedule = await self.client.subnets.subnet_start_schedule(netuid)
         earliest = int(schedule["earliest_start_block"])
@@ -320,40 +345,60 @@ class Bootstrapper:
                 )
             await asyncio.sleep(0.5)
             block = await self.client.block()
-        await _checked("start subnet", self.client.execute(StartCall(netuid=netuid), owner))
+        result = await self.client.execute(StartCall(netuid=netuid), owner)
+        if not result.success and "AlreadySet" in (result.message or ""):
+            # FirstEmissionBlockNumberAlreadySet: started before, on a chain we could not ask.
+            self._skip("start subnet", "the chain says it already started")
+            return
+        await _checked("start subnet", _done(result))
         self._did("start subnet", f"netuid {netuid} active")
 
     async def set_hyperparameter(self, owner: Any, sudo: Any, netuid: int, name: str, value: Any) -> None:
-        """Set an owner hyperparameter as the owner; where the chain keeps it root-only, as sudo."""
-        from bittensor import SetHyperparameter, calls
+        """Set a subnet hyperparameter: as the owner where the chain allows it, else as sudo.
+
+        The raw AdminUtils call rather than the SetHyperparameter intent: the intent also
+        enforces the owner's range client-side (tempo 360..50400), while a local testnet wants
+        values only root may set (tempo 20), which the localnet's sudo key (//Alice) can.
+        """
+        from bittensor import BittensorError, calls
         from bittensor.intents import OWNER_HYPERPARAMETERS
 
-        intent = SetHyperparameter(netuid=netuid, name=name, value=value)
-        owner_result = await self.client.execute(intent, owner)
-        if owner_result.success:
+        method, is_bool = OWNER_HYPERPARAMETERS[name]
+        call = getattr(calls.AdminUtils, method)(netuid, bool(value) if is_bool else int(value))
+        try:
+            as_owner = await self.client.submit_call(call, owner)
+            refusal = "" if as_owner.success else (as_owner.message or "refused")
+        except BittensorError as exc:
+            refusal = str(exc) or type(exc).__name__
+        if not refusal:
             return
-        # Some runtimes keep a parameter the SDK lists as owner-settable root-only (tempo on
-        # older ones); a localnet's sudo key is the development account we fund from.
-        self.log(f"set {name}: refused for the owner ({owner_result.message}); retrying as sudo")
-        method, _is_bool = OWNER_HYPERPARAMETERS[name]
-        inner = await self.client.compose(getattr(calls.AdminUtils, method)(netuid, intent.value))
+        self.log(f"set {name}: refused for the owner ({refusal.splitlines()[0]}); retrying as sudo")
+        inner = await self.client.compose(call)
         await _checked(f"set {name} (as sudo)", self.client.submit_call(calls.Sudo.sudo(call=inner), sudo))
 
     async def configure(self, owner: Any, sudo: Any, netuid: int) -> None:
+        step = "commit-reveal off"
         if await self.client.subnets.commit_reveal_enabled(netuid):
             await self.set_hyperparameter(owner, sudo, netuid, "commit_reveal_weights_enabled", False)
-            self._did("commit-reveal off", f"netuid {netuid}")
+            if await self.client.subnets.commit_reveal_enabled(netuid):
+                raise BootstrapError(f"{step}: the chain accepted the call but commit-reveal is still on")
+            self._did(step, f"netuid {netuid}")
         else:
-            self._skip("commit-reveal off", "disabled")
+            self._skip(step, "disabled")
         tempo = self.settings.tempo
         if tempo is None:
             return
-        info = await self.client.subnets.subnet(netuid)
-        if int(info.tempo) == tempo:
+        before = int((await self.client.subnets.subnet(netuid)).tempo)
+        if before == tempo:
             self._skip("set tempo", f"tempo {tempo}")
             return
         await self.set_hyperparameter(owner, sudo, netuid, "tempo", tempo)
-        self._did("set tempo", f"{info.tempo} -> {tempo} blocks")
+        after = int((await self.client.subnets.subnet(netuid)).tempo)
+        if after != tempo:
+            raise BootstrapError(
+                f"set tempo: the chain accepted the call but the tempo is {after}, not {tempo}"
+            )
+        self._did("set tempo", f"{before} -> {tempo} blocks")
 
     # -- neurons
 
@@ -379,19 +424,28 @@ class Bootstrapper:
         self.report.uids[label] = int(uid)
         return int(uid)
 
+    async def _hotkey_alpha(self, hotkey: str, netuid: int) -> Any:
+        from bittensor import storage
+
+        raw = await self.client.query(storage.SubtensorModule.TotalHotkeyAlpha, [hotkey, netuid])
+        return self.client.balance(int(raw or 0), netuid)
+
     async def stake(self, wallet: Any, netuid: int) -> None:
         from bittensor import AddStake
 
-        coldkey, hotkey = wallet.coldkeypub.ss58_address, wallet.hotkey.ss58_address
-        current = await self.client.staking.stake(coldkey, hotkey, netuid)
+        hotkey = wallet.hotkey.ss58_address
+        # Any stake behind the validator's hotkey counts: re-running must not stake again.
+        current = await self._hotkey_alpha(hotkey, netuid)
         if current.rao > 0:
-            self._skip("stake validator", f"{current}")
+            self._skip("stake validator", f"{current} on its hotkey")
             return
         intent = AddStake(
             hotkey_ss58=hotkey, netuid=netuid, amount_tao=self.settings.stake_tao, slippage_protection=False
         )
         await _checked("stake validator", self.client.execute(intent, wallet))
-        after = await self.client.staking.stake(coldkey, hotkey, netuid)
+        after = await self._hotkey_alpha(hotkey, netuid)
+        if after.rao <= 0:
+            raise BootstrapError("stake validator: the chain accepted it but the hotkey holds no stake")
         self._did("stake validator", f"{self.settings.stake_tao:g} TAO -> {after}")
 
     # -- everything
@@ -399,20 +453,29 @@ class Bootstrapper:
     async def run(self, wallets: dict[str, Any], sudo: Any) -> BootstrapReport:
         s = self.settings
         owner, validator = wallets[s.owner], wallets[s.validator]
-        need_subnet = await self.owned_subnet(owner.coldkeypub.ss58_address) is None
-        owner_target = s.fund_tao
-        if need_subnet:
-            cost = await self.client.subnets.subnet_registration_cost()
-            owner_target += float(cost.tao)
-        await self.fund(s.owner, owner.coldkeypub.ss58_address, owner_target, sudo)
-        for name in (s.validator, *s.miners):
-            await self.fund(name, wallets[name].coldkeypub.ss58_address, s.fund_tao, sudo)
+        owner_need = FEE_HEADROOM_TAO
+        if await self.owned_subnet(owner.coldkeypub.ss58_address) is None:
+            owner_need += float((await self.client.subnets.subnet_registration_cost()).tao)
+        await self.fund(s.owner, owner.coldkeypub.ss58_address, owner_need, sudo)
         netuid = await self.register_subnet(owner)
         await self.start_subnet(owner, netuid)
         await self.configure(owner, sudo, netuid)
-        await self.register_neuron("validator", validator, netuid)
-        for name in s.miners:
-            await self.register_neuron(name, wallets[name], netuid)
+
+        burn = float((await self.client.subnets.burn(netuid)).tao)
+        neurons = {"validator": validator, **{name: wallets[name] for name in s.miners}}
+        for label, wallet in neurons.items():
+            need = FEE_HEADROOM_TAO
+            if await self.client.neurons.uid(wallet.hotkey.ss58_address, netuid) is None:
+                need += burn
+            if (
+                wallet is validator
+                and (await self._hotkey_alpha(wallet.hotkey.ss58_address, netuid)).rao == 0
+            ):
+                need += s.stake_tao
+            name = s.validator if wallet is validator else label
+            await self.fund(name, wallet.coldkeypub.ss58_address, need, sudo)
+        for label, wallet in neurons.items():
+            await self.register_neuron(label, wallet, netuid)
         await self.stake(validator, netuid)
         return self.report
 
@@ -420,17 +483,11 @@ class Bootstrapper:
 # --------------------------------------------------------------------------- connecting
 
 
-async def _devchain_substrate(settings: BootstrapSettings) -> Any:
-    """The devchain's Substrate implementation for `bt.Subtensor(..., substrate=...)`."""
-    try:
-        from subnet import devchain
-    except ImportError as exc:
-        raise BootstrapError(f"--subtensor.network dev needs subnet.devchain ({exc})") from None
-    opener = getattr(devchain, "open_substrate", None) or getattr(devchain, "DevSubstrate", None)
-    if opener is None:
-        raise BootstrapError("subnet.devchain offers no substrate to connect to")
-    path = settings.devchain_path
-    return opener(path) if path is not None else opener()
+def _devchain(settings: BootstrapSettings) -> Any:
+    """The devchain (subnet.devchain.DevChain) to hand to `bt.Subtensor(..., substrate=...)`."""
+    from subnet.devchain import DevChain
+
+    return DevChain(settings.devchain_path)
 
 
 async def connect(settings: BootstrapSettings) -> Any:
@@ -438,8 +495,8 @@ async def connect(settings: BootstrapSettings) -> Any:
     import bittensor as bt
 
     if settings.network == DEV_NETWORK:
-        substrate = await _devchain_substrate(settings)
-        client = bt.Subtensor(DEV_NETWORK, substrate=substrate)
+        # The network name only labels explorer links when a substrate is given.
+        client = bt.Subtensor("local", substrate=_devchain(settings))
     else:
         try:
             client = bt.Subtensor(settings.network, fallback_endpoints=[], archive_endpoints=[])
@@ -464,6 +521,7 @@ async def bootstrap(
     settings: BootstrapSettings, log: Log = _print_log, client: Any = None
 ) -> BootstrapReport:
     """Run every step against `client` (or a client connected from the settings)."""
+    from bittensor import BittensorError
     from bittensor.keyfiles import Keypair
 
     wallets: dict[str, Any] = {}
@@ -482,6 +540,8 @@ async def bootstrap(
     client = client if client is not None else await connect(settings)
     try:
         report = await Bootstrapper(client, settings, log).run(wallets, sudo)
+    except BittensorError as exc:  # a read or submission the chain refused, in its own words
+        raise BootstrapError(f"the chain refused a step: {exc}") from None
     finally:
         if owned_client:
             await client.close()
