@@ -57,7 +57,8 @@ def default_path() -> Path:
     """Where the devchain lives unless told otherwise (the user's data directory)."""
     import platformdirs
 
-    return Path(platformdirs.user_data_dir("toolcall-subnet")) / "devchain.sqlite"
+    # Same place as subnet.config's default, so the CLI finds the chain the neurons use.
+    return Path(platformdirs.user_data_dir("toolcall-subnet", appauthor=False)) / "devchain.sqlite"
 
 
 @dataclass(frozen=True)

@@ -478,8 +478,14 @@ def _swap(amount_key: str, result_key: str) -> Getter:
     return get
 
 
+def _next_epoch_start_block(ctx: Ctx, params: Any) -> int | None:
+    subnet = _subnet(ctx, _first(params, "netuid"))
+    return None if subnet is None else int(subnet["last_epoch_block"]) + int(subnet["tempo"])
+
+
 RUNTIME_APIS: dict[tuple[str, str], Getter] = {
     ("SubnetInfoRuntimeApi", "get_metagraph"): metagraph,
+    ("SubnetInfoRuntimeApi", "get_next_epoch_start_block"): _next_epoch_start_block,
     ("SubnetInfoRuntimeApi", "get_subnet_hyperparams_v3"): _hyperparams_v3,
     ("NeuronInfoRuntimeApi", "get_neurons_lite"): _neurons(lite=True),
     ("NeuronInfoRuntimeApi", "get_neurons"): _neurons(lite=False),

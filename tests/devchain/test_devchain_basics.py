@@ -50,6 +50,7 @@ async def test_two_handles_on_one_file_see_each_others_writes(chain: DevChain, c
     other.skip_blocks(25)  # two epochs due on the next access, from either handle
     async with bt.Subtensor("local", substrate=chain) as client:
         assert await client.query(("SubtensorModule", "SubnetEpochIndex"), [netuid]) >= 2
+        assert 0 <= await client.epochs.blocks_until_next_epoch(netuid) <= 10
 
 
 def test_scores_are_stake_weighted_and_mask_self_weights() -> None:
@@ -104,3 +105,22 @@ def test_wallets_create_refuses_to_overwrite(tmp_path: Path, capsys: pytest.Capt
     )
     assert wallets_main(["create", "--name", "../escape", "--path", str(root)]) == 2
     assert wallets_main(["create"]) == 2
+
+
+async def test_transfers_move_free_balance_and_refuse_overdrafts(chain: DevChain) -> None:
+    alice, bob = dev_keypair("//Alice"), dev_keypair("//Bob")
+    newcomer = dev_keypair("//Newcomer").ss58_address
+    async with bt.Subtensor("local", substrate=chain) as client:
+        sent = await client.submit_call(
+            bt.calls.Balances.transfer_keep_alive(dest=newcomer, value=5 * 10**9), alice
+        )
+        assert sent.success, sent.message
+        assert (await client.balances.get(newcomer)).tao == pytest.approx(5)
+        poor = dev_keypair("//Newcomer")
+        overdraft = await client.submit_call(
+            bt.calls.Balances.transfer_keep_alive(dest=bob.ss58_address, value=6 * 10**9), poor
+        )
+        assert not overdraft.success and overdraft.error is not None
+        assert overdraft.error.code == bt.ErrorCode.INSUFFICIENT_BALANCE
+        assert (await client.balances.get(newcomer)).tao == pytest.approx(5)  # rolled back
+        assert await chain.account_next_index(newcomer) == 1  # the failed call still used its nonce
