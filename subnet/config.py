@@ -72,7 +72,7 @@ def exit_with(error: BaseException, prog: str | None = None) -> NoReturn:
 def _data_dir() -> Path:
     import platformdirs
 
-    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+    return Path(platformdirs.user_data_dir(APP_NAME))
 
 
 def default_devchain_path() -> Path:

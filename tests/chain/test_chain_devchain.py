@@ -7,6 +7,9 @@ too-soon refusal.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -149,3 +152,40 @@ async def test_weights_need_registration(make_client: Any) -> None:
     async with make_client("stranger") as stranger:
         with pytest.raises(NotRegistered):
             await stranger.set_weights({0: 1.0}, version_key=0)
+
+
+def _run_register(tmp_path: Path, devchain: DevChain, name: str) -> subprocess.CompletedProcess[str]:
+    argv = [
+        sys.executable,
+        "-m",
+        "subnet.chain",
+        "register",
+        "--netuid",
+        str(NETUID),
+        "--subtensor.network",
+        "dev",
+        "--devchain.path",
+        str(devchain.path),
+        "--devchain.block_time",
+        str(BLOCK_TIME),
+        "--wallet.name",
+        name,
+        "--wallet.path",
+        str(tmp_path / "wallets"),
+    ]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=120, env={**os.environ})
+
+
+@pytest.mark.usefixtures("subnet")
+def test_register_command(tmp_path: Path, devchain: DevChain) -> None:
+    create_dev_wallet("newminer", "default", tmp_path / "wallets")
+    coldkey = bt.Wallet("newminer", "default", path=str(tmp_path / "wallets")).coldkeypub.ss58_address
+    poor = _run_register(tmp_path, devchain, "newminer")
+    assert poor.returncode == 2, poor.stderr
+    last = poor.stderr.strip().splitlines()[-1]
+    assert f"python -m subnet.devchain fund {coldkey} 10" in last
+
+    devchain.fund(coldkey, 10.0)
+    done = _run_register(tmp_path, devchain, "newminer")
+    assert done.returncode == 0, done.stderr
+    assert "is uid 1 on netuid 1" in done.stdout
