@@ -14,6 +14,7 @@ from random import Random
 from typing import Any
 
 from tasks.library import by_domain, tools
+from tasks.rand import below, shuffle
 from tasks.spec import NO_DEFAULT, Param, ToolSpec, template_fields
 
 __all__ = ["Instance", "decorate", "instantiate", "join_requests"]
@@ -81,7 +82,7 @@ def instantiate(
     """Fill a template (random when None) with drawn values; ``vague`` names a parameter that
     is only alluded to, never given (its phrase comes from the generator's vague list)."""
     if template is None:
-        template = spec.templates[rng.randrange(len(spec.templates))]
+        template = spec.templates[below(rng, len(spec.templates))]
     params = _params(spec)
     texts: dict[str, str] = {}
     drawn_args: dict[str, list[Any]] = {}
@@ -90,7 +91,7 @@ def instantiate(
         param = params[name]
         if name == vague:
             phrases = param.gen.vague
-            texts[name] = phrases[rng.randrange(len(phrases))]
+            texts[name] = phrases[below(rng, len(phrases))]
             continue
         drawn = param.gen.draw(rng)
         for _ in range(8):
@@ -122,8 +123,8 @@ def _same(value: Any, default: Any) -> bool:
 
 def decorate(text: str, rng: Random) -> str:
     """Add a casual opener and closer, as people do."""
-    opener = _OPENERS[rng.randrange(len(_OPENERS))]
-    closer = _CLOSERS[rng.randrange(len(_CLOSERS))]
+    opener = _OPENERS[below(rng, len(_OPENERS))]
+    closer = _CLOSERS[below(rng, len(_CLOSERS))]
     if not opener and rng.random() < 0.5:
         text = text[:1].upper() + text[1:]
     return f"{opener}{text}{closer}"
@@ -133,7 +134,7 @@ def join_requests(texts: list[str], rng: Random) -> str:
     """Join several requests into one message."""
     out = texts[0]
     for text in texts[1:]:
-        joiner = _JOINERS[rng.randrange(len(_JOINERS))]
+        joiner = _JOINERS[below(rng, len(_JOINERS))]
         out += joiner + (text[:1].upper() + text[1:] if joiner.endswith((". ", "\n")) else text)
     return out
 
@@ -153,7 +154,7 @@ def pick_tool(
     """A random library tool not conflicting with any in ``exclude``."""
     candidates = pool if pool is not None else tools()
     for _ in range(32):
-        spec = candidates[rng.randrange(len(candidates))]
+        spec = candidates[below(rng, len(candidates))]
         if not any(_conflict(spec, other) for other in exclude):
             return spec
     for spec in candidates:
@@ -175,11 +176,11 @@ def near_misses(
     domains = {spec.domain for spec in gold}
     if same_domain_first:
         local = [spec for domain in sorted(domains) for spec in by_domain()[domain]]
-        rng.shuffle(local)
+        shuffle(rng, local)
     else:
         local = []
     everything = list(tools())
-    rng.shuffle(everything)
+    shuffle(rng, everything)
     for spec in [*local, *everything]:
         if len(chosen) == count:
             break

@@ -22,6 +22,7 @@ from tasks.builtin import (
     templates_with,
 )
 from tasks.library import by_domain, tools
+from tasks.rand import below, between, shuffle
 from tasks.spec import ToolSpec
 
 __all__ = ["CATEGORIES", "Category", "Draft", "default_mix"]
@@ -56,16 +57,16 @@ def _simple(rng: Random) -> Draft:
 def _multiple(rng: Random) -> Draft:
     spec = pick_tool(rng)
     instance = instantiate(spec, rng)
-    distractors = near_misses((spec,), rng.randint(2, 4), rng)
+    distractors = near_misses((spec,), between(rng, 2, 4), rng)
     offered = [spec, *distractors]
-    rng.shuffle(offered)
+    shuffle(rng, offered)
     return Draft(decorate(instance.text, rng), tuple(offered), [instance.call])
 
 
 def _calls_of(spec: ToolSpec, count: int, rng: Random) -> tuple[list[str], list[dict[str, Any]]]:
     """``count`` distinct requests to one tool, with distinct templates while they last."""
     order = list(range(len(spec.templates)))
-    rng.shuffle(order)
+    shuffle(rng, order)
     texts: list[str] = []
     calls: list[dict[str, Any]] = []
     for index in range(count):
@@ -81,7 +82,7 @@ def _calls_of(spec: ToolSpec, count: int, rng: Random) -> tuple[list[str], list[
 
 def _parallel(rng: Random) -> Draft:
     spec = pick_tool(rng)
-    texts, calls = _calls_of(spec, rng.randint(2, 4), rng)
+    texts, calls = _calls_of(spec, between(rng, 2, 4), rng)
     return Draft(decorate(join_requests(texts, rng), rng), (spec,), calls)
 
 
@@ -89,7 +90,7 @@ def _parallel_multiple(rng: Random) -> Draft:
     first = pick_tool(rng)
     pool = by_domain()[first.domain] if rng.random() < 0.5 else tools()
     chosen = [first]
-    for _ in range(rng.randint(1, 2)):
+    for _ in range(between(rng, 1, 2)):
         chosen.append(
             pick_tool(rng, exclude=tuple(chosen), pool=pool if len(pool) > len(chosen) + 1 else None)
         )
@@ -98,10 +99,10 @@ def _parallel_multiple(rng: Random) -> Draft:
         count = 2 if index == 0 and len(chosen) == 2 and rng.random() < 0.5 else 1
         texts, calls = _calls_of(spec, count, rng)
         pieces.extend(zip(texts, calls, strict=True))
-    rng.shuffle(pieces)
-    distractors = near_misses(tuple(chosen), rng.randint(0, 2), rng)
+    shuffle(rng, pieces)
+    distractors = near_misses(tuple(chosen), between(rng, 0, 2), rng)
     offered = [*chosen, *distractors]
-    rng.shuffle(offered)
+    shuffle(rng, offered)
     text = join_requests([text for text, _ in pieces], rng)
     return Draft(decorate(text, rng), tuple(offered), [call for _, call in pieces])
 
@@ -111,11 +112,11 @@ def _irrelevance(rng: Random) -> Draft:
     instance = instantiate(asked, rng)
     offered: list[ToolSpec] = []
     unrelated = [spec for spec in tools() if spec.domain != asked.domain and not is_meta(spec)]
-    for spec in near_misses((asked,), rng.randint(1, 4), rng, same_domain_first=False, allow_meta=False):
+    for spec in near_misses((asked,), between(rng, 1, 4), rng, same_domain_first=False, allow_meta=False):
         if spec.domain != asked.domain:
             offered.append(spec)
     if not offered:
-        offered.append(unrelated[rng.randrange(len(unrelated))])
+        offered.append(unrelated[below(rng, len(unrelated))])
     return Draft(decorate(instance.text, rng), tuple(offered), [])
 
 
@@ -129,11 +130,11 @@ def _missing_param(rng: Random) -> Draft:
             break
     else:  # pragma: no cover - the library always has such tools
         raise LookupError("no tool with a required parameter that can be alluded to")
-    param = candidates[rng.randrange(len(candidates))]
+    param = candidates[below(rng, len(candidates))]
     options = templates_with(spec, param.name)
-    instance = instantiate(spec, rng, options[rng.randrange(len(options))], vague=param.name)
-    offered = [spec, *near_misses((spec,), rng.randint(0, 2), rng, allow_meta=False)]
-    rng.shuffle(offered)
+    instance = instantiate(spec, rng, options[below(rng, len(options))], vague=param.name)
+    offered = [spec, *near_misses((spec,), between(rng, 0, 2), rng, allow_meta=False)]
+    shuffle(rng, offered)
     return Draft(decorate(instance.text, rng), tuple(offered), [])
 
 

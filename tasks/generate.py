@@ -13,6 +13,7 @@ from random import Random
 from tasks.categories import CATEGORIES, default_mix
 from tasks.errors import TaskConfigError
 from tasks.model import GENERATOR_VERSION, Task
+from tasks.rand import below, shuffle
 from tasks.seeding import rng_from, seed_bytes, sub_seed
 from tasks.shuffle import shuffle_surface
 from tasks.spec import openai_tool
@@ -96,7 +97,7 @@ def generate(
     slots = _allocate(source_shares, n)
     builtin_slots = iter(_allocate(category_shares, slots.count(BUILTIN)))
     plan = [(name, next(builtin_slots) if name == BUILTIN else "") for name in slots]
-    rng_from(sub_seed(root, b"plan")).shuffle(plan)
+    shuffle(rng_from(sub_seed(root, b"plan")), plan)
     return [_make_task(root, index, name, category, pools) for index, (name, category) in enumerate(plan)]
 
 
@@ -113,7 +114,7 @@ def _make_task(
         messages = [{"role": "user", "content": draft.request}]
     else:
         pool = pools[source]
-        base = pool[rng.randrange(len(pool))]
+        base = pool[below(rng, len(pool))]
         category = base.category
         surface = shuffle_surface(base.tools, base.expected, rng)
         messages = [dict(message) for message in base.messages]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from functools import cache
 
-__all__ = ["PREFIXES", "SUFFIXES", "VERB_PHRASES", "synonyms"]
+__all__ = ["PREFIXES", "SUFFIXES", "VERB_PHRASES", "synonym_index", "synonyms", "verb_phrase_index"]
 
 _GROUPS: tuple[tuple[str, ...], ...] = (
     # verbs
@@ -284,7 +284,8 @@ VERB_PHRASES: tuple[tuple[str, ...], ...] = (
 
 
 @cache
-def _index() -> dict[str, tuple[str, ...]]:
+def synonym_index() -> dict[str, tuple[str, ...]]:
+    """Word -> its synonym group (the first group that lists it)."""
     index: dict[str, tuple[str, ...]] = {}
     for group in _GROUPS:
         for word in group:
@@ -294,7 +295,7 @@ def _index() -> dict[str, tuple[str, ...]]:
 
 def synonyms(word: str) -> tuple[str, ...]:
     """The synonym group of a lower-case word (including the word), or () when it has none."""
-    return _index().get(word, ())
+    return synonym_index().get(word, ())
 
 
 @cache

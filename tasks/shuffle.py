@@ -18,7 +18,8 @@ from functools import cache
 from random import Random
 from typing import Any
 
-from tasks.lexicon import PREFIXES, SUFFIXES, synonyms, verb_phrase_index
+from tasks.lexicon import PREFIXES, SUFFIXES, synonym_index, verb_phrase_index
+from tasks.rand import below, shuffle
 
 __all__ = ["Surface", "shuffle_surface", "split_words"]
 
@@ -43,21 +44,33 @@ def split_words(name: str) -> tuple[str, ...]:
     return tuple(word.lower() for word in _WORD.findall(name))
 
 
+@cache
+def _capitalised(word: str) -> str:
+    return word[:1].upper() + word[1:]
+
+
 def _join(words: list[str], style: str) -> str:
     if style == "snake":
         return "_".join(words)
     if style == "camel":
-        return words[0] + "".join(word[:1].upper() + word[1:] for word in words[1:])
-    return "".join(word[:1].upper() + word[1:] for word in words)
+        return words[0] + "".join([_capitalised(word) for word in words[1:]])
+    return "".join([_capitalised(word) for word in words])
 
 
-def _swap(word: str, rng: Random) -> str:
-    group = synonyms(word)
-    if not group:
-        return word
-    return group[rng.randrange(len(group))]
+def _swapped(words: tuple[str, ...] | list[str], rate: float, rng: Random) -> list[str]:
+    """Each word replaced, with probability ``rate``, by a random member of its synonym group."""
+    index = synonym_index()
+    random = rng.random
+    out: list[str] = []
+    for word in words:
+        group = index.get(word)
+        if group is not None and random() < rate:
+            word = group[int(random() * len(group))]
+        out.append(word)
+    return out
 
 
+@cache
 def _valid(name: str) -> bool:
     return bool(_IDENTIFIER.match(name)) and not keyword.iskeyword(name)
 
@@ -69,13 +82,13 @@ def _rename_function(name: str, rng: Random, style: str, taken: set[str]) -> str
     if len(words) > 1 and words[-1] in _SUFFIX_SET:
         words = words[:-1]
     for attempt in range(12):
-        new = [_swap(word, rng) if rng.random() < 0.7 else word for word in words]
+        new = _swapped(words, 0.7, rng)
         roll = rng.random()
         if roll < 0.3 or attempt > 5:
-            new.insert(0, PREFIXES[rng.randrange(len(PREFIXES))])
+            new.insert(0, PREFIXES[below(rng, len(PREFIXES))])
         elif roll < 0.45:
-            new.append(SUFFIXES[rng.randrange(len(SUFFIXES))])
-        candidate = _join(new, style if attempt < 8 else _STYLES[rng.randrange(3)])
+            new.append(SUFFIXES[below(rng, len(SUFFIXES))])
+        candidate = _join(new, style if attempt < 8 else _STYLES[below(rng, 3)])
         if candidate not in taken and _valid(candidate):
             return candidate
     serial = 2
@@ -86,12 +99,11 @@ def _rename_function(name: str, rng: Random, style: str, taken: set[str]) -> str
 
 
 def _rename_param(name: str, rng: Random, style: str, taken: set[str]) -> str:
-    words = list(split_words(name))
+    words = split_words(name)
     if not words:
         return name
     for _ in range(6):
-        new = [_swap(word, rng) if rng.random() < 0.6 else word for word in words]
-        candidate = _join(new, style)
+        candidate = _join(_swapped(words, 0.6, rng), style)
         if candidate not in taken and _valid(candidate):
             return candidate
     return name if name not in taken else f"{name}_{len(taken)}"
@@ -101,29 +113,35 @@ def _rewrite_description(text: str, rng: Random) -> str:
     if not text:
         return text
     phrases = verb_phrase_index()
-    for phrase, group in phrases.items():
-        if text.startswith(phrase + " "):
-            text = group[rng.randrange(len(group))] + text[len(phrase) :]
+    head = text.split(" ", 2)
+    for phrase in (" ".join(head[:2]), head[0]):
+        group = phrases.get(phrase)
+        if group is not None and len(text) > len(phrase):
+            text = group[below(rng, len(group))] + text[len(phrase) :]
             break
-    frame = rng.randrange(4)
+    frame = below(rng, 4)
     if frame == 1 and text[:1].isupper():
         first = text.split(" ", 1)[0]
         lowered = text[:1].lower() + text[1:]
         text = f"This tool {lowered}" if first.endswith("s") else f"Use this to {lowered}"
-    return text + _DESCRIPTION_NOTES[rng.randrange(len(_DESCRIPTION_NOTES))]
+    return text + _DESCRIPTION_NOTES[below(rng, len(_DESCRIPTION_NOTES))]
 
 
 def _shuffled_property(prop: Any, rng: Random) -> Any:
+    """The property with its enum (and its items' enum) reordered; shared unchanged when it has none."""
     if not isinstance(prop, dict):
         return prop
+    enum = prop.get("enum")
+    items = prop.get("items")
+    items_enum = isinstance(items, dict) and isinstance(items.get("enum"), list)
+    if not (isinstance(enum, list) and len(enum) > 1) and not items_enum:
+        return prop
     out = dict(prop)
-    enum = out.get("enum")
     if isinstance(enum, list) and len(enum) > 1:
         enum = list(enum)
-        rng.shuffle(enum)
+        shuffle(rng, enum)
         out["enum"] = enum
-    items = out.get("items")
-    if isinstance(items, dict) and isinstance(items.get("enum"), list):
+    if items_enum:
         out["items"] = _shuffled_property(items, rng)
     return out
 
@@ -145,7 +163,7 @@ def shuffle_surface(tools: list[dict[str, Any]], expected: list[dict[str, Any]],
     """
     old_names = [tool.get("function", {}).get("name", "") for tool in tools]
     taken: set[str] = set(old_names)
-    style = _STYLES[rng.randrange(3)]
+    style = _STYLES[below(rng, 3)]
     function_names: dict[str, str] = {}
     parameter_names: dict[str, dict[str, str]] = {}
     new_tools: list[dict[str, Any]] = []
@@ -160,7 +178,7 @@ def shuffle_surface(tools: list[dict[str, Any]], expected: list[dict[str, Any]],
         param_taken: set[str] = set()
         renames: dict[str, str] = {}
         for param in properties:
-            must_rename = keyword.iskeyword(param) or not param.isidentifier()
+            must_rename = not _valid(param)
             new_param = (
                 _rename_param(param, rng, param_style, param_taken)
                 if must_rename or rng.random() < 0.75
@@ -172,7 +190,7 @@ def shuffle_surface(tools: list[dict[str, Any]], expected: list[dict[str, Any]],
             renames[param] = new_param
         parameter_names[new_name] = renames
         ordered = list(properties.items())
-        rng.shuffle(ordered)
+        shuffle(rng, ordered)
         new_parameters = dict(parameters)
         new_parameters["properties"] = {
             renames[key]: _shuffled_property(value, rng) for key, value in ordered
@@ -186,7 +204,7 @@ def shuffle_surface(tools: list[dict[str, Any]], expected: list[dict[str, Any]],
         new_tool = dict(tool)
         new_tool["function"] = new_function
         new_tools.append(new_tool)
-    rng.shuffle(new_tools)
+    shuffle(rng, new_tools)
     by_old = {old: parameter_names[new] for old, new in function_names.items()}
     new_expected: list[dict[str, Any]] = []
     for call in expected:

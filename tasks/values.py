@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from random import Random
 from typing import Any, Protocol
 
+from tasks.rand import below, between
+
 __all__ = [
     "Drawn",
     "ValueGen",
@@ -64,9 +66,9 @@ class Pick:
     vague: tuple[str, ...] = ()
 
     def draw(self, rng: Random) -> Drawn:
-        chosen = self.options[rng.randrange(len(self.options))]
+        chosen = self.options[below(rng, len(self.options))]
         says = chosen.says
-        text = says[0] if len(says) == 1 else says[rng.randrange(len(says))]
+        text = says[0] if len(says) == 1 else says[below(rng, len(says))]
         return Drawn(text, chosen.accepted)
 
 
@@ -84,7 +86,7 @@ class Quoted:
     vague: tuple[str, ...] = ()
 
     def draw(self, rng: Random) -> Drawn:
-        body = self.bodies[rng.randrange(len(self.bodies))] + self.tails[rng.randrange(len(self.tails))]
+        body = self.bodies[below(rng, len(self.bodies))] + self.tails[below(rng, len(self.tails))]
         return Drawn(f'"{body}"', (body,))
 
 
@@ -98,7 +100,7 @@ class Composed:
     vague: tuple[str, ...] = ()
 
     def draw(self, rng: Random) -> Drawn:
-        chosen = [part[rng.randrange(len(part))] for part in self.parts]
+        chosen = [part[below(rng, len(part))] for part in self.parts]
         value = self.pattern.format(*chosen)
         return Drawn(f'"{value}"' if self.quote else value, (value,))
 
@@ -114,7 +116,7 @@ class Integer:
     vague: tuple[str, ...] = ()
 
     def draw(self, rng: Random) -> Drawn:
-        value = rng.randrange(self.low, self.high + 1, self.step)
+        value = self.low + self.step * below(rng, (self.high - self.low) // self.step + 1)
         return Drawn(self.say.format(value), (value,))
 
 
@@ -158,7 +160,7 @@ class Date:
     vague: tuple[str, ...] = ("the day we talked about", "that date", "the usual day")
 
     def draw(self, rng: Random) -> Drawn:
-        day = _dt.date.fromordinal(_EPOCH + rng.randrange(730))
+        day = _dt.date.fromordinal(_EPOCH + below(rng, 730))
         month = _MONTHS[day.month - 1]
         iso = day.isoformat()
         spoken = (
@@ -174,7 +176,7 @@ class Date:
             f"{month[:3]} {day.day}, {day.year}",
             f"{day.day} {month} {day.year}",
         )
-        return Drawn(spoken[rng.randrange(len(spoken))], accepted)
+        return Drawn(spoken[below(rng, len(spoken))], accepted)
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,8 +186,8 @@ class ClockTime:
     vague: tuple[str, ...] = ("the usual time", "our regular time")
 
     def draw(self, rng: Random) -> Drawn:
-        hour = rng.randrange(6, 22)
-        minute = rng.randrange(0, 60, 15)
+        hour = 6 + below(rng, 16)
+        minute = 15 * below(rng, 4)
         twelve = hour % 12 or 12
         suffix = "am" if hour < 12 else "pm"
         spoken = (f"{twelve}:{minute:02d} {suffix}", f"{hour:02d}:{minute:02d}")
@@ -195,7 +197,7 @@ class ClockTime:
             f"{twelve}:{minute:02d} {suffix.upper()}",
             f"{twelve}:{minute:02d} {suffix}",
         )
-        return Drawn(spoken[rng.randrange(2)], accepted)
+        return Drawn(spoken[below(rng, 2)], accepted)
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,8 +210,8 @@ class Flag:
 
     def draw(self, rng: Random) -> Drawn:
         if self.says_false and rng.random() < 0.5:
-            return Drawn(self.says_false[rng.randrange(len(self.says_false))], (False,))
-        return Drawn(self.says_true[rng.randrange(len(self.says_true))], (True,))
+            return Drawn(self.says_false[below(rng, len(self.says_false))], (False,))
+        return Drawn(self.says_true[below(rng, len(self.says_true))], (True,))
 
 
 def _join(texts: list[str]) -> str:
@@ -228,7 +230,7 @@ class ListOf:
     vague: tuple[str, ...] = ()
 
     def draw(self, rng: Random) -> Drawn:
-        count = rng.randint(self.low, self.high)
+        count = between(rng, self.low, self.high)
         texts: list[str] = []
         values: list[Any] = []
         for _ in range(count * 4):
@@ -279,7 +281,7 @@ class Records:
     def draw(self, rng: Random) -> Drawn:
         texts: list[str] = []
         answers: list[dict[str, list[Any]]] = []
-        for _ in range(rng.randint(self.low, self.high)):
+        for _ in range(between(rng, self.low, self.high)):
             said, answer = self.record.draw_fields(rng)
             texts.append(self.record.say.format_map(said))
             answers.append(answer)

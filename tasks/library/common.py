@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from random import Random
 
+from tasks.rand import below
 from tasks.spec import NO_DEFAULT, Param
 from tasks.values import Composed, Drawn, Integer, Option, Pick, ValueGen, option, words
 
@@ -275,10 +276,10 @@ class CronSchedule:
     vague: tuple[str, ...] = ("on the usual schedule", "whenever we agreed")
 
     def draw(self, rng: Random) -> Drawn:
-        hour = rng.randrange(0, 24)
-        minute = rng.randrange(0, 60, 5)
+        hour = below(rng, 24)
+        minute = 5 * below(rng, 12)
         clock = f"{hour:02d}:{minute:02d}"
-        kind = rng.randrange(4)
+        kind = below(rng, 4)
         if kind == 0:
             return Drawn(f"every day at {clock}", (f"{minute} {hour} * * *",))
         if kind == 1:
@@ -286,7 +287,7 @@ class CronSchedule:
                 f"every weekday at {clock}", (f"{minute} {hour} * * 1-5", f"{minute} {hour} * * MON-FRI")
             )
         if kind == 2:
-            day = rng.randrange(7)
+            day = below(rng, 7)
             cron_day = (day + 1) % 7
             return Drawn(
                 f"every {_WEEKDAYS[day]} at {clock}",
