@@ -827,6 +827,24 @@ def parse_register_settings(
     return _parse(RegisterSettings, argv, prog, env)
 
 
+def flags_markdown() -> str:
+    """The flag table of docs/configuration.md, generated from the registry (a test keeps them equal)."""
+    users = {
+        "miner": {flag.name for flag in flags_for(MinerSettings)},
+        "validator": {flag.name for flag in flags_for(ValidatorSettings)},
+    }
+    rows = ["| Flag | Default | Environment | Used by | Meaning |", "|---|---|---|---|---|"]
+    for flag in FLAGS:
+        owner = MinerSettings if flag.name in users["miner"] else ValidatorSettings
+        used_by = ", ".join(name for name, names in users.items() if flag.name in names)
+        value = "" if flag.switch else f" {flag.metavar or 'VALUE'}"
+        rows.append(
+            f"| `{flag.option}{value}` | {_describe_default(owner, flag)} | `{flag.env}` | {used_by} "
+            f"| {flag.help.replace('|', '/')} |"
+        )
+    return "\n".join(rows) + "\n"
+
+
 # --- wallets --------------------------------------------------------------------------------
 
 

@@ -336,3 +336,14 @@ def test_default_paths_are_not_created_at_import() -> None:
     # Building defaults only computes paths; nothing is written.
     assert config.default_devchain_path().name == "devchain.sqlite"
     assert config.default_db_url().startswith("sqlite+aiosqlite:///")
+
+
+def test_docs_table_is_current() -> None:
+    text = (Path(__file__).resolve().parents[2] / "docs" / "configuration.md").read_text(encoding="utf-8")
+    begin = text.index("-->", text.index("<!-- flags:begin")) + len("-->\n")
+    end = text.index("<!-- flags:end -->")
+    assert text[begin:end] == config.flags_markdown(), (
+        "regenerate the table with subnet.config.flags_markdown()"
+    )
+    for flag in FLAGS:
+        assert f"`{flag.option}" in text and flag.env in text
