@@ -8,7 +8,7 @@ settings into a `ServerPolicy`; the server only reads them.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -65,6 +65,9 @@ class StaticDirectory:
     def lookup(self, hotkey: str) -> CallerInfo | None:
         return self._by_hotkey.get(hotkey)
 
+    def __iter__(self) -> Iterator[CallerInfo]:
+        return iter(self._by_hotkey.values())
+
     def __len__(self) -> int:
         return len(self._by_hotkey)
 
@@ -72,29 +75,40 @@ class StaticDirectory:
 class MetagraphDirectory:
     """Holds the latest metagraph snapshot; whoever owns the chain client calls `replace()`.
 
-    Replacing is one reference assignment, so readers on the event loop always see either the
-    old or the new snapshot whole. Before the first snapshot every lookup answers None
-    (nobody is registered yet), which refuses all callers: a miner must not serve before it
-    knows who the validators are.
+    A snapshot that can be iterated (the chain's `Metagraph` yields its neurons) is indexed by
+    hotkey once per `replace()`, so each request's lookup is one dict access rather than a
+    scan of the metagraph: lookups run for every request, forged ones included. Replacing
+    swaps one reference, so readers on the event loop see the old or the new snapshot whole.
+    Before the first snapshot every lookup answers None (nobody is registered yet), which
+    refuses all callers: a miner must not serve before it knows who the validators are.
     """
 
-    def __init__(self, snapshot: HotkeyIndex | None = None) -> None:
-        self._snapshot = snapshot
-        self._replaced_at: float | None = None if snapshot is None else time.monotonic()
+    def __init__(self, snapshot: HotkeyIndex | Iterable[CallerInfo] | None = None) -> None:
+        self._lookup: Callable[[str], CallerInfo | None] = _nobody
+        self._replaced_at: float | None = None
+        if snapshot is not None:
+            self.replace(snapshot)
 
-    def replace(self, snapshot: HotkeyIndex) -> None:
-        """Swap in a new snapshot (a chain `Metagraph`, a `StaticDirectory`, ...)."""
-        self._snapshot = snapshot
+    def replace(self, snapshot: HotkeyIndex | Iterable[CallerInfo]) -> None:
+        """Swap in a new snapshot (a chain `Metagraph`, a `StaticDirectory`, a list of callers)."""
+        if isinstance(snapshot, Iterable):
+            index: dict[str, CallerInfo] = {caller.hotkey: caller for caller in snapshot}
+            self._lookup = index.get
+        else:
+            self._lookup = snapshot.by_hotkey
         self._replaced_at = time.monotonic()
 
     def lookup(self, hotkey: str) -> CallerInfo | None:
-        snapshot = self._snapshot
-        return None if snapshot is None else snapshot.by_hotkey(hotkey)
+        return self._lookup(hotkey)
 
     @property
     def age_s(self) -> float | None:
         """Seconds since the last `replace()`, None before the first snapshot."""
         return None if self._replaced_at is None else time.monotonic() - self._replaced_at
+
+
+def _nobody(hotkey: str) -> CallerInfo | None:
+    return None
 
 
 @dataclass(frozen=True)
