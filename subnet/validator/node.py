@@ -146,7 +146,7 @@ class Validator:
         self._runner = RoundRunner(
             store=self._store,
             querier=querier,
-            task_source=self.options.task_source or LibraryTasks(_parse_mix(settings.tasks.sources)),
+            task_source=self.options.task_source or _task_source(settings.tasks.sources),
             judge=self.options.judge or BfclJudge(),
             secret=secret,
             params=RoundParams(
@@ -306,12 +306,11 @@ class Validator:
                 loop.remove_signal_handler(signum)
 
 
-def _parse_mix(sources: str) -> dict[str, float] | None:
-    """``--tasks.sources`` as tasks/ reads it; None (the generator's default) when it cannot."""
-    try:
-        import tasks
+def _task_source(text: str) -> TaskSource:
+    """The task source ``--tasks.sources`` names; a bad value or pool file is a one-line StartupError."""
+    from tasks import SourceFileError, TaskConfigError
 
-        parsed = tasks.parse_source_shares(sources)
-    except (ImportError, AttributeError):
-        return None
-    return dict(parsed) if parsed else None
+    try:
+        return LibraryTasks.from_flag(text)
+    except (TaskConfigError, SourceFileError) as exc:
+        raise StartupError(f"--tasks.sources {text!r}: {exc}") from None

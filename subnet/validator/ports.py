@@ -69,9 +69,26 @@ def bfcl_functions(tools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 @dataclass
 class LibraryTasks:
-    """The default task source: ``tasks.generate`` / ``tasks.variant`` with the HMAC seeds."""
+    """The default task source: ``tasks.generate`` / ``tasks.variant`` with the HMAC seeds.
 
-    mix: Mapping[str, float] | None = None
+    ``sources`` are ``tasks.Source`` entries (from ``--tasks.sources``); None is the builtin
+    generator with the registry's category shares.
+    """
+
+    sources: Sequence[Any] | None = None
+
+    @classmethod
+    def from_flag(cls, text: str) -> LibraryTasks:
+        """Parse ``--tasks.sources`` (``builtin=0.8,bfcl=0.2``) and load the pools it names.
+
+        Raises ``tasks.TaskConfigError`` / ``tasks.SourceFileError`` with a one-line reason.
+        """
+        import tasks
+
+        shares = tasks.parse_source_shares(text)
+        if set(shares) <= {tasks.BUILTIN}:
+            return cls(None)
+        return cls(tasks.load_sources(shares))
 
     def round_seed(self, secret: bytes, netuid: int, block_hash: str, round_number: int) -> bytes:
         import tasks
@@ -86,14 +103,14 @@ class LibraryTasks:
     def generate(self, seed: bytes, n: int) -> Sequence[TaskLike]:
         import tasks
 
-        generated: Sequence[TaskLike] = tasks.generate(seed, n, mix=dict(self.mix) if self.mix else None)
-        return generated
+        return tasks.generate(seed, n, sources=list(self.sources) if self.sources else None)
 
     def variant(self, task: TaskLike, seed: bytes) -> TaskLike:
         import tasks
 
-        varied: TaskLike = tasks.variant(task, seed)
-        return varied
+        if not isinstance(task, tasks.Task):
+            raise TypeError(f"LibraryTasks varies tasks.Task only, got {type(task).__name__}")
+        return tasks.variant(task, seed)
 
 
 @dataclass

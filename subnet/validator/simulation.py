@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import hashlib
-import hmac
 import json
 import random
 from collections.abc import Awaitable, Callable, Mapping
@@ -340,101 +339,6 @@ def serve_on_devchain(devchain: Any, netuid: int, hotkey: str, ip: str, port: in
 
 # Every personality of the issue; the crash one answers 3 tasks, then its server dies.
 ISSUE_PERSONALITIES = ("right", "right70", "right40", "slow", "timeout", "garbage", "crash", "huge", "relay")
-
-
-@dataclass
-class ToyTask:
-    """A tiny task family standing in for tasks/ where a test needs full control of the answers."""
-
-    id: str
-    category: str
-    messages: list[dict[str, Any]]
-    tools: list[dict[str, Any]]
-    expected: list[Any]
-    seed: str = ""
-    source: str = "fake"
-    generator_version: str = "fake-1"
-
-    @property
-    def scoring_category(self) -> str:
-        return self.category
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "category": self.category,
-            "messages": self.messages,
-            "tools": self.tools,
-            "expected": self.expected,
-            "seed": self.seed,
-            "source": self.source,
-            "generator_version": self.generator_version,
-        }
-
-
-CITIES = ("Lisbon", "Oslo", "Quito", "Hanoi", "Lagos", "Perth", "Lima", "Riga")
-
-
-@dataclass
-class ToyTasks:
-    """Deterministic tasks: a weather lookup (simple) or an irrelevant request; variants rename tools."""
-
-    generated: int = 0
-
-    def round_seed(self, secret: bytes, netuid: int, block_hash: str, round_number: int) -> bytes:
-        return hmac.new(secret, f"{netuid}|{block_hash}|{round_number}".encode(), hashlib.sha256).digest()
-
-    def miner_seed(self, round_seed: bytes, hotkey: str) -> bytes:
-        return hashlib.sha256(round_seed + hotkey.encode()).digest()
-
-    def generate(self, seed: bytes, n: int) -> list[ToyTask]:
-        self.generated += n
-        tasks = []
-        for index in range(n):
-            city = CITIES[(seed[index % len(seed)] + index) % len(CITIES)]
-            tool = {
-                "type": "function",
-                "function": {
-                    "name": "get_weather",
-                    "description": "Weather now in a city",
-                    "parameters": {
-                        "type": "object",
-                        "properties": {"city": {"type": "string", "description": "city"}},
-                        "required": ["city"],
-                    },
-                },
-            }
-            irrelevant = index % 4 == 3
-            tasks.append(
-                ToyTask(
-                    id=f"{seed.hex()[:8]}-{index}",
-                    category="irrelevance" if irrelevant else "simple",
-                    messages=[
-                        {
-                            "role": "user",
-                            "content": f"Sing me a song about {city}"
-                            if irrelevant
-                            else f"Weather in {city}?",
-                        }
-                    ],
-                    tools=[tool],
-                    expected=[] if irrelevant else [{"get_weather": {"city": [city]}}],
-                    seed=seed.hex(),
-                )
-            )
-        return tasks
-
-    def variant(self, task: ToyTask, seed: bytes) -> ToyTask:
-        suffix = seed.hex()[:6]
-        tools = [
-            {
-                "type": "function",
-                "function": {**tool["function"], "name": f"{tool['function']['name']}_{suffix}"},
-            }
-            for tool in task.tools
-        ]
-        expected = [{f"{name}_{suffix}": params for name, params in call.items()} for call in task.expected]
-        return ToyTask(task.id, task.category, task.messages, tools, expected, task.seed)
 
 
 @dataclass

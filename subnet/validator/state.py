@@ -8,12 +8,13 @@ on the metagraph now (under the uid it holds now), is not excluded (validators,
 this validator), and rests on at least ``min_samples`` scored responses. Its raw
 weight is ``((average - floor) / (1 - floor)) ** power`` when its moving average
 is above ``floor``, else nothing; raw weights are then normalised to sum to 1.
-The floor sits above what a miner earns by never calling a tool (the
-irrelevance-style tasks of the mix are right for it) plus the partial credit of
-well-formed but wrong answers, so garbage, and relayed answers (which carry
-another miner's surface names), earn nothing; the power widens the gap between
-good and merely fair miners. When nobody qualifies
-no weights are set: nothing goes to a fixed owner hotkey by default.
+
+The floor (0.4) sits above what a miner earns by never calling a tool (the
+no-call tasks, irrelevance and missing_param, are 30% of the default mix and
+are right for it) plus the partial credit of well-formed but wrong answers, so
+garbage and relayed answers (which carry another miner's surface names) earn
+nothing. The power (2) widens the gap between good and merely fair miners.
+When nobody qualifies no weights are set: nothing goes to a fixed owner hotkey.
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ class Standing:
 
 @dataclass(frozen=True)
 class WeightPolicy:
-    floor: float = 0.35
+    floor: float = 0.4
     power: float = 2.0
     min_samples: int = 8
 
