@@ -277,7 +277,7 @@ VERB_PHRASES: tuple[tuple[str, ...], ...] = (
     ("Lists", "Enumerates", "Shows"),
     ("Creates", "Makes", "Sets up"),
     ("Finds", "Locates", "Searches for"),
-    ("Reports", "Tells", "Describes"),
+    ("Reports", "Describes", "Gives"),
     ("Sets", "Configures", "Adjusts"),
     ("Runs", "Executes", "Launches"),
 )

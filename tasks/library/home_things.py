@@ -716,7 +716,7 @@ VEHICLES = (
                     1,
                     3,
                 ),
-                items={"type": "string"},
+                items={"type": "string", "enum": ["battery", "tire_pressure", "odometer", "location"]},
             ),
         ),
         (

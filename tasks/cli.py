@@ -1,0 +1,193 @@
+"""Command line: ``python -m tasks sample`` shows tasks readably, ``python -m tasks export``
+writes a chat-form fine-tuning set (JSON lines) for miners to train on.
+
+User mistakes (unknown category, bad share list, missing source file, unwritable output) end
+in one line on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from tasks.answers import reference_calls
+from tasks.categories import CATEGORIES
+from tasks.errors import SourceFileError, TaskConfigError
+from tasks.generate import Source, generate
+from tasks.model import Task
+from tasks.seeding import seed_bytes, sub_seed
+from tasks.sources import load_sources, parse_source_shares
+
+__all__ = ["main"]
+
+_EXPORT_BATCH = 500
+_NO_CALL_REPLIES = {
+    "irrelevance": "None of the tools I have can do that, so I can't help with it here.",
+    "missing_param": "I can do that, but I need one more detail first: which one exactly do you mean?",
+}
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m tasks", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    def add_sources(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument("--category", choices=sorted(CATEGORIES), help="only builtin tasks of this category")
+        sub.add_argument("--sources", default=None, help="shares per source, e.g. builtin=0.8,bfcl=0.2")
+        sub.add_argument("--bfcl", action="append", default=None, help="BFCL question file or data folder")
+        sub.add_argument("--xlam", action="append", default=None, help="xLAM-style JSON file")
+
+    sample = commands.add_parser("sample", help="show generated tasks")
+    sample.add_argument("--seed", default="0", help="any text; the same seed gives the same tasks")
+    sample.add_argument("--n", type=int, default=5, help="number of tasks")
+    sample.add_argument("--json", action="store_true", help="one JSON task per line instead of text")
+    add_sources(sample)
+
+    export = commands.add_parser("export", help="write a chat-form fine-tuning set (JSON lines)")
+    export.add_argument("--n", type=int, required=True, help="number of examples")
+    export.add_argument("--out", type=Path, required=True, help="output .jsonl file")
+    export.add_argument("--seed", default="export", help="any text; the same seed gives the same set")
+    add_sources(export)
+    return parser
+
+
+def _sources(args: argparse.Namespace) -> list[Source] | None:
+    if args.sources is None:
+        return None
+    return load_sources(parse_source_shares(args.sources), bfcl=args.bfcl, xlam=args.xlam)
+
+
+def _mix(args: argparse.Namespace) -> dict[str, float] | None:
+    return {args.category: 1.0} if args.category else None
+
+
+def _signature(tool: dict[str, Any]) -> str:
+    function = tool.get("function", {})
+    parameters = function.get("parameters") or {}
+    required = set(parameters.get("required") or [])
+    params = []
+    for name, prop in (parameters.get("properties") or {}).items():
+        kind = prop.get("type", "any") if isinstance(prop, dict) else "any"
+        params.append(f"{name}: {kind}" + ("" if name in required else "?"))
+    return f"{function.get('name', '?')}({', '.join(params)})"
+
+
+def _show(task: Task, number: int, out: TextIO) -> None:
+    out.write(f"#{number} {task.category} [{task.source}] {task.id}\n")
+    out.write(f"  request:  {task.request}\n")
+    for tool in task.tools:
+        out.write(f"  tool:     {_signature(tool)}\n")
+    if not task.expected:
+        out.write("  expected: no call\n")
+    for call in task.expected:
+        out.write(f"  expected: {json.dumps(call, ensure_ascii=False)}\n")
+    out.write("\n")
+
+
+def _sample(args: argparse.Namespace) -> int:
+    if args.n < 0:
+        raise TaskConfigError("--n must not be negative")
+    tasks = generate(args.seed, args.n, mix=_mix(args), sources=_sources(args))
+    for number, task in enumerate(tasks, start=1):
+        if args.json:
+            sys.stdout.write(json.dumps(task.to_dict(), ensure_ascii=False) + "\n")
+        else:
+            _show(task, number, sys.stdout)
+    return 0
+
+
+def training_example(task: Task) -> dict[str, Any]:
+    """A chat-form example: the request, the tools, and the expected answer as the assistant turn."""
+    from scoring import Call, to_openai_tool_calls
+
+    calls = [Call(name, arguments) for name, arguments in reference_calls(task.expected)]
+    if calls:
+        reply: dict[str, Any] = {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": to_openai_tool_calls(calls),
+        }
+    else:
+        text = _NO_CALL_REPLIES.get(task.category, _NO_CALL_REPLIES["irrelevance"])
+        reply = {"role": "assistant", "content": text}
+    return {
+        "messages": [*task.messages, reply],
+        "tools": task.tools,
+        "category": task.category,
+        "id": task.id,
+    }
+
+
+class _Progress:
+    """A one-line progress bar on stderr."""
+
+    def __init__(self, total: int, stream: TextIO) -> None:
+        self.total = max(total, 1)
+        self.stream = stream
+        self.shown = -1
+
+    def update(self, done: int) -> None:
+        percent = done * 100 // self.total
+        if percent == self.shown:
+            return
+        self.shown = percent
+        filled = percent * 30 // 100
+        self.stream.write(f"\rexporting [{'#' * filled}{'.' * (30 - filled)}] {done}/{self.total}")
+        self.stream.flush()
+
+    def close(self) -> None:
+        self.stream.write("\n")
+        self.stream.flush()
+
+
+def _export(args: argparse.Namespace) -> int:
+    if args.n < 0:
+        raise TaskConfigError("--n must not be negative")
+    sources = _sources(args)
+    mix = _mix(args)
+    root = seed_bytes(args.seed)
+    target: Path = args.out
+    if not target.parent.exists():
+        raise TaskConfigError(f"cannot write {target}: folder {target.parent} does not exist")
+    partial = target.with_name(target.name + ".partial")
+    progress = _Progress(args.n, sys.stderr)
+    try:
+        with partial.open("w", encoding="utf-8") as out:
+            done = 0
+            batch = 0
+            while done < args.n:
+                size = min(_EXPORT_BATCH, args.n - done)
+                for task in generate(sub_seed(root, b"export", batch), size, mix=mix, sources=sources):
+                    out.write(json.dumps(training_example(task), ensure_ascii=False) + "\n")
+                done += size
+                batch += 1
+                progress.update(done)
+        os.replace(partial, target)
+    except OSError as error:
+        raise TaskConfigError(f"cannot write {target}: {error.strerror or error}") from None
+    finally:
+        progress.close()
+        if partial.exists():
+            partial.unlink()
+    sys.stderr.write(f"wrote {args.n} examples to {target}\n")
+    return 0
+
+
+_COMMANDS = {"sample": _sample, "export": _export}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    args = _parser().parse_args(argv)
+    try:
+        return _COMMANDS[args.command](args)
+    except (TaskConfigError, SourceFileError) as error:
+        sys.stderr.write(f"error: {error}\n")
+        return 2
+    except BrokenPipeError:
+        return 0
