@@ -1,0 +1,653 @@
+"""Evaluate any OpenAI-compatible endpoint on a fresh, rotating tool-calling task set.
+
+    python -m subnet.evaluate --endpoint http://127.0.0.1:8000/v1 [--n 200] [--seed S]
+
+Miners run it against their own model (a vLLM or SGLang server, llama.cpp, their miner's
+`/v1/chat/completions`) before they register; the answer is the table a validator would
+build: BFCL accuracy per category, overall, the error types, latency. It speaks plain
+unsigned HTTP with aiohttp (optionally `Authorization: Bearer` with `--api-key`), generates
+tasks with `tasks.generate`, gives them a fresh surface with `tasks.variant` and scores the
+endpoint's answer (structured `tool_calls` or text content) with `scoring.check`, exactly as
+the validator does. Nothing the endpoint returns is executed.
+
+The seed defaults to a random one and is printed, so any run can be repeated exactly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import secrets
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import IO, Any, NoReturn
+from urllib.parse import urlsplit, urlunsplit
+
+import aiohttp
+from pydantic import ValidationError
+
+from subnet.protocol import MAX_RESPONSE_BODY_BYTES, ChatCompletionResponse
+
+PROG = "python -m subnet.evaluate"
+CHAT_PATH = "/v1/chat/completions"
+PROBE_TIMEOUT_S = 10.0
+
+# Outcomes of one request that are not a model answer; they score 0, as in the validator.
+STATUS_OK = "ok"
+TRANSPORT_ERROR_PREFIX = "transport:"
+
+
+class EvaluateError(Exception):
+    """A mistake the user can fix (bad URL, endpoint down): one line, exit code 2."""
+
+
+# --------------------------------------------------------------------------- settings
+
+
+@dataclass(frozen=True)
+class EvaluateSettings:
+    """Everything one evaluation run needs, built from the command line."""
+
+    endpoint: str  # the chat-completions URL, normalised
+    n: int = 200
+    seed: int = 0
+    categories: tuple[str, ...] = ()  # empty: the generator's default mix
+    concurrency: int = 8
+    timeout_s: float = 60.0
+    api_key: str | None = None
+    model: str | None = None  # None: ask the endpoint's /v1/models, else send ""
+    max_tokens: int = 512
+    temperature: float = 0.0
+    output_format: str = "table"
+
+
+def chat_completions_url(endpoint: str) -> str:
+    """The chat-completions URL for what a user typed: a server root, `.../v1`, or the full URL.
+
+    Raises EvaluateError for anything that is not an http(s) URL with a host.
+    """
+    parts = urlsplit(endpoint.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise EvaluateError(
+            f"--endpoint {endpoint!r} is not an http(s) URL; "
+            "give e.g. http://127.0.0.1:8000/v1 or http://host:port/v1/chat/completions"
+        )
+    try:
+        parts.port  # noqa: B018 - parsing the port is the validation
+    except ValueError as exc:
+        raise EvaluateError(f"--endpoint {endpoint!r} has a bad port: {exc}") from None
+    path = parts.path.rstrip("/")
+    if path.endswith("/chat/completions"):
+        pass
+    elif path.endswith("/v1"):
+        path += "/chat/completions"
+    else:
+        path += CHAT_PATH
+    return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
+
+
+def models_url(chat_url: str) -> str:
+    """`/v1/models` next to the chat-completions URL (where OpenAI-compatible engines list models)."""
+    parts = urlsplit(chat_url)
+    base = parts.path[: -len("/chat/completions")]
+    return urlunsplit((parts.scheme, parts.netloc, base + "/models", "", ""))
+
+
+class _OneLineParser(argparse.ArgumentParser):
+    """argparse that reports a bad flag in one line (and exit code 2), not usage plus error."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0 or math.isinf(value):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
+    return value
+
+
+def build_parser(categories: Sequence[str] = ()) -> argparse.ArgumentParser:
+    """The command line; `categories` (when known) are the choices of --category."""
+    parser = _OneLineParser(
+        prog=PROG,
+        description=(
+            "Run a fresh, rotating tool-calling task set against an OpenAI-compatible endpoint "
+            "and print BFCL-style accuracy per category, error types and latency."
+        ),
+    )
+    parser.add_argument(
+        "--endpoint",
+        required=True,
+        help="server root, .../v1, or the full .../v1/chat/completions URL (plain HTTP, unsigned)",
+    )
+    parser.add_argument("--n", type=_positive_int, default=200, help="number of tasks (default 200)")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="task-set seed (default: a random one, printed so the run can be repeated)",
+    )
+    parser.add_argument(
+        "--category",
+        action="append",
+        default=[],
+        choices=list(categories) or None,
+        help="only this task category (repeatable); default: the validator's mix",
+    )
+    parser.add_argument(
+        "--concurrency", type=_positive_int, default=8, help="requests in flight at once (default 8)"
+    )
+    parser.add_argument(
+        "--timeout", type=_positive_float, default=60.0, help="seconds per request (default 60)"
+    )
+    parser.add_argument("--api-key", default=None, help="sent as 'Authorization: Bearer KEY'")
+    parser.add_argument(
+        "--model",
+        default=None,
+        help="model name to request (default: the first one the endpoint lists at /v1/models)",
+    )
+    parser.add_argument("--max-tokens", type=_positive_int, default=512, help="per answer (default 512)")
+    parser.add_argument(
+        "--temperature", type=float, default=0.0, help="sampling temperature (default 0: greedy)"
+    )
+    parser.add_argument(
+        "--format",
+        dest="output_format",
+        choices=sorted(RENDERERS),
+        default="table",
+        help="report format on stdout (default table)",
+    )
+    parser.add_argument("--json", action="store_true", help="same as --format json")
+    return parser
+
+
+def parse_settings(argv: Sequence[str] | None, categories: Sequence[str] = ()) -> EvaluateSettings:
+    """Flags -> settings. Exits with code 2 and one line on a bad flag or URL."""
+    parser = build_parser(categories)
+    args = parser.parse_args(argv)
+    try:
+        endpoint = chat_completions_url(args.endpoint)
+    except EvaluateError as exc:
+        parser.error(str(exc))
+    return EvaluateSettings(
+        endpoint=endpoint,
+        n=args.n,
+        seed=args.seed if args.seed is not None else secrets.randbelow(2**31),
+        categories=tuple(dict.fromkeys(args.category)),
+        concurrency=args.concurrency,
+        timeout_s=args.timeout,
+        api_key=args.api_key,
+        model=args.model,
+        max_tokens=args.max_tokens,
+        temperature=args.temperature,
+        output_format="json" if args.json else args.output_format,
+    )
+
+
+# --------------------------------------------------------------------------- one request
+
+
+@dataclass(frozen=True)
+class EndpointAnswer:
+    """What came back for one request: the assistant message, or why there is none."""
+
+    status: str  # "ok" or a transport failure ("timeout", "http_503", "bad_json", ...)
+    latency_s: float
+    message: dict[str, Any] | None = None
+    detail: str = ""
+
+
+class EndpointClient:
+    """Plain (unsigned) OpenAI chat-completions client over one pooled aiohttp session."""
+
+    def __init__(self, settings: EvaluateSettings) -> None:
+        self._settings = settings
+        self._session: aiohttp.ClientSession | None = None
+
+    async def __aenter__(self) -> EndpointClient:
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self._settings.api_key:
+            headers["Authorization"] = f"Bearer {self._settings.api_key}"
+        timeout = aiohttp.ClientTimeout(
+            total=self._settings.timeout_s, connect=min(self._settings.timeout_s, 10.0)
+        )
+        self._session = aiohttp.ClientSession(
+            headers=headers,
+            timeout=timeout,
+            connector=aiohttp.TCPConnector(limit=self._settings.concurrency),
+        )
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        if self._session is not None:
+            await self._session.close()
+
+    @property
+    def session(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            raise RuntimeError("EndpointClient used outside 'async with'")
+        return self._session
+
+    async def probe_model(self) -> str | None:
+        """The endpoint's first listed model, or None when it lists none (a miner, say).
+
+        Raises EvaluateError when nothing answers at all: the endpoint is down or the URL wrong.
+        """
+        url = models_url(self._settings.endpoint)
+        # A short limit of its own: this is only a reachability check before the real run.
+        timeout = aiohttp.ClientTimeout(total=min(self._settings.timeout_s, PROBE_TIMEOUT_S))
+        try:
+            async with self.session.get(url, timeout=timeout) as response:
+                if response.status != 200:
+                    return None  # reachable; listing models is optional for our purpose
+                payload = json.loads(await response.content.read(MAX_RESPONSE_BODY_BYTES))
+        except (aiohttp.ClientConnectionError, TimeoutError, OSError) as exc:
+            raise EvaluateError(
+                f"cannot reach {self._settings.endpoint}: {_describe(exc)}; "
+                "is the server running and the URL right?"
+            ) from None
+        except (ValueError, aiohttp.ClientError):
+            return None
+        models = payload.get("data") if isinstance(payload, dict) else None
+        if isinstance(models, list) and models and isinstance(models[0], dict):
+            name = models[0].get("id")
+            return name if isinstance(name, str) else None
+        return None
+
+    async def complete(self, body: dict[str, Any]) -> EndpointAnswer:
+        """POST one chat completion; never raises for the endpoint's faults."""
+        started = time.perf_counter()
+
+        def answer(status: str, detail: str = "", message: dict[str, Any] | None = None) -> EndpointAnswer:
+            return EndpointAnswer(status, time.perf_counter() - started, message, detail)
+
+        try:
+            async with self.session.post(self._settings.endpoint, json=body) as response:
+                raw = await response.content.read(MAX_RESPONSE_BODY_BYTES + 1)
+                if response.status != 200:
+                    return answer(f"http_{response.status}", raw[:200].decode("utf-8", "replace"))
+        except TimeoutError:
+            return answer("timeout", f"no answer within {self._settings.timeout_s:g} s")
+        except (aiohttp.ClientError, OSError) as exc:
+            return answer("connection_error", _describe(exc))
+        if len(raw) > MAX_RESPONSE_BODY_BYTES:
+            return answer("too_large", f"answer over {MAX_RESPONSE_BODY_BYTES} bytes")
+        try:
+            parsed = ChatCompletionResponse.model_validate_json(raw)
+        except ValidationError as exc:
+            kind = "bad_json" if any(e["type"] == "json_invalid" for e in exc.errors()) else "bad_schema"
+            return answer(kind, str(exc.errors()[0]["msg"])[:200])
+        return answer(STATUS_OK, message=parsed.message.model_dump(mode="json", exclude_none=True))
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return text.splitlines()[0][:200]
+
+
+# --------------------------------------------------------------------------- one run
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    """One scored task."""
+
+    task_id: str
+    category: str
+    status: str
+    valid: bool
+    score: float
+    error_type: str | None
+    latency_s: float
+
+
+def _request_body(task: Any, settings: EvaluateSettings, model: str) -> dict[str, Any]:
+    return {
+        "model": model,
+        "messages": list(task.messages),
+        "tools": list(task.tools),
+        "tool_choice": "auto",
+        "max_tokens": settings.max_tokens,
+        "temperature": settings.temperature,
+    }
+
+
+def _functions_of(tools: Sequence[Any]) -> list[Any]:
+    """BFCL-form function schemas from OpenAI tools (`{"type": "function", "function": {...}}`)."""
+    return [
+        tool["function"] if isinstance(tool, dict) and isinstance(tool.get("function"), dict) else tool
+        for tool in tools
+    ]
+
+
+def score_answer(task: Any, answer: EndpointAnswer) -> TaskResult:
+    """The verdict on one answer; a transport failure is invalid with score 0, as in the validator."""
+    category = str(getattr(task, "scoring_category", task.category))
+    if answer.status != STATUS_OK or answer.message is None:
+        return TaskResult(
+            task_id=str(task.id),
+            category=str(task.category),
+            status=answer.status,
+            valid=False,
+            score=0.0,
+            error_type=TRANSPORT_ERROR_PREFIX + answer.status,
+            latency_s=answer.latency_s,
+        )
+    import scoring  # deferred: keeps `--help` fast and the module import side-effect free
+
+    verdict = scoring.check(answer.message, _functions_of(task.tools), task.expected, category)
+    return TaskResult(
+        task_id=str(task.id),
+        category=str(task.category),
+        status=STATUS_OK,
+        valid=bool(verdict.valid),
+        score=float(verdict.score),
+        error_type=None if verdict.valid else (verdict.error_type or "unknown"),
+        latency_s=answer.latency_s,
+    )
+
+
+def build_tasks(settings: EvaluateSettings) -> list[Any]:
+    """The run's tasks: `tasks.generate(seed, n)`, each given a fresh surface by `tasks.variant`.
+
+    With --category, the generator's mix is narrowed to those categories in equal parts.
+    """
+    import tasks
+
+    mix = {category: 1.0 / len(settings.categories) for category in settings.categories} or None
+    generated = tasks.generate(settings.seed, settings.n, mix=mix)
+    # A variant seed derived from the run seed: reproducible, but not the generator's own seed.
+    variant_seed = (settings.seed * 1_000_003 + 7) % 2**63
+    return [tasks.variant(task, variant_seed) for task in generated]
+
+
+ProgressCallback = Callable[[int, int, TaskResult], None]
+
+
+async def run_evaluation(
+    settings: EvaluateSettings,
+    task_list: Sequence[Any],
+    progress: ProgressCallback | None = None,
+    on_start: Callable[[str], None] | None = None,
+) -> tuple[str, list[TaskResult], float]:
+    """Query the endpoint with every task (at most `concurrency` at once) and score each answer.
+
+    `on_start(model)` runs once the endpoint has answered the reachability probe. Returns the
+    model name used, the results in task order and the wall time in seconds. Raises
+    EvaluateError when the endpoint cannot be reached at all.
+    """
+    started = time.perf_counter()
+    async with EndpointClient(settings) as client:
+        listed = await client.probe_model()
+        model = settings.model if settings.model is not None else (listed or "")
+        if on_start is not None:
+            on_start(model)
+        gate = asyncio.Semaphore(settings.concurrency)
+        done = 0
+        results: list[TaskResult | None] = [None] * len(task_list)
+
+        async def one(index: int, task: Any) -> None:
+            nonlocal done
+            async with gate:
+                answer = await client.complete(_request_body(task, settings, model))
+            result = score_answer(task, answer)
+            results[index] = result
+            done += 1
+            if progress is not None:
+                progress(done, len(task_list), result)
+
+        await asyncio.gather(*(one(i, task) for i, task in enumerate(task_list)))
+    finished = [result for result in results if result is not None]
+    if finished and all(result.status == "connection_error" for result in finished):
+        raise EvaluateError(f"{settings.endpoint} stopped answering: every request failed to connect")
+    return model, finished, time.perf_counter() - started
+
+
+# --------------------------------------------------------------------------- summary
+
+
+def percentile(values: Sequence[float], fraction: float) -> float | None:
+    """Nearest-rank percentile (None for no values)."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = max(1, math.ceil(fraction * len(ordered)))
+    return ordered[rank - 1]
+
+
+@dataclass(frozen=True)
+class CategorySummary:
+    """Accuracy, mean score and latency of one category (or of the whole run)."""
+
+    n: int
+    valid: int
+    accuracy: float
+    mean_score: float
+    latency_p50_ms: float | None
+    latency_p95_ms: float | None
+
+
+def summarise_group(results: Sequence[TaskResult]) -> CategorySummary:
+    answered = [r.latency_s * 1000 for r in results if r.status == STATUS_OK]
+    valid = sum(r.valid for r in results)
+    n = len(results)
+    p50, p95 = percentile(answered, 0.50), percentile(answered, 0.95)
+    return CategorySummary(
+        n=n,
+        valid=valid,
+        accuracy=valid / n if n else 0.0,
+        mean_score=sum(r.score for r in results) / n if n else 0.0,
+        latency_p50_ms=round(p50, 1) if p50 is not None else None,
+        latency_p95_ms=round(p95, 1) if p95 is not None else None,
+    )
+
+
+@dataclass(frozen=True)
+class EvaluationReport:
+    """The whole run, ready to render as a table or JSON."""
+
+    endpoint: str
+    model: str
+    seed: int
+    n: int
+    wall_s: float
+    categories: dict[str, CategorySummary]
+    overall: CategorySummary
+    category_mean_accuracy: float  # BFCL-style: the unweighted mean of the category accuracies
+    error_types: dict[str, int]
+    statuses: dict[str, int]
+    tasks: list[TaskResult] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def summarise(
+    settings: EvaluateSettings, model: str, results: Sequence[TaskResult], wall_s: float
+) -> EvaluationReport:
+    by_category: dict[str, list[TaskResult]] = {}
+    for result in results:
+        by_category.setdefault(result.category, []).append(result)
+    categories = {name: summarise_group(group) for name, group in sorted(by_category.items())}
+    errors = Counter(r.error_type for r in results if r.error_type)
+    return EvaluationReport(
+        endpoint=settings.endpoint,
+        model=model,
+        seed=settings.seed,
+        n=len(results),
+        wall_s=round(wall_s, 3),
+        categories=categories,
+        overall=summarise_group(results),
+        category_mean_accuracy=(
+            sum(c.accuracy for c in categories.values()) / len(categories) if categories else 0.0
+        ),
+        error_types=dict(errors.most_common()),
+        statuses=dict(Counter(r.status for r in results).most_common()),
+        tasks=list(results),
+    )
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f}"
+
+
+def _row(name: str, c: CategorySummary) -> list[str]:
+    return [
+        name,
+        str(c.n),
+        f"{c.accuracy:.1%}",
+        f"{c.mean_score:.3f}",
+        _ms(c.latency_p50_ms),
+        _ms(c.latency_p95_ms),
+    ]
+
+
+def _rows(report: EvaluationReport) -> list[list[str]]:
+    """One row per category, then the overall row."""
+    return [*(_row(name, c) for name, c in report.categories.items()), _row("overall", report.overall)]
+
+
+_HEADER = ["category", "n", "accuracy", "score", "p50 ms", "p95 ms"]
+
+
+def render_table(report: EvaluationReport) -> str:
+    """A fixed-width table for a terminal."""
+    rows = _rows(report)
+    widths = [max(len(r[i]) for r in [_HEADER, *rows]) for i in range(len(_HEADER))]
+
+    def line(cells: Sequence[str]) -> str:
+        first = cells[0].ljust(widths[0])
+        rest = (cell.rjust(width) for cell, width in zip(cells[1:], widths[1:], strict=True))
+        return "  ".join([first, *rest])
+
+    rule = "-" * len(line(_HEADER))
+    out = [
+        f"endpoint: {report.endpoint}",
+        f"model: {report.model or '(endpoint default)'}   seed: {report.seed}   tasks: {report.n}"
+        f"   wall: {report.wall_s:.1f} s",
+        "",
+        line(_HEADER),
+        rule,
+        *(line(row) for row in rows[:-1]),
+        rule,
+        line(rows[-1]),
+        f"category mean accuracy (BFCL-style): {report.category_mean_accuracy:.1%}",
+        "",
+    ]
+    if report.error_types:
+        width = max(len(name) for name in report.error_types)
+        out.append("error types:")
+        out.extend(f"  {name.ljust(width)}  {count}" for name, count in report.error_types.items())
+    else:
+        out.append("error types: none")
+    out.append(f"rerun: {PROG} --endpoint {report.endpoint} --n {report.n} --seed {report.seed}")
+    return "\n".join(out)
+
+
+def render_markdown(report: EvaluationReport) -> str:
+    """A GitHub-flavoured Markdown table, for a model card or an issue."""
+    out = [
+        f"Endpoint `{report.endpoint}`, model `{report.model or '-'}`, seed {report.seed}, {report.n} tasks.",
+        "",
+        "| " + " | ".join(_HEADER) + " |",
+        "|" + "|".join(["---"] + ["---:"] * (len(_HEADER) - 1)) + "|",
+    ]
+    for row in _rows(report):
+        out.append("| " + " | ".join(row) + " |")
+    out.append("")
+    out.append(f"Category mean accuracy (BFCL-style): {report.category_mean_accuracy:.1%}")
+    if report.error_types:
+        out.extend(["", "| error type | count |", "|---|---:|"])
+        out.extend(f"| `{name}` | {count} |" for name, count in report.error_types.items())
+    return "\n".join(out)
+
+
+def render_json(report: EvaluationReport) -> str:
+    """The whole report, per-task results included, as one JSON document."""
+    return json.dumps(report.to_json(), indent=2, sort_keys=False)
+
+
+RENDERERS: dict[str, Callable[[EvaluationReport], str]] = {
+    "table": render_table,
+    "json": render_json,
+    "markdown": render_markdown,
+}
+
+
+class StderrProgress:
+    """Progress on stderr: one rewritten line on a terminal, a line every 10% otherwise."""
+
+    def __init__(self, stream: IO[str] | None = None) -> None:
+        self._stream = stream if stream is not None else sys.stderr
+        self._tty = self._stream.isatty()
+        self._valid = 0
+        self._last_decile = -1
+
+    def __call__(self, done: int, total: int, result: TaskResult) -> None:
+        self._valid += result.valid
+        text = f"[{done}/{total}] accuracy so far {self._valid / done:.1%}"
+        if self._tty:
+            self._stream.write("\r" + text + ("\n" if done == total else ""))
+            self._stream.flush()
+            return
+        decile = done * 10 // total
+        if decile != self._last_decile or done == total:
+            self._last_decile = decile
+            self._stream.write(text + "\n")
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def _known_categories() -> tuple[str, ...]:
+    try:
+        import tasks
+    except ImportError:
+        return ()
+    return tuple(getattr(tasks, "CATEGORIES", ()))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    settings = parse_settings(argv, _known_categories())
+
+    def announce(model: str) -> None:
+        print(
+            f"evaluate: seed {settings.seed}, {settings.n} tasks, model {model or '(endpoint default)'} "
+            f"at {settings.endpoint}",
+            file=sys.stderr,
+        )
+
+    try:
+        task_list = build_tasks(settings)
+        model, results, wall_s = asyncio.run(
+            run_evaluation(settings, task_list, StderrProgress(), on_start=announce)
+        )
+    except EvaluateError as exc:
+        print(f"evaluate: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("evaluate: interrupted", file=sys.stderr)
+        return 130
+    report = summarise(settings, model, results, wall_s)
+    print(RENDERERS[settings.output_format](report))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

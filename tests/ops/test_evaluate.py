@@ -1,0 +1,354 @@
+"""`python -m subnet.evaluate` against a local stand-in for an OpenAI-compatible server.
+
+The stand-in is a real aiohttp server on 127.0.0.1 (in a thread with its own event loop, so the
+command's own `asyncio.run` drives the client side). It knows the evaluation's tasks (the test
+generates the same ones from the same seed) and answers each one right or wrong by category,
+as structured `tool_calls` or as python-call text, so the accuracies the table must show are
+known exactly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+pytest.importorskip("tasks", reason="tasks has not landed")
+pytest.importorskip("scoring", reason="scoring has not landed")
+
+from subnet import evaluate
+
+ROOT = Path(__file__).resolve().parents[2]
+SEED = 1234
+RIGHT_CATEGORIES = {"simple", "parallel", "irrelevance"}
+
+Reply = tuple[int, Any, float]  # HTTP status, JSON payload (or raw bytes), delay in seconds
+Policy = Callable[[Any], Reply]
+
+
+# --------------------------------------------------------------------------- the stand-in server
+
+
+class StandInServer:
+    """An OpenAI-compatible chat-completions server on loopback, answering with `policy`."""
+
+    def __init__(self, tasks_by_key: dict[str, Any], policy: Callable[[Any, int], Reply]) -> None:
+        self.tasks_by_key = tasks_by_key
+        self.policy = policy
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.url = ""
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._runner: web.AppRunner | None = None
+
+    async def _models(self, _request: web.Request) -> web.Response:
+        return web.json_response({"object": "list", "data": [{"id": "stand-in-model", "object": "model"}]})
+
+    async def _chat(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        self.requests.append(body)
+        self.headers.append(dict(request.headers))
+        task = self.tasks_by_key[task_key(body["messages"], body["tools"])]
+        status, payload, delay = self.policy(task, len(self.requests))
+        if delay:
+            await asyncio.sleep(delay)
+        if isinstance(payload, bytes):
+            return web.Response(status=status, body=payload, content_type="application/json")
+        return web.json_response(payload, status=status)
+
+    async def _start(self) -> str:
+        app = web.Application()
+        app.router.add_get("/v1/models", self._models)
+        app.router.add_post("/v1/chat/completions", self._chat)
+        self._runner = web.AppRunner(app, shutdown_timeout=0.1)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        host, port = self._runner.addresses[0][:2]
+        return f"http://{host}:{port}"
+
+    def __enter__(self) -> StandInServer:
+        self._thread.start()
+        self.url = asyncio.run_coroutine_threadsafe(self._start(), self._loop).result(10)
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        if self._runner is not None:
+            asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+
+
+def task_key(messages: Any, tools: Any) -> str:
+    names = [tool["function"]["name"] for tool in tools]
+    return json.dumps([messages, names], sort_keys=True)
+
+
+def tasks_for(settings: evaluate.EvaluateSettings) -> dict[str, Any]:
+    """The evaluation's tasks, keyed the way the stand-in recognises a request."""
+    return {task_key(task.messages, task.tools): task for task in evaluate.build_tasks(settings)}
+
+
+# --------------------------------------------------------------------------- answers
+
+
+def _first_acceptable(values: list[Any]) -> Any:
+    return materialise(next(value for value in values if value != ""))
+
+
+def materialise(value: Any) -> Any:
+    """A concrete value from a BFCL answer value: inside dicts, each key lists its acceptable values."""
+    if isinstance(value, dict):
+        return {
+            key: _first_acceptable(values) for key, values in value.items() if any(v != "" for v in values)
+        }
+    if isinstance(value, list):
+        return [materialise(item) for item in value]
+    return value
+
+
+def right_calls(task: Any) -> list[tuple[str, dict[str, Any]]]:
+    """One acceptable answer: the first acceptable value of each parameter ("" = leave it out)."""
+    calls = []
+    for expected in task.expected:
+        ((name, params),) = expected.items()
+        arguments = {
+            param: _first_acceptable(values)
+            for param, values in params.items()
+            if any(v != "" for v in values)
+        }
+        calls.append((name, arguments))
+    return calls
+
+
+def as_text(calls: list[tuple[str, dict[str, Any]]]) -> str:
+    """The BFCL python-call list, as a pythonic model writes it."""
+    rendered = (f"{name}({', '.join(f'{k}={v!r}' for k, v in args.items())})" for name, args in calls)
+    return "[" + ", ".join(rendered) + "]"
+
+
+def completion(message: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-stand-in",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "stand-in-model",
+        "choices": [{"index": 0, "message": {"role": "assistant", **message}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    }
+
+
+def structured(calls: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    tool_calls = [
+        {"id": f"call_{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+        for i, (name, args) in enumerate(calls)
+    ]
+    return completion({"content": None, "tool_calls": tool_calls})
+
+
+def _as_text_for(task: Any) -> bool:
+    """Half the tasks answer in text, half with tool_calls, so both paths are scored."""
+    return hashlib.sha256(task.id.encode()).digest()[0] % 2 == 0
+
+
+def right_or_wrong(task: Any, _count: int) -> Reply:
+    """Right on RIGHT_CATEGORIES, wrong elsewhere."""
+    calls = right_calls(task)
+    if task.category in RIGHT_CATEGORIES:
+        if not calls:  # irrelevance: say so, call nothing
+            return 200, completion({"content": "None of these tools can do that."}), 0.0
+        if _as_text_for(task):
+            return 200, completion({"content": as_text(calls)}), 0.0
+        return 200, structured(calls), 0.0
+    if not calls:  # irrelevance / missing_param answered with a call: wrong
+        first = task.tools[0]["function"]["name"]
+        return 200, structured([(first, {})]), 0.0
+    wrong = [("no_such_function", args) for _name, args in calls]
+    return 200, (completion({"content": as_text(wrong)}) if _as_text_for(task) else structured(wrong)), 0.0
+
+
+def settings(url: str, **overrides: Any) -> evaluate.EvaluateSettings:
+    values: dict[str, Any] = {"endpoint": evaluate.chat_completions_url(url), "n": 60, "seed": SEED}
+    values.update(overrides)
+    return evaluate.EvaluateSettings(**values)
+
+
+def expected_accuracy(task_list: list[Any]) -> dict[str, float]:
+    categories = {task.category for task in task_list}
+    return {category: 1.0 if category in RIGHT_CATEGORIES else 0.0 for category in categories}
+
+
+# --------------------------------------------------------------------------- tests
+
+
+def test_url_forms_normalise_to_chat_completions() -> None:
+    assert evaluate.chat_completions_url("http://h:8000") == "http://h:8000/v1/chat/completions"
+    assert evaluate.chat_completions_url("http://h:8000/v1/") == "http://h:8000/v1/chat/completions"
+    full = "https://h/openai/v1/chat/completions"
+    assert evaluate.chat_completions_url(full) == full
+    assert evaluate.models_url(full) == "https://h/openai/v1/models"
+    for bad in ("h:8000", "ftp://h/v1", "http://", "http://h:99999/v1"):
+        with pytest.raises(evaluate.EvaluateError):
+            evaluate.chat_completions_url(bad)
+
+
+def test_table_shows_the_right_accuracies(capsys: pytest.CaptureFixture[str]) -> None:
+    task_list = evaluate.build_tasks(settings("http://unused"))
+    by_key = {task_key(t.messages, t.tools): t for t in task_list}
+    with StandInServer(by_key, right_or_wrong) as server:
+        code = evaluate.main(["--endpoint", server.url + "/v1", "--n", "60", "--seed", str(SEED)])
+    out, err = capsys.readouterr()
+    assert code == 0
+
+    rows = {
+        line.split()[0]: line.split() for line in out.splitlines() if line and line.split()[0].isidentifier()
+    }
+    expected = expected_accuracy(task_list)
+    for category, accuracy in expected.items():
+        row = rows[category]
+        count = sum(task.category == category for task in task_list)
+        assert row[1] == str(count), row
+        assert row[2] == f"{accuracy:.1%}", row
+    right = sum(task.category in RIGHT_CATEGORIES for task in task_list)
+    assert rows["overall"][1:3] == ["60", f"{right / 60:.1%}"]
+    assert f"seed: {SEED}" in out and f"--seed {SEED}" in out
+    assert "simple_function_checker:wrong_func_name" in out  # wrong names counted by type
+    assert "model: stand-in-model" in out  # taken from /v1/models
+    # Progress and the seed went to stderr, never into the table.
+    assert f"seed {SEED}" in err and "[60/60]" in err
+    assert all(body["model"] == "stand-in-model" for body in server.requests)
+    assert all(body["temperature"] == 0.0 and body["tool_choice"] == "auto" for body in server.requests)
+
+
+def test_json_output_parses_and_agrees(capsys: pytest.CaptureFixture[str]) -> None:
+    task_list = evaluate.build_tasks(settings("http://unused"))
+    by_key = {task_key(t.messages, t.tools): t for t in task_list}
+    with StandInServer(by_key, right_or_wrong) as server:
+        code = evaluate.main(
+            ["--endpoint", server.url, "--n", "60", "--seed", str(SEED), "--json", "--api-key", "sk-local"]
+        )
+    assert code == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["seed"] == SEED and report["n"] == 60
+    for category, accuracy in expected_accuracy(task_list).items():
+        assert report["categories"][category]["accuracy"] == accuracy
+    wrong = sum(task.category not in RIGHT_CATEGORIES for task in task_list)
+    assert sum(report["error_types"].values()) == wrong
+    assert report["statuses"] == {"ok": 60}
+    assert [row["task_id"] for row in report["tasks"]] == [task.id for task in task_list]
+    assert report["overall"]["latency_p50_ms"] is not None
+    assert all(headers.get("Authorization") == "Bearer sk-local" for headers in server.headers)
+
+
+def test_category_filter_and_markdown(capsys: pytest.CaptureFixture[str]) -> None:
+    chosen = settings("http://unused", n=12, categories=("simple",))
+    by_key = tasks_for(chosen)
+    assert {task.category for task in by_key.values()} == {"simple"}
+    with StandInServer(by_key, right_or_wrong) as server:
+        argv = ["--endpoint", server.url, "--n", "12", "--seed", str(SEED), "--category", "simple"]
+        code = evaluate.main([*argv, "--format", "markdown"])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "| simple | 12 | 100.0% |" in out
+    assert "| overall | 12 | 100.0% |" in out
+
+
+def test_transport_failures_are_counted_not_fatal(capsys: pytest.CaptureFixture[str]) -> None:
+    """500s, garbage, wrong shapes and hangs score 0 with a transport error type; the run goes on."""
+    chosen = settings("http://unused", n=20)
+    by_key = tasks_for(chosen)
+    failures: dict[int, Reply] = {
+        0: (500, {"error": {"type": "internal", "message": "boom"}}, 0.0),
+        1: (200, b"this is not json", 0.0),
+        2: (200, {"choices": "nope"}, 0.0),
+        3: (200, completion({"content": "x"}), 2.0),  # slower than --timeout
+    }
+
+    def flaky(task: Any, count: int) -> Reply:
+        return failures.get(count % 5) or right_or_wrong(task, count)
+
+    with StandInServer(by_key, flaky) as server:
+        argv = ["--endpoint", server.url, "--n", "20", "--seed", str(SEED), "--json"]
+        code = evaluate.main([*argv, "--timeout", "0.5", "--concurrency", "1"])
+    assert code == 0
+    report = json.loads(capsys.readouterr().out)
+    statuses = report["statuses"]
+    assert statuses["http_500"] == 4
+    assert statuses["bad_json"] == 4
+    assert statuses["bad_schema"] == 4
+    assert statuses["timeout"] == 4
+    assert report["error_types"]["transport:timeout"] == 4
+    assert all(row["score"] == 0.0 for row in report["tasks"] if row["status"] != "ok")
+
+
+def test_endpoint_down_is_one_line_exit_2(capsys: pytest.CaptureFixture[str], unused_tcp_port: int) -> None:
+    code = evaluate.main(["--endpoint", f"http://127.0.0.1:{unused_tcp_port}/v1", "--n", "5", "--seed", "1"])
+    assert code == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("evaluate: error: cannot reach http://127.0.0.1:")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--endpoint", "localhost:8000"],
+        ["--endpoint", "http://h/v1", "--n", "0"],
+        ["--endpoint", "http://h/v1", "--category", "poetry"],
+        ["--endpoint", "http://h/v1", "--timeout", "-1"],
+        ["--n", "5"],
+    ],
+)
+def test_bad_flags_are_one_line_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        evaluate.main(argv)
+    assert exit_info.value.code == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_random_seed_is_printed_and_reproduces(capsys: pytest.CaptureFixture[str]) -> None:
+    first = evaluate.parse_settings(["--endpoint", "http://h/v1", "--n", "10"])
+    second = evaluate.parse_settings(["--endpoint", "http://h/v1", "--n", "10"])
+    assert first.seed != second.seed  # random by default (2**31 choices)
+    again = evaluate.parse_settings(["--endpoint", "http://h/v1", "--n", "10", "--seed", str(first.seed)])
+    assert [t.id for t in evaluate.build_tasks(first)] == [t.id for t in evaluate.build_tasks(again)]
+    assert [t.tools for t in evaluate.build_tasks(first)] == [t.tools for t in evaluate.build_tasks(again)]
+
+
+def test_python_dash_m_entry_point() -> None:
+    chosen = settings("http://unused", n=8)
+    by_key = tasks_for(chosen)
+    with StandInServer(by_key, right_or_wrong) as server:
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "subnet.evaluate",
+                "--endpoint",
+                server.url,
+                "--n",
+                "8",
+                "--seed",
+                str(SEED),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+    assert result.returncode == 0, result.stderr
+    assert "overall" in result.stdout and "error types" in result.stdout
