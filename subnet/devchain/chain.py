@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import bittensor_core
-from bittensor import Balance, ChainError, ExtrinsicResult
+from bittensor import Balance, ChainError, ErrorCode, ExtrinsicResult
 from bittensor._generated.errors import ERRORS
 
 from subnet.devchain import rules
@@ -51,6 +51,8 @@ _CARRIER = ("MevShield", "submit_encrypted")
 # Polling more often than a block gains nothing; a big jump (skip_blocks) yields only the head.
 _MAX_HEADERS_PER_POLL = 64
 _ERROR_DOCS = {info.name: info.docs for info in ERRORS.values()}
+# Error names the devchain raises that no runtime has, with the code the SDK should see.
+_DEVCHAIN_ONLY_ERRORS = {"InvalidArguments": ErrorCode.INVALID_ARGUMENT}
 
 
 def default_path() -> Path:
@@ -102,7 +104,7 @@ def _extrinsic_hash(payload: bytes) -> str:
 def _chain_error(error: DispatchError) -> ChainError:
     docs = _ERROR_DOCS.get(error.name, error.name)
     message = f"{docs} ({error.detail})" if error.detail else docs
-    return ChainError(message, error.name)
+    return ChainError(message, error.name, code=_DEVCHAIN_ONLY_ERRORS.get(error.name))
 
 
 def _as_composed(call: Any) -> ComposedCall:

@@ -182,7 +182,7 @@ def create_subnet(
     elif netuid <= 0 or netuid > U16_MAX:
         raise ValueError(f"netuid must be in 1..{U16_MAX}, got {netuid}")
     elif ctx.one("SELECT 1 FROM subnets WHERE netuid = ?", netuid):
-        raise DispatchError("SubnetExist", f"netuid {netuid} already exists")
+        raise ValueError(f"netuid {netuid} already exists")
     claim_hotkey(ctx, owner_hotkey, owner_coldkey)
     if lock_rao:
         debit(ctx, owner_coldkey, lock_rao, error="CannotAffordLockCost")

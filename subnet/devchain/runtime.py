@@ -255,6 +255,9 @@ STORAGE: dict[tuple[str, str], StorageItem] = {
     ("SubtensorModule", "SubnetOwner"): _column("owner_coldkey", str),
     ("SubtensorModule", "SubnetOwnerHotkey"): _column("owner_hotkey", str),
     ("SubtensorModule", "SubnetLocked"): _column("locked"),
+    ("SubtensorModule", "FirstEmissionBlockNumber"): _column(
+        "first_emission_block", lambda v: None if v is None else int(v)
+    ),
     ("SubtensorModule", "TokenSymbol"): _column("symbol", _text_bytes),
     ("SubtensorModule", "SubnetName"): _column("name", _text_bytes),
     ("SubtensorModule", "BlocksSinceLastStep"): StorageItem(_blocks_since_last_step),
@@ -587,10 +590,16 @@ def _transfer(ctx: Ctx, signer: str, args: dict[str, Any]) -> None:
 
 
 def _start_call(ctx: Ctx, signer: str, args: dict[str, Any]) -> None:
-    subnet = rules.get_subnet(ctx, int(args["netuid"]))
+    netuid = int(args["netuid"])
+    subnet = rules.get_subnet(ctx, netuid)
     if subnet["owner_coldkey"] != signer:
         raise rules.DispatchError("NotSubnetOwner", "only the subnet owner may start it")
-    ctx.emit("SubtensorModule", "FirstEmissionBlockNumberSet", netuid=int(args["netuid"]), block=ctx.block)
+    if subnet["first_emission_block"] is not None:
+        raise rules.DispatchError(
+            "FirstEmissionBlockNumberAlreadySet", f"started at block {subnet['first_emission_block']}"
+        )
+    ctx.run("UPDATE subnets SET first_emission_block = ? WHERE netuid = ?", ctx.block + 1, netuid)
+    ctx.emit("SubtensorModule", "FirstEmissionBlockNumberSet", netuid=netuid, block=ctx.block + 1)
 
 
 def _sudo_setter(name: str, arg: str) -> CallHandler:

@@ -61,7 +61,8 @@ CREATE TABLE IF NOT EXISTS subnets (
     activity_cutoff INTEGER NOT NULL,
     emission_per_block INTEGER NOT NULL,
     last_epoch_block INTEGER NOT NULL,
-    epoch_index INTEGER NOT NULL DEFAULT 0
+    epoch_index INTEGER NOT NULL DEFAULT 0,
+    first_emission_block INTEGER
 );
 CREATE TABLE IF NOT EXISTS hotkeys (
     hotkey TEXT PRIMARY KEY,
@@ -133,6 +134,10 @@ CREATE INDEX IF NOT EXISTS extrinsics_by_hash ON extrinsics (hash);
 """
 
 
+# Columns added after schema 1 shipped: added in place on open, so existing chains keep working.
+_ADDED_COLUMNS = {"first_emission_block": "INTEGER"}
+
+
 class StoreError(Exception):
     """The devchain file is missing, unreadable or not a devchain."""
 
@@ -181,6 +186,10 @@ class Store:
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
                     conn.execute(statement)
+            columns = {r["name"] for r in conn.execute("PRAGMA table_info(subnets)").fetchall()}
+            for column, declaration in _ADDED_COLUMNS.items():
+                if column not in columns:  # files created before the column existed
+                    conn.execute(f"ALTER TABLE subnets ADD COLUMN {column} {declaration}")
             row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
             if row is None:
                 meta = {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from pathlib import Path
 
 import bittensor as bt
@@ -125,3 +126,23 @@ async def test_transfers_move_free_balance_and_refuse_overdrafts(chain: DevChain
         assert overdraft.error.code == bt.ErrorCode.INSUFFICIENT_BALANCE
         assert (await client.balances.get(newcomer)).tao == pytest.approx(5)  # rolled back
         assert await chain.account_next_index(newcomer) == 1  # the failed call still used its nonce
+
+
+async def test_start_call_is_recorded_once(chain: DevChain, chain_path: Path) -> None:
+    alice, bob = dev_keypair("//Alice"), dev_keypair("//Bob")
+    netuid = chain.create_subnet(alice.ss58_address, bob.ss58_address)
+    async with bt.Subtensor("local", substrate=chain) as client:
+        first = ("SubtensorModule", "FirstEmissionBlockNumber")
+        assert await client.query(first, [netuid]) is None
+        started = await client.execute(bt.StartCall(netuid=netuid), alice)
+        assert started.success, started.message
+        assert await client.query(first, [netuid]) > 0
+        again = await client.execute(bt.StartCall(netuid=netuid), alice)
+        assert not again.success and again.error is not None
+        assert again.error.code == bt.ErrorCode.ALREADY_EXISTS
+    await chain.close()
+    # A file from before the column existed is upgraded in place on open.
+    with sqlite3.connect(chain_path) as raw:
+        raw.execute("ALTER TABLE subnets DROP COLUMN first_emission_block")
+    reopened = DevChain(chain_path)
+    assert await reopened.query("SubtensorModule", "FirstEmissionBlockNumber", [netuid]) is None
