@@ -306,13 +306,21 @@ class ChainClient:
         ceiling = min(self.retry.backoff_max, self.retry.backoff_base * (2 ** (failures - 1)))
         return ceiling / 2 + self._rng.uniform(0, ceiling / 2)
 
-    async def _call(self, what: str, operation: Callable[[bt.Client], Awaitable[T]]) -> T:
+    async def _call(
+        self, what: str, operation: Callable[[bt.Client], Awaitable[T]], *, bounded: bool = True
+    ) -> T:
+        """Run ``operation`` on a connected client, retrying connection failures with backoff.
+
+        ``bounded=False`` lifts ``--chain.timeout`` from the operation itself (not from
+        connecting): a submission waits for finalization under the SDK's own limits, and
+        cutting it short could submit the same extrinsic twice.
+        """
         attempts = self.retry.retries + 1
         last_error: BaseException | None = None
         for attempt in range(1, attempts + 1):
             try:
                 client = await asyncio.wait_for(self._connected(), self.retry.timeout)
-                result = await asyncio.wait_for(operation(client), self.retry.timeout)
+                result = await asyncio.wait_for(operation(client), self.retry.timeout if bounded else None)
             except TRANSIENT_ERRORS as error:
                 last_error = error
                 self._note_failure(what, error)
@@ -551,7 +559,7 @@ class ChainClient:
             return await client.execute(intent, self.wallet)
 
         try:
-            result = await self._call(what, submit)
+            result = await self._call(what, submit, bounded=False)
         except ChainRejected as error:
             raise _specialise(error, rejected, self) from error
         if not result.success:
