@@ -271,7 +271,7 @@ class MinerGate:
 
     async def serve_chat(self, request: web.Request) -> web.StreamResponse:
         started = time.perf_counter()
-        outcome = "served"
+        outcome = "cancelled"  # stays so only if the request task is cancelled mid-way
         self._active += 1
         self._idle.clear()
         try:
@@ -279,11 +279,17 @@ class MinerGate:
                 exchange = _Exchange(request=request, stack=stack, peer=peer_key(request.remote))
                 for stage in self._stages:
                     await stage(exchange)
-                response = await self._run_handler(exchange)
-                return web.Response(body=response.to_body(), content_type="application/json")
+                body = await self._run_handler(exchange)
+                outcome = "served"
+                return web.Response(body=body, content_type="application/json")
         except Refusal as refusal:
             outcome = refusal.error_type
             return _error_response(refusal)
+        except Exception:
+            # A bug in the gate itself: answer like any other failure, never with a traceback.
+            logger.exception("miner gate failed")
+            outcome = "internal_error"
+            return _error_response(Refusal("internal_error", "the miner failed to handle the request"))
         finally:
             self._active -= 1
             if self._active == 0:
@@ -291,7 +297,8 @@ class MinerGate:
             self.metrics.requests.labels(outcome).inc()
             self.metrics.latency.labels(outcome).observe(time.perf_counter() - started)
 
-    async def _run_handler(self, exchange: _Exchange) -> ChatCompletionResponse:
+    async def _run_handler(self, exchange: _Exchange) -> bytes:
+        """Run the handler under its deadline; returns the response body to send."""
         assert exchange.chat is not None and exchange.caller is not None
         identity = CallerIdentity(
             hotkey=exchange.hotkey,
@@ -304,15 +311,14 @@ class MinerGate:
         try:
             async with asyncio.timeout(self.policy.handler_timeout_s):
                 response = await self.handler(exchange.chat, identity)
+            if not isinstance(response, ChatCompletionResponse):
+                raise TypeError(f"handler returned {type(response).__name__}, not a ChatCompletionResponse")
+            return response.to_body()
         except TimeoutError:
             raise Refusal("handler_timeout", "the model did not answer in time") from None
         except Exception:
             logger.exception("chat handler failed for caller uid %s", identity.uid)
             raise Refusal("internal_error", "the miner failed to produce a completion") from None
-        if not isinstance(response, ChatCompletionResponse):
-            logger.error("chat handler returned %s, not a ChatCompletionResponse", type(response).__name__)
-            raise Refusal("internal_error", "the miner failed to produce a completion")
-        return response
 
     # --- draining --------------------------------------------------------------------------
 

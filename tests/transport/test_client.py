@@ -171,7 +171,7 @@ async def test_misbehaving_miner_is_classified(name, serve, wallets, kit) -> Non
         elapsed = time.perf_counter() - started
     assert result.status is case.status, result
     assert result.http_status == case.http_status
-    assert elapsed < TOTAL_S + 1.0
+    assert elapsed < TOTAL_S + 2.0  # the deadline plus slack for a loaded machine
     assert result.latency_s <= elapsed
     assert (result.completion is not None) == (case.status is QueryStatus.OK)
     assert len(result.raw_text) <= 64 * 1024
@@ -225,7 +225,7 @@ async def test_miner_that_closes_the_connection(greeting, wallets, kit) -> None:
         server.close()
         await server.wait_closed()
     assert result.status is QueryStatus.REFUSED, result
-    assert result.latency_s < TOTAL_S + 1.0
+    assert result.latency_s < TOTAL_S + 2.0
 
 
 async def test_connection_refused(wallets, kit) -> None:
