@@ -106,7 +106,21 @@ def _rename_param(name: str, rng: Random, style: str, taken: set[str]) -> str:
         candidate = _join(_swapped(words, 0.6, rng), style)
         if candidate not in taken and _valid(candidate):
             return candidate
-    return name if name not in taken else f"{name}_{len(taken)}"
+    base = name if _valid(name) else _identifier(name)
+    serial = 2
+    candidate = base
+    while candidate in taken:
+        candidate = f"{base}_{serial}"
+        serial += 1
+    return candidate
+
+
+def _identifier(name: str) -> str:
+    """A python identifier (not a keyword) made from any name: ``from`` -> ``from_``, ``2d`` -> ``p_2d``."""
+    cleaned = re.sub(r"\W", "_", name) or "param"
+    if cleaned[0].isdigit():
+        cleaned = "p_" + cleaned
+    return cleaned + "_" if keyword.iskeyword(cleaned) else cleaned
 
 
 def _rewrite_description(text: str, rng: Random) -> str:

@@ -19,6 +19,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from tasks.answers import solvable
 from tasks.errors import SourceFileError, TaskConfigError
 from tasks.generate import BUILTIN, Source
 from tasks.model import GENERATOR_VERSION, Task
@@ -178,8 +179,8 @@ def load_bfcl(question_path: str | Path, answer_path: str | Path | None = None) 
         if not (isinstance(question, list) and question and all(isinstance(m, dict) for m in question)):
             raise SourceFileError(str(question_path), f"{task_id}: 'question' must hold chat messages", line)
         functions = record.get("function")
-        if not isinstance(functions, list) or not functions:
-            raise SourceFileError(str(question_path), f"{task_id}: 'function' must be a non-empty list", line)
+        if not isinstance(functions, list):
+            raise SourceFileError(str(question_path), f"{task_id}: 'function' must be a list", line)
         category = _category_of(task_id, question_path.stem)
         expected: list[Any] = []
         if "relevance" not in category:
@@ -389,13 +390,21 @@ def load_sources(
             raise TaskConfigError(f"unknown task source {name!r} (known: {', '.join(KNOWN_SOURCES)})")
         if name == BUILTIN or share <= 0:
             sources.append(Source(name, share))
-        elif name == "bfcl":
-            sources.append(Source(name, share, _load_bfcl_paths(bfcl)))
-        else:
-            if not xlam:
-                raise TaskConfigError("source 'xlam' has a share but no xLAM file was given")
-            sources.append(Source(name, share, tuple(t for p in xlam for t in load_xlam(p))))
+            continue
+        pool = _load_bfcl_paths(bfcl) if name == "bfcl" else _load_xlam_paths(xlam)
+        usable = tuple(task for task in pool if solvable(task))
+        if not usable:
+            raise TaskConfigError(
+                f"source {name!r}: none of its {len(pool)} tasks has a valid reference answer"
+            )
+        sources.append(Source(name, share, usable))
     return sources
+
+
+def _load_xlam_paths(paths: Sequence[str | Path] | None) -> tuple[Task, ...]:
+    if not paths:
+        raise TaskConfigError("source 'xlam' has a share but no xLAM file was given")
+    return tuple(task for path in paths for task in load_xlam(path))
 
 
 def _load_bfcl_paths(paths: Sequence[str | Path] | None) -> tuple[Task, ...]:
