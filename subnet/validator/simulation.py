@@ -411,3 +411,35 @@ async def start_simulated_subnet(
     )
     uid_of = {name: subnet.miner_uids[miner.hotkey] for name, miner in miners.items()}
     return SimulatedSubnet(settings, devchain, subnet.netuid, miners, uid_of, key, wallets)
+
+
+def validator_argv(settings: ValidatorSettings, *, rounds: int | None = None) -> list[str]:
+    """The neurons/validator.py flags that reproduce ``settings`` (for runs in a subprocess)."""
+    argv = [
+        f"--netuid={settings.netuid}",
+        f"--subtensor.network={settings.subtensor.network}",
+        f"--devchain.path={settings.devchain.path}",
+        f"--devchain.block_time={settings.devchain.block_time}",
+        f"--wallet.name={settings.wallet.name}",
+        f"--wallet.hotkey={settings.wallet.hotkey}",
+        f"--wallet.path={settings.wallet.path}",
+        f"--chain.retries={settings.chain.retries}",
+        f"--chain.backoff_base={settings.chain.backoff_base}",
+        f"--chain.backoff_max={settings.chain.backoff_max}",
+        f"--chain.timeout={settings.chain.timeout}",
+        f"--db.url={settings.db.url}",
+        f"--scoring.alpha={settings.scoring.alpha}",
+        f"--scoring.min_samples={settings.scoring.min_samples}",
+        f"--round.tasks={settings.round.tasks}",
+        f"--round.interval={settings.round.interval}",
+        f"--query.timeout={settings.query.timeout}",
+        f"--query.concurrency={settings.query.concurrency}",
+        f"--validator.secret_path={settings.validator.secret_path}",
+        f"--metrics.port={settings.metrics.port}",
+        f"--dashboard.port={settings.dashboard.port}",
+    ]
+    if settings.weights.interval is not None:
+        argv.append(f"--weights.interval={settings.weights.interval}")
+    if rounds is not None:
+        argv.append(f"--rounds={rounds}")
+    return argv

@@ -1,0 +1,53 @@
+"""Validator entry point.
+
+    python neurons/validator.py --wallet.name V --wallet.hotkey H --netuid N \
+        --subtensor.network NET [--db.url URL] [--rounds K]
+
+Parses the flags, builds the wallet, chain client and validator, and runs it;
+the work lives in subnet.validator. Mistakes a user can make end in one line
+and exit code 2.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from collections.abc import Sequence
+
+from subnet.chain import ChainClient, ChainUnavailable
+from subnet.config import ValidatorSettings, load_wallet, parse_validator_settings, user_errors
+from subnet.logs import configure_logging
+from subnet.validator.node import Validator
+
+log = logging.getLogger("validator")
+
+
+async def run(settings: ValidatorSettings) -> None:
+    wallet = load_wallet(settings.wallet)
+    chain = ChainClient.from_settings(settings, wallet)
+    try:
+        try:
+            uid = await chain.ensure_registered()
+            log.info("validator uid %d on netuid %d", uid, settings.netuid)
+        except ChainUnavailable as exc:
+            # Not fatal: the jobs retry, and rounds start as soon as a metagraph arrives.
+            log.warning("%s; starting anyway", exc)
+        await Validator(settings, wallet=wallet, chain=chain).run(rounds=settings.rounds)
+    finally:
+        await chain.close()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    with user_errors("validator"):
+        settings = parse_validator_settings(argv)
+        configure_logging(settings.logging, process_name="validator")
+        try:
+            asyncio.run(run(settings))
+        except KeyboardInterrupt:
+            log.info("stopped")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

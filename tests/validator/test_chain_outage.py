@@ -1,0 +1,85 @@
+"""The chain goes away for a while: rounds go on with the last metagraph; weights are set when it is back."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from subnet.chain import ChainClient
+from subnet.config import load_wallet
+from subnet.devchain import DevChain
+from subnet.validator.jobs import GuardedJob
+from subnet.validator.node import Validator, ValidatorOptions
+from subnet.validator.simulation import SimulatedSubnet
+
+
+class FlakySubstrate:
+    """The devchain, behind a switch that makes every call fail like a dropped connection."""
+
+    def __init__(self, inner: DevChain) -> None:
+        self._inner = inner
+        self.down = False
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self._inner, name)
+        if not callable(attribute) or name == "close":
+            return attribute
+        if inspect.iscoroutinefunction(attribute):
+
+            async def call_async(*args: Any, **kwargs: Any) -> Any:
+                if self.down:
+                    raise ConnectionError("simulated outage")
+                return await attribute(*args, **kwargs)
+
+            return call_async
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if self.down:
+                raise ConnectionError("simulated outage")
+            return attribute(*args, **kwargs)
+
+        return call
+
+
+async def test_rounds_continue_and_weights_resume_after_an_outage(simulated_subnet: SimulatedSubnet) -> None:
+    settings = simulated_subnet.settings
+    wallet = load_wallet(settings.wallet)
+    substrate = FlakySubstrate(DevChain(settings.devchain.path, block_time=settings.devchain.block_time))
+    chain = ChainClient.from_settings(settings, wallet, substrate=substrate)
+    validator = Validator(
+        settings,
+        wallet=wallet,
+        chain=chain,
+        options=ValidatorOptions(observer=simulated_subnet.key.observe, install_signal_handlers=False),
+    )
+    await validator.start()
+    try:
+        jobs = {spec.name: GuardedJob(spec) for spec in validator.job_specs()}
+
+        async def one_cycle() -> None:
+            for name in ("metagraph", "round", "weights"):
+                await jobs[name].run_once()
+
+        await one_cycle()
+        await one_cycle()
+        assert [a.outcome for a in validator.weight_attempts][-1] == "ok"
+        view_before = validator.view
+
+        substrate.down = True
+        await one_cycle()
+        await one_cycle()
+        assert jobs["metagraph"].stats.failures == 2
+        assert jobs["round"].stats.failures == 0 and len(validator.reports) == 4
+        assert validator.view is view_before  # rounds ran on the last known metagraph
+        assert [a.outcome for a in validator.weight_attempts][-2:] == ["chain_unavailable"] * 2
+
+        substrate.down = False
+        await one_cycle()
+        assert validator.weight_attempts[-1].outcome == "ok"
+        submissions = await validator.store.weight_submissions()
+        assert [s.outcome for s in submissions][-3:] == ["chain_unavailable", "chain_unavailable", "ok"]
+        right_uid = simulated_subnet.uid_of["right"]
+        assert submissions[-1].weights[submissions[-1].uids.index(right_uid)] > 0
+    finally:
+        await validator.close()
+        await chain.close()
