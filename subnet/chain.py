@@ -229,6 +229,8 @@ class ChainClient:
         register_hint: str | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         rng: random.Random | None = None,
+        backend_errors: tuple[type[Exception], ...] = (),
+        backend_transient: tuple[type[Exception], ...] = (),
     ) -> None:
         self.netuid = netuid
         self.network = network
@@ -243,6 +245,10 @@ class ChainClient:
         self._connect_lock = asyncio.Lock()
         self._outage_started: float | None = None
         self._outage_failures = 0
+        # Errors of a non-RPC substrate (the devchain's file problems) that are the user's to fix,
+        # and those that pass (a busy SQLite file); both are outside the SDK's own error types.
+        self._backend_errors = backend_errors
+        self._transient = TRANSIENT_ERRORS + backend_transient
 
     @classmethod
     def from_settings(
@@ -255,6 +261,13 @@ class ChainClient:
         """
         subtensor: SubtensorSettings = settings.subtensor
         factory: SubstrateFactory
+        if subtensor.is_dev and substrate is None:
+            import sqlite3
+
+            from subnet.devchain import StoreError
+
+            kwargs.setdefault("backend_errors", (StoreError,))
+            kwargs.setdefault("backend_transient", (sqlite3.OperationalError,))
         if substrate is not None:
             factory = lambda: substrate  # noqa: E731
             network = DEVCHAIN_LABEL if subtensor.is_dev else subtensor.target
@@ -321,7 +334,7 @@ class ChainClient:
             try:
                 client = await asyncio.wait_for(self._connected(), self.retry.timeout)
                 result = await asyncio.wait_for(operation(client), self.retry.timeout if bounded else None)
-            except TRANSIENT_ERRORS as error:
+            except self._transient as error:
                 last_error = error
                 self._note_failure(what, error)
                 await self.close()  # a fresh connection on the next try
@@ -338,6 +351,8 @@ class ChainClient:
             except ChainError:
                 self._note_success()
                 raise
+            except self._backend_errors as error:
+                raise ChainError(f"{what} failed on {self._where()}: {_describe(error)}") from error
             self._note_success()
             return result
         raise ChainUnavailable(

@@ -16,7 +16,7 @@ from typing import Any
 import bittensor as bt
 import pytest
 
-from subnet.chain import ChainClient, NotRegistered, WeightsTooSoon
+from subnet.chain import ChainClient, ChainError, NotRegistered, WeightsTooSoon
 from subnet.config import (
     ChainRetrySettings,
     DevchainSettings,
@@ -189,3 +189,12 @@ def test_register_command(tmp_path: Path, devchain: DevChain) -> None:
     done = _run_register(tmp_path, devchain, "newminer")
     assert done.returncode == 0, done.stderr
     assert "is uid 1 on netuid 1" in done.stdout
+
+
+async def test_a_file_that_is_not_a_devchain_is_one_clear_error(tmp_path: Path, make_client: Any) -> None:
+    chain = make_client("someone", tao=0)
+    bogus = tmp_path / "not-a-chain.sqlite"
+    bogus.write_bytes(b"this is not sqlite at all" * 100)
+    chain._substrate_factory = lambda: DevChain(bogus, block_time=BLOCK_TIME)
+    with pytest.raises(ChainError, match="devchain"):
+        await chain.block()
