@@ -25,6 +25,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import IO, Any, NoReturn
 from urllib.parse import urlsplit, urlunsplit
 
@@ -64,6 +65,13 @@ class EvaluateSettings:
     max_tokens: int = 512
     temperature: float = 0.0
     output_format: str = "table"
+    # Signing, for a running miner (which serves registered validators only): the wallet whose
+    # hotkey signs each request with bt.http_auth, and the miner's hotkey the signature is
+    # bound to (None: asked from the miner's open /health).
+    wallet_name: str | None = None
+    wallet_hotkey: str = "default"
+    wallet_path: Path | None = None
+    receiver_hotkey: str | None = None
 
 
 def chat_completions_url(endpoint: str) -> str:
@@ -96,6 +104,12 @@ def models_url(chat_url: str) -> str:
     parts = urlsplit(chat_url)
     base = parts.path[: -len("/chat/completions")]
     return urlunsplit((parts.scheme, parts.netloc, base + "/models", "", ""))
+
+
+def health_url(chat_url: str) -> str:
+    """The miner's open `/health` (it names the miner's hotkey) on the same server."""
+    parts = urlsplit(chat_url)
+    return urlunsplit((parts.scheme, parts.netloc, "/health", "", ""))
 
 
 class _OneLineParser(argparse.ArgumentParser):
@@ -171,6 +185,17 @@ def build_parser(categories: Sequence[str] = ()) -> argparse.ArgumentParser:
         help="report format on stdout (default table)",
     )
     parser.add_argument("--json", action="store_true", help="same as --format json")
+    signing = parser.add_argument_group(
+        "signing (for a running miner, which only serves registered validators)",
+        "With --wallet.name, every request is signed with that wallet's hotkey (bt.http_auth) "
+        "for the miner's hotkey, read from the miner's /health unless --miner-hotkey is given.",
+    )
+    signing.add_argument("--wallet.name", dest="wallet_name", default=None, help="wallet that signs")
+    signing.add_argument("--wallet.hotkey", dest="wallet_hotkey", default="default", help="its hotkey")
+    signing.add_argument(
+        "--wallet.path", dest="wallet_path", type=Path, default=None, help="wallets directory"
+    )
+    signing.add_argument("--miner-hotkey", default=None, help="the miner's hotkey (ss58)")
     return parser
 
 
@@ -182,6 +207,8 @@ def parse_settings(argv: Sequence[str] | None, categories: Sequence[str] = ()) -
         endpoint = chat_completions_url(args.endpoint)
     except EvaluateError as exc:
         parser.error(str(exc))
+    if args.miner_hotkey is not None and args.wallet_name is None:
+        parser.error("--miner-hotkey only matters with --wallet.name (the wallet that signs)")
     return EvaluateSettings(
         endpoint=endpoint,
         n=args.n,
@@ -194,6 +221,10 @@ def parse_settings(argv: Sequence[str] | None, categories: Sequence[str] = ()) -
         max_tokens=args.max_tokens,
         temperature=args.temperature,
         output_format="json" if args.json else args.output_format,
+        wallet_name=args.wallet_name,
+        wallet_hotkey=args.wallet_hotkey,
+        wallet_path=args.wallet_path,
+        receiver_hotkey=args.miner_hotkey,
     )
 
 
@@ -210,11 +241,32 @@ class EndpointAnswer:
     detail: str = ""
 
 
-class EndpointClient:
-    """Plain (unsigned) OpenAI chat-completions client over one pooled aiohttp session."""
+async def _read_capped(response: aiohttp.ClientResponse, cap: int) -> bytes:
+    """The body up to `cap` + 1 bytes (one more than allowed tells the caller it was too big)."""
+    received = bytearray()
+    while len(received) <= cap:
+        chunk = await response.content.read(cap + 1 - len(received))
+        if not chunk:
+            break
+        received.extend(chunk)
+    return bytes(received)
 
-    def __init__(self, settings: EvaluateSettings) -> None:
+
+class EndpointClient:
+    """OpenAI chat-completions client over one pooled aiohttp session.
+
+    Plain HTTP by default (an engine: vLLM, SGLang, llama.cpp); with a `signer` (a hotkey
+    keypair) each request carries `bt.http_auth` headers bound to the miner's hotkey, as a
+    validator's would, so a running miner serves it.
+    """
+
+    def __init__(self, settings: EvaluateSettings, signer: Any = None) -> None:
         self._settings = settings
+        self._signer = signer
+        self._receiver = settings.receiver_hotkey
+        self._path = urlsplit(settings.endpoint).path or "/"
+        if urlsplit(settings.endpoint).query:
+            self._path += "?" + urlsplit(settings.endpoint).query
         self._session: aiohttp.ClientSession | None = None
 
     async def __aenter__(self) -> EndpointClient:
@@ -241,19 +293,18 @@ class EndpointClient:
             raise RuntimeError("EndpointClient used outside 'async with'")
         return self._session
 
-    async def probe_model(self) -> str | None:
-        """The endpoint's first listed model, or None when it lists none (a miner, say).
+    async def _get_json(self, url: str) -> Any:
+        """GET `url` as JSON; None for any answer that is not a 200 with JSON.
 
         Raises EvaluateError when nothing answers at all: the endpoint is down or the URL wrong.
         """
-        url = models_url(self._settings.endpoint)
-        # A short limit of its own: this is only a reachability check before the real run.
+        # A short limit of its own: these are checks before the real run.
         timeout = aiohttp.ClientTimeout(total=min(self._settings.timeout_s, PROBE_TIMEOUT_S))
         try:
             async with self.session.get(url, timeout=timeout) as response:
                 if response.status != 200:
-                    return None  # reachable; listing models is optional for our purpose
-                payload = json.loads(await response.content.read(MAX_RESPONSE_BODY_BYTES))
+                    return None
+                return json.loads(await _read_capped(response, MAX_RESPONSE_BODY_BYTES))
         except (aiohttp.ClientConnectionError, TimeoutError, OSError) as exc:
             raise EvaluateError(
                 f"cannot reach {self._settings.endpoint}: {_describe(exc)}; "
@@ -261,22 +312,54 @@ class EndpointClient:
             ) from None
         except (ValueError, aiohttp.ClientError):
             return None
+
+    async def probe(self) -> str | None:
+        """Check the endpoint answers; return its first listed model (None: it lists none).
+
+        When signing without a known receiver, the miner's hotkey is read from its `/health`.
+        """
+        payload = await self._get_json(models_url(self._settings.endpoint))
         models = payload.get("data") if isinstance(payload, dict) else None
+        listed = None
         if isinstance(models, list) and models and isinstance(models[0], dict):
             name = models[0].get("id")
-            return name if isinstance(name, str) else None
-        return None
+            listed = name if isinstance(name, str) else None
+        if self._signer is not None and self._receiver is None:
+            health = await self._get_json(health_url(self._settings.endpoint))
+            hotkey = health.get("hotkey") if isinstance(health, dict) else None
+            if not isinstance(hotkey, str) or not hotkey:
+                raise EvaluateError(
+                    f"{health_url(self._settings.endpoint)} does not name the miner's hotkey; "
+                    "pass it with --miner-hotkey"
+                )
+            self._receiver = hotkey
+        return listed
+
+    def _headers(self, body: bytes) -> dict[str, str]:
+        if self._signer is None:
+            return {}
+        from bittensor import http_auth
+
+        # Signed per request at send time: the nonce's freshness window is seconds long.
+        return dict(
+            http_auth.sign(
+                self._signer, method="POST", path=self._path, body=body, receiver_ss58=self._receiver
+            )
+        )
 
     async def complete(self, body: dict[str, Any]) -> EndpointAnswer:
         """POST one chat completion; never raises for the endpoint's faults."""
+        payload = json.dumps(body).encode()
         started = time.perf_counter()
 
         def answer(status: str, detail: str = "", message: dict[str, Any] | None = None) -> EndpointAnswer:
             return EndpointAnswer(status, time.perf_counter() - started, message, detail)
 
         try:
-            async with self.session.post(self._settings.endpoint, json=body) as response:
-                raw = await response.content.read(MAX_RESPONSE_BODY_BYTES + 1)
+            async with self.session.post(
+                self._settings.endpoint, data=payload, headers=self._headers(payload)
+            ) as response:
+                raw = await _read_capped(response, MAX_RESPONSE_BODY_BYTES)
                 if response.status != 200:
                     return answer(f"http_{response.status}", raw[:200].decode("utf-8", "replace"))
         except TimeoutError:
@@ -374,6 +457,23 @@ def build_tasks(settings: EvaluateSettings) -> list[Any]:
     return [tasks.variant(task, variant_seed) for task in generated]
 
 
+def load_signer(settings: EvaluateSettings) -> Any:
+    """The hotkey that signs requests (None: plain HTTP). EvaluateError when the wallet is unusable."""
+    if settings.wallet_name is None:
+        return None
+    from subnet.config import UserError, WalletSettings, default_wallet_path, load_wallet
+
+    wallet_settings = WalletSettings(
+        name=settings.wallet_name,
+        hotkey=settings.wallet_hotkey,
+        path=settings.wallet_path or default_wallet_path(),
+    )
+    try:
+        return load_wallet(wallet_settings).hotkey
+    except UserError as exc:
+        raise EvaluateError(str(exc)) from None
+
+
 ProgressCallback = Callable[[int, int, TaskResult], None]
 
 
@@ -390,8 +490,8 @@ async def run_evaluation(
     EvaluateError when the endpoint cannot be reached at all.
     """
     started = time.perf_counter()
-    async with EndpointClient(settings) as client:
-        listed = await client.probe_model()
+    async with EndpointClient(settings, load_signer(settings)) as client:
+        listed = await client.probe()
         model = settings.model if settings.model is not None else (listed or "")
         if on_start is not None:
             on_start(model)

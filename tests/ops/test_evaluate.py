@@ -67,11 +67,14 @@ class StandInServer:
             return web.Response(status=status, body=payload, content_type="application/json")
         return web.json_response(payload, status=status)
 
-    async def _start(self) -> str:
+    def build_app(self) -> web.Application:
         app = web.Application()
         app.router.add_get("/v1/models", self._models)
         app.router.add_post("/v1/chat/completions", self._chat)
-        self._runner = web.AppRunner(app, shutdown_timeout=0.1)
+        return app
+
+    async def _start(self) -> str:
+        self._runner = web.AppRunner(self.build_app(), shutdown_timeout=0.1)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
         await site.start()
@@ -352,3 +355,70 @@ def test_python_dash_m_entry_point() -> None:
         )
     assert result.returncode == 0, result.stderr
     assert "overall" in result.stdout and "error types" in result.stdout
+
+
+# --------------------------------------------------------------------------- a real miner gate
+
+
+class SignedMiner(StandInServer):
+    """The miner's real aiohttp app (bt.http_auth gate, permission check) around canned answers."""
+
+    def __init__(self, tasks_by_key: dict[str, Any], miner_hotkey: str, validator_hotkey: str) -> None:
+        super().__init__(tasks_by_key, right_or_wrong)
+        self.miner_hotkey = miner_hotkey
+        self.validator_hotkey = validator_hotkey
+        self.callers: list[str] = []
+
+    def build_app(self) -> web.Application:
+        from subnet.protocol import ChatCompletionRequest, ChatCompletionResponse
+        from subnet.transport.policy import AuthPolicy, DirectoryEntry, ServerPolicy, StaticDirectory
+        from subnet.transport.server import build_miner_app
+
+        async def handler(request: ChatCompletionRequest, caller: Any) -> ChatCompletionResponse:
+            self.callers.append(caller.hotkey)
+            body = request.model_dump(mode="json", exclude_none=True)
+            task = self.tasks_by_key[task_key(body["messages"], body["tools"])]
+            _status, payload, _delay = right_or_wrong(task, 0)
+            return ChatCompletionResponse.model_validate(payload)
+
+        directory = StaticDirectory([DirectoryEntry(uid=0, hotkey=self.validator_hotkey, stake=100.0)])
+        return build_miner_app(
+            hotkey_ss58=self.miner_hotkey,
+            directory=directory,
+            policy=ServerPolicy(auth=AuthPolicy(min_stake=0.0)),
+            handler=handler,
+        )
+
+
+def test_signed_run_against_a_real_miner_gate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("subnet.transport.server", reason="the transport has not landed")
+    from subnet.wallets import create_dev_wallet
+
+    validator = create_dev_wallet("validator", path=tmp_path)
+    miner = create_dev_wallet("miner", path=tmp_path)
+    chosen = settings("http://unused", n=12)
+    by_key = tasks_for(chosen)
+    argv = ["--n", "12", "--seed", str(SEED), "--json", "--concurrency", "2"]
+    with SignedMiner(by_key, miner.hotkey_ss58, validator.hotkey_ss58) as server:
+        # Unsigned: the gate refuses every request before any model work.
+        assert evaluate.main(["--endpoint", server.url, *argv]) == 0
+        unsigned = json.loads(capsys.readouterr().out)
+        assert unsigned["statuses"] == {"http_401": 12}
+        assert server.callers == []
+        # Signed as the registered validator; the miner's hotkey comes from its /health.
+        signing = ["--wallet.name", "validator", "--wallet.path", str(tmp_path)]
+        assert evaluate.main(["--endpoint", server.url, *argv, *signing]) == 0
+        signed = json.loads(capsys.readouterr().out)
+    assert signed["statuses"] == {"ok": 12}
+    assert server.callers == [validator.hotkey_ss58] * 12
+    for category, accuracy in expected_accuracy(list(by_key.values())).items():
+        assert signed["categories"][category]["accuracy"] == accuracy
+
+
+def test_signing_with_a_missing_wallet_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["--endpoint", "http://127.0.0.1:9/v1", "--wallet.name", "nobody", "--wallet.path", str(tmp_path)]
+    assert evaluate.main([*argv, "--n", "3", "--seed", "1"]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and "nobody" in lines[0] and "subnet.wallets create" in lines[0]
