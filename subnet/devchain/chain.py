@@ -108,10 +108,14 @@ def _chain_error(error: DispatchError) -> ChainError:
 
 
 def _as_composed(call: Any) -> ComposedCall:
-    if isinstance(call, ComposedCall):
-        return call
-    module, function, params = call
-    return ComposedCall(str(module), str(function), dict(params))
+    """A call the devchain can dispatch; anything else is refused before signing."""
+    if not isinstance(call, ComposedCall):
+        module, function, params = call
+        call = ComposedCall(str(module), str(function), dict(params))
+    key = (call.module, call.function)
+    if key not in CALLS and key != _CARRIER:
+        raise ChainError(f"the devchain does not implement {call.module}.{call.function}")
+    return call
 
 
 class DevChain:
@@ -337,11 +341,7 @@ class DevChain:
     # --- Calls and fees ------------------------------------------------------------------
 
     async def compose(self, call: Any) -> ComposedCall:
-        composed = _as_composed(call)
-        key = (composed.module, composed.function)
-        if key not in CALLS and key != _CARRIER:
-            raise ChainError(f"the devchain does not implement {composed.module}.{composed.function}")
-        return composed
+        return _as_composed(call)
 
     async def estimate_fee(self, call: Any, keypair: Any) -> Balance:
         return Balance.from_rao(0)  # the devchain charges no transaction fees

@@ -146,3 +146,16 @@ async def test_start_call_is_recorded_once(chain: DevChain, chain_path: Path) ->
         raw.execute("ALTER TABLE subnets DROP COLUMN first_emission_block")
     reopened = DevChain(chain_path)
     assert await reopened.query("SubtensorModule", "FirstEmissionBlockNumber", [netuid]) is None
+
+
+async def test_calls_the_devchain_does_not_implement_are_refused_before_signing(chain: DevChain) -> None:
+    alice = dev_keypair("//Alice")
+    unknown = bt.calls.SubtensorModule.swap_hotkey(
+        hotkey=alice.ss58_address, new_hotkey=dev_keypair("//Bob").ss58_address, netuid=None
+    )
+    with pytest.raises(bt.ChainError, match=r"does not implement SubtensorModule\.swap_hotkey"):
+        await chain.submit(unknown, alice)
+    async with bt.Subtensor("local", substrate=chain) as client:
+        with pytest.raises(bt.ChainError, match="does not implement"):
+            await client.submit_call(unknown, alice)
+    assert await chain.account_next_index(alice.ss58_address) == 0
