@@ -46,7 +46,8 @@ logger = logging.getLogger(__name__)
 CHAT_PATH = "/v1/chat/completions"
 HEALTH_PATH = "/health"
 
-# Every refusal the gate can give, with its HTTP status. Also the `outcome` label values.
+# Every refusal the gate can give, with its HTTP status. These, `served` and `cancelled` are
+# the values of the `outcome` metric label.
 REFUSAL_STATUS: Mapping[str, int] = {
     "bad_json": 400,
     "invalid_request": 400,
