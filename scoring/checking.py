@@ -7,7 +7,6 @@ too (:func:`_components`).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -32,7 +31,7 @@ _SCHEMA_TYPES: dict[str, type | None] = {
 _FLOAT_TYPES = frozenset({"float", "number"})
 _LIST_TYPES = frozenset({"array", "tuple"})
 
-_IGNORED_IN_STRINGS = re.compile(r"[ ,./\-_*^]")
+_IGNORED_IN_STRINGS = str.maketrans("", "", " ,./-_*^")
 
 # Weights of the components in the partial credit of an invalid verdict, and its ceiling.
 COMPONENT_WEIGHTS: dict[str, float] = {"format": 0.1, "schema": 0.2, "tool": 0.3, "args": 0.4}
@@ -41,7 +40,7 @@ PARTIAL_CREDIT_CEILING = 0.5
 
 def standardize(text: str) -> str:
     """BFCL's string normalisation: drop `` ,./-_*^``, lower-case, ``'`` -> ``"``."""
-    return _IGNORED_IN_STRINGS.sub("", text).lower().replace("'", '"')
+    return text.translate(_IGNORED_IN_STRINGS).lower().replace("'", '"')
 
 
 # Acceptable answers repeat from check to check (same task, many miners): cache them, and only them.
@@ -52,24 +51,34 @@ def _standard_answers(acceptable: Sequence[Any]) -> list[Any]:
     return [_standard_answer(item) if type(item) is str else item for item in acceptable]
 
 
-@dataclass(frozen=True)
 class _Error:
-    error_type: str
-    message: str
+    """A failed check: BFCL's error type, and a message formatted only when someone reads it
+    (partial credit runs many checks whose messages nobody reads)."""
+
+    __slots__ = ("_args", "_template", "error_type")
+
+    def __init__(self, error_type: str, template: str, *args: Any) -> None:
+        self.error_type = error_type
+        self._template = template
+        self._args = args
+
+    @property
+    def message(self) -> str:
+        return self._template % self._args if self._args else self._template
 
 
 def _param_types(spec: Any) -> tuple[str, type | None, type | None]:
     """(schema type name, Python type or None for any, element type for arrays or None)."""
-    type_name = spec.get("type") if isinstance(spec, Mapping) else None
-    if not isinstance(type_name, str):
+    try:
+        type_name = spec.get("type")
+        py_type = _SCHEMA_TYPES[type_name]
+    except (AttributeError, KeyError, TypeError):  # not a dict, unknown or unhashable type: any
         return "any", None, None
-    py_type = _SCHEMA_TYPES.get(type_name)
-    nested = None
-    if type_name in _LIST_TYPES:
-        items = spec.get("items")
-        item_type = items.get("type") if isinstance(items, Mapping) else None
-        nested = _SCHEMA_TYPES.get(item_type) if isinstance(item_type, str) else None
-    return type_name, py_type, nested
+    if type_name not in _LIST_TYPES:
+        return type_name, py_type, None
+    items = spec.get("items")
+    item_type = items.get("type") if type(items) is dict else None
+    return type_name, py_type, _SCHEMA_TYPES.get(item_type) if type(item_type) is str else None
 
 
 def _answer_type(acceptable: Sequence[Any]) -> type | None:
@@ -95,14 +104,14 @@ def _nested_types_ok(value: list[Any], nested: type, acceptable: Sequence[Any]) 
 def _type_error(param: str, value: Any, type_name: str, nested: bool) -> _Error:
     kind = "type_error:nested" if nested else "type_error:simple"
     return _Error(
-        kind, f"parameter {param!r}: expected type {type_name}, got {type(value).__name__} ({value!r})"
+        kind, "parameter %r: expected type %s, got %s (%r)", param, type_name, type(value).__name__, value
     )
 
 
 def _check_string(param: str, value: str, acceptable: Sequence[Any]) -> _Error | None:
     if standardize(value) in [_standard_answer(item) for item in acceptable if type(item) is str]:
         return None
-    return _Error("value_error:string", f"parameter {param!r}: {value!r} is not one of {list(acceptable)!r}")
+    return _Error("value_error:string", "parameter %r: %r is not one of %r", param, value, acceptable)
 
 
 def _check_list(param: str, value: list[Any], acceptable: Sequence[Any]) -> _Error | None:
@@ -114,30 +123,33 @@ def _check_list(param: str, value: list[Any], acceptable: Sequence[Any]) -> _Err
         ):
             return None
     return _Error(
-        "value_error:list/tuple", f"parameter {param!r}: {value!r} is not one of {list(acceptable)!r}"
+        "value_error:list/tuple", "parameter %r: %r is not one of %r", param, value, list(acceptable)
     )
 
 
 def _dict_matches(param: str, value: Mapping[Any, Any], candidate: Mapping[str, Any]) -> _Error | None:
     for key, item in value.items():
         if key not in candidate:
-            return _Error("value_error:dict_key", f"parameter {param!r}: unexpected dict key {key!r}")
+            return _Error("value_error:dict_key", "parameter %r: unexpected dict key %r", param, key)
         standard = standardize(item) if type(item) is str else item
         if standard not in _standard_answers(candidate[key]):
             return _Error(
                 "value_error:dict_value",
-                f"parameter {param!r}: dict value {key!r}={item!r} is not acceptable",
+                "parameter %r: dict value %r=%r is not acceptable",
+                param,
+                key,
+                item,
             )
     for key, options in candidate.items():
         if key not in value and "" not in options:
-            return _Error("value_error:dict_key", f"parameter {param!r}: missing dict key {key!r}")
+            return _Error("value_error:dict_key", "parameter %r: missing dict key %r", param, key)
     return None
 
 
 def _check_dict(param: str, value: Mapping[Any, Any], acceptable: Sequence[Any]) -> _Error | None:
-    error = _Error("dict_checker:unclear", f"parameter {param!r}: no acceptable dict to compare with")
+    error = _Error("dict_checker:unclear", "parameter %r: no acceptable dict to compare with", param)
     for candidate in acceptable:
-        if isinstance(candidate, Mapping):
+        if isinstance(candidate, dict):
             found = _dict_matches(param, value, candidate)
             if found is None:
                 return None
@@ -146,20 +158,20 @@ def _check_dict(param: str, value: Mapping[Any, Any], acceptable: Sequence[Any])
 
 
 def _check_list_of_dicts(param: str, value: list[Any], acceptable: Sequence[Any]) -> _Error | None:
-    error = _Error("list_dict_checker:unclear", f"parameter {param!r}: no acceptable list to compare with")
+    error = _Error("list_dict_checker:unclear", "parameter %r: no acceptable list to compare with", param)
     for candidate in acceptable:
         if not isinstance(candidate, list | str):
             continue
         candidate_items = candidate if isinstance(candidate, list) else []
         if len(value) != len(candidate_items):
             error = _Error(
-                "value_error:list_dict_count", f"parameter {param!r}: wrong number of dicts in the list"
+                "value_error:list_dict_count", "parameter %r: wrong number of dicts in the list", param
             )
             continue
         for element, expected in zip(value, candidate_items, strict=True):
-            if not (isinstance(element, Mapping) and isinstance(expected, Mapping)):
+            if not (isinstance(element, dict) and isinstance(expected, dict)):
                 found: _Error | None = _Error(
-                    "value_error:list_dict_count", f"parameter {param!r}: not a dict"
+                    "value_error:list_dict_count", "parameter %r: not a dict", param
                 )
             else:
                 found = _dict_matches(param, element, expected)
@@ -185,7 +197,7 @@ def _compare_by_value_type(param: str, value: Any, acceptable: Sequence[Any]) ->
 def _check_exact(param: str, value: Any, acceptable: Sequence[Any]) -> _Error | None:
     if value in acceptable:
         return None
-    return _Error("value_error:others", f"parameter {param!r}: {value!r} is not one of {list(acceptable)!r}")
+    return _Error("value_error:others", "parameter %r: %r is not one of %r", param, value, acceptable)
 
 
 def check_value(param: str, value: Any, spec: Any, acceptable: Sequence[Any]) -> _Error | None:
@@ -224,11 +236,11 @@ _COMPARERS: dict[tuple[type, type | None], Callable[[str, Any, Sequence[Any]], _
 
 def _properties(function: Mapping[str, Any]) -> tuple[Mapping[str, Any], Sequence[str]]:
     parameters = function.get("parameters")
-    if not isinstance(parameters, Mapping):
+    if not isinstance(parameters, dict):
         return {}, ()
     properties = parameters.get("properties")
     required = parameters.get("required")
-    return (properties if isinstance(properties, Mapping) else {}), (
+    return (properties if isinstance(properties, dict) else {}), (
         required if isinstance(required, list) else ()
     )
 
@@ -240,16 +252,16 @@ def check_call(
     name = function["name"]
     if call.name != name:
         return _Error(
-            "simple_function_checker:wrong_func_name", f"expected function {name!r}, got {call.name!r}"
+            "simple_function_checker:wrong_func_name", "expected function %r, got %r", name, call.name
         )
     properties, required = _properties(function)
     arguments = call.arguments
     for param in required:
         if param not in arguments:
-            return _Error("simple_function_checker:missing_required", f"missing required parameter {param!r}")
+            return _Error("simple_function_checker:missing_required", "missing required parameter %r", param)
     for param, value in arguments.items():
         if param not in properties or param not in expected:
-            return _Error("simple_function_checker:unexpected_param", f"unexpected parameter {param!r}")
+            return _Error("simple_function_checker:unexpected_param", "unexpected parameter %r", param)
         error = check_value(param, value, properties[param], expected[param])
         if error is not None:
             return error
@@ -257,7 +269,8 @@ def check_call(
         if param not in arguments and "" not in acceptable:
             return _Error(
                 "simple_function_checker:missing_optional",
-                f"parameter {param!r} not provided and not optional",
+                "parameter %r not provided and not optional",
+                param,
             )
     return None
 
@@ -267,15 +280,15 @@ def check_call(
 
 def function_index(functions: Any) -> dict[str, Mapping[str, Any]]:
     """Name -> schema, for BFCL schemas and OpenAI ``{"type": "function", "function": {...}}`` ones."""
-    if isinstance(functions, Mapping):
+    if isinstance(functions, dict):
         functions = [functions]
     if not isinstance(functions, list | tuple):
         raise ValueError("functions must be a list of function schemas")
     index: dict[str, Mapping[str, Any]] = {}
     for function in functions:
-        if isinstance(function, Mapping) and isinstance(function.get("function"), Mapping):
+        if isinstance(function, dict) and isinstance(function.get("function"), dict):
             function = function["function"]
-        if not (isinstance(function, Mapping) and isinstance(function.get("name"), str)):
+        if not (isinstance(function, dict) and isinstance(function.get("name"), str)):
             raise ValueError("each function schema needs a string 'name'")
         index.setdefault(function["name"], function)
     return index
@@ -289,12 +302,12 @@ def expected_calls(possible_answer: Any) -> list[tuple[str, Mapping[str, Sequenc
         raise ValueError("possible_answer must be a list of {function_name: {param: [values]}}")
     result = []
     for entry in possible_answer:
-        if not (isinstance(entry, Mapping) and len(entry) == 1):
+        if not (isinstance(entry, dict) and len(entry) == 1):
             raise ValueError(
                 "each possible answer must be a one-key {function_name: {param: [values]}} object"
             )
         ((name, params),) = entry.items()
-        if not isinstance(params, Mapping) or not all(isinstance(v, list) for v in params.values()):
+        if not isinstance(params, dict) or not all(isinstance(v, list) for v in params.values()):
             raise ValueError(f"the parameters of possible answer {name!r} must map names to lists of values")
         result.append((name, params))
     return result
@@ -326,66 +339,65 @@ def _single_checker(count_error: str) -> Callable[[list[Call], _Task], _Error | 
     def check_single(calls: list[Call], task: _Task) -> _Error | None:
         wanted = 1 if count_error.startswith("simple") else len(task.expected)
         if len(calls) != wanted:
-            return _Error(count_error, f"expected {wanted} call(s), got {len(calls)}")
+            return _Error(count_error, "expected %s call(s), got %s", wanted, len(calls))
         name, params = task.expected[0]
         return check_call(calls[0], task.schema(name), params)
 
     return check_single
 
 
-def _perfect_matching(allowed: list[list[bool]]) -> list[int]:
-    """Kuhn's augmenting paths: for each expected index, the matched output index or -1."""
-    n_outputs = len(allowed[0]) if allowed else 0
-    owner = [-1] * n_outputs  # output index -> expected index
+def _check_parallel(calls: list[Call], task: _Task) -> _Error | None:
+    """Same number of calls; each output call matched to a distinct expected call. Unlike BFCL's
+    greedy first fit, the matching is optimal: Kuhn's augmenting paths find a perfect matching
+    whenever one exists. Pairs are checked lazily, each expected call trying the output at its own
+    position first, so an answer in the expected order costs one check per call."""
+    size = len(task.expected)
+    if len(calls) != size:
+        return _Error(
+            "parallel_function_checker_no_order:wrong_count", "expected %s calls, got %s", size, len(calls)
+        )
+    schemas = [task.schema(name) for name, _ in task.expected]
+    known: dict[tuple[int, int], _Error | None] = {}
+
+    def error(expected: int, output: int) -> _Error | None:
+        key = (expected, output)
+        if key not in known:
+            known[key] = check_call(calls[output], schemas[expected], task.expected[expected][1])
+        return known[key]
+
+    owner = [-1] * size  # output index -> expected index
 
     def augment(expected: int, seen: list[bool]) -> bool:
-        for output in range(n_outputs):
-            if allowed[expected][output] and not seen[output]:
+        for output in (expected, *range(expected), *range(expected + 1, size)):
+            if not seen[output] and error(expected, output) is None:
                 seen[output] = True
                 if owner[output] < 0 or augment(owner[output], seen):
                     owner[output] = expected
                     return True
         return False
 
-    for expected in range(len(allowed)):
-        augment(expected, [False] * n_outputs)
-    matched = [-1] * len(allowed)
-    for output, expected in enumerate(owner):
-        if expected >= 0:
-            matched[expected] = output
-    return matched
-
-
-def _check_parallel(calls: list[Call], task: _Task) -> _Error | None:
-    """Same number of calls; each output call matched to a distinct expected call. Unlike BFCL's
-    greedy first fit, the matching is optimal (a perfect matching whenever one exists)."""
-    if len(calls) != len(task.expected):
-        return _Error(
-            "parallel_function_checker_no_order:wrong_count",
-            f"expected {len(task.expected)} calls, got {len(calls)}",
-        )
-    errors: list[list[_Error | None]] = [
-        [check_call(call, task.schema(name), params) for call in calls] for name, params in task.expected
-    ]
-    matched = _perfect_matching([[error is None for error in row] for row in errors])
-    if -1 not in matched:
-        return None
-    missing = matched.index(-1)
-    details = "; ".join(
-        f"output {index}: {error.error_type}"
-        for index, error in enumerate(errors[missing])
-        if error is not None
-    )
-    return _Error(
-        "parallel_function_checker_no_order:cannot_find_match",
-        f"no output call matches expected call {missing} ({task.expected[missing][0]}): {details}",
-    )
+    for expected in range(size):
+        if not augment(expected, [False] * size):
+            # Kuhn: an expected call that finds no augmenting path stays unmatched in a maximum matching.
+            details = "; ".join(
+                f"output {output}: {found.error_type}"
+                for output in range(size)
+                if (found := error(expected, output)) is not None
+            )
+            return _Error(
+                "parallel_function_checker_no_order:cannot_find_match",
+                "no output call matches expected call %s (%s): %s",
+                expected,
+                task.expected[expected][0],
+                details,
+            )
+    return None
 
 
 def _check_irrelevance(calls: list[Call], task: _Task) -> _Error | None:
     if _is_empty(calls):
         return None
-    return _Error("irrelevance_error:decoder_success", f"made {len(calls)} call(s) where none was wanted")
+    return _Error("irrelevance_error:decoder_success", "made %s call(s) where none was wanted", len(calls))
 
 
 def _check_relevance(calls: list[Call], task: _Task) -> _Error | None:
@@ -472,27 +484,40 @@ def _argument_credit(call: Call, function: Mapping[str, Any], expected: Mapping[
 def _components(calls: list[Call], task: _Task) -> dict[str, float]:
     """Partial scores of an invalid verdict on a category that expects calls.
 
-    Output calls are paired with expected calls greedily, best pair first (same name, then the
-    larger argument credit). With n = max(#output calls, #expected calls):
-    schema = #output calls that fit their own function's schema / n; tool = #pairs with the right
-    name / n; args = sum of the pairs' argument credit / n.
+    Output calls are paired with expected calls greedily: first the exact matches (each expected
+    call, in order, takes the first free output call that the checker accepts for it), then among
+    the rest the best pair first (same name, larger argument credit). With
+    n = max(#output calls, #expected calls): schema = #output calls that fit their own function's
+    schema / n; tool = #pairs with the right name / n; args = sum of the pairs' argument credit / n.
     """
     size = max(len(calls), len(task.expected), 1)
-    pairs: list[tuple[float, int, int]] = []
-    for j, (name, params) in enumerate(task.expected):
-        function = task.schema(name)
-        for i, call in enumerate(calls):
-            if call.name == name:
-                pairs.append((_argument_credit(call, function, params), i, j))
-    pairs.sort(key=lambda pair: (-pair[0], pair[1], pair[2]))
-    used_outputs: set[int] = set()
-    used_expected: set[int] = set()
+    free_outputs = list(range(len(calls)))
+    left_expected = []
     names_right = 0
     credit = 0.0
+    for j, (name, params) in enumerate(task.expected):
+        function = task.schema(name)
+        exact = next((i for i in free_outputs if check_call(calls[i], function, params) is None), None)
+        if exact is None:
+            left_expected.append(j)
+        else:
+            free_outputs.remove(exact)
+            names_right += 1
+            credit += 1.0
+    pairs: list[tuple[float, int, int]] = []
+    for j in left_expected:
+        name, params = task.expected[j]
+        function = task.schema(name)
+        pairs.extend(
+            (_argument_credit(calls[i], function, params), i, j)
+            for i in free_outputs
+            if calls[i].name == name
+        )
+    pairs.sort(key=lambda pair: (-pair[0], pair[1], pair[2]))
+    used: set[tuple[str, int]] = set()
     for value, i, j in pairs:
-        if i not in used_outputs and j not in used_expected:
-            used_outputs.add(i)
-            used_expected.add(j)
+        if ("output", i) not in used and ("expected", j) not in used:
+            used.update((("output", i), ("expected", j)))
             names_right += 1
             credit += value
     fitting = sum(_fits_schema(call, task.functions) for call in calls)

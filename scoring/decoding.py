@@ -33,10 +33,13 @@ _STRING_LITERAL = re.compile(
     r"""'[^'\\\n]*+(?:\\[\s\S]?+[^'\\\n]*+)*+(?:'|$)|"[^"\\\n]*+(?:\\[\s\S]?+[^"\\\n]*+)*+(?:"|$)""",
     re.MULTILINE,
 )
-_STRUCTURAL_CHARS = ",([{=:+-*/%.@<>&|^~;\n"
+_DROP_STRUCTURAL = str.maketrans("", "", ",([{=:+-*/%.@<>&|^~;\n")
 _NOT_BRACKET = re.compile(r"[^\[\](){}]+")
 _BRACKET_DELTA = {"[": 1, "(": 1, "{": 1, "]": -1, ")": -1, "}": -1}
 
+# Text that is probably JSON: an object, or a list that opens with an object, string or number or
+# is empty. `[f(x=1)]` is python; JSON such as `[true]` is still tried when python fails.
+_JSON_START = re.compile(r"\{|\[\s*[{\]\"\d-]")
 _HERMES_BLOCK = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.DOTALL)
 _EXECUTE_BLOCK = re.compile(r"<execute>(.*?)(?:</execute>|\Z)", re.DOTALL)
 _FENCE_BLOCK = re.compile(r"```(?:[A-Za-z][\w+.-]*[ \t]*\n|[ \t]*\n?)(.*?)(?:```|\Z)", re.DOTALL)
@@ -53,8 +56,16 @@ _MESSAGE_KEYS = frozenset({"tool_calls", "function_call", "content", "role"})
 def guard_syntax(text: str, limits: Limits) -> None:
     """Refuse text whose syntax tree would be too large or too deep, in time linear in its length
     and without running a parser. Brackets inside string literals are not counted."""
-    structure, string_count = _STRING_LITERAL.subn("", text)
-    items = string_count + sum(map(structure.count, _STRUCTURAL_CHARS))
+    if (
+        len(text) <= limits.max_items
+        and text.count("[") + text.count("(") + text.count("{") <= limits.max_depth
+    ):
+        return  # the common case: too short for too many items, too few brackets to nest too deep
+    quotes = text.count("'") + text.count('"')
+    if quotes > 4 * limits.max_items:  # bounds the string scan below; no real call needs as many
+        raise DecodeError(f"more than {4 * limits.max_items} quote characters")
+    structure, string_count = _STRING_LITERAL.subn("", text) if quotes else (text, 0)
+    items = string_count + len(structure) - len(structure.translate(_DROP_STRUCTURAL))
     if items > limits.max_items:
         raise DecodeError(f"more than {limits.max_items} syntax items (structural characters and strings)")
     openers = structure.count("[") + structure.count("(") + structure.count("{")
@@ -103,7 +114,7 @@ def _arguments(raw: Any, limits: Limits, from_json: bool) -> dict[str, Any]:
 
 def _call_from_mapping(item: Mapping[str, Any], limits: Limits, from_json: bool) -> Call:
     function = item.get("function")
-    if isinstance(function, Mapping):  # an OpenAI tool call: {"type": "function", "function": {...}}
+    if isinstance(function, dict):  # an OpenAI tool call: {"type": "function", "function": {...}}
         item = function
     for name_key, argument_keys in _CALL_SHAPES:
         if name_key in item:
@@ -117,7 +128,7 @@ def _call_from_mapping(item: Mapping[str, Any], limits: Limits, from_json: bool)
 
 def calls_from_objects(value: Any, limits: Limits, from_json: bool) -> list[Call]:
     """JSON-shaped data (parsed text, or structured OpenAI objects) -> calls."""
-    if isinstance(value, Mapping):
+    if isinstance(value, dict):
         if _MESSAGE_KEYS.intersection(value) and not ({"name", "tool"} & value.keys()):
             return _calls_from_message(value, limits, from_json)
         items: list[Any] = [value]
@@ -131,7 +142,7 @@ def calls_from_objects(value: Any, limits: Limits, from_json: bool) -> list[Call
     for item in items:
         if isinstance(item, Call):
             calls.append(item)
-        elif isinstance(item, Mapping):
+        elif isinstance(item, dict):
             if item:  # BFCL counts an empty object as no call at all
                 calls.append(_call_from_mapping(item, limits, from_json))
         else:
@@ -144,14 +155,12 @@ def _calls_from_message(message: Mapping[str, Any], limits: Limits, from_json: b
     if tool_calls:
         return calls_from_objects(tool_calls, limits, from_json)
     function_call = message.get("function_call")
-    if isinstance(function_call, Mapping):
+    if isinstance(function_call, dict):
         return [_call_from_mapping(function_call, limits, from_json)]
     content = message.get("content")
     if isinstance(content, list):  # content parts: keep the text ones
         content = "".join(
-            part.get("text", "")
-            for part in content
-            if isinstance(part, Mapping) and part.get("type") == "text"
+            part.get("text", "") for part in content if isinstance(part, dict) and part.get("type") == "text"
         )
     if content is None:
         return []
@@ -202,18 +211,26 @@ def _payload_calls(payload: str, limits: Limits) -> list[Call]:
     payload = payload.strip()
     if not payload:
         return []
-    if payload[0] in "[{":
+    if _JSON_START.match(payload):
         try:
             return calls_from_objects(_parse_json(payload, limits), limits, from_json=True)
         except DecodeError:
             pass
-    return _python_calls(payload, limits)
+    try:
+        return _python_calls(payload, limits)
+    except DecodeError:
+        if payload[0] != "[" or _JSON_START.match(payload):
+            raise
+    return calls_from_objects(_parse_json(payload, limits), limits, from_json=True)  # e.g. [true]
 
 
 def _blocks(pattern: re.Pattern[str]) -> Callable[[str, Limits], list[Call]]:
     def decode_blocks(text: str, limits: Limits) -> list[Call]:
+        guard_syntax(text, limits)  # all blocks together: many small blocks cost as much as one big one
         calls: list[Call] = []
-        for match in pattern.finditer(text):
+        for count, match in enumerate(pattern.finditer(text)):
+            if count == limits.max_calls:
+                raise DecodeError(f"more than {limits.max_calls} blocks")
             calls.extend(_payload_calls(match.group(1), limits))
         return calls
 
@@ -280,11 +297,11 @@ def decode_text(text: str, limits: Limits = DEFAULT_LIMITS) -> list[Call]:
 
 def _size_of_structured(output: Any) -> int:
     """Bytes of the JSON argument strings inside structured tool calls (their only unbounded part)."""
-    items = output.get("tool_calls") or [] if isinstance(output, Mapping) else output
+    items = output.get("tool_calls") or [] if isinstance(output, dict) else output
     total = 0
     for item in items if isinstance(items, list | tuple) else []:
-        function = item.get("function", item) if isinstance(item, Mapping) else None
-        if isinstance(function, Mapping) and isinstance(function.get("arguments"), str):
+        function = item.get("function", item) if isinstance(item, dict) else None
+        if isinstance(function, dict) and isinstance(function.get("arguments"), str):
             total += len(function["arguments"])
     return total
 
@@ -300,7 +317,7 @@ def decode(output: Any, limits: Limits = DEFAULT_LIMITS) -> list[Call]:
         return decode_text(output, limits)
     if isinstance(output, list) and all(isinstance(item, Call) for item in output):
         return list(output)
-    if not isinstance(output, Mapping | list | tuple):
+    if not isinstance(output, dict | list | tuple):
         raise DecodeError(f"cannot decode output of type {type(output).__name__}")
     try:
         if _size_of_structured(output) > limits.max_bytes:

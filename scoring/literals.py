@@ -28,6 +28,7 @@ _ARITHMETIC: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Pow: operator.pow,
 }
 _CONSTANT_TYPES = (str, int, float, bool, type(None))
+_PLAIN_CONSTANTS = frozenset({str, float, bool, type(None)})  # ints need their size checked
 
 
 def dotted_name(node: ast.expr) -> str:
@@ -65,6 +66,8 @@ class LiteralReader:
         return Call(dotted_name(node.func), arguments)
 
     def value(self, node: ast.expr, depth: int) -> Any:
+        if type(node) is ast.Constant and type(node.value) in _PLAIN_CONSTANTS:  # the common case
+            return node.value
         if depth > self.limits.max_depth:
             raise DecodeError(f"nesting deeper than {self.limits.max_depth}")
         reader = _READERS.get(type(node))
