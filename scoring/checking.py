@@ -300,7 +300,7 @@ def expected_calls(possible_answer: Any) -> list[tuple[str, Mapping[str, Sequenc
         return []
     if not isinstance(possible_answer, list | tuple):
         raise ValueError("possible_answer must be a list of {function_name: {param: [values]}}")
-    result = []
+    result: list[tuple[str, Mapping[str, Sequence[Any]]]] = []
     for entry in possible_answer:
         if not (isinstance(entry, dict) and len(entry) == 1):
             raise ValueError(
