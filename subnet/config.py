@@ -270,7 +270,15 @@ class AxonSettings:
 
     @property
     def published_port(self) -> int:
+        """The port to publish on chain: ``external_port`` when given, else ``port``."""
         return self.external_port or self.port
+
+    @property
+    def published_ip(self) -> str | None:
+        """The address to publish on chain; None when only a wildcard bind (0.0.0.0, ::) is known."""
+        if self.external_ip is not None:
+            return self.external_ip
+        return None if ipaddress.ip_address(self.ip).is_unspecified else self.ip
 
 
 @dataclass(frozen=True)
@@ -756,7 +764,7 @@ def _parse(settings_cls: type[T], argv: Sequence[str] | None, prog: str, env: di
             continue
         if raw is not None:
             values[flag.name] = _convert(flag, raw, f"argument {flag.option}")
-        elif environment.get(flag.env) is not None:
+        elif environment.get(flag.env, "").strip():  # an empty variable counts as unset
             values[flag.name] = _convert(flag, environment[flag.env], f"environment variable {flag.env}")
         else:
             values[flag.name] = _default_of(settings_cls, flag)

@@ -169,6 +169,21 @@ def test_environment_then_flags() -> None:
         parse_validator_settings([], env={"SUBNET_NETUID": "twelve"})
 
 
+def test_empty_variables_count_as_unset() -> None:
+    settings = parse_miner_settings([], env={"BT_WALLET_NAME": "", "BT_AXON_PORT": " "})
+    assert (settings.wallet.name, settings.axon.port) == ("default", 8091)
+
+
+def test_published_axon_address() -> None:
+    assert parse_miner_settings([], env={}).axon.published_ip is None
+    axon = parse_miner_settings(["--axon.ip", "10.1.2.3", "--axon.port", "9000"], env={}).axon
+    assert (axon.published_ip, axon.published_port) == ("10.1.2.3", 9000)
+    axon = parse_miner_settings(
+        ["--axon.external_ip", "203.0.113.9", "--axon.external_port", "443"], env={}
+    ).axon
+    assert (axon.published_ip, axon.published_port) == ("203.0.113.9", 443)
+
+
 def test_chain_endpoint_overrides_network() -> None:
     settings = parse_miner_settings(
         ["--subtensor.network", "local", "--subtensor.chain_endpoint", "ws://10.0.0.2:9944"], env={}
@@ -301,31 +316,48 @@ def test_missing_wallet_and_hotkey(tmp_path: Path, capsys: pytest.CaptureFixture
         load_wallet(WalletSettings(name="real", hotkey="other", path=tmp_path))
 
 
+LOCK_PASSWORD = "s3cret-pass"
+
+
+@pytest.fixture(scope="module")
+def locked_wallets(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two wallets under one root: 'coldlocked' (encrypted coldkey) and 'hotlocked' (encrypted hotkey).
+
+    Encrypting a key costs seconds of key derivation, so it is done once: the hotkey of
+    'hotlocked' is a copy of the encrypted coldkey file (with the matching public file).
+    """
+    root = tmp_path_factory.mktemp("locked")
+    cold = bt.Wallet("coldlocked", "h", str(root))
+    cold.create_new_coldkey(coldkey_password=LOCK_PASSWORD, suppress=True)
+    cold.create_new_hotkey(use_password=False, suppress=True)
+    hot = bt.Wallet("hotlocked", "h", str(root))
+    hot.create_new_coldkey(use_password=False, suppress=True)
+    Path(hot.hotkey_file.path).parent.mkdir(parents=True, exist_ok=True)
+    Path(hot.hotkey_file.path).write_bytes(Path(cold.coldkey_file.path).read_bytes())
+    Path(hot.hotkeypub_file.path).write_bytes(Path(cold.coldkeypub_file.path).read_bytes())
+    return root
+
+
 @pytest.mark.usefixtures("no_password_env")
-def test_locked_coldkey(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    settings = _make_wallet(tmp_path, coldkey_password="s3cret-pass")
+def test_locked_coldkey(locked_wallets: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = WalletSettings(name="coldlocked", hotkey="h", path=locked_wallets)
     # The hotkey alone is enough for serving and weights: no password needed.
     assert load_wallet(settings).hotkey.ss58_address
-    with pytest.raises(ConfigError, match=r"coldkey of wallet 'w' is encrypted.*BT_WALLET_PASSWORD"):
+    with pytest.raises(ConfigError, match=r"coldkey of wallet 'coldlocked' is encrypted.*BT_WALLET_PASSWORD"):
         load_wallet(settings, require_coldkey=True)
-    monkeypatch.setenv("BT_WALLET_PASSWORD", "wrong-pass")
-    with pytest.raises(ConfigError, match="wrong password"):
-        load_wallet(settings, require_coldkey=True)
-    monkeypatch.setenv("BT_WALLET_PASSWORD", "s3cret-pass")
+    monkeypatch.setenv("BT_WALLET_PASSWORD", LOCK_PASSWORD)
     assert load_wallet(settings, require_coldkey=True).coldkey.ss58_address
 
 
 @pytest.mark.usefixtures("no_password_env")
-def test_locked_hotkey(tmp_path: Path) -> None:
-    wallet = bt.Wallet("enc", "h", str(tmp_path))
-    wallet.create_new_coldkey(use_password=False, suppress=True)
-    wallet.create_new_hotkey(hotkey_password="hot-pass", suppress=True)
-    settings = WalletSettings(name="enc", hotkey="h", path=tmp_path)
+def test_locked_hotkey(locked_wallets: Path) -> None:
+    settings = WalletSettings(name="hotlocked", hotkey="h", path=locked_wallets)
+    wallet = bt.Wallet("hotlocked", "h", str(locked_wallets))
     env_name = wallet.hotkey_file.env_var_name()
-    with pytest.raises(ConfigError, match=f"hotkey 'h' of wallet 'enc' is encrypted.*{env_name}"):
+    with pytest.raises(ConfigError, match=f"hotkey 'h' of wallet 'hotlocked' is encrypted.*{env_name}"):
         load_wallet(settings)
     # The SDK keeps BT_PW_* values encoded and sets them below Python's os.environ.
-    save_password_to_environment(env_name, "hot-pass")
+    save_password_to_environment(env_name, LOCK_PASSWORD)
     try:
         assert load_wallet(settings).hotkey.ss58_address == wallet.hotkeypub.ss58_address
     finally:
