@@ -215,9 +215,16 @@ def bfcl_data_dir() -> Path | None:
     return folder if folder.is_dir() else None
 
 
-def load_bfcl_dir(directory: str | Path, names: Sequence[str] = BFCL_DEFAULT_FILES) -> tuple[Task, ...]:
-    """BFCL v4 tasks from a data folder laid out like ``bfcl_eval/data`` (BFCL_v4_<name>.json)."""
+def load_bfcl_dir(directory: str | Path, names: Sequence[str] | None = None) -> tuple[Task, ...]:
+    """BFCL v4 tasks from a data folder laid out like ``bfcl_eval/data`` (BFCL_v4_<name>.json).
+
+    Without ``names``, every file of ``BFCL_DEFAULT_FILES`` that the folder holds is read.
+    """
     directory = Path(directory)
+    if names is None:
+        names = [name for name in BFCL_DEFAULT_FILES if (directory / f"BFCL_v4_{name}.json").exists()]
+        if not names:
+            raise SourceFileError(str(directory), "no BFCL_v4_<category>.json question file in this folder")
     tasks: list[Task] = []
     for name in names:
         question = directory / f"BFCL_v4_{name}.json"

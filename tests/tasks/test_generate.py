@@ -38,7 +38,12 @@ def test_same_seed_same_tasks_under_other_hash_seeds() -> None:
     for hash_seed in ("0", "12345", "random"):
         env = {**os.environ, "PYTHONHASHSEED": hash_seed}
         result = subprocess.run(
-            [sys.executable, "-c", _DIGEST_SCRIPT], env=env, capture_output=True, text=True, check=True, timeout=120
+            [sys.executable, "-c", _DIGEST_SCRIPT],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
         )
         outputs.add(result.stdout.strip())
     ts = generate(b"cross-machine", 200)

@@ -12,8 +12,18 @@ from tasks.spec import BFCL_TYPES, NO_DEFAULT, openai_tool, template_fields
 from tasks.values import Records
 
 CODING_AGENT_TOOLS = (
-    "read_file", "list_files", "run_shell", "run_tests", "apply_patch", "git_diff", "remember",
-    "retrieve_memory", "cron_create", "message_send", "clarify", "escalate",
+    "read_file",
+    "list_files",
+    "run_shell",
+    "run_tests",
+    "apply_patch",
+    "git_diff",
+    "remember",
+    "retrieve_memory",
+    "cron_create",
+    "message_send",
+    "clarify",
+    "escalate",
 )
 VEHICLE_TOOLS = ("set_autopilot", "control_camera", "calibrate_sensors")
 

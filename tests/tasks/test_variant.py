@@ -5,7 +5,6 @@ from __future__ import annotations
 from random import Random
 
 from scoring import Call, check
-
 from tasks import generate, variant
 from tasks.answers import reference_calls
 from tasks.model import Task
@@ -62,11 +61,15 @@ def test_shuffle_renames_parameters_reorders_and_rewrites() -> None:
         descriptions = {t["function"]["description"] for t in task.tools}
         rewritten += any(t["function"]["description"] not in descriptions for t in other.tools)
         enums = sorted(
-            tuple(p["enum"]) for t in task.tools for p in t["function"]["parameters"]["properties"].values()
+            tuple(p["enum"])
+            for t in task.tools
+            for p in t["function"]["parameters"]["properties"].values()
             if "enum" in p
         )
         other_enums = sorted(
-            tuple(p["enum"]) for t in other.tools for p in t["function"]["parameters"]["properties"].values()
+            tuple(p["enum"])
+            for t in other.tools
+            for p in t["function"]["parameters"]["properties"].values()
             if "enum" in p
         )
         enums_moved += enums != other_enums
@@ -75,14 +78,22 @@ def test_shuffle_renames_parameters_reorders_and_rewrites() -> None:
 
 def test_shuffle_handles_dotted_names_keywords_and_keeps_required_consistent() -> None:
     tools = [
-        {"type": "function", "function": {
-            "name": "math.hypot", "description": "Calculate the norm.",
-            "parameters": {"type": "object", "properties": {
-                "from": {"type": "string", "description": "a keyword"},
-                "x": {"type": "integer", "description": "x"},
-                "mode": {"type": "string", "enum": ["a", "b", "c"], "description": "m"},
-            }, "required": ["from", "x"]},
-        }},
+        {
+            "type": "function",
+            "function": {
+                "name": "math.hypot",
+                "description": "Calculate the norm.",
+                "parameters": {
+                    "type": "object",
+                    "properties": {
+                        "from": {"type": "string", "description": "a keyword"},
+                        "x": {"type": "integer", "description": "x"},
+                        "mode": {"type": "string", "enum": ["a", "b", "c"], "description": "m"},
+                    },
+                    "required": ["from", "x"],
+                },
+            },
+        },
     ]
     expected = [{"math.hypot": {"from": ["k"], "x": [3], "mode": ["", "a"]}}]
     for seed in range(50):
