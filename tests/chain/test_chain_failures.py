@@ -463,3 +463,20 @@ async def test_async_with_connects_and_closes(substrate: FlakySubstrate, wallet:
         assert opened is chain
         assert substrate.connects == 1
     assert substrate.closes == 1
+
+
+async def test_the_real_websocket_substrate_refused_on_loopback(wallet: bt.Wallet) -> None:
+    """No substrate injected: the SDK's RpcSubstrate meets a closed loopback port."""
+    import socket
+
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    settings = MinerSettings(
+        netuid=NETUID,
+        subtensor=SubtensorSettings(network=f"ws://127.0.0.1:{port}"),
+        chain=ChainRetrySettings(retries=1, backoff_base=0.01, backoff_max=0.01, timeout=10.0),
+    )
+    chain = ChainClient.from_settings(settings, wallet, sleep=RecordingSleep())
+    with pytest.raises(ChainUnavailable, match=rf"ws://127\.0\.0\.1:{port} unreachable.*after 2 tries"):
+        await chain.block()
