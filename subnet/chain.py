@@ -15,14 +15,16 @@ readable line; a neuron's ``main()`` shows them through ``subnet.config.user_err
 from __future__ import annotations
 
 import asyncio
+import errno
 import ipaddress
 import logging
 import random
 import re
+import socket
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, TypeVar
 
 import bittensor as bt
 from bittensor import settings as bt_settings
@@ -40,12 +42,14 @@ T = TypeVar("T")
 
 # What a failing connection raises through the SDK: its public transport errors, plus the
 # standard ones a substrate implementation (the devchain, a socket) may let through.
-TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
+TRANSIENT_ERRORS: tuple[type[Exception], ...] = (
     bt.RpcConnectionError,
     bt.ConnectionNotReady,
     ConnectionError,
     TimeoutError,
-    OSError,
+)
+_NETWORK_ERRNOS = frozenset(
+    {errno.ENETUNREACH, errno.EHOSTUNREACH, errno.ENETDOWN, errno.EHOSTDOWN, errno.EADDRNOTAVAIL}
 )
 
 _TEMPO = ("SubtensorModule", "Tempo")
@@ -334,7 +338,9 @@ class ChainClient:
             try:
                 client = await asyncio.wait_for(self._connected(), self.retry.timeout)
                 result = await asyncio.wait_for(operation(client), self.retry.timeout if bounded else None)
-            except self._transient as error:
+            except Exception as error:
+                if not self._is_transient(error):
+                    self._raise_typed(error, what)
                 last_error = error
                 self._note_failure(what, error)
                 await self.close()  # a fresh connection on the next try
@@ -345,20 +351,32 @@ class ChainClient:
                     )
                     await self._sleep(delay)
                 continue
-            except bt.BittensorError as error:
-                self._note_success()  # the chain answered, if only to say no
-                raise _translate(error, what) from error
-            except ChainError:
-                self._note_success()
-                raise
-            except self._backend_errors as error:
-                raise ChainError(f"{what} failed on {self._where()}: {_describe(error)}") from error
             self._note_success()
             return result
         raise ChainUnavailable(
             f"chain at {self._where()} unreachable ({_describe(last_error)}) after {attempts} tries; "
             "check that it is up and --subtensor.network / --subtensor.chain_endpoint"
         ) from last_error
+
+    def _is_transient(self, error: BaseException) -> bool:
+        if isinstance(error, self._transient):
+            return True
+        # Unreachable networks and failed lookups arrive as plain OSErrors; a missing or
+        # unreadable wallet file is an OSError too, and must not pass for an outage.
+        return (type(error) is OSError and error.errno in _NETWORK_ERRNOS) or isinstance(
+            error, socket.gaierror
+        )
+
+    def _raise_typed(self, error: Exception, what: str) -> NoReturn:
+        if isinstance(error, bt.BittensorError):
+            self._note_success()  # the chain answered, if only to say no
+            raise _translate(error, what) from error
+        if isinstance(error, ChainError):
+            self._note_success()
+            raise error
+        if isinstance(error, self._backend_errors):
+            raise ChainError(f"{what} failed on {self._where()}: {_describe(error)}") from error
+        raise error
 
     def _where(self) -> str:
         return "devchain" if self.network == DEVCHAIN_LABEL else self.network

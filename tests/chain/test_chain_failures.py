@@ -480,3 +480,22 @@ async def test_the_real_websocket_substrate_refused_on_loopback(wallet: bt.Walle
     chain = ChainClient.from_settings(settings, wallet, sleep=RecordingSleep())
     with pytest.raises(ChainUnavailable, match=rf"ws://127\.0\.0\.1:{port} unreachable.*after 2 tries"):
         await chain.block()
+
+
+async def test_only_network_oserrors_count_as_an_outage(
+    chain: ChainClient, substrate: FlakySubstrate, sleep: RecordingSleep
+) -> None:
+    import errno
+    import socket
+
+    substrate.read_error = OSError(errno.ENETUNREACH, "Network is unreachable")
+    with pytest.raises(ChainUnavailable, match="Network is unreachable"):
+        await chain.block()
+    substrate.read_error = socket.gaierror(-2, "Name or service not known")
+    with pytest.raises(ChainUnavailable):
+        await chain.block()
+    retried = len(sleep.delays)
+    substrate.read_error = FileNotFoundError(errno.ENOENT, "No such file", "/wallets/x/hotkeys/h")
+    with pytest.raises(FileNotFoundError):
+        await chain.block()
+    assert len(sleep.delays) == retried, "a missing file is not retried as if the chain were down"
