@@ -173,20 +173,34 @@ def near_misses(
     """Distractor tools: from the gold tools' domains first (near misses), then from anywhere.
     Never a gold tool, never one that could serve the same request."""
     chosen: list[ToolSpec] = []
-    domains = {spec.domain for spec in gold}
+
+    def fits(spec: ToolSpec) -> bool:
+        return (
+            spec not in chosen
+            and (allow_meta or not is_meta(spec))
+            and not any(_conflict(spec, other) for other in gold)
+            and not any(_conflict(spec, other) for other in chosen)
+        )
+
     if same_domain_first:
-        local = [spec for domain in sorted(domains) for spec in by_domain()[domain]]
+        local = [spec for domain in sorted({spec.domain for spec in gold}) for spec in by_domain()[domain]]
         shuffle(rng, local)
-    else:
-        local = []
-    everything = list(tools())
-    shuffle(rng, everything)
-    for spec in [*local, *everything]:
-        if len(chosen) == count:
+        for spec in local:
+            if len(chosen) == count:
+                return chosen
+            if fits(spec):
+                chosen.append(spec)
+    # Random draws rather than a shuffle of the whole library: a few tools are needed, not 68.
+    library = tools()
+    for _ in range(64):
+        if len(chosen) >= count:
+            return chosen
+        spec = library[below(rng, len(library))]
+        if fits(spec):
+            chosen.append(spec)
+    for spec in library:
+        if len(chosen) >= count:
             break
-        if spec in chosen or any(_conflict(spec, g) for g in gold) or (not allow_meta and is_meta(spec)):
-            continue
-        if any(_conflict(spec, other) for other in chosen):
-            continue
-        chosen.append(spec)
+        if fits(spec):
+            chosen.append(spec)
     return chosen

@@ -111,11 +111,11 @@ def _irrelevance(rng: Random) -> Draft:
     asked = pick_tool(rng)
     instance = instantiate(asked, rng)
     offered: list[ToolSpec] = []
-    unrelated = [spec for spec in tools() if spec.domain != asked.domain and not is_meta(spec)]
     for spec in near_misses((asked,), between(rng, 1, 4), rng, same_domain_first=False, allow_meta=False):
         if spec.domain != asked.domain:
             offered.append(spec)
     if not offered:
+        unrelated = [spec for spec in tools() if spec.domain != asked.domain and not is_meta(spec)]
         offered.append(unrelated[below(rng, len(unrelated))])
     return Draft(decorate(instance.text, rng), tuple(offered), [])
 

@@ -14,12 +14,12 @@ from __future__ import annotations
 import keyword
 import re
 from dataclasses import dataclass
-from functools import cache
+from functools import lru_cache
 from random import Random
 from typing import Any
 
 from tasks.lexicon import PREFIXES, SUFFIXES, synonym_index, verb_phrase_index
-from tasks.rand import below, shuffle
+from tasks.rand import shuffle
 
 __all__ = ["Surface", "shuffle_surface", "split_words"]
 
@@ -38,13 +38,13 @@ _DESCRIPTION_NOTES = (
 )
 
 
-@cache
+@lru_cache(maxsize=16384)
 def split_words(name: str) -> tuple[str, ...]:
     """Lower-case words of an identifier in any naming style (snake, camel, dotted, kebab)."""
     return tuple(word.lower() for word in _WORD.findall(name))
 
 
-@cache
+@lru_cache(maxsize=16384)
 def _capitalised(word: str) -> str:
     return word[:1].upper() + word[1:]
 
@@ -57,42 +57,60 @@ def _join(words: list[str], style: str) -> str:
     return "".join([_capitalised(word) for word in words])
 
 
-def _swapped(words: tuple[str, ...] | list[str], rate: float, rng: Random) -> list[str]:
-    """Each word replaced, with probability ``rate``, by a random member of its synonym group."""
-    index = synonym_index()
+@lru_cache(maxsize=16384)
+def _word_choices(word: str, keep_tenths: int) -> tuple[str, ...]:
+    """The words ``word`` may become, weighted so that one uniform draw keeps it with
+    probability keep/10 plus its fair share of the swap (the group includes the word)."""
+    group = synonym_index().get(word)
+    if not group:
+        return (word,)
+    swap_tenths = 10 - keep_tenths
+    return tuple(member for member in group for _ in range(swap_tenths)) + (word,) * (
+        keep_tenths * len(group)
+    )
+
+
+def _swapped(words: tuple[str, ...] | list[str], keep_tenths: int, rng: Random) -> list[str]:
+    """Each word replaced by a random member of its synonym group (or kept)."""
     random = rng.random
     out: list[str] = []
     for word in words:
-        group = index.get(word)
-        if group is not None and random() < rate:
-            word = group[int(random() * len(group))]
-        out.append(word)
+        choices = _word_choices(word, keep_tenths)
+        out.append(choices[int(random() * len(choices))] if len(choices) > 1 else word)
     return out
 
 
-@cache
+@lru_cache(maxsize=65536)
 def _valid(name: str) -> bool:
     return bool(_IDENTIFIER.match(name)) and not keyword.iskeyword(name)
 
 
-def _rename_function(name: str, rng: Random, style: str, taken: set[str]) -> str:
-    words = list(split_words(name)) or ["fn"]
+@lru_cache(maxsize=16384)
+def _core_words(name: str) -> tuple[str, ...]:
+    """The words of a function name without a prefix or suffix that an earlier shuffle added."""
+    words = split_words(name) or ("fn",)
     if len(words) > 1 and words[0] in _PREFIX_SET:
         words = words[1:]
     if len(words) > 1 and words[-1] in _SUFFIX_SET:
         words = words[:-1]
+    return words
+
+
+def _rename_function(name: str, rng: Random, style: str, taken: set[str]) -> str:
+    words = _core_words(name)
+    random = rng.random
     for attempt in range(12):
-        new = _swapped(words, 0.7, rng)
-        roll = rng.random()
+        new = _swapped(words, 3, rng)
+        roll = random()
         if roll < 0.3 or attempt > 5:
-            new.insert(0, PREFIXES[below(rng, len(PREFIXES))])
+            new.insert(0, PREFIXES[int(random() * len(PREFIXES))])
         elif roll < 0.45:
-            new.append(SUFFIXES[below(rng, len(SUFFIXES))])
-        candidate = _join(new, style if attempt < 8 else _STYLES[below(rng, 3)])
+            new.append(SUFFIXES[int(random() * len(SUFFIXES))])
+        candidate = _join(new, style if attempt < 8 else _STYLES[int(random() * 3)])
         if candidate not in taken and _valid(candidate):
             return candidate
     serial = 2
-    base = _join(words, style)
+    base = _join(list(words), style)
     while f"{base}_{serial}" in taken or not _valid(f"{base}_{serial}"):
         serial += 1
     return f"{base}_{serial}"
@@ -103,7 +121,7 @@ def _rename_param(name: str, rng: Random, style: str, taken: set[str]) -> str:
     if not words:
         return name
     for _ in range(6):
-        candidate = _join(_swapped(words, 0.6, rng), style)
+        candidate = _join(_swapped(words, 4, rng), style)
         if candidate not in taken and _valid(candidate):
             return candidate
     base = name if _valid(name) else _identifier(name)
@@ -123,22 +141,29 @@ def _identifier(name: str) -> str:
     return cleaned + "_" if keyword.iskeyword(cleaned) else cleaned
 
 
-def _rewrite_description(text: str, rng: Random) -> str:
-    if not text:
-        return text
+@lru_cache(maxsize=16384)
+def _description_parts(text: str) -> tuple[tuple[str, ...], str]:
+    """(synonym group of the leading verb phrase or (), the text after it)."""
     phrases = verb_phrase_index()
     head = text.split(" ", 2)
     for phrase in (" ".join(head[:2]), head[0]):
         group = phrases.get(phrase)
         if group is not None and len(text) > len(phrase):
-            text = group[below(rng, len(group))] + text[len(phrase) :]
-            break
-    frame = below(rng, 4)
-    if frame == 1 and text[:1].isupper():
-        first = text.split(" ", 1)[0]
+            return group, text[len(phrase) :]
+    return (), text
+
+
+def _rewrite_description(text: str, rng: Random) -> str:
+    if not text:
+        return text
+    random = rng.random
+    group, rest = _description_parts(text)
+    if group:
+        text = group[int(random() * len(group))] + rest
+    if random() < 0.25 and text[:1].isupper():
         lowered = text[:1].lower() + text[1:]
-        text = f"This tool {lowered}" if first.endswith("s") else f"Use this to {lowered}"
-    return text + _DESCRIPTION_NOTES[below(rng, len(_DESCRIPTION_NOTES))]
+        text = f"This tool {lowered}" if text.split(" ", 1)[0].endswith("s") else f"Use this to {lowered}"
+    return text + _DESCRIPTION_NOTES[int(random() * len(_DESCRIPTION_NOTES))]
 
 
 def _shuffled_property(prop: Any, rng: Random) -> Any:
@@ -175,9 +200,10 @@ def shuffle_surface(tools: list[dict[str, Any]], expected: list[dict[str, Any]],
 
     Every new function name differs from every old one, and all new names are distinct.
     """
+    random = rng.random
     old_names = [tool.get("function", {}).get("name", "") for tool in tools]
     taken: set[str] = set(old_names)
-    style = _STYLES[below(rng, 3)]
+    style = _STYLES[int(random() * 3)]
     function_names: dict[str, str] = {}
     parameter_names: dict[str, dict[str, str]] = {}
     new_tools: list[dict[str, Any]] = []
@@ -188,14 +214,13 @@ def shuffle_surface(tools: list[dict[str, Any]], expected: list[dict[str, Any]],
         function_names[old_name] = new_name
         parameters = function.get("parameters") or {}
         properties = parameters.get("properties") or {}
-        param_style = style if rng.random() < 0.5 else "snake"
+        param_style = style if random() < 0.5 else "snake"
         param_taken: set[str] = set()
         renames: dict[str, str] = {}
         for param in properties:
-            must_rename = not _valid(param)
             new_param = (
                 _rename_param(param, rng, param_style, param_taken)
-                if must_rename or rng.random() < 0.75
+                if random() < 0.75 or not _valid(param)
                 else param
             )
             if new_param in param_taken:
@@ -207,7 +232,10 @@ def shuffle_surface(tools: list[dict[str, Any]], expected: list[dict[str, Any]],
         shuffle(rng, ordered)
         new_parameters = dict(parameters)
         new_parameters["properties"] = {
-            renames[key]: _shuffled_property(value, rng) for key, value in ordered
+            renames[key]: _shuffled_property(value, rng)
+            if isinstance(value, dict) and ("enum" in value or "items" in value)
+            else value
+            for key, value in ordered
         }
         if "required" in parameters:
             new_parameters["required"] = [renames.get(name, name) for name in parameters["required"]]
