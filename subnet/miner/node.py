@@ -1,0 +1,187 @@
+"""The miner process: registration check, model start-up, the authenticated server, the axon on
+chain, the metagraph kept fresh, and a graceful stop.
+
+Start-up order is chosen so a miner never answers before it can: the registration check comes
+first (cheap, fails fast with the command that fixes it), then the model loads, then the server
+starts with a metagraph already in its directory, and only then is the axon published. Stopping
+(SIGINT/SIGTERM) reverses it: the server drains in-flight requests, then the model is freed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from subnet.miner.backends import build_backend
+from subnet.miner.base import Backend, ModelOptions
+from subnet.miner.service import MinerModel
+
+if TYPE_CHECKING:
+    from subnet.chain import ChainClient
+    from subnet.config import MinerSettings
+    from subnet.transport import MetagraphDirectory, MinerServer, ServerPolicy
+
+log = logging.getLogger("miner")
+
+# How often the callers' directory is refreshed from the chain.
+METAGRAPH_REFRESH_S = 60.0
+# How long in-flight requests may take to finish when the miner stops.
+DRAIN_TIMEOUT_S = 10.0
+# What a dev-network miner bound to every interface publishes: the devchain is local.
+DEV_PUBLISHED_IP = "127.0.0.1"
+
+
+def server_policy(settings: MinerSettings) -> ServerPolicy:
+    """The transport's policy from the miner's flags (see docs/transport.md)."""
+    from subnet.transport import AuthPolicy, ServerPolicy
+
+    return ServerPolicy(
+        auth=AuthPolicy(
+            max_age_s=settings.auth.max_age,
+            allowed_skew_s=settings.auth.allowed_skew,
+            min_stake=settings.blacklist.min_stake,
+            # On the local devchain nobody has earned a permit yet; everywhere else it is required.
+            require_validator_permit=not settings.subtensor.is_dev,
+            blacklist=frozenset(settings.blacklist.hotkeys),
+            whitelist=frozenset(settings.whitelist.hotkeys) or None,
+        ),
+        max_body_bytes=settings.limits.max_body_bytes,
+        max_in_flight=settings.limits.max_in_flight,
+        per_caller_max_in_flight=settings.limits.per_caller_concurrency,
+        per_caller_rate=settings.limits.per_caller_rate,
+        per_caller_burst=settings.limits.per_caller_burst,
+    )
+
+
+@dataclass(frozen=True)
+class Serving:
+    """Where a started miner listens and what it published."""
+
+    uid: int
+    bound_host: str
+    bound_port: int
+    published_ip: str
+    published_port: int
+
+
+class MinerNode:
+    """One miner: a chain client, a model backend and the authenticated server around them."""
+
+    def __init__(
+        self,
+        settings: MinerSettings,
+        *,
+        chain: ChainClient,
+        backend: Backend | None = None,
+        refresh_s: float = METAGRAPH_REFRESH_S,
+    ) -> None:
+        self.settings = settings
+        self.chain = chain
+        self.backend = backend or build_backend(ModelOptions.from_settings(settings.model))
+        self.refresh_s = refresh_s
+        self.directory: MetagraphDirectory | None = None
+        self.server: MinerServer | None = None
+        self.serving: Serving | None = None
+        self._refresher: asyncio.Task[None] | None = None
+        self._backend_started = False
+
+    async def start(self) -> Serving:
+        """Check registration, load the model, serve, publish the axon. Raises the chain's
+        `NotRegistered` (a one-line user error) before loading anything."""
+        from subnet.config import ConfigError
+        from subnet.transport import MetagraphDirectory, MinerServer, build_miner_app
+
+        settings = self.settings
+        published_ip = settings.axon.published_ip or (DEV_PUBLISHED_IP if settings.subtensor.is_dev else None)
+        if published_ip is None:
+            raise ConfigError(
+                f"--axon.ip {settings.axon.ip} means every interface; pass the address validators "
+                "should use with --axon.external_ip"
+            )
+        uid = await self.chain.ensure_registered()
+        await self.backend.start()
+        self._backend_started = True
+        self.directory = MetagraphDirectory(await self.chain.metagraph())
+        app = build_miner_app(
+            hotkey_ss58=self.chain.hotkey,
+            directory=self.directory,
+            policy=server_policy(settings),
+            handler=MinerModel(self.backend).handle,
+        )
+        self.server = MinerServer(app, host=settings.axon.ip, port=settings.axon.port)
+        await self.server.start()
+        bound_port = self.server.port
+        published_port = settings.axon.external_port or bound_port
+        changed = await self.chain.serve_axon(published_ip, published_port)
+        self.serving = Serving(uid, settings.axon.ip, bound_port, published_ip, published_port)
+        self._refresher = asyncio.create_task(self._refresh_metagraph(), name="miner-metagraph-refresh")
+        log.info(
+            "serving %s on %s:%d (axon %s:%d %s) for netuid %d as uid %d",
+            self.backend.describe(),
+            settings.axon.ip,
+            bound_port,
+            published_ip,
+            published_port,
+            "published" if changed else "already on chain",
+            settings.netuid,
+            uid,
+        )
+        return self.serving
+
+    async def _refresh_metagraph(self) -> None:
+        from subnet.chain import ChainError
+
+        while True:
+            await asyncio.sleep(self.refresh_s)
+            try:
+                graph = await self.chain.metagraph()
+            except ChainError as error:
+                # The chain client logs outages once; keep serving with the last snapshot.
+                log.debug("metagraph refresh failed, keeping the previous one: %s", error)
+                continue
+            if self.directory is not None:
+                self.directory.replace(graph)
+
+    async def stop(self) -> None:
+        """Drain the server, stop refreshing, free the model. Safe to call more than once."""
+        if self._refresher is not None:
+            self._refresher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._refresher
+            self._refresher = None
+        if self.server is not None:
+            drained = await self.server.stop(drain_timeout=DRAIN_TIMEOUT_S)
+            if not drained:
+                log.warning("some requests were still running after %.0f s and were cut off", DRAIN_TIMEOUT_S)
+            self.server = None
+        if self._backend_started:
+            await self.backend.close()
+            self._backend_started = False
+
+
+async def run_miner(settings: MinerSettings, *, wallet: Any, stop: asyncio.Event | None = None) -> None:
+    """Run a miner until SIGINT/SIGTERM (or until `stop` is set)."""
+    from subnet.chain import ChainClient
+
+    stop = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(signum, stop.set)
+    chain = ChainClient.from_settings(settings, wallet)
+    node = MinerNode(settings, chain=chain)
+    try:
+        await node.start()
+        await stop.wait()
+        log.info("stopping: draining requests")
+    finally:
+        await node.stop()
+        await chain.close()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(signum)
+    log.info("stopped")

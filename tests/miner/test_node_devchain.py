@@ -1,0 +1,211 @@
+"""The miner end to end on the devchain: registered, its axon served, a signed validator request
+answered, an unsigned one refused; start-up mistakes are one line and exit code 2."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+
+import aiohttp
+import bittensor as bt
+import pytest
+
+from subnet.chain import ChainClient
+from subnet.config import MinerSettings, load_wallet, parse_miner_settings
+from subnet.devchain import DevChain
+from subnet.miner.node import MinerNode
+from subnet.protocol import ChatCompletionRequest
+from subnet.transport import MinerClient, MinerTarget
+from subnet.wallets import create_dev_wallet
+
+BLOCK_TIME = 0.05
+NETUID = 1
+ENTRY_POINT = Path(__file__).resolve().parents[2] / "neurons" / "miner.py"
+
+
+def _entry_point() -> ModuleType:
+    """neurons/miner.py as a module (neurons/ is scripts, not a package)."""
+    spec = importlib.util.spec_from_file_location("miner_entry_point", ENTRY_POINT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture
+def devchain(tmp_path: Path) -> DevChain:
+    chain = DevChain(tmp_path / "dev.sqlite", block_time=BLOCK_TIME)
+    create_dev_wallet("owner", "default", tmp_path / "wallets")
+    owner = bt.Wallet("owner", "default", path=str(tmp_path / "wallets"))
+    chain.create_subnet(
+        owner.coldkeypub.ss58_address, owner.hotkeypub.ss58_address, netuid=NETUID, tempo=1_000
+    )
+    return chain
+
+
+@pytest.fixture
+def miner_argv(tmp_path: Path, devchain: DevChain, tiny_model_dir: Path) -> Callable[..., list[str]]:
+    def argv(name: str = "miner", *extra: str) -> list[str]:
+        return [
+            "--netuid", str(NETUID),
+            "--subtensor.network", "dev",
+            "--devchain.path", str(devchain.path),
+            "--devchain.block_time", str(BLOCK_TIME),
+            "--wallet.name", name,
+            "--wallet.hotkey", "default",
+            "--wallet.path", str(tmp_path / "wallets"),
+            "--axon.ip", "127.0.0.1",
+            "--axon.port", str(_free_port()),
+            "--model.path", str(tiny_model_dir),
+            "--model.max_new_tokens", "8",
+            "--blacklist.min_stake", "0",
+            *extra,
+        ]  # fmt: skip
+
+    return argv
+
+
+async def _registered_client(
+    settings: MinerSettings, devchain: DevChain, tmp_path: Path, name: str
+) -> ChainClient:
+    create_dev_wallet(name, "default", tmp_path / "wallets")
+    wallet = load_wallet(settings.wallet, require_coldkey=True)
+    devchain.fund(wallet.coldkeypub.ss58_address, 1_000.0)
+    client = ChainClient.from_settings(settings, wallet)
+    await client.register()  # what `python -m subnet.chain register` does
+    return client
+
+
+async def test_a_registered_miner_serves_signed_requests_and_refuses_unsigned_ones(
+    miner_argv: Callable[..., list[str]], devchain: DevChain, tmp_path: Path
+) -> None:
+    settings = parse_miner_settings(miner_argv("miner"), env={})
+    validator_settings = parse_miner_settings(miner_argv("validator"), env={})
+    miner_chain = await _registered_client(settings, devchain, tmp_path, "miner")
+    validator_chain = await _registered_client(validator_settings, devchain, tmp_path, "validator")
+    devchain.add_stake(validator_chain.coldkey, validator_chain.hotkey, NETUID, 100.0)
+
+    node = MinerNode(settings, chain=miner_chain, refresh_s=0.2)
+    try:
+        serving = await node.start()
+        graph = await validator_chain.metagraph()
+        me = graph.by_hotkey(miner_chain.hotkey)
+        assert me is not None and me.uid == serving.uid
+        assert (me.axon_ip, me.axon_port) == ("127.0.0.1", settings.axon.port)
+
+        request = ChatCompletionRequest.model_validate(
+            {
+                "model": "tiny",
+                "messages": [{"role": "user", "content": "weather in paris"}],
+                "tools": [
+                    {
+                        "type": "function",
+                        "function": {
+                            "name": "get_weather",
+                            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+                        },
+                    }
+                ],
+                "max_tokens": 6,
+            }
+        )
+        async with MinerClient(validator_chain.wallet) as client:
+            result = await client.query(MinerTarget(me.hotkey, me.axon_ip, me.axon_port, me.uid), request)
+        assert result.ok, result.error
+        assert result.completion is not None
+        assert result.completion.usage is not None and 0 < result.completion.usage.completion_tokens <= 6
+
+        async with aiohttp.ClientSession() as session:
+            url = f"http://127.0.0.1:{me.axon_port}/v1/chat/completions"
+            async with session.post(
+                url, data=request.to_body(), headers={"Content-Type": "application/json"}
+            ) as r:
+                assert r.status == 401
+                assert json.loads(await r.read())["error"]["type"] == "missing_auth"
+
+        await asyncio.sleep(0.5)  # the metagraph refresher runs and serving goes on
+        assert node.directory is not None and node.directory.age_s is not None and node.directory.age_s < 0.5
+    finally:
+        await node.stop()
+        await miner_chain.close()
+        await validator_chain.close()
+
+
+def test_an_unregistered_miner_says_how_to_register_and_exits_2(
+    miner_argv: Callable[..., list[str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    create_dev_wallet("stranger", "default", tmp_path / "wallets")
+    with pytest.raises(SystemExit) as exited:
+        _entry_point().main(miner_argv("stranger"))
+    assert exited.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("miner: error: hotkey ") and "is not registered on netuid 1" in err
+    assert "register --netuid 1" in err
+
+
+def test_a_bad_model_path_is_one_line_and_exit_2(
+    miner_argv: Callable[..., list[str]],
+    devchain: DevChain,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    settings = parse_miner_settings(miner_argv("miner"), env={})
+    asyncio.run(_register_and_close(settings, devchain, tmp_path))
+    with pytest.raises(SystemExit) as exited:
+        _entry_point().main(miner_argv("miner", "--model.path", str(tmp_path / "no-such-model")))
+    assert exited.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1].startswith("miner: error: model path ")
+
+
+async def _register_and_close(settings: MinerSettings, devchain: DevChain, tmp_path: Path) -> None:
+    client = await _registered_client(settings, devchain, tmp_path, "miner")
+    await client.close()
+
+
+def test_the_miner_process_logs_what_it_serves_and_stops_on_sigterm(
+    miner_argv: Callable[..., list[str]], devchain: DevChain, tmp_path: Path
+) -> None:
+    argv = miner_argv("miner")
+    settings = parse_miner_settings(argv, env={})
+    asyncio.run(_register_and_close(settings, devchain, tmp_path))
+    process = subprocess.Popen(
+        [sys.executable, str(ENTRY_POINT), *argv],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        assert process.stderr is not None
+        lines = []
+        for line in process.stderr:
+            lines.append(line)
+            if "serving " in line or process.poll() is not None:
+                break
+        serving = lines[-1]
+        assert f"for netuid {NETUID} as uid" in serving, "".join(lines)
+        assert "transformers, cpu float32, format hermes" in serving
+        assert f"axon 127.0.0.1:{settings.axon.port} published" in serving
+        process.send_signal(signal.SIGTERM)
+        _, rest = process.communicate(timeout=60)
+        assert process.returncode == 0, rest
+        assert "stopped" in rest
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
