@@ -181,7 +181,7 @@ _STREETS = (
 STREET_ADDRESS = Composed(
     (tuple(str(n) for n in range(1, 400, 7)), _STREETS, ("Street", "Avenue", "Road", "Lane", "Boulevard")),
     "{0} {1} {2}",
-    vague=("my office", "the place we met", "my friend's house", "work"),
+    vague=("the place we met", "my friend's house", "that address I sent you"),
 )
 
 _DIRS = (
@@ -219,7 +219,7 @@ DIRECTORY = Composed(
         ("", "/api", "/models", "/utils", "/billing", "/auth", "/jobs", "/web"),
     ),
     "{0}{1}",
-    vague=("that folder", "the project folder", "my working directory"),
+    vague=("that folder", "the folder I mentioned", "the other folder"),
 )
 TEST_PATH = Composed(
     (("tests", "tests/unit", "tests/integration", "test", "spec"), _STEMS),
@@ -239,7 +239,7 @@ ROOM = words(
     "basement",
     "guest room",
     "patio",
-    vague=("that room", "the room I'm in", "upstairs"),
+    vague=("that room", "the room we talked about"),
 )
 
 

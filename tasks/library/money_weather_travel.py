@@ -302,7 +302,7 @@ TRAVEL = (
         (
             req("city", "string", "City of the stay.", CITY),
             req("check_in", "string", "Arrival day, YYYY-MM-DD.", _DAY),
-            req("nights", "integer", "Number of nights.", Integer(1, 21, "{} nights")),
+            req("nights", "integer", "Number of nights.", Integer(2, 21, "{} nights")),
             opt("guests", "integer", "Number of guests.", Integer(1, 6, "{} guests"), default=2),
         ),
         (

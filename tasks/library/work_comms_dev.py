@@ -424,7 +424,7 @@ _REF = Composed(
         ),
     ),
     "{0}",
-    vague=("the old version", "where I started"),
+    vague=("the branch we discussed", "that commit"),
 )
 
 DEVELOPER = (
