@@ -117,7 +117,9 @@ def instantiate(
     params = _params(spec)
     texts: dict[str, str] = {}
     drawn_args: dict[str, list[Any]] = {}
-    drawn_by_gen: list[tuple[object, Any]] = []
+    # Values already drawn per generator (by identity), so that two parameters sharing a
+    # generator (from and to currency, origin and destination) get different values.
+    drawn_by_gen: dict[int, list[Any]] = {}
     for name in template_fields(template):
         param = params[name]
         if name == vague:
@@ -125,11 +127,12 @@ def instantiate(
             texts[name] = phrases[below(rng, len(phrases))]
             continue
         drawn = param.gen.draw(rng)
+        earlier = drawn_by_gen.setdefault(id(param.gen), [])
         for _ in range(8):
-            if not any(gen is param.gen and value == drawn.accepted[0] for gen, value in drawn_by_gen):
+            if drawn.accepted[0] not in earlier:
                 break
             drawn = param.gen.draw(rng)
-        drawn_by_gen.append((param.gen, drawn.accepted[0]))
+        earlier.append(drawn.accepted[0])
         texts[name] = drawn.text
         accepted = list(drawn.accepted)
         if not param.required and param.default is not NO_DEFAULT and _same(accepted[0], param.default):
@@ -171,7 +174,9 @@ def join_requests(texts: list[str], rng: Random) -> str:
 
 
 def _conflict(a: ToolSpec, b: ToolSpec) -> bool:
-    return a is b or bool(set(a.conflicts) & set(b.conflicts))
+    if a is b:
+        return True
+    return bool(a.conflicts) and bool(b.conflicts) and not set(a.conflicts).isdisjoint(b.conflicts)
 
 
 def is_meta(spec: ToolSpec) -> bool:
