@@ -172,7 +172,7 @@ def _calls_from_message(message: Mapping[str, Any], limits: Limits, from_json: b
 # Python statements that are calls: `f(a=1)`, `[f(a=1), g()]`, `f(), g()`, `x = f()`, `print(f())`.
 def _expression_calls(node: ast.expr, reader: LiteralReader) -> list[Call]:
     if isinstance(node, ast.Call):
-        if isinstance(node.func, ast.Name) and node.func.id == "print" and not node.keywords:
+        if isinstance(node.func, ast.Name) and node.func.id == "print" and node.args and not node.keywords:
             # CodeAct prints results: print(f(x=1)) is the call f; print(result) is no call at all.
             return [reader.call(arg) for arg in node.args if isinstance(arg, ast.Call)]
         return [reader.call(node)]
@@ -218,10 +218,13 @@ def _payload_calls(payload: str, limits: Limits) -> list[Call]:
             pass
     try:
         return _python_calls(payload, limits)
-    except DecodeError:
+    except DecodeError as python_error:
         if payload[0] != "[" or _JSON_START.match(payload):
             raise
-    return calls_from_objects(_parse_json(payload, limits), limits, from_json=True)  # e.g. [true]
+        try:  # JSON that does not open like JSON, e.g. [true]: not a call either, but say why
+            return calls_from_objects(_parse_json(payload, limits), limits, from_json=True)
+        except DecodeError:
+            raise python_error from None
 
 
 def _blocks(pattern: re.Pattern[str]) -> Callable[[str, Limits], list[Call]]:
@@ -237,7 +240,7 @@ def _blocks(pattern: re.Pattern[str]) -> Callable[[str, Limits], list[Call]]:
     return decode_blocks
 
 
-# Markers of formats that may sit inside prose, in the order they are looked for.
+# Markers of formats that may sit inside prose.
 _EMBEDDED: tuple[tuple[str, Callable[[str, Limits], list[Call]]], ...] = (
     ("<tool_call>", _blocks(_HERMES_BLOCK)),
     ("```", _blocks(_FENCE_BLOCK)),
@@ -246,10 +249,15 @@ _EMBEDDED: tuple[tuple[str, Callable[[str, Limits], list[Call]]], ...] = (
 
 
 def _embedded_calls(text: str, limits: Limits, first_error: DecodeError | None) -> list[Call]:
-    for marker, decode_blocks in _EMBEDDED:
-        if marker in text:
-            return decode_blocks(text, limits)
-    raise first_error or DecodeError("no tool call found")
+    """The marker that comes first in the text decides the format (a later one may sit in a string)."""
+    found = [
+        (position, decode_blocks)
+        for marker, decode_blocks in _EMBEDDED
+        if (position := text.find(marker)) >= 0
+    ]
+    if not found:
+        raise first_error or DecodeError("no tool call found")
+    return min(found, key=lambda item: item[0])[1](text, limits)
 
 
 def _whole_then_embedded(text: str, limits: Limits) -> list[Call]:
