@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 from typing import Any
 
+import pytest
 from sqlalchemy import func, select
 
 from subnet.chain import ChainClient
-from subnet.config import ValidatorSettings, load_wallet
-from subnet.db import ResponseRecord
-from subnet.validator.node import Validator, ValidatorOptions
+from subnet.config import DbSettings, RoundSettings, ValidatorSettings, load_wallet
+from subnet.db import ResponseRecord, create_engine, upgrade
+from subnet.validator.node import StartupError, Validator, ValidatorOptions
 from subnet.validator.simulation import SimulatedSubnet
+from subnet.validator.store import Store
 
 
 def build_validator(
@@ -35,8 +39,8 @@ async def test_weights_rank_the_personalities_and_cheats_get_nothing(
     weights = validator.weight_attempts[-1]
     assert weights.outcome == "ok", validator.weight_attempts
     by_name = {name: weights.weights.get(uid, 0.0) for name, uid in simulated_subnet.uid_of.items()}
-    assert by_name["right"] > by_name["right70"] > by_name["right40"] > 0
-    assert by_name["slow"] > by_name["right70"]
+    assert by_name["right"] > by_name["right70"] > by_name["right40"] > 0, by_name
+    assert by_name["slow"] > by_name["right70"], by_name
     for cheat in ("timeout", "garbage", "crash", "huge", "relay"):
         assert by_name[cheat] == 0.0, (cheat, by_name)
 
@@ -53,10 +57,7 @@ async def test_every_response_is_stored_once_with_its_verdict(simulated_subnet: 
     validator = build_validator(simulated_subnet)
     await validator.run(rounds=2)
     store = validator.store
-    # The store is closed with the validator; reopen through a fresh one.
-    from subnet.db import create_engine
-    from subnet.validator.store import Store
-
+    # The validator closed its engine on the way out; read back through a fresh one.
     engine = create_engine(simulated_subnet.settings.db.url)
     try:
         store = Store(engine)
@@ -80,3 +81,53 @@ async def test_every_response_is_stored_once_with_its_verdict(simulated_subnet: 
         assert set(accuracy.values()) == {1.0}
     finally:
         await engine.dispose()
+
+
+@pytest.mark.postgres
+async def test_rounds_on_postgresql(simulated_subnet: SimulatedSubnet, pg_url: str) -> None:
+    settings = dataclasses.replace(simulated_subnet.settings, db=DbSettings(url=pg_url))
+    with pytest.raises(StartupError, match=r"run `python -m subnet\.db upgrade"):
+        await build_validator(simulated_subnet, settings).run(rounds=1)
+    await upgrade(pg_url)
+    validator = build_validator(simulated_subnet, settings)
+    await validator.run(rounds=2)
+    assert [report.n_responses for report in validator.reports] == [72, 72]
+    engine = create_engine(pg_url)
+    try:
+        states = await Store(engine).score_states()
+        right = states[simulated_subnet.miners["right"].hotkey]
+        assert right.rounds_scored == 2 and right.responses_valid == 16
+    finally:
+        await engine.dispose()
+
+
+async def test_unreachable_database_is_refused_in_one_line(simulated_subnet: SimulatedSubnet) -> None:
+    settings = dataclasses.replace(
+        simulated_subnet.settings, db=DbSettings(url="postgresql+asyncpg://nobody@127.0.0.1:1/none")
+    )
+    validator = build_validator(simulated_subnet, settings)
+    with pytest.raises(StartupError) as error:
+        await validator.run(rounds=1)
+    assert "\n" not in str(error.value)
+
+
+async def test_scheduled_mode_runs_jobs_until_stopped(simulated_subnet: SimulatedSubnet) -> None:
+    settings = dataclasses.replace(simulated_subnet.settings, round=RoundSettings(tasks=4, interval=0.5))
+    validator = build_validator(simulated_subnet, settings)
+
+    run_round = validator.run_round
+
+    async def run_round_then_maybe_stop() -> Any:
+        report = await run_round()
+        if len(validator.reports) >= 2:
+            validator.stop()
+        return report
+
+    validator.run_round = run_round_then_maybe_stop  # type: ignore[method-assign]
+    await asyncio.wait_for(validator.run(rounds=None), timeout=60)
+    assert len(validator.reports) >= 2
+    assert validator.reports[1].number == validator.reports[0].number + 1
+    runs = validator.registry.get_sample_value(
+        "subnet_validator_job_runs_total", {"job": "round", "outcome": "ok"}
+    )
+    assert runs is not None and runs >= 2
