@@ -138,26 +138,28 @@ def _missing_param(rng: Random) -> Draft:
     return Draft(decorate(instance.text, rng), tuple(offered), [])
 
 
+# Shares sum to 1. The no-call categories (irrelevance, missing_param) together get 20%, so a
+# miner that never calls a tool cannot score well by refusing everything.
 CATEGORIES: Mapping[str, Category] = MappingProxyType(
     {
         entry.name: entry
         for entry in (
             Category("simple", _simple, "simple", 0.20, "one tool, one call"),
-            Category("multiple", _multiple, "multiple", 0.20, "one right call among near-miss tools"),
+            Category("multiple", _multiple, "multiple", 0.25, "one right call among near-miss tools"),
             Category("parallel", _parallel, "parallel", 0.15, "the same function several times"),
             Category(
                 "parallel_multiple",
                 _parallel_multiple,
                 "parallel_multiple",
-                0.15,
+                0.20,
                 "several functions, one or more calls each",
             ),
-            Category("irrelevance", _irrelevance, "irrelevance", 0.15, "no offered tool fits: make no call"),
+            Category("irrelevance", _irrelevance, "irrelevance", 0.10, "no offered tool fits: make no call"),
             Category(
                 "missing_param",
                 _missing_param,
                 "irrelevance",
-                0.15,
+                0.10,
                 "a required value is missing from the request: ask, make no call",
             ),
         )

@@ -117,3 +117,20 @@ def test_zero_tasks_and_bad_mixes() -> None:
         generate("x", -1)
     with pytest.raises(TypeError):
         generate(1.5, 3)  # type: ignore[arg-type]
+
+
+def test_registry_entries() -> None:
+    assert set(CATEGORIES) == {
+        "simple",
+        "multiple",
+        "parallel",
+        "parallel_multiple",
+        "irrelevance",
+        "missing_param",
+    }
+    assert abs(sum(entry.share for entry in CATEGORIES.values()) - 1.0) < 1e-9
+    no_call = CATEGORIES["irrelevance"].share + CATEGORIES["missing_param"].share
+    assert no_call <= 0.2, "refusing everything must not pay"
+    for name, entry in CATEGORIES.items():
+        assert entry.name == name and callable(entry.build) and entry.description
+    assert CATEGORIES["missing_param"].scoring_category == "irrelevance"
