@@ -445,6 +445,7 @@ HEALTH = (
             "make sure I don't miss {medication}, {dosage_mg}, at {times}",
             "daily pill alarm: {medication} {dosage_mg} at {times}",
         ),
+        conflicts=("reminder",),
     ),
 )
 
@@ -804,6 +805,7 @@ DATA = (
             "hit {database} with {query}",
             "I need the results of {query} from {database}",
         ),
+        conflicts=("sql_schema",),
     ),
     ToolSpec(
         "export_table",
@@ -874,6 +876,7 @@ DATA = (
             "which fields and types are in {table}",
             "I forgot how {table} is structured in {database}, remind me",
         ),
+        conflicts=("sql_schema",),
     ),
 )
 

@@ -124,6 +124,7 @@ CALENDAR_EMAIL = (
             "set up {title} on {date}, {start_time}, and invite {attendees}",
             "pencil in {title} for {date} at {start_time} and {reminder}",
         ),
+        conflicts=("reminder",),
     ),
     ToolSpec(
         "list_events",
@@ -255,6 +256,7 @@ CALENDAR_EMAIL = (
             "while I'm gone ({start_date} to {end_date}) have my inbox respond {message}",
             "away {start_date}-{end_date}; people who write should get {message}",
         ),
+        conflicts=("away_notice",),
     ),
 )
 
@@ -339,6 +341,7 @@ MESSAGING = (
             "let folks know {status_text}, and clear it after {clear_after_minutes}",
             "change my presence message to {status_text}",
         ),
+        conflicts=("away_notice",),
     ),
     ToolSpec(
         "mute_conversation",
@@ -443,6 +446,7 @@ DEVELOPER = (
             "what does {path} contain?",
             "open up {path} so I can see the code",
         ),
+        conflicts=("shell_cat",),
     ),
     ToolSpec(
         "list_files",
@@ -470,6 +474,7 @@ DEVELOPER = (
             "show everything under {directory} {recursive}",
             "give me an inventory of {directory}",
         ),
+        conflicts=("shell_ls",),
     ),
     ToolSpec(
         "run_shell",
@@ -492,6 +497,7 @@ DEVELOPER = (
             "do {command} for me and give up after {timeout_seconds}",
             "in {cwd}, type {command} and tell me what comes back",
         ),
+        conflicts=("shell_ls", "shell_cat", "shell_test", "shell_git", "shell_edit"),
     ),
     ToolSpec(
         "run_tests",
@@ -519,6 +525,7 @@ DEVELOPER = (
             "does {path} still go green? {fail_fast}",
             "verify nothing's broken in {path}",
         ),
+        conflicts=("shell_test",),
     ),
     ToolSpec(
         "apply_patch",
@@ -535,6 +542,7 @@ DEVELOPER = (
             "fix {file_path}: {old_text} should read {new_text}",
             "edit {file_path} so that {old_text} becomes {new_text}",
         ),
+        conflicts=("shell_edit",),
     ),
     ToolSpec(
         "git_diff",
@@ -551,6 +559,7 @@ DEVELOPER = (
             "compare {ref} with what I have, {staged}",
             "show me my edits relative to {ref}",
         ),
+        conflicts=("shell_git",),
     ),
     ToolSpec(
         "remember",
