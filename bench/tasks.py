@@ -62,6 +62,13 @@ def throughput(total: int, round_size: int, repeats: int) -> tuple[list[float], 
     return wall_rates, cpu_rates
 
 
+def reference_loop_us() -> float:
+    """Microseconds for ``sum(range(1000))`` (best of 5): how fast this core runs Python right now."""
+    import timeit
+
+    return min(timeit.repeat("sum(range(1000))", number=2000, repeat=5)) / 2000 * 1e6
+
+
 def repeats(rounds: int, round_size: int) -> tuple[int, int, int]:
     """(tasks, exact repeats of (text, tool names), repeats of the text alone)."""
     seen: set[tuple[str, tuple[str, ...]]] = set()
@@ -88,8 +95,10 @@ def main() -> None:
     args = parser.parse_args()
 
     pinning = _pin_to_one_core()
+    reference = reference_loop_us()
     wall_rates, cpu_rates = throughput(args.tasks, args.round_size, args.repeats)
     print(f"task generation, {pinning}, {args.tasks} tasks + 1 variant each, {args.repeats} repeats")
+    print(f"  core speed: sum(range(1000)) takes {reference:.1f} us (lower: a faster or less loaded core)")
     print(
         f"  per wall second: median {statistics.median(wall_rates):,.0f}/s "
         f"(min {min(wall_rates):,.0f}, max {max(wall_rates):,.0f})"
