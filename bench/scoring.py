@@ -17,6 +17,7 @@ import random
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -204,8 +205,73 @@ def throughput(items: list[tuple[Any, _Task]], repeat: int) -> dict[str, float]:
     }
 
 
+def reference_loop_us(repeat: int = 200) -> float:
+    """CPU microseconds of a fixed pure-Python loop (``sum(range(1000))``), to compare machines:
+    an idle recent x86 core takes about 8 us."""
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.process_time()
+        for _ in range(20):
+            sum(range(1000))
+        best = min(best, (time.process_time() - start) / 20)
+    return best * 1e6
+
+
+def bfcl_comparison(items: list[tuple[Any, _Task]], repeat: int) -> str | None:
+    """BFCL's own AST checker on the same corpus, pre-decoded (its prompt decoder pulls in
+    tree-sitter and vendor SDKs), next to ours on the same pre-decoded calls; None without
+    bfcl-eval. Its model-config module (every vendor SDK) is replaced by a stub, as in the tests."""
+    import importlib
+    import importlib.util
+    import types
+
+    from scoring import DecodeError, decode
+
+    if importlib.util.find_spec("bfcl_eval") is None:
+        return None
+
+    class _NoDots:
+        underscore_to_dot = False
+
+    class _AnyModel(dict[str, _NoDots]):
+        def __missing__(self, key: str) -> _NoDots:
+            return _NoDots()
+
+    stub = types.ModuleType("bfcl_eval.constants.model_config")
+    stub.MODEL_CONFIG_MAPPING = _AnyModel()  # type: ignore[attr-defined]
+    sys.modules.setdefault("bfcl_eval.constants.model_config", stub)
+    ast_checker = importlib.import_module("bfcl_eval.eval_checker.ast_eval.ast_checker").ast_checker
+    python = importlib.import_module("bfcl_eval.constants.enums").Language.PYTHON
+    decoded = []
+    for output, task in items:
+        if task.category == "irrelevance":
+            continue
+        try:
+            calls = decode(output)
+        except DecodeError:
+            continue
+        decoded.append((calls, [{call.name: dict(call.arguments)} for call in calls], task))
+
+    def rate(run: Callable[[], object]) -> float:
+        best = 0.0
+        for _ in range(repeat):
+            start = time.process_time()
+            run()
+            best = max(best, len(decoded) / (time.process_time() - start))
+        return best
+
+    theirs = rate(
+        lambda: [ast_checker(t.functions, d, t.answer, python, t.category, "m") for _, d, t in decoded]
+    )
+    ours = rate(lambda: [check(c, t.functions, t.answer, t.category) for c, _, t in decoded])
+    return (
+        f"check only, on the {len(decoded)} decodable outputs of call categories, by CPU time: "
+        f"BFCL's ast_checker {theirs:,.0f}/s, ours {ours:,.0f}/s (ours also computes partial credit)"
+    )
+
+
 def adversarial(cap: int = 64 * 1024) -> dict[str, str]:
-    """Inputs meant to be slow, each at (or just under) the size cap."""
+    """Inputs meant to be slow: at (or just under) the size cap, or just under the syntax-item cap."""
     call = 'get_weather(city="San Francisco, CA", unit="celsius", days=3), '
     json_call = json.dumps({"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}) + ", "
     hermes = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>\n'
@@ -237,6 +303,9 @@ def adversarial(cap: int = 64 * 1024) -> dict[str, str]:
         "unclosed fences": fill("", "```", ""),
         "nested calls": fill("[f(a=", "g(", ""),
         "dict keys": fill("[f(a={", "1:2,", "})]"),
+        "python list at the item cap": "[f(a=[" + "1," * 1000 + "1])]",
+        "json list at the item cap": '{"name": "f", "arguments": {"a": [' + "1," * 1000 + "1]}}",
+        "strings at the item cap": "[f(a=[" + "'abcdefghijklmnopqrstuvwxyz0123'," * 500 + "'x'])]",
         "openai arguments": json.dumps(
             [{"type": "function", "function": {"name": "f", "arguments": fill('{"a": [', "1,", "1]}")}}]
         ),
@@ -246,8 +315,11 @@ def adversarial(cap: int = 64 * 1024) -> dict[str, str]:
 def worst_case(inputs: dict[str, str], runs: int) -> list[tuple[str, float, float, str]]:
     """(name, median ms, slowest ms, verdict's error type) per input over ``runs`` timings, CPU
     time, slowest median first."""
-    functions = [_WEATHER]
-    answer = [{"get_weather": {"city": ["Paris"], "unit": [""], "days": [""]}}]
+    functions = [
+        {"name": "f", "parameters": {"type": "dict", "properties": {"a": {"type": "array", "items": {}}}}}
+    ]
+    functions[0]["parameters"]["properties"]["a"]["items"] = {"type": "integer"}
+    answer = [{"f": {"a": [[1, 2, 3]]}}]
     results = []
     for name, text in inputs.items():
         timings = []
@@ -280,6 +352,10 @@ def main(argv: list[str] | None = None) -> int:
         f"  by CPU time:   best {rates['cpu best']:,.0f}/s, median {rates['cpu median']:,.0f}/s\n"
         f"  by wall clock: best {rates['wall best']:,.0f}/s, median {rates['wall median']:,.0f}/s"
     )
+    print(f"reference loop sum(range(1000)): {reference_loop_us():.1f} us CPU (about 8 us on an idle core)")
+    comparison = bfcl_comparison(items, args.repeat)
+    if comparison:
+        print(comparison)
     rows = worst_case(adversarial(), args.runs)
     print(f"adversarial inputs at the 64 KiB cap, CPU time over {args.runs} runs each (target < 5 ms):")
     print("   median     max  input                            -> error type")

@@ -8,7 +8,7 @@ Public API::
     verdict.valid, verdict.error_type, verdict.score, verdict.components
 
 ``decode`` never executes anything from the output and bounds its work (:class:`Limits`: 64 KiB,
-nesting depth 32, 64 calls, 2,048 syntax items by default); whatever it cannot read is a
+nesting depth 32, 64 calls, 1,024 syntax items by default); whatever it cannot read is a
 :class:`DecodeError`. ``check`` gives BFCL v4's AST-checker verdict and error type
 (``simple_function_checker:wrong_func_name``, ``type_error:simple``, ...; see SCORING.md).
 

@@ -29,6 +29,7 @@ _SCHEMA_TYPES: dict[str, type | None] = {
     "any": None,
 }
 _FLOAT_TYPES = frozenset({"float", "number"})
+_ONLY_LISTS = frozenset({list})
 _LIST_TYPES = frozenset({"array", "tuple"})
 
 _IGNORED_IN_STRINGS = str.maketrans("", "", " ,./-_*^")
@@ -207,7 +208,11 @@ def check_value(param: str, value: Any, spec: Any, acceptable: Sequence[Any]) ->
         return _compare_by_value_type(param, value, acceptable)
     if type_name in _FLOAT_TYPES and type(value) is int:
         value = float(value)  # an int is a float at the top level only
-    answer_type = _answer_type(acceptable)
+    answer_type = None
+    for item in acceptable:  # the type of the first acceptable value that is not the omission marker
+        if item != "":
+            answer_type = type(item)
+            break
     # A possible answer of another type than the schema's (BFCL's "variable" case) is compared exactly.
     is_variable = answer_type is not None and answer_type is not py_type
     if type(value) is py_type:
@@ -218,19 +223,18 @@ def check_value(param: str, value: Any, spec: Any, acceptable: Sequence[Any]) ->
     else:
         return _type_error(param, value, type_name, False)
     if not is_variable:
-        comparer = _COMPARERS.get((py_type, nested if py_type is list else None)) or _COMPARERS.get(
-            (py_type, None)
-        )
+        comparer = _check_list_of_dicts if nested is dict else _COMPARERS.get(py_type)
         if comparer is not None:
             return comparer(param, value, acceptable)
     return _check_exact(param, value, acceptable)
 
 
-_COMPARERS: dict[tuple[type, type | None], Callable[[str, Any, Sequence[Any]], _Error | None]] = {
-    (dict, None): _check_dict,
-    (list, dict): _check_list_of_dicts,
-    (str, None): _check_string,
-    (list, None): _check_list,
+# How a value of the schema's type is compared with the acceptable ones, when not exactly (lists of
+# dicts have their own comparer).
+_COMPARERS: dict[type, Callable[[str, Any, Sequence[Any]], _Error | None]] = {
+    str: _check_string,
+    list: _check_list,
+    dict: _check_dict,
 }
 
 
@@ -307,7 +311,7 @@ def expected_calls(possible_answer: Any) -> list[tuple[str, Mapping[str, Sequenc
                 "each possible answer must be a one-key {function_name: {param: [values]}} object"
             )
         ((name, params),) = entry.items()
-        if not isinstance(params, dict) or not all(isinstance(v, list) for v in params.values()):
+        if not isinstance(params, dict) or not {*map(type, params.values())} <= _ONLY_LISTS:
             raise ValueError(f"the parameters of possible answer {name!r} must map names to lists of values")
         result.append((name, params))
     return result
@@ -358,6 +362,12 @@ def _check_parallel(calls: list[Call], task: _Task) -> _Error | None:
         )
     schemas = [task.schema(name) for name, _ in task.expected]
     known: dict[tuple[int, int], _Error | None] = {}
+    for index in range(size):  # the common case first: the calls in the expected order
+        known[index, index] = check_call(calls[index], schemas[index], task.expected[index][1])
+        if known[index, index] is not None:
+            break
+    else:
+        return None
 
     def error(expected: int, output: int) -> _Error | None:
         key = (expected, output)

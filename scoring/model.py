@@ -31,13 +31,15 @@ class Limits:
 
     ``max_items`` bounds the number of structural characters (``,([{=:`` and operators outside
     string literals) that a parser sees, which bounds the size of the syntax tree it builds:
-    parse time grows with it, not with the byte size.
+    parse time grows with it, not with the byte size. ``max_int_bits`` bounds the integers that
+    arithmetic in python-call syntax may fold to (literals themselves are bounded by Python's
+    4,300-digit limit on integer conversion, as JSON numbers are).
     """
 
     max_bytes: int = 64 * 1024
     max_depth: int = 32
     max_calls: int = 64
-    max_items: int = 2048
+    max_items: int = 1024
     max_int_bits: int = 4096
 
 
