@@ -315,10 +315,8 @@ def adversarial(cap: int = 64 * 1024) -> dict[str, str]:
 def worst_case(inputs: dict[str, str], runs: int) -> list[tuple[str, float, float, str]]:
     """(name, median ms, slowest ms, verdict's error type) per input over ``runs`` timings, CPU
     time, slowest median first."""
-    functions = [
-        {"name": "f", "parameters": {"type": "dict", "properties": {"a": {"type": "array", "items": {}}}}}
-    ]
-    functions[0]["parameters"]["properties"]["a"]["items"] = {"type": "integer"}
+    integers = {"type": "array", "items": {"type": "integer"}}
+    functions = [{"name": "f", "parameters": {"type": "dict", "properties": {"a": integers}}}]
     answer = [{"f": {"a": [[1, 2, 3]]}}]
     results = []
     for name, text in inputs.items():
