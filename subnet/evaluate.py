@@ -482,10 +482,13 @@ async def run_evaluation(
     task_list: Sequence[Any],
     progress: ProgressCallback | None = None,
     on_start: Callable[[str], None] | None = None,
+    finished: list[TaskResult] | None = None,
 ) -> tuple[str, list[TaskResult], float]:
     """Query the endpoint with every task (at most `concurrency` at once) and score each answer.
 
-    `on_start(model)` runs once the endpoint has answered the reachability probe. Returns the
+    `on_start(model)` runs once the endpoint has answered the reachability probe; `finished`
+    (when given) receives each result as it completes, so an interrupted run can still report
+    what it has. Returns the
     model name used, the results in task order and the wall time in seconds. Raises
     EvaluateError when the endpoint cannot be reached at all.
     """
@@ -505,6 +508,8 @@ async def run_evaluation(
                 answer = await client.complete(_request_body(task, settings, model))
             result = score_answer(task, answer)
             results[index] = result
+            if finished is not None:
+                finished.append(result)
             done += 1
             if progress is not None:
                 progress(done, len(task_list), result)
@@ -725,8 +730,12 @@ def _known_categories() -> tuple[str, ...]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     settings = parse_settings(argv, _known_categories())
+    used_model: list[str] = []
+    finished: list[TaskResult] = []
+    started = time.perf_counter()
 
     def announce(model: str) -> None:
+        used_model.append(model)
         print(
             f"evaluate: seed {settings.seed}, {settings.n} tasks, model {model or '(endpoint default)'} "
             f"at {settings.endpoint}",
@@ -736,13 +745,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         task_list = build_tasks(settings)
         model, results, wall_s = asyncio.run(
-            run_evaluation(settings, task_list, StderrProgress(), on_start=announce)
+            run_evaluation(settings, task_list, StderrProgress(), on_start=announce, finished=finished)
         )
     except EvaluateError as exc:
         print(f"evaluate: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("evaluate: interrupted", file=sys.stderr)
+        # A slow model can take many minutes: Ctrl-C still reports the tasks that finished.
+        print(f"\nevaluate: interrupted after {len(finished)}/{settings.n} tasks", file=sys.stderr)
+        if not finished:
+            return 130
+        partial = summarise(
+            settings, used_model[0] if used_model else "", finished, time.perf_counter() - started
+        )
+        print(RENDERERS[settings.output_format](partial))
         return 130
     report = summarise(settings, model, results, wall_s)
     print(RENDERERS[settings.output_format](report))

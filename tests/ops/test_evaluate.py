@@ -422,3 +422,35 @@ def test_signing_with_a_missing_wallet_is_one_line(
     assert evaluate.main([*argv, "--n", "3", "--seed", "1"]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and "nobody" in lines[0] and "subnet.wallets create" in lines[0]
+
+
+def test_ctrl_c_reports_the_tasks_that_finished() -> None:
+    import signal
+
+    chosen = settings("http://unused", n=10)
+    by_key = tasks_for(chosen)
+
+    def slow_after_three(task: Any, count: int) -> Reply:
+        status, payload, _delay = right_or_wrong(task, count)
+        return status, payload, (0.0 if count <= 3 else 30.0)
+
+    with StandInServer(by_key, slow_after_three) as server:
+        argv = ["--endpoint", server.url, "--n", "10", "--seed", str(SEED), "--json", "--concurrency", "1"]
+        process = subprocess.Popen(
+            [sys.executable, "-m", "subnet.evaluate", *argv],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+        assert process.stderr is not None
+        for line in process.stderr:
+            if line.startswith("[3/10]"):
+                break
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=30)
+    assert process.returncode == 130
+    assert "interrupted after 3/10 tasks" in err
+    report = json.loads(out)
+    assert report["n"] == 3 and len(report["tasks"]) == 3
