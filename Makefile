@@ -1,4 +1,4 @@
-.PHONY: setup test lint bench demo
+.PHONY: setup test lint bench demo run
 
 setup:
 	scripts/setup.sh
@@ -11,3 +11,6 @@ lint: setup
 
 demo: setup
 	.venv/bin/python -m scoring demo
+
+run: setup
+	.venv/bin/python -m subnet.localnet --miners 3 --rounds 2

@@ -1,0 +1,185 @@
+"""The final leaderboard: what the validator stored about each miner, and what the devchain made of it.
+
+From the validator's database (``subnet.db`` models): the moving-average score, answers valid
+per category, latency. From the devchain: the weight the validator's row gives each miner, and
+the incentive the epoch after those weights computed.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from subnet.db import CategoryScore, ResponseRecord, ScoreState, WeightSubmission, session_factory
+
+U16_MAX = 65535
+# Short column titles for the task categories (tasks/categories.py); unknown ones show as named.
+CATEGORY_TITLES: dict[str, str] = {
+    "simple": "simple",
+    "multiple": "multi",
+    "parallel": "par",
+    "parallel_multiple": "par-multi",
+    "irrelevance": "irrel",
+    "missing_param": "miss-param",
+}
+
+
+@dataclass(frozen=True)
+class MinerInfo:
+    """A miner of this localnet: its wallet name, keys and the output format it was started with."""
+
+    label: str
+    hotkey: str
+    uid: int
+    format: str
+
+
+@dataclass
+class Row:
+    miner: MinerInfo
+    score: float | None = None  # moving average; None: never scored
+    rounds: int = 0
+    valid: int = 0
+    total: int = 0
+    categories: dict[str, tuple[int, int]] = field(default_factory=dict)  # category -> (valid, total)
+    latency_s: float | None = None  # median over answered queries
+    weight: float | None = None  # the validator's weight row on chain, normalised
+    incentive: float | None = None  # devchain incentive, 0..1
+
+
+@dataclass(frozen=True)
+class ChainStanding:
+    """What the devchain says after the epoch: the validator's weights and each uid's incentive."""
+
+    block: int
+    last_epoch_block: int
+    weights: dict[int, float]
+    incentives: dict[int, float]
+
+
+def short_hotkey(hotkey: str) -> str:
+    return f"{hotkey[:6]}…{hotkey[-4:]}" if len(hotkey) > 12 else hotkey
+
+
+def normalised_row(row: Sequence[Sequence[int]]) -> dict[int, float]:
+    """A chain weight row [(uid, u16), ...] as shares that sum to 1."""
+    total = sum(int(value) for _, value in row)
+    return {int(uid): int(value) / total for uid, value in row} if total else {}
+
+
+def chain_standing(graph: Mapping[str, Any], weight_row: Sequence[Sequence[int]]) -> ChainStanding:
+    """From the devchain's metagraph record and the validator's ``Weights`` row."""
+    incentives = {uid: int(value) / U16_MAX for uid, value in enumerate(graph.get("incentives", []))}
+    return ChainStanding(
+        block=int(graph.get("block", 0)),
+        last_epoch_block=int(graph.get("last_step", 0)),
+        weights=normalised_row(weight_row),
+        incentives=incentives,
+    )
+
+
+async def database_rows(engine: AsyncEngine, miners: Sequence[MinerInfo]) -> list[Row]:
+    """One row per miner from the validator's tables (hotkey-keyed, as the validator stores them)."""
+    hotkeys = [miner.hotkey for miner in miners]
+    sessions = session_factory(engine)
+    async with sessions() as session:
+        states = {
+            state.hotkey: state
+            for state in await session.scalars(select(ScoreState).where(ScoreState.hotkey.in_(hotkeys)))
+        }
+        categories: dict[str, dict[str, tuple[int, int]]] = {}
+        for tally in await session.scalars(select(CategoryScore).where(CategoryScore.hotkey.in_(hotkeys))):
+            categories.setdefault(tally.hotkey, {})[tally.category] = (tally.valid, tally.total)
+        latencies: dict[str, list[float]] = {}
+        answered = select(ResponseRecord.hotkey, ResponseRecord.latency_s).where(
+            ResponseRecord.hotkey.in_(hotkeys), ResponseRecord.status == "ok"
+        )
+        for hotkey, latency in await session.execute(answered):
+            latencies.setdefault(hotkey, []).append(float(latency))
+    rows = []
+    for miner in miners:
+        state = states.get(miner.hotkey)
+        row = Row(miner, categories=categories.get(miner.hotkey, {}))
+        if state is not None:
+            row.score = float(state.moving_average)
+            row.rounds = int(state.rounds_scored)
+            row.valid, row.total = int(state.responses_valid), int(state.responses_total)
+        if latencies.get(miner.hotkey):
+            row.latency_s = statistics.median(latencies[miner.hotkey])
+        rows.append(row)
+    return rows
+
+
+async def last_weights(engine: AsyncEngine, since_id: int = 0) -> tuple[WeightSubmission | None, list[str]]:
+    """The validator's last accepted weight submission after ``since_id``, and the outcomes seen."""
+    sessions = session_factory(engine)
+    async with sessions() as session:
+        attempts = list(
+            await session.scalars(
+                select(WeightSubmission).where(WeightSubmission.id > since_id).order_by(WeightSubmission.id)
+            )
+        )
+    accepted = [attempt for attempt in attempts if attempt.outcome == "ok"]
+    outcomes = [f"{a.outcome}{': ' + a.message if a.message else ''}" for a in attempts]
+    return (accepted[-1] if accepted else None), outcomes
+
+
+def with_chain(rows: Sequence[Row], chain: ChainStanding | None) -> list[Row]:
+    for row in rows:
+        if chain is not None:
+            row.weight = chain.weights.get(row.miner.uid, 0.0)
+            row.incentive = chain.incentives.get(row.miner.uid)
+    return sorted(rows, key=lambda row: (-(row.score if row.score is not None else -1.0), row.miner.uid))
+
+
+def _number(value: float | None, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def render(rows: Sequence[Row]) -> str:
+    """A plain-text table, best score first; a category column per category any miner saw."""
+    seen = sorted({name for row in rows for name in row.categories}, key=_category_order)
+    titles = ["#", "uid", "miner", "hotkey", "format", "score", "valid"]
+    titles += [CATEGORY_TITLES.get(name, name) for name in seen]
+    titles += ["latency", "weight", "incentive"]
+    table = []
+    for place, row in enumerate(rows, start=1):
+        cells = [
+            str(place),
+            str(row.miner.uid),
+            row.miner.label,
+            short_hotkey(row.miner.hotkey),
+            row.miner.format,
+            _number(row.score),
+            f"{row.valid}/{row.total}",
+        ]
+        for name in seen:
+            valid, total = row.categories.get(name, (0, 0))
+            cells.append(f"{valid}/{total}" if total else "-")
+        cells += [
+            "-" if row.latency_s is None else f"{row.latency_s:.1f}s",
+            _number(row.weight),
+            _number(row.incentive),
+        ]
+        table.append(cells)
+    widths = [max(len(title), *(len(cells[i]) for cells in table)) for i, title in enumerate(titles)]
+    numeric = {0, 1, 5, *range(7 + len(seen), len(titles))}
+
+    def line(cells: Sequence[str]) -> str:
+        padded = [
+            cell.rjust(width) if index in numeric else cell.ljust(width)
+            for index, (cell, width) in enumerate(zip(cells, widths, strict=True))
+        ]
+        return "  ".join(padded).rstrip()
+
+    return "\n".join([line(titles), line(["-" * width for width in widths]), *(line(c) for c in table)])
+
+
+def _category_order(name: str) -> tuple[int, str]:
+    order = list(CATEGORY_TITLES)
+    return (order.index(name) if name in order else len(order), name)

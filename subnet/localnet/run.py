@@ -1,0 +1,515 @@
+"""The localnet's orchestration: state, devchain, bootstrap, miners, validator, leaderboard, shutdown.
+
+``main()`` is ``python -m subnet.localnet``. Every child is a separate OS process started
+from the repository's entry points (``neurons/miner.py``, ``neurons/validator.py``) with
+flags only, on loopback ports picked free at start. User mistakes and children that die at
+start end in one line (plus the child's last log lines) and exit code 2; Ctrl-C or SIGTERM
+stops every child (SIGTERM, a grace period, SIGKILL) and exits 130 / 143.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from subnet.localnet.leaderboard import (
+    ChainStanding,
+    MinerInfo,
+    chain_standing,
+    database_rows,
+    last_weights,
+    render,
+    with_chain,
+)
+from subnet.localnet.processes import Child, ChildDied, Supervisor, free_port, port_in_use, wait_until
+from subnet.localnet.progress import LogFollower, RoundWatcher, last_round_number, progress_line
+from subnet.localnet.settings import LocalnetSettings, UsageError, parse_settings
+from subnet.localnet.state import StateDir, StateError
+
+EXIT_USER_ERROR = 2
+EXIT_SIGNAL_BASE = 128
+REPO_ROOT = Path(__file__).resolve().parents[2]
+MINER_ENTRY = REPO_ROOT / "neurons" / "miner.py"
+VALIDATOR_ENTRY = REPO_ROOT / "neurons" / "validator.py"
+HOST = "127.0.0.1"
+HOTKEY = "default"
+POLL_S = 1.0
+# The validator's moving average weighs each round this much: a localnet runs few rounds.
+LOCALNET_ALPHA = 0.5
+# The validator's weight floor, where it has the flag: the demo model only earns on no-call
+# tasks (irrelevance, missing_param), well under the production floor, so without this a
+# localnet would never see weights on chain.
+LOCALNET_WEIGHT_FLOOR = 0.0
+WEIGHT_FLOOR_FLAG = "--weights.floor"
+
+Say = Callable[[str], None]
+
+
+class LocalnetError(Exception):
+    """Something the user can fix; the first line is the message, any further lines are a log tail."""
+
+
+def say(line: str) -> None:
+    print(f"localnet: {line}", flush=True)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _died_at_start(child: Child, what: str) -> LocalnetError:
+    code = child.returncode
+    tail = child.tail()
+    last = tail.splitlines()[-1] if tail else "(no output)"
+    return LocalnetError(
+        f"{child.name} {what} (exit code {code}): {_one_line(last)}; last lines of {child.log_path}:\n{tail}"
+    )
+
+
+def _validator_has_flag(option: str) -> bool:
+    from subnet.config import ValidatorSettings, flags_for
+
+    return any(flag.option == option for flag in flags_for(ValidatorSettings))
+
+
+@dataclass
+class Localnet:
+    settings: LocalnetSettings
+    out: Say = say
+    state: StateDir = field(init=False)
+    supervisor: Supervisor = field(init=False)
+    netuid: int = -1
+    validator_uid: int = -1
+    block_time: float = 0.0
+    miners: list[MinerInfo] = field(default_factory=list)
+    dashboard_url: str | None = None
+    _devchain: Any = None
+    _engine: Any = None
+
+    def __post_init__(self) -> None:
+        self.state = StateDir(self.settings.state_path)
+        env = dict(os.environ)
+        # Several model processes share few cores: one thread each unless the user decided.
+        threads = max(1, (os.cpu_count() or 1) // max(1, self.settings.miners))
+        env.setdefault("OMP_NUM_THREADS", str(threads))
+        env.setdefault("TOKENIZERS_PARALLELISM", "false")
+        env["PYTHONUNBUFFERED"] = "1"
+        self.supervisor = Supervisor(cwd=REPO_ROOT, env=env, grace=self.settings.grace)
+
+    @property
+    def db_url(self) -> str:
+        return self.settings.db_url or self.state.database_url
+
+    # -- the steps --------------------------------------------------------------------------------
+
+    async def run(self) -> int:
+        self.preflight()
+        self.prepare_state()
+        await self.open_devchain()
+        await self.bootstrap()
+        await self.prepare_demo_model()
+        await self.start_miners()
+        validator = await self.start_validator()
+        weights_mark, round_mark = await self.marks()
+        await self.follow(validator, round_mark)
+        await self.supervisor.stop(self.miner_children())
+        self.out("miners stopped")
+        chain = await self.settle_epoch(weights_mark)
+        await self.print_leaderboard(chain)
+        return 0
+
+    def preflight(self) -> None:
+        for entry in (MINER_ENTRY, VALIDATOR_ENTRY):
+            if not entry.is_file():
+                raise LocalnetError(f"{entry} is missing; run the localnet from a checkout of the project")
+        from subnet.miner.base import ModelLoadError
+        from subnet.miner.demo import demo_gguf_path
+
+        try:
+            demo_gguf_path()
+        except ModelLoadError as exc:
+            raise LocalnetError(str(exc)) from None
+        port = self.settings.dashboard_port
+        if port and port_in_use(port):
+            raise LocalnetError(
+                f"--dashboard.port {port} is in use on {HOST}; "
+                "pick another port, or 0 to turn the dashboard off"
+            )
+
+    def prepare_state(self) -> None:
+        try:
+            if self.settings.reset and self.state.reset():
+                self.out(f"--reset: deleted the previous state in {self.state.root}")
+            reused = self.state.devchain.exists()
+            self.state.prepare({"block_time": self.settings.block_time, "tempo": self.settings.tempo})
+        except StateError as exc:
+            raise LocalnetError(str(exc)) from None
+        verb = "reusing" if reused else "new"
+        self.out(f"state: {self.state.root} ({verb}; --reset starts over)")
+
+    async def open_devchain(self) -> None:
+        from subnet.devchain import DevChain
+
+        try:
+            self._devchain = DevChain(self.state.devchain, block_time=self.settings.block_time)
+            block_time = (await asyncio.to_thread(self._devchain.clock)).block_time
+        except Exception as exc:  # a corrupt or foreign file: the devchain says why in its message
+            raise LocalnetError(
+                f"cannot open the devchain {self.state.devchain}: {_one_line(str(exc))}"
+            ) from None
+        if abs(block_time - self.settings.block_time) > 1e-9:
+            self.out(
+                f"devchain keeps its block time of {block_time:g} s (fixed at creation; --reset changes it)"
+            )
+        self.block_time = block_time
+
+    async def bootstrap(self) -> None:
+        from subnet.bootstrap import BootstrapError, BootstrapSettings
+        from subnet.bootstrap import bootstrap as run_bootstrap
+
+        labels = [f"miner{index + 1}" for index in range(self.settings.miners)]
+        settings = BootstrapSettings(
+            network="dev",
+            devchain_path=self.state.devchain,
+            wallet_path=self.state.wallets,
+            miners=tuple(labels),
+            hotkey=HOTKEY,
+            tempo=self.settings.tempo,
+            start_timeout_s=60.0,
+            state_file=self.state.bootstrap_report,
+        )
+        log_path = self.state.log("bootstrap")
+        started = time.monotonic()
+        with log_path.open("a", encoding="utf-8") as log:
+
+            def note(line: str) -> None:
+                log.write(line + "\n")
+                log.flush()
+
+            try:
+                report = await run_bootstrap(settings, log=note)
+            except BootstrapError as exc:
+                raise LocalnetError(f"bootstrap: {exc} (log: {log_path})") from None
+        self.netuid = report.netuid
+        self.validator_uid = report.uids["validator"]
+        self.miners = [
+            MinerInfo(label, report.hotkeys[label], report.uids[label], self.settings.format_of(index))
+            for index, label in enumerate(labels)
+        ]
+        self.state.update_record(netuid=self.netuid)
+        self.out(
+            f"devchain: netuid {self.netuid}, tempo {self.settings.tempo} blocks of {self.block_time:g} s; "
+            f"bootstrap {len(report.done)} steps done, {len(report.skipped)} already done "
+            f"({time.monotonic() - started:.1f} s, log: {log_path})"
+        )
+
+    async def prepare_demo_model(self) -> None:
+        """Convert the demo model once, before the miners start (so they do not all convert it)."""
+        code = "from subnet.miner.demo import ensure_demo_model; print(ensure_demo_model())"
+        child = await self.supervisor.start(
+            "demo model", [sys.executable, "-c", code], self.state.log("demo-model")
+        )
+        try:
+            await asyncio.wait_for(child.process.wait(), timeout=2.0)
+        except TimeoutError:
+            self.out("converting the demo model (SmolLM2-135M) once; it is cached for later runs")
+            await child.process.wait()
+        if child.returncode != 0:
+            raise _died_at_start(child, "could not prepare the demo model")
+        lines = child.output().strip().splitlines()
+        self.out(f"demo model: {lines[-1] if lines else '?'}")
+
+    def miner_argv(self, miner: MinerInfo, port: int) -> list[str]:
+        return [
+            sys.executable,
+            str(MINER_ENTRY),
+            *self.chain_flags(miner.label),
+            "--axon.ip",
+            HOST,
+            "--axon.port",
+            str(port),
+            "--model.path",
+            "demo",
+            "--model.format",
+            miner.format,
+            "--model.device",
+            "cpu",
+            "--model.max_new_tokens",
+            str(self.settings.max_new_tokens),
+            "--model.max_batch",
+            str(self.settings.tasks),
+            # Local development stake is whatever the bootstrap staked; do not ask for more.
+            "--blacklist.min_stake",
+            "0",
+        ]
+
+    def chain_flags(self, wallet: str) -> list[str]:
+        return [
+            "--wallet.name",
+            wallet,
+            "--wallet.hotkey",
+            HOTKEY,
+            "--wallet.path",
+            str(self.state.wallets),
+            "--netuid",
+            str(self.netuid),
+            "--subtensor.network",
+            "dev",
+            "--devchain.path",
+            str(self.state.devchain),
+            "--devchain.block_time",
+            f"{self.block_time:g}",
+        ]
+
+    async def start_miners(self) -> None:
+        started: list[tuple[MinerInfo, Child, int]] = []
+        for miner in self.miners:
+            port = free_port(HOST)
+            child = await self.supervisor.start(
+                miner.label, self.miner_argv(miner, port), self.state.log(miner.label)
+            )
+            started.append((miner, child, port))
+            self.out(
+                f"{miner.label} starting: uid {miner.uid}, format {miner.format}, {HOST}:{port} "
+                f"(log: {child.log_path})"
+            )
+        for miner, child, port in started:
+            try:
+                seconds = await wait_until(
+                    lambda miner=miner, port=port: self.miner_ready(miner, port),  # type: ignore[misc]
+                    child=child,
+                    within_s=self.settings.start_timeout,
+                )
+            except ChildDied:
+                raise _died_at_start(child, "exited at start") from None
+            except TimeoutError:
+                raise LocalnetError(
+                    f"{miner.label} did not come up within {self.settings.start_timeout:g} s "
+                    f"(raise --start-timeout); last lines of {child.log_path}:\n{child.tail()}"
+                ) from None
+            self.out(f"{miner.label} ready: serving on {HOST}:{port}, axon on chain ({seconds:.0f} s)")
+
+    async def miner_ready(self, miner: MinerInfo, port: int) -> bool:
+        """Ready when its axon on the devchain names the port and the port answers /health."""
+        graph = await asyncio.to_thread(self._devchain.metagraph, self.netuid)
+        axons = (graph or {}).get("axons", [])
+        if miner.uid >= len(axons) or int(axons[miner.uid].get("port") or 0) != port:
+            return False
+        import aiohttp
+
+        timeout = aiohttp.ClientTimeout(total=2.0)
+        async with aiohttp.ClientSession(timeout=timeout) as session:
+            try:
+                async with session.get(f"http://{HOST}:{port}/health") as response:
+                    return response.status == 200
+            except (aiohttp.ClientError, TimeoutError):
+                return False
+
+    def validator_argv(self) -> list[str]:
+        settings = self.settings
+        dashboard_port = settings.dashboard_port
+        if dashboard_port is None:
+            dashboard_port = free_port(HOST)
+        if dashboard_port:
+            self.dashboard_url = f"http://{HOST}:{dashboard_port}/"
+        argv = [
+            sys.executable,
+            str(VALIDATOR_ENTRY),
+            *self.chain_flags("validator"),
+            "--db.url",
+            self.db_url,
+            "--validator.secret_path",
+            str(self.state.secret),
+            "--rounds",
+            str(settings.rounds),
+            "--round.tasks",
+            str(settings.tasks),
+            "--query.timeout",
+            f"{settings.query_timeout:g}",
+            "--scoring.alpha",
+            f"{LOCALNET_ALPHA:g}",
+            # One round's answers are evidence enough on a localnet.
+            "--scoring.min_samples",
+            str(settings.tasks),
+            "--metrics.port",
+            str(free_port(HOST)),
+            "--dashboard.port",
+            str(dashboard_port),
+        ]
+        if _validator_has_flag(WEIGHT_FLOOR_FLAG):
+            argv += [WEIGHT_FLOOR_FLAG, f"{LOCALNET_WEIGHT_FLOOR:g}"]
+        return argv
+
+    async def start_validator(self) -> Child:
+        child = await self.supervisor.start("validator", self.validator_argv(), self.state.log("validator"))
+        where = f", dashboard {self.dashboard_url}" if self.dashboard_url else ""
+        self.out(
+            f"validator starting: uid {self.validator_uid}, {self.settings.rounds} rounds of "
+            f"{self.settings.tasks} tasks per miner{where} (log: {child.log_path})"
+        )
+        return child
+
+    def engine(self) -> Any:
+        if self._engine is None:
+            from subnet.db import create_engine
+
+            self._engine = create_engine(self.db_url)
+        return self._engine
+
+    async def marks(self) -> tuple[int, int]:
+        """The last weight submission and round already in the database (a re-run continues them)."""
+        from sqlalchemy import func, select
+        from sqlalchemy.exc import DBAPIError
+
+        from subnet.db import WeightSubmission, session_factory
+
+        rounds = await last_round_number(self.engine())
+        try:
+            async with session_factory(self.engine())() as session:
+                weights = int(await session.scalar(select(func.max(WeightSubmission.id))) or 0)
+        except DBAPIError:
+            weights = 0
+        return weights, rounds
+
+    def miner_children(self) -> list[Child]:
+        return [child for child in self.supervisor.children if child.name.startswith("miner")]
+
+    async def follow(self, validator: Child, round_mark: int) -> None:
+        """Show the validator's progress until it exits; a miner that dies is reported once."""
+        labels = {miner.hotkey: miner.label for miner in self.miners}
+        watcher = RoundWatcher(self.engine(), labels, round_mark)
+        log = LogFollower(validator.log_path, validator.log_offset)
+        reported: set[str] = set()
+        while True:
+            finished = validator.running is False
+            for line in log.new_lines():
+                shown = progress_line(line)
+                if shown is not None and not shown.startswith(("round ", "weights ok")):
+                    self.out(f"validator: {shown}")
+            for result in await watcher.poll():
+                self.out(f"{result.describe()} [{watcher.finished}/{self.settings.rounds}]")
+            for child in self.miner_children():
+                if not child.running and child.name not in reported:
+                    reported.add(child.name)
+                    self.out(
+                        f"warning: {child.name} exited (code {child.returncode}); it scores 0 from now on; "
+                        f"last lines of {child.log_path}:\n{child.tail(5)}"
+                    )
+            if finished:
+                break
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(validator.process.wait(), timeout=POLL_S)
+        if validator.returncode != 0:
+            if watcher.finished == 0:
+                raise _died_at_start(validator, "stopped before finishing a round")
+            raise _died_at_start(validator, f"stopped after {watcher.finished} rounds")
+        self.out(f"validator finished {watcher.finished} rounds")
+
+    async def settle_epoch(self, weights_mark: int) -> ChainStanding | None:
+        """Wait for (advance the devchain to) the epoch after this run's weights, then read the chain."""
+        accepted, outcomes = await last_weights(self.engine(), weights_mark)
+        if accepted is None:
+            seen = "; ".join(outcomes[-3:]) or "no attempt"
+            self.out(f"no weights were set this run ({seen}); incentive stays as it was")
+        else:
+            graph = await asyncio.to_thread(self._devchain.metagraph, self.netuid)
+            block, last_epoch, tempo = int(graph["block"]), int(graph["last_step"]), int(graph["tempo"])
+            if accepted.block is None or int(accepted.block) >= last_epoch:
+                skip = last_epoch + tempo - block
+                if skip > 0:
+                    await asyncio.to_thread(self._devchain.skip_blocks, skip)
+                self.out(
+                    f"weights set at block {accepted.block}; advanced the devchain {max(skip, 0)} blocks "
+                    f"to the epoch at block {last_epoch + tempo}"
+                )
+        graph = await asyncio.to_thread(self._devchain.metagraph, self.netuid)
+        if graph is None:
+            return None
+        row = await self._devchain.query("SubtensorModule", "Weights", [self.netuid, self.validator_uid])
+        return chain_standing(graph, row or [])
+
+    async def print_leaderboard(self, chain: ChainStanding | None) -> None:
+        rows = with_chain(await database_rows(self.engine(), self.miners), chain)
+        epoch = f" after the epoch at block {chain.last_epoch_block}" if chain is not None else ""
+        print(f"\nleaderboard (netuid {self.netuid}, devchain{epoch}):", flush=True)
+        print(render(rows), flush=True)
+        print(
+            "\nscore: the validator's moving average; valid and per-category: answers right / asked; "
+            "latency: median answer time; weight: the validator's weights on chain; "
+            "incentive: the devchain's",
+            flush=True,
+        )
+        self.out(f"database: {self.db_url}")
+        self.out(f"logs: {self.state.logs}")
+        self.out(f"state: {self.state.root} (run again to continue, --reset to start over)")
+
+    async def close(self) -> None:
+        if self._engine is not None:
+            await self._engine.dispose()
+            self._engine = None
+        if self._devchain is not None:
+            await self._devchain.close()
+            self._devchain = None
+
+
+async def run_localnet(settings: LocalnetSettings, out: Say = say) -> int:
+    """Run the localnet until done or interrupted; every child is stopped before this returns."""
+    localnet = Localnet(settings, out)
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    received: list[int] = []
+
+    def interrupt(signum: int) -> None:
+        received.append(signum)
+        if len(received) == 1 and task is not None:
+            task.cancel()
+        else:  # asked again while stopping: no more grace
+            for child in localnet.supervisor.running():
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(child.pid, signal.SIGKILL)
+
+    handled = (signal.SIGINT, signal.SIGTERM)
+    for signum in handled:
+        loop.add_signal_handler(signum, interrupt, signum)
+    try:
+        return await localnet.run()
+    except asyncio.CancelledError:
+        if not received:
+            raise
+        out(f"{signal.Signals(received[0]).name} received: stopping every process")
+        return EXIT_SIGNAL_BASE + received[0]
+    finally:
+        running = localnet.supervisor.running()
+        if running:
+            names = ", ".join(child.name for child in running)
+            out(f"stopping {names} (up to {settings.grace:g} s, then killed)")
+        await localnet.supervisor.stop_all()
+        await localnet.close()
+        for signum in handled:
+            loop.remove_signal_handler(signum)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        settings = parse_settings(argv)
+    except UsageError as exc:
+        print(f"localnet: error: {exc}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    try:
+        return asyncio.run(run_localnet(settings))
+    except LocalnetError as exc:
+        first, _, rest = str(exc).partition("\n")
+        print(f"localnet: error: {first}", file=sys.stderr)
+        if rest:
+            print(rest, file=sys.stderr)
+        return EXIT_USER_ERROR
+    except KeyboardInterrupt:  # a signal before the handlers were installed
+        return EXIT_SIGNAL_BASE + signal.SIGINT

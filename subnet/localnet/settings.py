@@ -1,0 +1,199 @@
+"""The localnet's flags, parsed into one frozen settings object.
+
+Defaults are chosen so that ``--miners 3 --rounds 2`` finishes in a few minutes on a small CPU
+machine: a short block time and tempo (an epoch every few seconds), few tasks per round and a
+short generation cap for the demo model.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NoReturn
+
+PROG = "python -m subnet.localnet"
+APP_NAME = "toolcall-subnet"
+# Output formats the demo model can be prompted in; `auto` would give every miner the same one.
+DEMO_FORMATS = ("hermes", "pythonic", "json", "codeact")
+DEFAULT_FORMATS = ("hermes", "pythonic", "json")
+MAX_MINERS = 16
+
+
+class UsageError(Exception):
+    """A bad flag or value; one line, exit code 2."""
+
+
+def default_state_dir() -> Path:
+    """``localnet/`` under the user's data directory (beside the neurons' own defaults)."""
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False)) / "localnet"
+
+
+@dataclass(frozen=True)
+class LocalnetSettings:
+    miners: int = 3
+    rounds: int = 2
+    state_dir: Path | None = None  # None: default_state_dir()
+    reset: bool = False
+    block_time: float = 0.5
+    tempo: int = 20
+    tasks: int = 6  # one task of every category of the default mix
+    formats: tuple[str, ...] = DEFAULT_FORMATS
+    max_new_tokens: int = 64
+    query_timeout: float = 120.0
+    db_url: str | None = None  # None: a SQLite file in the state directory
+    dashboard_port: int | None = None  # None: a free port; 0: off
+    start_timeout: float = 300.0
+    grace: float = 15.0
+
+    @property
+    def state_path(self) -> Path:
+        return (self.state_dir or default_state_dir()).expanduser().resolve()
+
+    def format_of(self, index: int) -> str:
+        """The output format of miner ``index`` (0-based): the list, round robin."""
+        return self.formats[index % len(self.formats)]
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see --help)")
+
+
+def _int_at_least(low: int, high: int | None = None) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < low or (high is not None and value > high):
+            bounds = f"{low}..{high}" if high is not None else f">= {low}"
+            raise argparse.ArgumentTypeError(f"expected {bounds}, got {value}")
+        return value
+
+    return parse
+
+
+def _positive_float(high: float) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        if not 0 < value <= high:
+            raise argparse.ArgumentTypeError(f"expected a number in (0, {high:g}], got {text}")
+        return value
+
+    return parse
+
+
+def _formats(text: str) -> tuple[str, ...]:
+    names = tuple(name.strip() for name in text.split(",") if name.strip())
+    unknown = [name for name in names if name not in DEMO_FORMATS]
+    if not names or unknown:
+        raise argparse.ArgumentTypeError(
+            f"unknown format {', '.join(unknown) or '(none)'}; choose from {','.join(DEMO_FORMATS)}"
+        )
+    return names
+
+
+def _port(text: str) -> int:
+    return _int_at_least(0, 65535)(text)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=PROG,
+        description=(
+            "Run the whole subnet on this machine: development wallets, the devchain, one validator "
+            "and N miners (the demo model) on loopback, then a leaderboard."
+        ),
+    )
+    add = parser.add_argument
+    add("--miners", type=_int_at_least(1, MAX_MINERS), default=3, help="miners to run (default 3)")
+    add("--rounds", type=_int_at_least(1), default=2, help="validator rounds to run (default 2)")
+    add(
+        "--state-dir",
+        type=Path,
+        default=None,
+        help="wallets, devchain, database and logs (default: localnet/ in the user data directory)",
+    )
+    add("--reset", action="store_true", help="delete the state directory's contents and start over")
+    add(
+        "--block-time",
+        type=_positive_float(60.0),
+        default=0.5,
+        help="seconds per devchain block when the chain is created (default 0.5)",
+    )
+    add("--tempo", type=_int_at_least(2, 1000), default=20, help="blocks per epoch (default 20)")
+    add(
+        "--tasks",
+        type=_int_at_least(1, 64),
+        default=6,
+        help="tasks per miner per round (default 6: one of each category)",
+    )
+    add(
+        "--formats",
+        type=_formats,
+        default=DEFAULT_FORMATS,
+        help="output formats given to the miners in turn (default hermes,pythonic,json)",
+    )
+    add(
+        "--max-new-tokens",
+        type=_int_at_least(16, 4096),
+        default=64,
+        help="generation cap of the demo model (default 64)",
+    )
+    add(
+        "--query-timeout",
+        type=_positive_float(3600.0),
+        default=120.0,
+        help="seconds a miner has to answer one task (default 120: CPUs are slow)",
+    )
+    add("--db.url", dest="db_url", default=None, help="validator database (default: SQLite in the state dir)")
+    add(
+        "--dashboard.port",
+        dest="dashboard_port",
+        type=_port,
+        default=None,
+        help="validator dashboard port (default: a free port; 0 turns it off)",
+    )
+    add(
+        "--start-timeout",
+        type=_positive_float(3600.0),
+        default=300.0,
+        help="seconds a miner may take to load its model and come up (default 300)",
+    )
+    add(
+        "--grace",
+        type=_positive_float(600.0),
+        default=15.0,
+        help="seconds children get to stop after SIGTERM before they are killed (default 15)",
+    )
+    return parser
+
+
+def parse_settings(argv: Sequence[str] | None = None) -> LocalnetSettings:
+    try:
+        args = build_parser().parse_args(argv)
+    except argparse.ArgumentTypeError as exc:  # raised by a type= parser outside argparse's own handling
+        raise UsageError(str(exc)) from None
+    return LocalnetSettings(
+        miners=args.miners,
+        rounds=args.rounds,
+        state_dir=args.state_dir,
+        reset=args.reset,
+        block_time=args.block_time,
+        tempo=args.tempo,
+        tasks=args.tasks,
+        formats=args.formats,
+        max_new_tokens=args.max_new_tokens,
+        query_timeout=args.query_timeout,
+        db_url=args.db_url,
+        dashboard_port=args.dashboard_port,
+        start_timeout=args.start_timeout,
+        grace=args.grace,
+    )
