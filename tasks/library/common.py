@@ -162,7 +162,6 @@ CURRENCY = Pick(
     ),
     vague=("my local currency", "the other currency"),
 )
-CURRENCY_CODES = ("USD", "EUR", "GBP", "JPY", "CHF", "CAD", "AUD", "INR", "MXN", "SEK")
 
 _STREETS = (
     "Oak",
@@ -327,7 +326,6 @@ def _enum_values(options: tuple[Option, ...]) -> tuple[str, ...]:
 __all__ = [
     "CITY",
     "CURRENCY",
-    "CURRENCY_CODES",
     "DIRECTORY",
     "EMAIL",
     "HANDLE",
