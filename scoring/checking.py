@@ -8,7 +8,7 @@ too (:func:`_components`).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, cast
 
@@ -321,12 +321,22 @@ def expected_calls(possible_answer: Any) -> list[tuple[str, Mapping[str, Sequenc
 class _Task:
     functions: dict[str, Mapping[str, Any]]
     expected: list[tuple[str, Mapping[str, Sequence[Any]]]]
+    checked: dict[tuple[int, int], _Error | None] = field(default_factory=dict)
 
     def schema(self, name: str) -> Mapping[str, Any]:
         function = self.functions.get(name)
         if function is None:
             raise ValueError(f"the expected function {name!r} is not among the functions")
         return function
+
+    def error(self, calls: list[Call], output: int, expected: int) -> _Error | None:
+        """check_call of output call ``output`` against expected call ``expected``, computed once
+        per check (the category checker and the partial credit share the results)."""
+        key = (output, expected)
+        if key not in self.checked:
+            name, params = self.expected[expected]
+            self.checked[key] = check_call(calls[output], self.schema(name), params)
+        return self.checked[key]
 
 
 # ---- categories -------------------------------------------------------------------------------
@@ -344,8 +354,7 @@ def _single_checker(count_error: str) -> Callable[[list[Call], _Task], _Error | 
         wanted = 1 if count_error.startswith("simple") else len(task.expected)
         if len(calls) != wanted:
             return _Error(count_error, "expected %s call(s), got %s", wanted, len(calls))
-        name, params = task.expected[0]
-        return check_call(calls[0], task.schema(name), params)
+        return task.error(calls, 0, 0)
 
     return check_single
 
@@ -360,20 +369,14 @@ def _check_parallel(calls: list[Call], task: _Task) -> _Error | None:
         return _Error(
             "parallel_function_checker_no_order:wrong_count", "expected %s calls, got %s", size, len(calls)
         )
-    schemas = [task.schema(name) for name, _ in task.expected]
-    known: dict[tuple[int, int], _Error | None] = {}
     for index in range(size):  # the common case first: the calls in the expected order
-        known[index, index] = check_call(calls[index], schemas[index], task.expected[index][1])
-        if known[index, index] is not None:
+        if task.error(calls, index, index) is not None:
             break
     else:
         return None
 
     def error(expected: int, output: int) -> _Error | None:
-        key = (expected, output)
-        if key not in known:
-            known[key] = check_call(calls[output], schemas[expected], task.expected[expected][1])
-        return known[key]
+        return task.error(calls, output, expected)
 
     owner = [-1] * size  # output index -> expected index
 
@@ -505,9 +508,8 @@ def _components(calls: list[Call], task: _Task) -> dict[str, float]:
     left_expected = []
     names_right = 0
     credit = 0.0
-    for j, (name, params) in enumerate(task.expected):
-        function = task.schema(name)
-        exact = next((i for i in free_outputs if check_call(calls[i], function, params) is None), None)
+    for j in range(len(task.expected)):
+        exact = next((i for i in free_outputs if task.error(calls, i, j) is None), None)
         if exact is None:
             left_expected.append(j)
         else:

@@ -107,9 +107,11 @@ def _arguments(raw: Any, limits: Limits, from_json: bool) -> dict[str, Any]:
         from_json = True
     if not isinstance(raw, dict):
         raise DecodeError(f"arguments must be an object, got {type(raw).__name__}")
+    if from_json:  # json.loads made it: string keys, plain values
+        return raw
     if not all(isinstance(key, str) for key in raw):
         raise DecodeError("argument names must be strings")
-    return raw if from_json else _plain(raw, 1, limits)
+    return _plain(raw, 1, limits)
 
 
 def _call_from_mapping(item: Mapping[str, Any], limits: Limits, from_json: bool) -> Call:
@@ -121,7 +123,11 @@ def _call_from_mapping(item: Mapping[str, Any], limits: Limits, from_json: bool)
             name = item[name_key]
             if not isinstance(name, str):
                 raise DecodeError(f"the {name_key!r} of a call must be a string")
-            raw = next((item[key] for key in argument_keys if key in item), None)
+            raw = None
+            for key in argument_keys:
+                if key in item:
+                    raw = item[key]
+                    break
             return Call(name, _arguments(raw, limits, from_json))
     raise DecodeError("object is not a call: no 'name', 'function' or 'tool' key")
 
@@ -179,9 +185,9 @@ def _expression_calls(node: ast.expr, reader: LiteralReader) -> list[Call]:
     if isinstance(node, ast.List | ast.Tuple):
         if all(isinstance(element, ast.Call) for element in node.elts):
             return [reader.call(element) for element in node.elts if isinstance(element, ast.Call)]
-        return calls_from_objects(reader.value(node, 0), reader.limits, from_json=True)
+        return calls_from_objects(reader.value(node, 0), reader.limits, from_json=False)
     if isinstance(node, ast.Dict):  # a python-literal rendering of a JSON call object
-        return calls_from_objects(reader.value(node, 0), reader.limits, from_json=True)
+        return calls_from_objects(reader.value(node, 0), reader.limits, from_json=False)
     raise DecodeError(f"{type(node).__name__} is not a call")
 
 
