@@ -20,6 +20,7 @@ import asyncio
 import json
 import math
 import secrets
+import shlex
 import sys
 import time
 from collections import Counter
@@ -59,6 +60,7 @@ class EvaluateSettings:
     seed: int = 0
     categories: tuple[str, ...] = ()  # empty: the generator's default mix
     concurrency: int = 8
+    rate: float | None = None  # requests started per second at most; None: no pacing
     timeout_s: float = 60.0
     api_key: str | None = None
     model: str | None = None  # None: ask the endpoint's /v1/models, else send ""
@@ -165,6 +167,12 @@ def build_parser(categories: Sequence[str] = ()) -> argparse.ArgumentParser:
         "--concurrency", type=_positive_int, default=8, help="requests in flight at once (default 8)"
     )
     parser.add_argument(
+        "--rate",
+        type=_positive_float,
+        default=None,
+        help="start at most this many requests per second (a miner limits each caller; default: no limit)",
+    )
+    parser.add_argument(
         "--timeout", type=_positive_float, default=60.0, help="seconds per request (default 60)"
     )
     parser.add_argument("--api-key", default=None, help="sent as 'Authorization: Bearer KEY'")
@@ -215,6 +223,7 @@ def parse_settings(argv: Sequence[str] | None, categories: Sequence[str] = ()) -
         seed=args.seed if args.seed is not None else secrets.randbelow(2**31),
         categories=tuple(dict.fromkeys(args.category)),
         concurrency=args.concurrency,
+        rate=args.rate,
         timeout_s=args.timeout,
         api_key=args.api_key,
         model=args.model,
@@ -268,6 +277,18 @@ class EndpointClient:
         if urlsplit(settings.endpoint).query:
             self._path += "?" + urlsplit(settings.endpoint).query
         self._session: aiohttp.ClientSession | None = None
+        self._pace_lock = asyncio.Lock()
+        self._next_start = 0.0
+
+    async def _paced(self) -> None:
+        """Wait for this request's start slot when --rate is set (slots 1/rate seconds apart)."""
+        if self._settings.rate is None:
+            return
+        async with self._pace_lock:
+            now = time.monotonic()
+            start = max(now, self._next_start)
+            self._next_start = start + 1.0 / self._settings.rate
+        await asyncio.sleep(start - now)
 
     async def __aenter__(self) -> EndpointClient:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
@@ -350,6 +371,7 @@ class EndpointClient:
     async def complete(self, body: dict[str, Any]) -> EndpointAnswer:
         """POST one chat completion; never raises for the endpoint's faults."""
         payload = json.dumps(body).encode()
+        await self._paced()
         started = time.perf_counter()
 
         def answer(status: str, detail: str = "", message: dict[str, Any] | None = None) -> EndpointAnswer:
@@ -574,10 +596,32 @@ class EvaluationReport:
     category_mean_accuracy: float  # BFCL-style: the unweighted mean of the category accuracies
     error_types: dict[str, int]
     statuses: dict[str, int]
+    rerun: str = ""  # the command that repeats this run (same tasks, same surfaces)
     tasks: list[TaskResult] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def rerun_command(settings: EvaluateSettings) -> str:
+    """The command line that repeats a run: same endpoint, tasks and signing (never the API key)."""
+    parts = [PROG, "--endpoint", settings.endpoint, "--n", str(settings.n), "--seed", str(settings.seed)]
+    for category in settings.categories:
+        parts += ["--category", category]
+    optional = {
+        "--model": settings.model,
+        "--rate": None if settings.rate is None else f"{settings.rate:g}",
+        "--wallet.name": settings.wallet_name,
+        "--wallet.hotkey": settings.wallet_hotkey if settings.wallet_name else None,
+        "--wallet.path": str(settings.wallet_path) if settings.wallet_path else None,
+        "--miner-hotkey": settings.receiver_hotkey,
+    }
+    for flag, value in optional.items():
+        if value is not None:
+            parts += [flag, value]
+    if settings.api_key:
+        parts += ["--api-key", "..."]
+    return " ".join(shlex.quote(part) for part in parts)
 
 
 def summarise(
@@ -601,6 +645,7 @@ def summarise(
         ),
         error_types=dict(errors.most_common()),
         statuses=dict(Counter(r.status for r in results).most_common()),
+        rerun=rerun_command(settings),
         tasks=list(results),
     )
 
@@ -661,7 +706,7 @@ def render_table(report: EvaluationReport) -> str:
         out.extend(f"  {name.ljust(width)}  {count}" for name, count in report.error_types.items())
     else:
         out.append("error types: none")
-    out.append(f"rerun: {PROG} --endpoint {report.endpoint} --n {report.n} --seed {report.seed}")
+    out.append(f"rerun: {report.rerun}")
     return "\n".join(out)
 
 
@@ -677,6 +722,7 @@ def render_markdown(report: EvaluationReport) -> str:
         out.append("| " + " | ".join(row) + " |")
     out.append("")
     out.append(f"Category mean accuracy (BFCL-style): {report.category_mean_accuracy:.1%}")
+    out.append(f"Rerun: `{report.rerun}`")
     if report.error_types:
         out.extend(["", "| error type | count |", "|---|---:|"])
         out.extend(f"| `{name}` | {count} |" for name, count in report.error_types.items())

@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,7 @@ class StandInServer:
         self.policy = policy
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.arrivals: list[float] = []
         self.url = ""
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
@@ -59,6 +61,7 @@ class StandInServer:
         body = await request.json()
         self.requests.append(body)
         self.headers.append(dict(request.headers))
+        self.arrivals.append(time.monotonic())
         task = self.tasks_by_key[task_key(body["messages"], body["tools"])]
         status, payload, delay = self.policy(task, len(self.requests))
         if delay:
@@ -265,6 +268,7 @@ def test_category_filter_and_markdown(capsys: pytest.CaptureFixture[str]) -> Non
     out = capsys.readouterr().out
     assert "| simple | 12 | 100.0% |" in out
     assert "| overall | 12 | 100.0% |" in out
+    assert f"--n 12 --seed {SEED} --category simple`" in out  # the rerun line keeps the filter
 
 
 def test_transport_failures_are_counted_not_fatal(capsys: pytest.CaptureFixture[str]) -> None:
@@ -454,3 +458,13 @@ def test_ctrl_c_reports_the_tasks_that_finished() -> None:
     assert "interrupted after 3/10 tasks" in err
     report = json.loads(out)
     assert report["n"] == 3 and len(report["tasks"]) == 3
+
+
+def test_rate_paces_request_starts(capsys: pytest.CaptureFixture[str]) -> None:
+    chosen = settings("http://unused", n=6)
+    with StandInServer(tasks_for(chosen), right_or_wrong) as server:
+        argv = ["--endpoint", server.url, "--n", "6", "--seed", str(SEED), "--concurrency", "6"]
+        assert evaluate.main([*argv, "--rate", "10"]) == 0
+    # Six starts at most 10 per second span at least half a second (a lower bound: robust to load).
+    assert server.arrivals[-1] - server.arrivals[0] >= 0.45
+    assert "--rate 10" in capsys.readouterr().out
