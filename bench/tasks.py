@@ -7,7 +7,7 @@ counted over ``--rounds`` rounds of ``--round-size`` tasks with HMAC-derived rou
 the validator derives them: exact repeats of (normalised request text, tool names), and of the
 request text alone.
 
-    .venv/bin/python bench/tasks.py [--tasks 20000] [--rounds 100] [--round-size 64]
+    .venv/bin/python bench/tasks.py [--tasks 20000] [--rounds 100] [--round-size 64] [--cpu N]
 """
 
 from __future__ import annotations
@@ -29,12 +29,15 @@ _SECRET = b"bench-secret"
 _BLOCK = "0x" + "5e" * 32
 
 
-def _pin_to_one_core() -> str:
+def _pin_to_one_core(core: int | None) -> str:
     if not hasattr(os, "sched_setaffinity"):
         return "not pinned (no sched_setaffinity)"
-    core = min(os.sched_getaffinity(0))
-    os.sched_setaffinity(0, {core})
-    return f"pinned to CPU {core}"
+    allowed = os.sched_getaffinity(0)
+    chosen = min(allowed) if core is None else core
+    if chosen not in allowed:
+        raise SystemExit(f"error: CPU {chosen} is not available (allowed: {sorted(allowed)})")
+    os.sched_setaffinity(0, {chosen})
+    return f"pinned to CPU {chosen}"
 
 
 def _normalised(text: str) -> str:
@@ -92,9 +95,10 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="throughput repeats (median reported)")
     parser.add_argument("--rounds", type=int, default=100, help="rounds for the repeat count")
     parser.add_argument("--round-size", type=int, default=64, help="tasks per round")
+    parser.add_argument("--cpu", type=int, default=None, help="CPU to pin to (default: the lowest allowed)")
     args = parser.parse_args()
 
-    pinning = _pin_to_one_core()
+    pinning = _pin_to_one_core(args.cpu)
     reference = reference_loop_us()
     wall_rates, cpu_rates = throughput(args.tasks, args.round_size, args.repeats)
     print(f"task generation, {pinning}, {args.tasks} tasks + 1 variant each, {args.repeats} repeats")
