@@ -468,3 +468,81 @@ def test_rate_paces_request_starts(capsys: pytest.CaptureFixture[str]) -> None:
     # Six starts at most 10 per second span at least half a second (a lower bound: robust to load).
     assert server.arrivals[-1] - server.arrivals[0] >= 0.45
     assert "--rate 10" in capsys.readouterr().out
+
+
+async def _wait_healthy(url: str, process: subprocess.Popen[str], deadline_s: float) -> None:
+    import aiohttp
+
+    deadline = time.monotonic() + deadline_s
+    async with aiohttp.ClientSession() as session:
+        while time.monotonic() < deadline:
+            assert process.poll() is None, f"the miner exited early: {process.communicate()[1][-2000:]}"
+            try:
+                async with session.get(url + "/health", timeout=aiohttp.ClientTimeout(total=2)) as response:
+                    if response.status == 200:
+                        return
+            except aiohttp.ClientError:
+                pass
+            await asyncio.sleep(0.3)
+    raise AssertionError("the miner did not become healthy in time")
+
+
+def test_end_to_end_through_a_miner_process_on_the_devchain(
+    tmp_path: Path, unused_tcp_port: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """bootstrap (devchain) -> neurons/miner.py (openai backend) -> stand-in engine; evaluate signs."""
+    if not (ROOT / "neurons" / "miner.py").is_file():
+        pytest.skip("neurons/miner.py has not landed")
+    from subnet.bootstrap import BootstrapSettings, bootstrap
+
+    chain_path, wallets = tmp_path / "chain.sqlite", tmp_path / "wallets"
+    asyncio.run(
+        bootstrap(
+            BootstrapSettings(
+                network="dev", devchain_path=chain_path, wallet_path=wallets, miners=("miner1",)
+            ),
+            log=lambda _line: None,
+        )
+    )
+    chosen = settings("http://unused", n=20)
+    with StandInServer(tasks_for(chosen), right_or_wrong) as engine:
+        miner_url = f"http://127.0.0.1:{unused_tcp_port}"
+        command = [
+            sys.executable,
+            "neurons/miner.py",
+            "--wallet.name",
+            "miner1",
+            "--wallet.path",
+            str(wallets),
+        ]
+        command += ["--subtensor.network", "dev", "--devchain.path", str(chain_path), "--netuid", "1"]
+        command += [
+            "--axon.ip",
+            "127.0.0.1",
+            "--axon.port",
+            str(unused_tcp_port),
+            "--axon.external_ip",
+            "127.0.0.1",
+        ]
+        command += ["--model.backend", "openai", "--model.base_url", engine.url + "/v1"]
+        command += ["--blacklist.min_stake", "0"]
+        miner = subprocess.Popen(
+            command,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            asyncio.run(_wait_healthy(miner_url, miner, deadline_s=90))
+            argv = ["--endpoint", miner_url, "--n", "20", "--seed", str(SEED), "--json", "--rate", "8"]
+            code = evaluate.main([*argv, "--wallet.name", "validator", "--wallet.path", str(wallets)])
+        finally:
+            miner.terminate()
+            miner.communicate(timeout=30)
+    assert code == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["statuses"] == {"ok": 20}
+    for category, accuracy in expected_accuracy(list(tasks_for(chosen).values())).items():
+        assert report["categories"][category]["accuracy"] == accuracy
