@@ -7,7 +7,8 @@ permit are checked for real; only the model is replaced by a personality. The
 observer hook) so that honest personalities can answer correctly; nothing in
 the validator reads it.
 
-Personalities (a registry: adding one is adding an entry): ``right``,
+Personalities (a registry: adding one is adding an entry): ``plausible``
+(calls the first tool with placeholder values; no answer key needed), ``right``,
 ``right70``, ``right40``, ``slow`` (right, but late), ``timeout`` (never answers
 in time), ``garbage`` (text that is no call), ``crash`` (answers a few, then
 its server dies), ``huge`` (a 10 MB answer), ``relay`` (copies another
@@ -231,7 +232,39 @@ async def _relay(request: ChatCompletionRequest, ctx: MinerContext) -> ChatCompl
     return _response(_tool_call_message(correct_tool_calls(victim_variant.expected)))
 
 
+_PLACEHOLDER_BY_TYPE: dict[str, Any] = {
+    "string": "value",
+    "integer": 1,
+    "number": 1.5,
+    "float": 1.5,
+    "boolean": True,
+    "array": [],
+    "object": {},
+    "dict": {},
+}
+
+
+async def _plausible(request: ChatCompletionRequest, ctx: MinerContext) -> ChatCompletionResponse:
+    """Calls the first offered tool with placeholder values, after ``delay_s`` (needs no answer key)."""
+    await asyncio.sleep(float(ctx.params.get("delay_s", 0.0)))
+    if not request.tools:
+        return _response(AssistantMessage(content="No tool fits."))
+    function = request.tools[0].function
+    properties = function.parameters.get("properties", {})
+    arguments = {
+        name: _PLACEHOLDER_BY_TYPE.get(str(properties.get(name, {}).get("type")), "value")
+        for name in function.parameters.get("required", [])
+    }
+    call = {
+        "id": "call_0",
+        "type": "function",
+        "function": {"name": function.name, "arguments": json.dumps(arguments)},
+    }
+    return _response(_tool_call_message([call]))
+
+
 PERSONALITIES: dict[str, Personality] = {
+    "plausible": _plausible,
     "right": _accurate(1.0),
     "right70": _accurate(0.7),
     "right40": _accurate(0.4),

@@ -1,0 +1,244 @@
+"""Benchmark of one validator round: 256 simulated miners answering after 200 ms, 8 tasks each.
+
+The miners (the transport's real signed miner app, "plausible" personality: a call
+to the first offered tool after ``--delay`` seconds) run in a child process; the
+validator runs here against a devchain subnet where they are registered and
+served, on SQLite and on a throwaway PostgreSQL (skipped when the binaries are
+missing). Printed per backend: the round's wall time, the time beyond the slowest
+miner (wall time minus the longest single query), validator CPU per response by
+stage, and the validator process's peak RSS.
+
+CPU per stage: generate, variant and score are measured around the synchronous
+code that does them; "query + store" is the rest of the round's process CPU
+(signing, HTTP, parsing, SQL, the SQLite driver's thread, the event loop itself):
+the two interleave on one loop and cannot be told apart by a clock. The store's
+wall time (batched inserts, mostly while slow miners are still answering) is
+printed beside it. PostgreSQL's own server processes are not counted.
+
+    .venv/bin/python bench/validator.py [--miners 256] [--tasks 8] [--delay 0.2] [--backends sqlite,postgres]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
+
+from subnet.config import (
+    ChainRetrySettings,
+    DbSettings,
+    DevchainSettings,
+    MetricsSettings,
+    QuerySettings,
+    RoundSettings,
+    ScoringSettings,
+    SubtensorSettings,
+    ValidatorKeySettings,
+    ValidatorSettings,
+    WalletSettings,
+    WeightsSettings,
+)
+from subnet.validator.rounds import RoundReport
+
+MINER_URI = "//BenchMiner/{}"
+
+
+# --- the child: a farm of simulated miners ------------------------------------------------------
+
+
+async def serve_farm(args: argparse.Namespace) -> None:
+    from subnet.devchain import dev_keypair
+    from subnet.transport import DirectoryEntry
+    from subnet.validator.simulation import AnswerKey, start_simulated_miner
+
+    validators = [DirectoryEntry(uid=args.validator_uid, hotkey=args.validator_hotkey, stake=1000.0)]
+    key = AnswerKey()
+    miners = []
+    for index in range(args.miners):
+        miners.append(
+            await start_simulated_miner(
+                name=f"bench-{index}",
+                personality="plausible",
+                keypair=dev_keypair(MINER_URI.format(index)),
+                validators=validators,
+                key=key,
+                params={"delay_s": args.delay},
+            )
+        )
+    ports = {miner.hotkey: miner.port for miner in miners}
+    await asyncio.to_thread(Path(args.out).write_text, json.dumps(ports))
+    await asyncio.Event().wait()  # served until the parent terminates us
+
+
+# --- the parent: the validator ------------------------------------------------------------------
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kB on Linux
+
+
+def settings_for(root: Path, netuid: int, db_url: str, args: argparse.Namespace) -> ValidatorSettings:
+    return ValidatorSettings(
+        netuid=netuid,
+        subtensor=SubtensorSettings(network="dev"),
+        devchain=DevchainSettings(path=root / "devchain.sqlite", block_time=1.0),
+        wallet=WalletSettings(name="validator", hotkey="default", path=root / "wallets"),
+        chain=ChainRetrySettings(retries=1, backoff_base=0.05, backoff_max=0.1, timeout=30.0),
+        db=DbSettings(url=db_url),
+        scoring=ScoringSettings(alpha=0.1, min_samples=8),
+        round=RoundSettings(tasks=args.tasks, interval=60.0),
+        # Every query of the round in flight at once: the round then lasts as long as its slowest miner.
+        query=QuerySettings(timeout=30.0, concurrency=args.miners * args.tasks),
+        weights=WeightsSettings(interval=None),
+        validator=ValidatorKeySettings(secret_path=root / "validator.secret"),
+        metrics=MetricsSettings(port=0),
+    )
+
+
+async def one_round(settings: ValidatorSettings) -> tuple[RoundReport, float]:
+    from subnet.chain import ChainClient
+    from subnet.config import load_wallet
+    from subnet.validator.node import Validator, ValidatorOptions
+
+    wallet = load_wallet(settings.wallet)
+    chain = ChainClient.from_settings(settings, wallet)
+    validator = Validator(
+        settings, wallet=wallet, chain=chain, options=ValidatorOptions(install_signal_handlers=False)
+    )
+    await validator.start()
+    try:
+        await validator.sync_metagraph()
+        rss_before = psutil.Process().memory_info().rss / 2**20
+        report = await validator.run_round()
+    finally:
+        await validator.close()
+        await chain.close()
+    return report, rss_before
+
+
+def print_report(backend: str, report: RoundReport, rss_before: float, peak: float) -> None:
+    responses = max(report.n_responses, 1)
+    clock = report.clock.cpu
+    query_and_store = max(0.0, report.cpu_s - sum(clock.values()))
+    per_miner = report.n_responses // max(report.n_miners, 1)
+    print(f"[{backend}] one round: {report.n_miners} miners x {per_miner} tasks")
+    print(f"  responses           {report.n_responses}  ({dict(report.statuses)})")
+    print(f"  wall time           {report.wall_s:.3f} s (queries {report.query_wall_s:.3f} s)")
+    print(f"  slowest miner       {report.slowest_response_s:.3f} s")
+    print(f"  beyond the slowest  {report.wall_s - report.slowest_response_s:.3f} s")
+    print(
+        f"  validator CPU (process) {report.cpu_s:.3f} s = {1e3 * report.cpu_s / responses:.3f} ms per response"
+    )
+    for stage in ("generate", "variant", "score"):
+        print(f"    {stage:<15} {1e3 * clock[stage] / responses:8.3f} ms per response")
+    print(
+        f"    query + store   {1e3 * query_and_store / responses:8.3f} ms per response (the rest of the CPU)"
+    )
+    store_ms = 1e3 * report.clock.store_wall / responses
+    print(f"    store (wall)    {store_ms:8.3f} ms per response, overlapping the queries")
+    print(f"  RSS                 {rss_before:.0f} MB before the round, peak {peak:.0f} MB")
+
+
+async def bench(args: argparse.Namespace) -> None:
+    from subnet.db import sqlite_url, upgrade
+    from subnet.devchain import DevChain, dev_keypair
+    from subnet.validator.simulation import build_dev_subnet, serve_on_devchain
+    from subnet.wallets import create_dev_wallet
+
+    root = Path(tempfile.mkdtemp(prefix="bench-validator-"))
+    created = create_dev_wallet("validator", "default", root / "wallets")
+    devchain = DevChain(root / "devchain.sqlite", block_time=1.0)
+    hotkeys = [dev_keypair(MINER_URI.format(index)).ss58_address for index in range(args.miners)]
+    subnet = build_dev_subnet(
+        devchain,
+        validator_hotkey=created.hotkey_ss58,
+        validator_coldkey=created.coldkey_ss58,
+        miner_hotkeys=hotkeys,
+    )
+    ports_file = root / "ports.json"
+    farm = subprocess.Popen(  # noqa: ASYNC220 (started once, before anything is timed)
+        [
+            sys.executable,
+            __file__,
+            "farm",
+            f"--miners={args.miners}",
+            f"--delay={args.delay}",
+            f"--validator-hotkey={created.hotkey_ss58}",
+            f"--validator-uid={subnet.validator_uid}",
+            f"--out={ports_file}",
+        ]
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not ports_file.exists():
+            if farm.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit("the miner farm did not start")
+            await asyncio.sleep(0.1)
+        for hotkey, port in json.loads(ports_file.read_text()).items():
+            serve_on_devchain(devchain, subnet.netuid, hotkey, "127.0.0.1", int(port))
+        print(
+            f"{args.miners} simulated miners answering after {args.delay * 1e3:.0f} ms; {os.cpu_count()} CPUs"
+        )
+
+        for backend in args.backends.split(","):
+            if backend == "sqlite":
+                url = sqlite_url(root / "validator.sqlite")
+                cluster = None
+            else:
+                from subnet.db.pgcluster import PostgresUnavailable, create_database, start_cluster
+
+                try:
+                    cluster = start_cluster()
+                except PostgresUnavailable as exc:
+                    print(f"[postgres] skipped: {exc}")
+                    continue
+                url = create_database(cluster, "bench")
+                await upgrade(url)
+            try:
+                report, rss_before = await one_round(settings_for(root, subnet.netuid, url, args))
+                print_report(backend, report, rss_before, peak_rss_mb())
+            finally:
+                if cluster is not None:
+                    cluster.stop()
+    finally:
+        farm.terminate()
+        farm.wait(timeout=30)
+        await devchain.close()
+
+
+def main() -> None:
+    # bench/ holds tasks.py and scoring.py benchmarks that would shadow the packages of those names.
+    here = Path(__file__).resolve().parent
+    sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != here]
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    sub = parser.add_subparsers(dest="command")
+    farm = sub.add_parser("farm", help="(internal) serve the simulated miners")
+    farm.add_argument("--miners", type=int, required=True)
+    farm.add_argument("--delay", type=float, required=True)
+    farm.add_argument("--validator-hotkey", required=True)
+    farm.add_argument("--validator-uid", type=int, required=True)
+    farm.add_argument("--out", required=True)
+    parser.add_argument("--miners", type=int, default=256)
+    parser.add_argument("--tasks", type=int, default=8)
+    parser.add_argument("--delay", type=float, default=0.2)
+    parser.add_argument("--backends", default="sqlite,postgres")
+    args = parser.parse_args()
+    if args.command == "farm":
+        asyncio.run(serve_farm(args))
+    else:
+        asyncio.run(bench(args))
+
+
+if __name__ == "__main__":
+    main()
