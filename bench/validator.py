@@ -8,8 +8,10 @@ missing). Printed per backend: the round's wall time, the time beyond the slowes
 miner (wall time minus the longest single query), validator CPU per response by
 stage, and the validator process's peak RSS.
 
-CPU per stage: generate, variant and score are measured around the synchronous
-code that does them; "query + store" is the rest of the round's process CPU
+CPU per stage: generate, variant and score are the wall time of the synchronous
+code that does them (equal to its CPU on an idle machine; reading the process CPU
+clock per response costs more than scoring on a busy VM); "query + store" is the
+rest of the round's process CPU
 (signing, HTTP, parsing, SQL, the SQLite driver's thread, the event loop itself):
 the two interleave on one loop and cannot be told apart by a clock. The store's
 wall time (batched inserts, mostly while slow miners are still answering) is
@@ -135,9 +137,8 @@ def print_report(backend: str, report: RoundReport, rss_before: float, peak: flo
     print(f"  wall time           {report.wall_s:.3f} s (queries {report.query_wall_s:.3f} s)")
     print(f"  slowest miner       {report.slowest_response_s:.3f} s")
     print(f"  beyond the slowest  {report.wall_s - report.slowest_response_s:.3f} s")
-    print(
-        f"  validator CPU (process) {report.cpu_s:.3f} s = {1e3 * report.cpu_s / responses:.3f} ms per response"
-    )
+    cpu_ms = 1e3 * report.cpu_s / responses
+    print(f"  validator CPU       {report.cpu_s:.3f} s of process CPU = {cpu_ms:.3f} ms per response")
     for stage in ("generate", "variant", "score"):
         print(f"    {stage:<15} {1e3 * clock[stage] / responses:8.3f} ms per response")
     print(
