@@ -266,8 +266,8 @@ class RoundRunner:
             query_wall = time.perf_counter() - query_started
             await writer.close()
         except BaseException:
-            for task in in_flight:
-                task.cancel()
+            for query in in_flight:
+                query.cancel()
             await asyncio.gather(*in_flight, return_exceptions=True)
             await writer.abort()
             raise
