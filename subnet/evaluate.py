@@ -135,6 +135,13 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _temperature(text: str) -> float:
+    value = float(text)
+    if not 0.0 <= value <= 2.0:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 2, got {text}")
+    return value
+
+
 def build_parser(categories: Sequence[str] = ()) -> argparse.ArgumentParser:
     """The command line; `categories` (when known) are the choices of --category."""
     parser = _OneLineParser(
@@ -147,43 +154,63 @@ def build_parser(categories: Sequence[str] = ()) -> argparse.ArgumentParser:
     parser.add_argument(
         "--endpoint",
         required=True,
-        help="server root, .../v1, or the full .../v1/chat/completions URL (plain HTTP, unsigned)",
+        metavar="URL",
+        help="server root, .../v1, or the full .../v1/chat/completions URL "
+        "(plain HTTP; signed with --wallet.name)",
     )
-    parser.add_argument("--n", type=_positive_int, default=200, help="number of tasks (default 200)")
+    parser.add_argument(
+        "--n", type=_positive_int, default=200, metavar="N", help="number of tasks (default 200)"
+    )
     parser.add_argument(
         "--seed",
         type=int,
         default=None,
+        metavar="S",
         help="task-set seed (default: a random one, printed so the run can be repeated)",
     )
     parser.add_argument(
         "--category",
         action="append",
         default=[],
+        metavar="C",
         choices=list(categories) or None,
-        help="only this task category (repeatable); default: the validator's mix",
+        help="only this task category (repeatable"
+        + (f"; one of {', '.join(categories)}" if categories else "")
+        + "); default: the validator's mix",
     )
     parser.add_argument(
-        "--concurrency", type=_positive_int, default=8, help="requests in flight at once (default 8)"
+        "--concurrency",
+        type=_positive_int,
+        default=8,
+        metavar="K",
+        help="requests in flight at once (default 8)",
     )
     parser.add_argument(
         "--rate",
         type=_positive_float,
         default=None,
+        metavar="R",
         help="start at most this many requests per second (a miner limits each caller; default: no limit)",
     )
     parser.add_argument(
-        "--timeout", type=_positive_float, default=60.0, help="seconds per request (default 60)"
+        "--timeout", type=_positive_float, default=60.0, metavar="T", help="seconds per request (default 60)"
     )
-    parser.add_argument("--api-key", default=None, help="sent as 'Authorization: Bearer KEY'")
+    parser.add_argument("--api-key", default=None, metavar="KEY", help="sent as 'Authorization: Bearer KEY'")
     parser.add_argument(
         "--model",
         default=None,
+        metavar="NAME",
         help="model name to request (default: the first one the endpoint lists at /v1/models)",
     )
-    parser.add_argument("--max-tokens", type=_positive_int, default=512, help="per answer (default 512)")
     parser.add_argument(
-        "--temperature", type=float, default=0.0, help="sampling temperature (default 0: greedy)"
+        "--max-tokens", type=_positive_int, default=512, metavar="N", help="per answer (default 512)"
+    )
+    parser.add_argument(
+        "--temperature",
+        type=_temperature,
+        default=0.0,
+        metavar="X",
+        help="sampling temperature (default 0: greedy)",
     )
     parser.add_argument(
         "--format",
@@ -198,12 +225,16 @@ def build_parser(categories: Sequence[str] = ()) -> argparse.ArgumentParser:
         "With --wallet.name, every request is signed with that wallet's hotkey (bt.http_auth) "
         "for the miner's hotkey, read from the miner's /health unless --miner-hotkey is given.",
     )
-    signing.add_argument("--wallet.name", dest="wallet_name", default=None, help="wallet that signs")
-    signing.add_argument("--wallet.hotkey", dest="wallet_hotkey", default="default", help="its hotkey")
     signing.add_argument(
-        "--wallet.path", dest="wallet_path", type=Path, default=None, help="wallets directory"
+        "--wallet.name", dest="wallet_name", default=None, metavar="NAME", help="wallet that signs"
     )
-    signing.add_argument("--miner-hotkey", default=None, help="the miner's hotkey (ss58)")
+    signing.add_argument(
+        "--wallet.hotkey", dest="wallet_hotkey", default="default", metavar="NAME", help="its hotkey"
+    )
+    signing.add_argument(
+        "--wallet.path", dest="wallet_path", type=Path, default=None, metavar="DIR", help="wallets directory"
+    )
+    signing.add_argument("--miner-hotkey", default=None, metavar="SS58", help="the miner's hotkey (ss58)")
     return parser
 
 

@@ -128,8 +128,10 @@ def test_one_shots_do_not_restart_and_apps_do(compose: dict[str, Any]) -> None:
 
 def test_named_volumes(compose: dict[str, Any]) -> None:
     services = compose["services"]
-    assert set(compose["volumes"]) == {"wallets", "pgdata"}
+    assert set(compose["volumes"]) == {"wallets", "pgdata", "validator-data"}
     assert "pgdata:/var/lib/postgresql/data" in services["postgres"]["volumes"]
+    assert "validator-data:/data" in services["validator"]["volumes"]
+    assert flag_value(command_of(compose, "validator"), "--validator.secret_path").startswith("/data/")
     for name in ONE_SHOTS | NEURONS:
         assert "wallets:/wallets" in services[name]["volumes"], name
     used = {
