@@ -20,6 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from scoring import Call, DecodeError, decode, render, to_openai_tool_calls
+
 # Reasoning blocks some models write before answering; never part of the answer.
 _THINK_BLOCK = re.compile(r"<think>.*?(?:</think>|$)", re.DOTALL)
 
@@ -75,8 +77,6 @@ class OutputAdapter:
 
     def render_calls(self, calls: list[tuple[str, Any]]) -> str:
         """Earlier assistant calls, as the model would have written them (scoring's renderer)."""
-        from scoring import Call, render
-
         decoded = [Call(name, arguments if isinstance(arguments, dict) else {}) for name, arguments in calls]
         try:
             return str(render(decoded, self.name))
@@ -96,8 +96,6 @@ class OutputAdapter:
 
     def read(self, text: str, *, allow_calls: bool = True) -> ReadAnswer:
         """Model text -> tool calls (via scoring.decode) or content. Nothing is executed."""
-        from scoring import DecodeError, decode, to_openai_tool_calls
-
         cleaned = self.clean(text)
         if allow_calls and cleaned:
             try:
