@@ -42,7 +42,7 @@ _BRACKET_DELTA = {"[": 1, "(": 1, "{": 1, "]": -1, ")": -1, "}": -1}
 _JSON_START = re.compile(r"\{|\[\s*[{\]\"\d-]")
 _HERMES_BLOCK = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.DOTALL)
 _EXECUTE_BLOCK = re.compile(r"<execute>(.*?)(?:</execute>|\Z)", re.DOTALL)
-_FENCE_BLOCK = re.compile(r"```(?:[A-Za-z][\w+.-]*[ \t]*\n|[ \t]*\n?)(.*?)(?:```|\Z)", re.DOTALL)
+_FENCE_BLOCK = re.compile(r"```[ \t]*(?:[A-Za-z][\w+.-]*[ \t]*\n|\n?)(.*?)(?:```|\Z)", re.DOTALL)
 
 # JSON call shapes: (key holding the name, keys that may hold the arguments), tried in order.
 _CALL_SHAPES: tuple[tuple[str, tuple[str, ...]], ...] = (

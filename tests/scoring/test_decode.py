@@ -260,6 +260,8 @@ TRICKY: list[tuple[str, list[Call]]] = [
     ("[get_weather( city = 'Paris' , days = 3 )]", [WEATHER]),
     ('```py\nget_weather(city="Paris", days=3)\n```\nDone.', [WEATHER]),
     ('```tool_code\nget_weather(city="Paris", days=3)\n```', [WEATHER]),
+    ('``` python\nget_weather(city="Paris", days=3)\n```', [WEATHER]),
+    ('```get_weather(city="Paris", days=3)```', [WEATHER]),
     ('```python\nget_weather(city="Paris", days=3)', [WEATHER]),  # unclosed fence
     (
         '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}',
