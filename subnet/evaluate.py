@@ -4,11 +4,12 @@
 
 Miners run it against their own model (a vLLM or SGLang server, llama.cpp, their miner's
 `/v1/chat/completions`) before they register; the answer is the table a validator would
-build: BFCL accuracy per category, overall, the error types, latency. It speaks plain
-unsigned HTTP with aiohttp (optionally `Authorization: Bearer` with `--api-key`), generates
-tasks with `tasks.generate`, gives them a fresh surface with `tasks.variant` and scores the
-endpoint's answer (structured `tool_calls` or text content) with `scoring.check`, exactly as
-the validator does. Nothing the endpoint returns is executed.
+build: BFCL accuracy per category, overall, the error types, latency. It speaks plain HTTP
+with aiohttp (optionally `Authorization: Bearer` with `--api-key`; with `--wallet.name`, each
+request signed with `bt.http_auth` as a validator's, which a running miner requires),
+generates tasks with `tasks.generate`, gives them a fresh surface with `tasks.variant` and
+scores the endpoint's answer (structured `tool_calls` or text content) with `scoring.check`,
+exactly as the validator does. Nothing the endpoint returns is executed.
 
 The seed defaults to a random one and is printed, so any run can be repeated exactly.
 """
