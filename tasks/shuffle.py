@@ -110,8 +110,8 @@ def _rename_function(name: str, rng: Random, style: str, taken: set[str]) -> str
         if candidate not in taken and _valid(candidate):
             return candidate
     serial = 2
-    base = _join(list(words), style)
-    while f"{base}_{serial}" in taken or not _valid(f"{base}_{serial}"):
+    base = _identifier(_join(list(words), "snake"))
+    while f"{base}_{serial}" in taken:
         serial += 1
     return f"{base}_{serial}"
 

@@ -113,3 +113,16 @@ def test_split_words() -> None:
     assert split_words("getWeatherForecast") == ("get", "weather", "forecast")
     assert split_words("math.hypot") == ("math", "hypot")
     assert split_words("HTTPRequest_v2") == ("http", "request", "v2")
+
+
+def test_awkward_external_names_always_get_a_valid_new_name() -> None:
+    names = ["1st_place", "get-data", "x", "class", "_private", "a.b.c", "Trains_1_FindTrains", "über"]
+    tools = [
+        {"type": "function", "function": {"name": name, "description": "", "parameters": {"properties": {}}}}
+        for name in names
+    ]
+    for seed in range(30):
+        surface = shuffle_surface(tools, [], Random(seed))
+        new_names = [tool["function"]["name"] for tool in surface.tools]
+        assert len(set(new_names)) == len(names) and not set(new_names) & set(names)
+        assert all(name.isidentifier() for name in new_names), new_names
