@@ -91,7 +91,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="the devchain's SQLite file (dev network only; default: the devchain's default)",
     )
-    parser.add_argument("--wallet.path", dest="wallet_path", type=Path, default=Path("~/.bittensor/wallets"))
+    parser.add_argument(
+        "--wallet.path",
+        dest="wallet_path",
+        type=Path,
+        default=Path("~/.bittensor/wallets"),
+        help="directory of the wallets (created there when missing)",
+    )
     parser.add_argument("--owner", default="owner", help="wallet that registers and owns the subnet")
     parser.add_argument("--validator", default="validator", help="validator wallet")
     parser.add_argument("--miners", nargs="*", default=["miner1", "miner2"], help="miner wallets")
@@ -108,7 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
         dest="fund_tao",
         type=float,
         default=1000.0,
-        help="TAO each wallet is topped up to (the owner also gets the subnet's cost)",
+        help="TAO a wallet is topped up to when it holds less than the remaining steps spend",
     )
     parser.add_argument(
         "--stake", dest="stake_tao", type=float, default=100.0, help="TAO the validator stakes on its hotkey"
@@ -131,8 +137,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def public_network(network: str) -> str | None:
+    """The public network `network` names or points at (finney, test, ...), None for a local one."""
+    from bittensor import settings as bt_settings
+
+    for name, endpoint in bt_settings.NETWORKS.items():
+        if name != "local" and network in (name, endpoint):
+            return name
+    return None
+
+
 def parse_settings(argv: Sequence[str] | None = None) -> BootstrapSettings:
     args = build_parser().parse_args(argv)
+    target = args.chain_endpoint or args.network
+    public = public_network(target)
+    if public is not None:
+        # Funding from //Alice and unencrypted keys only make sense on a chain of your own.
+        build_parser().error(
+            f"{target} is the public {public} network; the bootstrap is for local chains only"
+        )
     if args.fund_tao < args.stake_tao + FEE_HEADROOM_TAO:
         build_parser().error(f"--fund must cover --stake plus {FEE_HEADROOM_TAO:g} TAO of fees")
     if args.tempo is not None and not 1 <= args.tempo <= 65535:

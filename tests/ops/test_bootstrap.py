@@ -163,6 +163,8 @@ def test_chain_down_is_one_line_and_exit_2(
         ["--tempo", "0"],
         ["--validator", "same", "--owner", "same"],
         ["--no-such-flag"],
+        ["--subtensor.network", "finney"],
+        ["--subtensor.chain_endpoint", "wss://test.finney.opentensor.ai:443"],
     ],
 )
 def test_bad_flags_are_one_line_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
