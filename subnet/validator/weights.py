@@ -85,12 +85,15 @@ class WeightSetter:
         self.policy = policy
         self.interval_blocks = interval_blocks
         self.version_key = version_key
+        # The metagraph's last_update lags by up to a sync interval; our own success does not.
+        self.last_set_block = 0
 
     async def _due(self, view: ChainView) -> tuple[bool, int, str]:
         block = int(await call_chain(self.chain.block))
         interval = self.interval_blocks or int(await call_chain(self.chain.tempo))
         own = next((n for n in view.neurons if n.hotkey == view.own_hotkey), None)
         last_update = int(getattr(own, "last_update", 0) or 0) if own is not None else 0
+        last_update = max(last_update, self.last_set_block)
         since = block - last_update
         return since >= interval, block, f"{since} blocks since last update, interval {interval}"
 
@@ -119,6 +122,8 @@ class WeightSetter:
             return await self._record(view, block, weights, outcome, f"{_error_name(exc)}: {exc}")
         success = bool(getattr(result, "success", True))
         message = str(getattr(result, "message", "") or "")
+        if success and block is not None:
+            self.last_set_block = int(getattr(result, "block", block) or block)
         return await self._record(view, block, weights, "ok" if success else "rejected", message)
 
     async def _record(
