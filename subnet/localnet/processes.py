@@ -104,10 +104,10 @@ class Supervisor:
     async def start(self, name: str, argv: Sequence[str], log_path: Path) -> Child:
         log_path.parent.mkdir(parents=True, exist_ok=True)
         with log_path.open("ab") as log:
-            offset = log.tell()
             stamp = datetime.now(UTC).isoformat(timespec="seconds")
             log.write(f"\n=== {stamp} localnet started {name}: {' '.join(argv)}\n".encode())
             log.flush()
+            offset = log.tell()  # the child's own output starts here
             process = await asyncio.create_subprocess_exec(
                 *argv,
                 stdin=asyncio.subprocess.DEVNULL,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import signal
 import sys
 import time
@@ -49,6 +50,7 @@ LOCALNET_ALPHA = 0.5
 # localnet would never see weights on chain.
 LOCALNET_WEIGHT_FLOOR = 0.0
 WEIGHT_FLOOR_FLAG = "--weights.floor"
+_ROUND_OR_WEIGHTS_DONE = re.compile(r"^(round \d+ scored|weights ok)")
 
 Say = Callable[[str], None]
 
@@ -392,7 +394,8 @@ class Localnet:
             finished = validator.running is False
             for line in log.new_lines():
                 shown = progress_line(line)
-                if shown is not None and not shown.startswith(("round ", "weights ok")):
+                # Finished rounds and accepted weights get their own lines (from the database).
+                if shown is not None and not _ROUND_OR_WEIGHTS_DONE.match(shown):
                     self.out(f"validator: {shown}")
             for result in await watcher.poll():
                 self.out(f"{result.describe()} [{watcher.finished}/{self.settings.rounds}]")

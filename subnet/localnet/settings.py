@@ -42,8 +42,8 @@ class LocalnetSettings:
     tempo: int = 20
     tasks: int = 6  # one task of every category of the default mix
     formats: tuple[str, ...] = DEFAULT_FORMATS
-    max_new_tokens: int = 64
-    query_timeout: float = 120.0
+    max_new_tokens: int = 48
+    query_timeout: float = 300.0
     db_url: str | None = None  # None: a SQLite file in the state directory
     dashboard_port: int | None = None  # None: a free port; 0: off
     start_timeout: float = 300.0
@@ -144,14 +144,14 @@ def build_parser() -> argparse.ArgumentParser:
     add(
         "--max-new-tokens",
         type=_int_at_least(16, 4096),
-        default=64,
-        help="generation cap of the demo model (default 64)",
+        default=48,
+        help="generation cap of the demo model (default 48)",
     )
     add(
         "--query-timeout",
         type=_positive_float(3600.0),
-        default=120.0,
-        help="seconds a miner has to answer one task (default 120: CPUs are slow)",
+        default=300.0,
+        help="seconds a miner has to answer one task (default 300: a shared CPU is slow)",
     )
     add("--db.url", dest="db_url", default=None, help="validator database (default: SQLite in the state dir)")
     add(

@@ -1,0 +1,113 @@
+"""Flags and the state directory: defaults, one-line usage errors, reuse, reset, foreign folders."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from subnet.localnet.run import main
+from subnet.localnet.settings import DEFAULT_FORMATS, UsageError, parse_settings
+from subnet.localnet.state import MARKER, StateDir, StateError
+
+
+def test_defaults_cover_every_category_and_three_formats() -> None:
+    settings = parse_settings([])
+    assert (settings.miners, settings.rounds, settings.tasks) == (3, 2, 6)
+    assert settings.formats == DEFAULT_FORMATS
+    assert [settings.format_of(i) for i in range(4)] == ["hermes", "pythonic", "json", "hermes"]
+    assert settings.dashboard_port is None and settings.db_url is None
+    assert settings.state_path.name == "localnet"
+
+
+def test_flags_are_read() -> None:
+    settings = parse_settings(
+        [
+            "--miners",
+            "2",
+            "--rounds",
+            "5",
+            "--tasks",
+            "3",
+            "--formats",
+            "json,codeact",
+            "--reset",
+            "--db.url",
+            "sqlite+aiosqlite:///x.sqlite",
+            "--dashboard.port",
+            "0",
+            "--block-time",
+            "0.25",
+            "--state-dir",
+            "/tmp/somewhere",
+        ]
+    )
+    assert (settings.miners, settings.rounds, settings.tasks) == (2, 5, 3)
+    assert settings.formats == ("json", "codeact") and settings.reset
+    assert settings.db_url == "sqlite+aiosqlite:///x.sqlite"
+    assert settings.dashboard_port == 0 and settings.block_time == 0.25
+    assert settings.state_path == Path("/tmp/somewhere")
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (["--miners", "0"], "expected 1..16"),
+        (["--rounds", "x"], "expected a whole number"),
+        (["--formats", "hermes,xml"], "unknown format xml"),
+        (["--block-time", "-1"], "expected a number in"),
+        (["--dashboard.port", "70000"], "expected 0..65535"),
+        (["--mniers", "3"], "unrecognized arguments"),
+    ],
+)
+def test_bad_flags_are_one_line_usage_errors(argv: list[str], fragment: str) -> None:
+    with pytest.raises(UsageError, match=fragment):
+        parse_settings(argv)
+
+
+def test_main_prints_one_line_and_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--miners", "many"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("localnet: error: argument --miners")
+
+
+def test_prepare_marks_the_folder_and_keeps_the_record(tmp_path: Path) -> None:
+    state = StateDir(tmp_path / "state")
+    first = state.prepare({"block_time": 0.5, "tempo": 20})
+    assert state.is_ours() and state.logs.is_dir()
+    assert first["block_time"] == 0.5
+    state.devchain.write_bytes(b"")  # the chain exists now: its settings are fixed
+    second = state.prepare({"block_time": 2.0, "tempo": 7})
+    assert second["block_time"] == 0.5 and second["created"] == first["created"]
+    state.update_record(netuid=3)
+    assert json.loads(state.marker.read_text())["netuid"] == 3
+
+
+def test_reset_deletes_only_our_own_folder(tmp_path: Path) -> None:
+    state = StateDir(tmp_path / "state")
+    assert state.reset() is False  # nothing there yet
+    state.prepare({})
+    (state.logs / "validator.log").write_text("old run\n")
+    assert state.reset() is True
+    assert not state.root.exists()
+
+
+def test_a_foreign_folder_is_never_used_or_deleted(tmp_path: Path) -> None:
+    (tmp_path / "thesis.tex").write_text("precious")
+    state = StateDir(tmp_path)
+    with pytest.raises(StateError, match=f"no {MARKER}"):
+        state.reset()
+    with pytest.raises(StateError, match="not a localnet state directory"):
+        state.prepare({})
+    assert (tmp_path / "thesis.tex").read_text() == "precious"
+
+
+def test_main_refuses_a_foreign_state_dir_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "notes.txt").write_text("mine")
+    assert main(["--state-dir", str(tmp_path), "--reset", "--dashboard.port", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "not a localnet state directory" in err
+    assert (tmp_path / "notes.txt").exists()
