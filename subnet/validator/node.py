@@ -110,8 +110,9 @@ class Validator:
             await prepare_schema(settings.db.url, engine)
         except SchemaOutOfDate as exc:
             raise StartupError(str(exc)) from None
-        except (OSError, ConnectionError) as exc:
-            raise StartupError(f"cannot open the database {engine.url!r}: {exc}") from None
+        except Exception as exc:  # unreachable server, wrong password, unwritable file: the user's to fix
+            detail = " ".join(str(exc).split())[:300] or type(exc).__name__
+            raise StartupError(f"cannot open the database {engine.url!r}: {detail}") from None
         try:
             secret = load_or_create_secret(settings.validator.secret_path)
         except SecretFileError as exc:

@@ -10,6 +10,7 @@ failures are stored too, with score 0.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections import Counter
@@ -228,6 +229,36 @@ class RoundRunner:
                 for task in tasks
             ],
         )
+        try:
+            return await self._query_and_score(
+                view, number, round_id, seed, tasks, task_ids, clock, started_wall, started_cpu
+            )
+        except BaseException as exc:
+            # Settle it now rather than at the next start: its responses never count.
+            with contextlib.suppress(Exception):
+                await asyncio.shield(
+                    self.store.discard_round(round_id, f"failed: {type(exc).__name__}: {exc}"[:500])
+                )
+            log.warning(
+                "round %d discarded: %s",
+                number,
+                f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__,
+            )
+            raise
+
+    async def _query_and_score(
+        self,
+        view: ChainView,
+        number: int,
+        round_id: int,
+        seed: bytes,
+        tasks: list[TaskLike],
+        task_ids: dict[str, int],
+        clock: StageClock,
+        started_wall: float,
+        started_cpu: float,
+    ) -> RoundReport:
+        params = self.params
         miners = queryable_miners(view)
         log.info("round %d (block %d): %d tasks, %d miners", number, view.block, len(tasks), len(miners))
 

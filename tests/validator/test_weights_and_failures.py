@@ -1,4 +1,4 @@
-"""The weight setter: when it is due, what it records, how chain errors are classified."""
+"""The weight setter (when it is due, what it records, chain errors) and a round that fails midway."""
 
 from __future__ import annotations
 
@@ -109,3 +109,27 @@ async def test_nobody_qualifies_means_no_weights_and_no_chain_call(store: Store)
     setter = WeightSetter(store=store, chain=chain, policy=WeightPolicy(min_samples=500), interval_blocks=5)
     attempt = await setter.maybe_set(_view())
     assert attempt.outcome == "no_weights" and chain.calls == []
+
+
+async def test_a_round_that_fails_is_discarded_at_once(store: Store) -> None:
+    from subnet.db import RoundStatus
+    from subnet.validator.ports import BfclJudge, LibraryTasks
+    from subnet.validator.rounds import RoundParams, RoundRunner
+
+    class BrokenQuerier:
+        async def query(self, target: object, request: object) -> object:
+            raise RuntimeError("the transport broke")
+
+    runner = RoundRunner(
+        store=store,
+        querier=BrokenQuerier(),  # type: ignore[arg-type]
+        task_source=LibraryTasks(),
+        judge=BfclJudge(),
+        secret=b"s" * 32,
+        params=RoundParams(netuid=1, n_tasks=4, alpha=0.5),
+    )
+    with pytest.raises(RuntimeError, match="transport broke"):
+        await runner.run(_view())
+    latest = (await store.rounds())[-1]
+    assert latest.number == 2 and latest.status == RoundStatus.DISCARDED.value
+    assert "transport broke" in latest.note
