@@ -32,6 +32,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -176,6 +177,7 @@ async def bench(args: argparse.Namespace) -> None:
             f"--validator-hotkey={created.hotkey_ss58}",
             f"--validator-uid={subnet.validator_uid}",
             f"--out={ports_file}",
+            *(["--uvloop"] if args.uvloop else []),
         ]
     )
     try:
@@ -230,15 +232,24 @@ def main() -> None:
     farm.add_argument("--validator-hotkey", required=True)
     farm.add_argument("--validator-uid", type=int, required=True)
     farm.add_argument("--out", required=True)
+    farm.add_argument("--uvloop", action="store_true")
     parser.add_argument("--miners", type=int, default=256)
     parser.add_argument("--tasks", type=int, default=8)
     parser.add_argument("--delay", type=float, default=0.2)
     parser.add_argument("--backends", default="sqlite,postgres")
+    parser.add_argument("--uvloop", action="store_true", help="run both processes on uvloop (if installed)")
     args = parser.parse_args()
-    if args.command == "farm":
-        asyncio.run(serve_farm(args))
-    else:
-        asyncio.run(bench(args))
+    main_coroutine = serve_farm(args) if args.command == "farm" else bench(args)
+    with asyncio.Runner(loop_factory=_loop_factory(args.uvloop)) as runner:
+        runner.run(main_coroutine)
+
+
+def _loop_factory(use_uvloop: bool) -> Any:
+    if not use_uvloop:
+        return None
+    import uvloop
+
+    return uvloop.new_event_loop
 
 
 if __name__ == "__main__":
