@@ -25,7 +25,7 @@ Partial credit
   left out where the answer allows it).
 
 Shares are over n = max(#output calls, #expected calls), so extra and missing calls both cost.
-Output and expected calls are paired greedily, best pair first.
+Output and expected calls are paired greedily: exact matches first, then the best remaining pair.
 
 ``score`` is 1.0 for a valid verdict (and then every component is 1.0). For an invalid verdict on
 a category that expects calls::
