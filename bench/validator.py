@@ -38,6 +38,7 @@ import psutil
 
 from subnet.config import (
     ChainRetrySettings,
+    DashboardSettings,
     DbSettings,
     DevchainSettings,
     MetricsSettings,
@@ -104,6 +105,7 @@ def settings_for(root: Path, netuid: int, db_url: str, args: argparse.Namespace)
         weights=WeightsSettings(interval=None),
         validator=ValidatorKeySettings(secret_path=root / "validator.secret"),
         metrics=MetricsSettings(port=0),
+        dashboard=DashboardSettings(port=0),
     )
 
 

@@ -90,6 +90,7 @@ class Validator:
         self._weights: WeightSetter | None = None
         self._stop = asyncio.Event()
         self._own_hotkey = ""
+        self.dashboard_url: str | None = None
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -164,6 +165,24 @@ class Validator:
         )
         if settings.metrics.port:
             await self._serve_metrics(settings.dashboard.host, settings.metrics.port)
+        if settings.dashboard.port:
+            await self._serve_dashboard(engine)
+
+    async def _serve_dashboard(self, engine: Any) -> None:
+        from subnet.validator.dashboard import DashboardStartError, start_dashboard
+
+        settings = self.settings
+        try:
+            server = await start_dashboard(
+                engine,
+                host=settings.dashboard.host,
+                port=settings.dashboard.port,
+                alpha=settings.scoring.alpha,
+            )
+        except DashboardStartError as exc:
+            raise StartupError(str(exc)) from None
+        self._stack.push_async_callback(server.stop)
+        self.dashboard_url = server.url
 
     async def _serve_metrics(self, host: str, port: int) -> None:
         app = web.Application()

@@ -29,6 +29,7 @@ from typing import Any
 
 from subnet.config import (
     ChainRetrySettings,
+    DashboardSettings,
     DbSettings,
     DevchainSettings,
     MetricsSettings,
@@ -460,6 +461,7 @@ async def start_simulated_subnet(
         weights=WeightsSettings(interval=1),
         validator=ValidatorKeySettings(secret_path=secret_path),
         metrics=MetricsSettings(port=0),
+        dashboard=DashboardSettings(port=0),
     )
     uid_of = {name: subnet.miner_uids[miner.hotkey] for name, miner in miners.items()}
     return SimulatedSubnet(settings, devchain, subnet.netuid, miners, uid_of, key, wallets)

@@ -10,7 +10,14 @@ import pytest
 from sqlalchemy import func, select
 
 from subnet.chain import ChainClient
-from subnet.config import DbSettings, RoundSettings, ValidatorSettings, load_wallet
+from subnet.config import (
+    DashboardSettings,
+    DbSettings,
+    MetricsSettings,
+    RoundSettings,
+    ValidatorSettings,
+    load_wallet,
+)
 from subnet.db import ResponseRecord, create_engine, upgrade
 from subnet.validator.node import StartupError, Validator, ValidatorOptions
 from subnet.validator.simulation import SimulatedSubnet
@@ -132,3 +139,34 @@ async def test_scheduled_mode_runs_jobs_until_stopped(simulated_subnet: Simulate
         "subnet_validator_job_runs_total", {"job": "round", "outcome": "ok"}
     )
     assert runs is not None and runs >= 2
+
+
+async def test_dashboard_and_metrics_are_served_when_asked(simulated_subnet: SimulatedSubnet) -> None:
+    import socket
+
+    import aiohttp
+
+    def free_port() -> int:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            return int(probe.getsockname()[1])
+
+    settings = dataclasses.replace(
+        simulated_subnet.settings,
+        dashboard=DashboardSettings(host="127.0.0.1", port=free_port()),
+        metrics=MetricsSettings(port=free_port()),
+    )
+    validator = build_validator(simulated_subnet, settings)
+    await validator.start()
+    try:
+        await validator.sync_metagraph()
+        await validator.run_round()
+        async with aiohttp.ClientSession() as session:
+            assert validator.dashboard_url is not None
+            async with session.get(validator.dashboard_url) as page:
+                assert page.status == 200
+            async with session.get(f"http://127.0.0.1:{settings.metrics.port}/metrics") as metrics:
+                text = await metrics.text()
+        assert "subnet_validator_rounds_total" in text
+    finally:
+        await validator.close()
