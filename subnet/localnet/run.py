@@ -76,6 +76,18 @@ def _died_at_start(child: Child, what: str) -> LocalnetError:
     )
 
 
+async def _answers(url: str) -> bool:
+    """True when ``url`` answers 200 within two seconds."""
+    import aiohttp
+
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=2.0)) as session:
+        try:
+            async with session.get(url) as response:
+                return response.status == 200
+        except (aiohttp.ClientError, TimeoutError):
+            return False
+
+
 def _validator_has_flag(option: str) -> bool:
     from subnet.config import ValidatorSettings, flags_for
 
@@ -305,15 +317,7 @@ class Localnet:
         axons = (graph or {}).get("axons", [])
         if miner.uid >= len(axons) or int(axons[miner.uid].get("port") or 0) != port:
             return False
-        import aiohttp
-
-        timeout = aiohttp.ClientTimeout(total=2.0)
-        async with aiohttp.ClientSession(timeout=timeout) as session:
-            try:
-                async with session.get(f"http://{HOST}:{port}/health") as response:
-                    return response.status == 200
-            except (aiohttp.ClientError, TimeoutError):
-                return False
+        return await _answers(f"http://{HOST}:{port}/health")
 
     def validator_argv(self) -> list[str]:
         settings = self.settings
@@ -352,10 +356,9 @@ class Localnet:
 
     async def start_validator(self) -> Child:
         child = await self.supervisor.start("validator", self.validator_argv(), self.state.log("validator"))
-        where = f", dashboard {self.dashboard_url}" if self.dashboard_url else ""
         self.out(
             f"validator starting: uid {self.validator_uid}, {self.settings.rounds} rounds of "
-            f"{self.settings.tasks} tasks per miner{where} (log: {child.log_path})"
+            f"{self.settings.tasks} tasks per miner (log: {child.log_path})"
         )
         return child
 
@@ -390,8 +393,12 @@ class Localnet:
         watcher = RoundWatcher(self.engine(), labels, round_mark)
         log = LogFollower(validator.log_path, validator.log_offset)
         reported: set[str] = set()
+        dashboard = self.dashboard_url
         while True:
             finished = validator.running is False
+            if dashboard is not None and not finished and await _answers(dashboard):
+                self.out(f"dashboard: {dashboard} (read-only, while the validator runs)")
+                dashboard = None
             for line in log.new_lines():
                 shown = progress_line(line)
                 # Finished rounds and accepted weights get their own lines (from the database).
