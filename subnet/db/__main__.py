@@ -1,18 +1,27 @@
-"""``python -m subnet.db upgrade|current|downgrade [--db.url URL] [--revision REV]``."""
+"""``python -m subnet.db upgrade|current|downgrade [--db.url URL] [--revision REV]``.
+
+The URL comes from ``--db.url``, else ``SUBNET_DB_URL`` (as for the validator), else the
+default SQLite file.
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from collections.abc import Sequence
 
 from subnet.db.engine import DatabaseUrlError, default_database_url, normalise_url
 from subnet.db.migrate import MigrationsNotFound, current_revision, downgrade, head_revision, upgrade
 
+DB_URL_ENV = "SUBNET_DB_URL"
+
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m subnet.db", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m subnet.db", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("action", choices=["upgrade", "current", "downgrade"])
     parser.add_argument("--db.url", dest="url", default=None, help="database URL (default: the SQLite file)")
     parser.add_argument(
@@ -33,7 +42,7 @@ async def _run(action: str, url: str, revision: str | None) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        url = normalise_url(args.url or default_database_url())
+        url = normalise_url(args.url or os.environ.get(DB_URL_ENV) or default_database_url())
         print(asyncio.run(_run(args.action, url, args.revision)))
     except (DatabaseUrlError, MigrationsNotFound) as exc:
         print(f"error: {exc}", file=sys.stderr)
