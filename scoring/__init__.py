@@ -18,7 +18,8 @@ Partial credit
 
 * ``format``: the output decodes (1) or not (0);
 * ``schema``: the share of output calls that fit the schema of the function they name (known name,
-  required parameters present, no unknown parameters, values of the schema's types);
+  required parameters present, no unknown parameters, values of the schema's types; a call that
+  the checker accepts for an expected call fits);
 * ``tool``: the share of calls with the right function name;
 * ``args``: the argument credit: for each output call paired with an expected call of the same
   name, the share of its parameters (expected or given) that are right (an acceptable value, or

@@ -375,14 +375,11 @@ def _check_parallel(calls: list[Call], task: _Task) -> _Error | None:
     else:
         return None
 
-    def error(expected: int, output: int) -> _Error | None:
-        return task.error(calls, output, expected)
-
     owner = [-1] * size  # output index -> expected index
 
     def augment(expected: int, seen: list[bool]) -> bool:
         for output in (expected, *range(expected), *range(expected + 1, size)):
-            if not seen[output] and error(expected, output) is None:
+            if not seen[output] and task.error(calls, output, expected) is None:
                 seen[output] = True
                 if owner[output] < 0 or augment(owner[output], seen):
                     owner[output] = expected
@@ -395,7 +392,7 @@ def _check_parallel(calls: list[Call], task: _Task) -> _Error | None:
             details = "; ".join(
                 f"output {output}: {found.error_type}"
                 for output in range(size)
-                if (found := error(expected, output)) is not None
+                if (found := task.error(calls, output, expected)) is not None
             )
             return _Error(
                 "parallel_function_checker_no_order:cannot_find_match",
@@ -498,24 +495,26 @@ def _components(calls: list[Call], task: _Task) -> dict[str, float]:
     """Partial scores of an invalid verdict on a category that expects calls.
 
     Output calls are paired with expected calls greedily: first the exact matches (each expected
-    call, in order, takes the first free output call that the checker accepts for it), then among
-    the rest the best pair first (same name, larger argument credit). With
+    call, in order, takes the first free output call of its name that the checker accepts), then
+    among the rest the best pair first (same name, larger argument credit). With
     n = max(#output calls, #expected calls): schema = #output calls that fit their own function's
-    schema / n; tool = #pairs with the right name / n; args = sum of the pairs' argument credit / n.
+    schema (an exact match does) / n; tool = #pairs with the right name / n; args = sum of the
+    pairs' argument credit / n.
     """
     size = max(len(calls), len(task.expected), 1)
     free_outputs = list(range(len(calls)))
     left_expected = []
-    names_right = 0
     credit = 0.0
-    for j in range(len(task.expected)):
-        exact = next((i for i in free_outputs if task.error(calls, i, j) is None), None)
+    for j, (name, _) in enumerate(task.expected):
+        exact = next(
+            (i for i in free_outputs if calls[i].name == name and task.error(calls, i, j) is None), None
+        )
         if exact is None:
             left_expected.append(j)
         else:
             free_outputs.remove(exact)
-            names_right += 1
             credit += 1.0
+    exact_matches = len(calls) - len(free_outputs)
     pairs: list[tuple[float, int, int]] = []
     for j in left_expected:
         name, params = task.expected[j]
@@ -526,13 +525,15 @@ def _components(calls: list[Call], task: _Task) -> dict[str, float]:
             if calls[i].name == name
         )
     pairs.sort(key=lambda pair: (-pair[0], pair[1], pair[2]))
-    used: set[tuple[str, int]] = set()
+    paired_outputs: set[int] = set()
+    paired_expected: set[int] = set()
     for value, i, j in pairs:
-        if ("output", i) not in used and ("expected", j) not in used:
-            used.update((("output", i), ("expected", j)))
-            names_right += 1
+        if i not in paired_outputs and j not in paired_expected:
+            paired_outputs.add(i)
+            paired_expected.add(j)
             credit += value
-    fitting = sum(_fits_schema(call, task.functions) for call in calls)
+    fitting = exact_matches + sum(_fits_schema(calls[i], task.functions) for i in free_outputs)
+    names_right = exact_matches + len(paired_outputs)
     return {"format": 1.0, "schema": fitting / size, "tool": names_right / size, "args": credit / size}
 
 
