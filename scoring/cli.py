@@ -92,7 +92,10 @@ def _parser() -> _Parser:
 def _run_check(args: argparse.Namespace) -> int:
     functions = _functions(_load_json(args.functions, "functions"))
     answer = _answer(_load_json(args.answer, "answer")) if args.answer else []
-    output = sys.stdin.read() if args.output == "-" else args.output
+    try:
+        output = sys.stdin.read() if args.output == "-" else args.output
+    except UnicodeDecodeError as error:
+        raise UsageError(f"standard input is not UTF-8 text: {error}") from None
     try:
         verdict = check(output, functions, answer, args.category)
     except ValueError as error:
