@@ -476,12 +476,13 @@ async def run_localnet(settings: LocalnetSettings, out: Say = say) -> int:
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     received: list[int] = []
+    stopping = False
 
     def interrupt(signum: int) -> None:
         received.append(signum)
-        if len(received) == 1 and task is not None:
+        if len(received) == 1 and not stopping and task is not None:
             task.cancel()
-        else:  # asked again while stopping: no more grace
+        else:  # asked again, or while already stopping: no more grace
             for child in localnet.supervisor.running():
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(child.pid, signal.SIGKILL)
@@ -497,6 +498,7 @@ async def run_localnet(settings: LocalnetSettings, out: Say = say) -> int:
         out(f"{signal.Signals(received[0]).name} received: stopping every process")
         return EXIT_SIGNAL_BASE + received[0]
     finally:
+        stopping = True
         running = localnet.supervisor.running()
         if running:
             names = ", ".join(child.name for child in running)
