@@ -12,7 +12,6 @@ torch and transformers are imported when the backend starts, never at import tim
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections import deque
@@ -112,6 +111,7 @@ class TransformersBackend:
         self._pending: deque[_Pending] = deque()
         self._arrival: asyncio.Event | None = None
         self._batcher: asyncio.Task[None] | None = None
+        self._running: list[_Pending] = []  # the batch in the generation thread now
         self._closing = False
         self.batches_run = 0  # for tests and the benchmark: how many generate calls were made
 
@@ -132,14 +132,28 @@ class TransformersBackend:
             pending = self._pending.popleft()
             if not pending.future.done():
                 pending.future.set_exception(ModelError("the miner is shutting down"))
-        if self._batcher is not None:
-            self._batcher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
+        if self._batcher is not None and self._arrival is not None:
+            # The batcher delivers the batch it is generating, then sees _closing and returns.
+            self._arrival.set()
+            try:
                 await self._batcher
-            self._batcher = None
+            except asyncio.CancelledError:
+                # close() itself was cancelled: stop the batcher and tell the running batch.
+                self._batcher.cancel()
+                self._fail_running()
+                raise
+            finally:
+                self._batcher = None
         if self._executor is not None:
             await asyncio.get_running_loop().run_in_executor(None, self._executor.shutdown, True)
             self._executor = None
+        self._fail_running()
+
+    def _fail_running(self) -> None:
+        for pending in self._running:
+            if not pending.future.done():
+                pending.future.set_exception(ModelError("the miner is shutting down"))
+        self._running = []
 
     def describe(self) -> str:
         adapter = self.adapter.name if self.adapter else self.options.format
@@ -225,7 +239,7 @@ class TransformersBackend:
     async def _batch_loop(self) -> None:
         assert self._arrival is not None and self._executor is not None
         loop = asyncio.get_running_loop()
-        while True:
+        while not self._closing:
             if not self._pending:
                 self._arrival.clear()
                 await self._arrival.wait()
@@ -234,6 +248,7 @@ class TransformersBackend:
             batch = self._take_batch()
             if not batch:
                 continue
+            self._running = batch
             try:
                 outcomes = await loop.run_in_executor(
                     self._executor, self._run_batch, [pending.request for pending in batch]
@@ -242,6 +257,7 @@ class TransformersBackend:
                 log.exception("generation of a batch of %d failed", len(batch))
                 outcomes = [ModelError(f"generation failed: {type(error).__name__}: {error}")] * len(batch)
             self.batches_run += 1
+            self._running = []
             for pending, outcome in zip(batch, outcomes, strict=True):
                 if pending.future.done():  # the caller went away
                     continue

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import shutil
 from pathlib import Path
 
 import pytest
@@ -112,5 +113,10 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def plain_tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_tiny_model(tmp_path_factory.mktemp("tiny-llama-plain") / "model", PLAIN_CHAT_TEMPLATE)
+def plain_tiny_model_dir(tmp_path_factory: pytest.TempPathFactory, tiny_model_dir: Path) -> Path:
+    """The same model with a template that knows nothing of tools (transformers keeps the
+    template in chat_template.jinja beside the tokenizer)."""
+    folder = tmp_path_factory.mktemp("tiny-llama-plain") / "model"
+    shutil.copytree(tiny_model_dir, folder)
+    (folder / "chat_template.jinja").write_text(PLAIN_CHAT_TEMPLATE)
+    return folder

@@ -229,3 +229,32 @@ async def test_a_folder_that_is_not_a_model_is_refused(tmp_path: Path) -> None:
 def test_unknown_backend_is_one_clear_error() -> None:
     with pytest.raises(ModelLoadError, match="unknown model backend 'vllm'"):
         build_backend(ModelOptions(backend="vllm"))
+
+
+async def test_close_during_generation_answers_the_running_batch(tiny_model_dir: Path) -> None:
+    backend = await _started(tiny_model_dir, batch_wait_ms=0, max_batch=8, max_new_tokens=40)
+    running = asyncio.ensure_future(backend.generate(_request(PROMPTS[1], 40)))
+    for _ in range(2_000):  # until the batch is in the generation thread
+        if backend._running:
+            break
+        await asyncio.sleep(0.005)
+    assert backend._running
+    queued = asyncio.ensure_future(backend.generate(_request(PROMPTS[0])))
+    await asyncio.sleep(0)
+    await backend.close()
+    # The running batch is answered; what was still queued is told the miner is stopping.
+    result = await asyncio.wait_for(running, 1)
+    assert result.usage.completion_tokens > 0
+    with pytest.raises(ModelError, match="shutting down"):
+        await asyncio.wait_for(queued, 1)
+
+
+async def test_sampling_and_greedy_requests_go_in_separate_batches(batching: TransformersBackend) -> None:
+    requests = [
+        _request(PROMPTS[0]),
+        _request(PROMPTS[1], temperature=0.8),
+        _request(PROMPTS[2], temperature=0.0),
+    ]
+    results = await asyncio.gather(*(batching.generate(request) for request in requests))
+    assert batching.batches_run == 2  # greedy ones together, the sampled one alone
+    assert all(result.usage.completion_tokens > 0 for result in results)
