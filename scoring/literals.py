@@ -35,6 +35,8 @@ _PLAIN_CONSTANTS = frozenset({str, int, float, bool, type(None)})
 
 def dotted_name(node: ast.expr) -> str:
     """``math.hypot`` -> "math.hypot"; the callee must be a name or a chain of attributes on one."""
+    if type(node) is ast.Name:
+        return node.id
     parts: list[str] = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
@@ -64,7 +66,11 @@ class LiteralReader:
                 raise DecodeError("**-unpacking in a call is not a literal argument")
             if keyword.arg in arguments:
                 raise DecodeError(f"keyword argument {keyword.arg!r} repeated")
-            arguments[keyword.arg] = self.value(keyword.value, depth + 1)
+            value = keyword.value
+            if type(value) is ast.Constant and type(value.value) in _PLAIN_CONSTANTS:
+                arguments[keyword.arg] = value.value
+            else:
+                arguments[keyword.arg] = self.value(value, depth + 1)
         return Call(dotted_name(node.func), arguments)
 
     def value(self, node: ast.expr, depth: int) -> Any:
