@@ -173,13 +173,15 @@ async def run_miner(settings: MinerSettings, *, wallet: Any, stop: asyncio.Event
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(signum, stop.set)
     chain = ChainClient.from_settings(settings, wallet)
-    node = MinerNode(settings, chain=chain)
+    node: MinerNode | None = None
     try:
+        node = MinerNode(settings, chain=chain)
         await node.start()
         await stop.wait()
         log.info("stopping: draining requests")
     finally:
-        await node.stop()
+        if node is not None:
+            await node.stop()
         await chain.close()
         for signum in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError):

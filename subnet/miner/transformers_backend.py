@@ -77,10 +77,28 @@ def build_prompt(
     else:
         messages = text_history(adapter, request.messages, tools)
         extra = {}
-    text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True, **extra)
+    try:
+        text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True, **extra)
+    except Exception:
+        # Some templates (Llama 2, Mistral v0.1, CodeActAgent) refuse a system turn: say the
+        # same thing at the start of the first user turn instead.
+        if not messages or messages[0].get("role") != "system":
+            raise
+        text = tokenizer.apply_chat_template(
+            _system_into_first_user(messages), tokenize=False, add_generation_prompt=True, **extra
+        )
     must_call, function_name = forced_function(request.tool_choice, tools)
     prefix = adapter.forced_prefix(function_name) if must_call and tools else ""
     return Prompt(text=str(text) + prefix, prefix=prefix, allow_calls=bool(tools))
+
+
+def _system_into_first_user(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    system, rest = messages[0], [dict(message) for message in messages[1:]]
+    for message in rest:
+        if message.get("role") == "user":
+            message["content"] = f"{system.get('content') or ''}\n\n{message.get('content') or ''}".strip()
+            return rest
+    return [{"role": "user", "content": system.get("content") or ""}, *rest]
 
 
 @dataclass

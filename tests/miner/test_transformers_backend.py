@@ -258,3 +258,31 @@ async def test_sampling_and_greedy_requests_go_in_separate_batches(batching: Tra
     results = await asyncio.gather(*(batching.generate(request) for request in requests))
     assert batching.batches_run == 2  # greedy ones together, the sampled one alone
     assert all(result.usage.completion_tokens > 0 for result in results)
+
+
+STRICT_TEMPLATE = (
+    "{%- for message in messages %}"
+    "{%- if message.role == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}"
+    "[{{ message.role }}] {{ message.content }}\n"
+    "{%- endfor %}[assistant] "
+)
+
+
+def test_a_template_without_a_system_role_gets_the_tool_prompt_in_the_user_turn(tiny_model_dir: Path) -> None:
+    from transformers import AutoTokenizer
+
+    from subnet.miner.adapters import ADAPTERS
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir)
+    tokenizer.chat_template = STRICT_TEMPLATE
+    request = GenerationRequest(
+        messages=[
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "weather in paris"},
+        ],
+        tools=[WEATHER],
+    )
+    prompt = build_prompt(tokenizer, ADAPTERS["codeact"], "codeact", request)
+    assert prompt.text.startswith("[user] Be brief.\n\nYou act by writing Python.")
+    assert prompt.text.rstrip().endswith("weather in paris[assistant]")
+    assert "def get_weather(city: str):" in prompt.text
