@@ -17,7 +17,8 @@ the two interleave on one loop and cannot be told apart by a clock. The store's
 wall time (batched inserts, mostly while slow miners are still answering) is
 printed beside it. PostgreSQL's own server processes are not counted.
 
-    .venv/bin/python bench/validator.py [--miners 256] [--tasks 8] [--delay 0.2] [--backends sqlite,postgres]
+    .venv/bin/python bench/validator.py [--miners 256] [--tasks 8] [--delay 0.2]
+        [--backends sqlite,postgres] [--rounds 1] [--uvloop]
 """
 
 from __future__ import annotations
@@ -109,7 +110,7 @@ def settings_for(root: Path, netuid: int, db_url: str, args: argparse.Namespace)
     )
 
 
-async def one_round(settings: ValidatorSettings) -> tuple[RoundReport, float]:
+async def run_rounds(settings: ValidatorSettings, count: int) -> list[tuple[RoundReport, float]]:
     from subnet.chain import ChainClient
     from subnet.config import load_wallet
     from subnet.validator.node import Validator, ValidatorOptions
@@ -122,12 +123,14 @@ async def one_round(settings: ValidatorSettings) -> tuple[RoundReport, float]:
     await validator.start()
     try:
         await validator.sync_metagraph()
-        rss_before = psutil.Process().memory_info().rss / 2**20
-        report = await validator.run_round()
+        results = []
+        for _ in range(count):
+            rss_before = psutil.Process().memory_info().rss / 2**20
+            results.append((await validator.run_round(), rss_before))
     finally:
         await validator.close()
         await chain.close()
-    return report, rss_before
+    return results
 
 
 def print_report(backend: str, report: RoundReport, rss_before: float, peak: float) -> None:
@@ -209,8 +212,10 @@ async def bench(args: argparse.Namespace) -> None:
                 url = create_database(cluster, "bench")
                 await upgrade(url)
             try:
-                report, rss_before = await one_round(settings_for(root, subnet.netuid, url, args))
-                print_report(backend, report, rss_before, peak_rss_mb())
+                results = await run_rounds(settings_for(root, subnet.netuid, url, args), args.rounds)
+                for index, (report, rss_before) in enumerate(results, start=1):
+                    label = backend if args.rounds == 1 else f"{backend}, round {index}"
+                    print_report(label, report, rss_before, peak_rss_mb())
             finally:
                 if cluster is not None:
                     cluster.stop()
@@ -239,6 +244,9 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=8)
     parser.add_argument("--delay", type=float, default=0.2)
     parser.add_argument("--backends", default="sqlite,postgres")
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="rounds per backend (later ones reuse kept-alive connections)"
+    )
     parser.add_argument("--uvloop", action="store_true", help="run both processes on uvloop (if installed)")
     args = parser.parse_args()
     main_coroutine = serve_farm(args) if args.command == "farm" else bench(args)

@@ -63,3 +63,14 @@ async def simulated_subnet(tmp_path: Path) -> AsyncIterator[SimulatedSubnet]:
     finally:
         await stop_simulated_miners(list(subnet.miners.values()))
         await subnet.devchain.close()
+
+
+@pytest.fixture
+async def quick_subnet(tmp_path: Path) -> AsyncIterator[SimulatedSubnet]:
+    """Three well-behaved miners: rounds end as soon as they answer (no miner hangs to the timeout)."""
+    subnet = await start_simulated_subnet(tmp_path, ("right", "right40", "garbage"))
+    try:
+        yield subnet
+    finally:
+        await stop_simulated_miners(list(subnet.miners.values()))
+        await subnet.devchain.close()

@@ -41,8 +41,8 @@ class FlakySubstrate:
         return call
 
 
-async def test_rounds_continue_and_weights_resume_after_an_outage(simulated_subnet: SimulatedSubnet) -> None:
-    settings = simulated_subnet.settings
+async def test_rounds_continue_and_weights_resume_after_an_outage(quick_subnet: SimulatedSubnet) -> None:
+    settings = quick_subnet.settings
     wallet = load_wallet(settings.wallet)
     substrate = FlakySubstrate(DevChain(settings.devchain.path, block_time=settings.devchain.block_time))
     chain = ChainClient.from_settings(settings, wallet, substrate=substrate)
@@ -50,7 +50,7 @@ async def test_rounds_continue_and_weights_resume_after_an_outage(simulated_subn
         settings,
         wallet=wallet,
         chain=chain,
-        options=ValidatorOptions(observer=simulated_subnet.key.observe, install_signal_handlers=False),
+        options=ValidatorOptions(observer=quick_subnet.key.observe, install_signal_handlers=False),
     )
     await validator.start()
     try:
@@ -78,7 +78,7 @@ async def test_rounds_continue_and_weights_resume_after_an_outage(simulated_subn
         assert validator.weight_attempts[-1].outcome == "ok"
         submissions = await validator.store.weight_submissions()
         assert [s.outcome for s in submissions][-3:] == ["chain_unavailable", "chain_unavailable", "ok"]
-        right_uid = simulated_subnet.uid_of["right"]
+        right_uid = quick_subnet.uid_of["right"]
         assert submissions[-1].weights[submissions[-1].uids.index(right_uid)] > 0
     finally:
         await validator.close()

@@ -92,36 +92,36 @@ async def test_every_response_is_stored_once_with_its_verdict(simulated_subnet: 
 
 
 @pytest.mark.postgres
-async def test_rounds_on_postgresql(simulated_subnet: SimulatedSubnet, pg_url: str) -> None:
-    settings = dataclasses.replace(simulated_subnet.settings, db=DbSettings(url=pg_url))
+async def test_rounds_on_postgresql(quick_subnet: SimulatedSubnet, pg_url: str) -> None:
+    settings = dataclasses.replace(quick_subnet.settings, db=DbSettings(url=pg_url))
     with pytest.raises(StartupError, match=r"run `python -m subnet\.db upgrade"):
-        await build_validator(simulated_subnet, settings).run(rounds=1)
+        await build_validator(quick_subnet, settings).run(rounds=1)
     await upgrade(pg_url)
-    validator = build_validator(simulated_subnet, settings)
+    validator = build_validator(quick_subnet, settings)
     await validator.run(rounds=2)
-    assert [report.n_responses for report in validator.reports] == [72, 72]
+    assert [report.n_responses for report in validator.reports] == [24, 24]
     engine = create_engine(pg_url)
     try:
         states = await Store(engine).score_states()
-        right = states[simulated_subnet.miners["right"].hotkey]
+        right = states[quick_subnet.miners["right"].hotkey]
         assert right.rounds_scored == 2 and right.responses_valid == 16
     finally:
         await engine.dispose()
 
 
-async def test_unreachable_database_is_refused_in_one_line(simulated_subnet: SimulatedSubnet) -> None:
+async def test_unreachable_database_is_refused_in_one_line(quick_subnet: SimulatedSubnet) -> None:
     settings = dataclasses.replace(
-        simulated_subnet.settings, db=DbSettings(url="postgresql+asyncpg://nobody@127.0.0.1:1/none")
+        quick_subnet.settings, db=DbSettings(url="postgresql+asyncpg://nobody@127.0.0.1:1/none")
     )
-    validator = build_validator(simulated_subnet, settings)
+    validator = build_validator(quick_subnet, settings)
     with pytest.raises(StartupError) as error:
         await validator.run(rounds=1)
     assert "\n" not in str(error.value)
 
 
-async def test_scheduled_mode_runs_jobs_until_stopped(simulated_subnet: SimulatedSubnet) -> None:
-    settings = dataclasses.replace(simulated_subnet.settings, round=RoundSettings(tasks=4, interval=0.5))
-    validator = build_validator(simulated_subnet, settings)
+async def test_scheduled_mode_runs_jobs_until_stopped(quick_subnet: SimulatedSubnet) -> None:
+    settings = dataclasses.replace(quick_subnet.settings, round=RoundSettings(tasks=4, interval=0.5))
+    validator = build_validator(quick_subnet, settings)
 
     run_round = validator.run_round
 
@@ -141,7 +141,7 @@ async def test_scheduled_mode_runs_jobs_until_stopped(simulated_subnet: Simulate
     assert runs is not None and runs >= 2
 
 
-async def test_dashboard_and_metrics_are_served_when_asked(simulated_subnet: SimulatedSubnet) -> None:
+async def test_dashboard_and_metrics_are_served_when_asked(quick_subnet: SimulatedSubnet) -> None:
     import socket
 
     import aiohttp
@@ -152,11 +152,11 @@ async def test_dashboard_and_metrics_are_served_when_asked(simulated_subnet: Sim
             return int(probe.getsockname()[1])
 
     settings = dataclasses.replace(
-        simulated_subnet.settings,
+        quick_subnet.settings,
         dashboard=DashboardSettings(host="127.0.0.1", port=free_port()),
         metrics=MetricsSettings(port=free_port()),
     )
-    validator = build_validator(simulated_subnet, settings)
+    validator = build_validator(quick_subnet, settings)
     await validator.start()
     try:
         await validator.sync_metagraph()
