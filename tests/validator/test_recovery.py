@@ -107,3 +107,26 @@ async def test_kill_minus_nine_mid_round_then_restart(
         assert len(keys) == len(set(keys))
     finally:
         await engine.dispose()
+
+
+@pytest.mark.postgres
+async def test_cli_refuses_an_out_of_date_postgresql_in_one_line(
+    quick_subnet: SimulatedSubnet, pg_url: str
+) -> None:
+    import dataclasses
+
+    from subnet.config import DbSettings
+
+    settings = dataclasses.replace(quick_subnet.settings, db=DbSettings(url=pg_url))
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(VALIDATOR),
+        *validator_argv(settings, rounds=1),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    _, stderr = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode == 2
+    errors = [line for line in stderr.decode().splitlines() if "error" in line.lower()]
+    assert len(errors) == 1 and "python -m subnet.db upgrade" in errors[0], stderr.decode()
+    assert "Traceback" not in stderr.decode()
