@@ -122,6 +122,13 @@ class Localnet:
     def db_url(self) -> str:
         return self.settings.db_url or self.state.database_url
 
+    @property
+    def shown_db_url(self) -> str:
+        """The database URL as printed: never with its password."""
+        from sqlalchemy.engine import make_url
+
+        return make_url(self.db_url).render_as_string(hide_password=True)
+
     # -- the steps --------------------------------------------------------------------------------
 
     async def run(self) -> int:
@@ -131,6 +138,7 @@ class Localnet:
         await self.bootstrap()
         await self.prepare_demo_model()
         await self.start_miners()
+        await self.prepare_database()
         validator = await self.start_validator()
         weights_mark, round_mark = await self.marks()
         await self.follow(validator, round_mark)
@@ -151,6 +159,12 @@ class Localnet:
             demo_gguf_path()
         except ModelLoadError as exc:
             raise LocalnetError(str(exc)) from None
+        from subnet.db import DatabaseUrlError, normalise_url
+
+        try:
+            normalise_url(self.db_url)
+        except DatabaseUrlError as exc:
+            raise LocalnetError(f"--db.url: {exc}") from None
         port = self.settings.dashboard_port
         if port and port_in_use(port):
             raise LocalnetError(
@@ -319,6 +333,21 @@ class Localnet:
             return False
         return await _answers(f"http://{HOST}:{port}/health")
 
+    async def prepare_database(self) -> None:
+        """Bring a PostgreSQL schema up to date (the validator upgrades only SQLite by itself)."""
+        from subnet.db import is_sqlite, upgrade
+
+        if is_sqlite(self.db_url):
+            return
+        try:
+            await upgrade(self.db_url)
+        except (OSError, ConnectionError) as exc:
+            raise LocalnetError(f"cannot reach the database {self.shown_db_url}: {exc}") from None
+        except Exception as exc:  # the driver's own error names what is wrong (auth, missing database)
+            reason = f"{type(exc).__name__}: {_one_line(str(exc))}"
+            raise LocalnetError(f"cannot migrate the database {self.shown_db_url}: {reason}") from None
+        self.out("database: schema upgraded to the latest revision")
+
     def validator_argv(self) -> list[str]:
         settings = self.settings
         dashboard_port = settings.dashboard_port
@@ -457,7 +486,7 @@ class Localnet:
             "incentive: the devchain's",
             flush=True,
         )
-        self.out(f"database: {self.db_url}")
+        self.out(f"database: {self.shown_db_url}")
         self.out(f"logs: {self.state.logs}")
         self.out(f"state: {self.state.root} (run again to continue, --reset to start over)")
 

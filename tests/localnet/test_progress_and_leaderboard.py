@@ -3,7 +3,8 @@ against a real SQLite database migrated with the project's Alembic history."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import itertools
+from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from subnet.db import (
     sqlite_url,
     upgrade,
 )
+from subnet.db.pgcluster import PostgresCluster, PostgresUnavailable, create_database, start_cluster
 from subnet.localnet.leaderboard import (
     MinerInfo,
     Row,
@@ -36,6 +38,8 @@ from subnet.localnet.leaderboard import (
     with_chain,
 )
 from subnet.localnet.progress import LogFollower, RoundWatcher, last_round_number, progress_line
+from subnet.localnet.run import Localnet
+from subnet.localnet.settings import parse_settings
 
 ALICE = "5" + "A" * 47
 BOB = "5" + "B" * 47
@@ -43,10 +47,33 @@ MINERS = [MinerInfo("miner1", ALICE, 2, "hermes"), MinerInfo("miner2", BOB, 3, "
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-@pytest_asyncio.fixture
-async def engine(tmp_path: Path) -> AsyncIterator[AsyncEngine]:
-    url = sqlite_url(tmp_path / "validator.sqlite")
-    await upgrade(url)
+_database_names = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def pg_cluster() -> Iterator[PostgresCluster]:
+    try:
+        cluster = start_cluster()
+    except PostgresUnavailable as exc:
+        pytest.skip(f"no throwaway PostgreSQL: {exc}")
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest_asyncio.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+async def engine(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[AsyncEngine]:
+    """A database migrated the way the localnet does it, on SQLite and on PostgreSQL."""
+    if request.param == "postgres":
+        cluster = request.getfixturevalue("pg_cluster")
+        url = create_database(cluster, f"localnet_{next(_database_names)}")
+    else:
+        url = sqlite_url(tmp_path / "validator.sqlite")
+    localnet = Localnet(parse_settings(["--state-dir", str(tmp_path / "state"), "--db.url", url]), out=print)
+    await localnet.prepare_database()
+    if request.param == "sqlite":
+        await upgrade(url)  # the validator does this itself for SQLite; the localnet leaves it alone
     engine = create_engine(url)
     yield engine
     await engine.dispose()

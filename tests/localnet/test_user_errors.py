@@ -91,3 +91,14 @@ async def test_a_miner_that_dies_at_start_is_one_line_with_its_log_tail(
     assert _children_mentioning(str(stand_in)) == []
     printed = capsys.readouterr().out
     assert "devchain: netuid 1" in printed and "miner2 starting" in printed
+
+
+def test_an_unsupported_database_url_is_refused_before_anything_starts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = tmp_path / "state"
+    assert localnet_run.main(["--state-dir", str(state), "--db.url", "mysql://u:secret@db/x"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("localnet: error: --db.url: unsupported database 'mysql'")
+    assert "secret" not in err
+    assert not state.exists()
