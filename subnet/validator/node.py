@@ -102,6 +102,8 @@ class Validator:
 
     async def start(self) -> None:
         settings = self.settings
+        # Flags first: a bad --tasks.sources should not wait behind the database.
+        task_source = self.options.task_source or _task_source(settings.tasks.sources)
         try:
             engine = create_engine(settings.db.url)
         except DatabaseUrlError as exc:
@@ -148,7 +150,7 @@ class Validator:
         self._runner = RoundRunner(
             store=self._store,
             querier=querier,
-            task_source=self.options.task_source or _task_source(settings.tasks.sources),
+            task_source=task_source,
             judge=self.options.judge or BfclJudge(),
             secret=secret,
             params=RoundParams(
@@ -282,8 +284,8 @@ class Validator:
     # -- running --------------------------------------------------------------------------------
 
     async def run(self, rounds: int | None = None) -> None:
-        await self.start()
         try:
+            await self.start()
             with self._signals():
                 if rounds is not None:
                     await self._run_rounds(rounds)

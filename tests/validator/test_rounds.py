@@ -170,3 +170,14 @@ async def test_dashboard_and_metrics_are_served_when_asked(quick_subnet: Simulat
         assert "subnet_validator_rounds_total" in text
     finally:
         await validator.close()
+
+
+async def test_bad_task_sources_are_refused_in_one_line(quick_subnet: SimulatedSubnet) -> None:
+    from subnet.config import TasksSettings
+
+    settings = dataclasses.replace(quick_subnet.settings, tasks=TasksSettings(sources="nowhere=1"))
+    wallet = load_wallet(settings.wallet)
+    validator = Validator(settings, wallet=wallet, chain=ChainClient.from_settings(settings, wallet))
+    with pytest.raises(StartupError, match=r"--tasks\.sources") as error:
+        await validator.run(rounds=1)
+    assert "\n" not in str(error.value)
