@@ -101,6 +101,25 @@ class RoundWatcher:
         return results
 
 
+async def answers_in_flight(engine: AsyncEngine) -> tuple[int, int] | None:
+    """(round number, answers stored) of the round being run now, if any."""
+    try:
+        async with session_factory(engine)() as session:
+            row = (
+                await session.execute(
+                    select(Round.number, func.count(ResponseRecord.id))
+                    .outerjoin(ResponseRecord, ResponseRecord.round_id == Round.id)
+                    .where(Round.status == RoundStatus.RUNNING.value)
+                    .group_by(Round.id)
+                    .order_by(Round.number.desc())
+                    .limit(1)
+                )
+            ).first()
+    except DBAPIError:
+        return None
+    return (int(row[0]), int(row[1])) if row is not None else None
+
+
 class LogFollower:
     """Reads the lines appended to a log file since the last call."""
 

@@ -31,7 +31,13 @@ from subnet.localnet.leaderboard import (
     with_chain,
 )
 from subnet.localnet.processes import Child, ChildDied, Supervisor, free_port, port_in_use, wait_until
-from subnet.localnet.progress import LogFollower, RoundWatcher, last_round_number, progress_line
+from subnet.localnet.progress import (
+    LogFollower,
+    RoundWatcher,
+    answers_in_flight,
+    last_round_number,
+    progress_line,
+)
 from subnet.localnet.settings import LocalnetSettings, UsageError, parse_settings
 from subnet.localnet.state import StateDir, StateError
 
@@ -43,6 +49,8 @@ VALIDATOR_ENTRY = REPO_ROOT / "neurons" / "validator.py"
 HOST = "127.0.0.1"
 HOTKEY = "default"
 POLL_S = 1.0
+# How often a round in flight reports its answers so far (only when the count moved).
+IN_FLIGHT_EVERY_S = 15.0
 # The validator's moving average weighs each round this much: a localnet runs few rounds.
 LOCALNET_ALPHA = 0.5
 # The validator's weight floor, where it has the flag: the demo model only earns on no-call
@@ -423,8 +431,17 @@ class Localnet:
         log = LogFollower(validator.log_path, validator.log_offset)
         reported: set[str] = set()
         dashboard = self.dashboard_url
+        last_in_flight: tuple[int, int] | None = None
+        next_in_flight_at = time.monotonic() + IN_FLIGHT_EVERY_S
         while True:
             finished = validator.running is False
+            if time.monotonic() >= next_in_flight_at:
+                next_in_flight_at = time.monotonic() + IN_FLIGHT_EVERY_S
+                in_flight = await answers_in_flight(self.engine())
+                if in_flight is not None and in_flight[1] > 0 and in_flight != last_in_flight:
+                    expected = self.settings.tasks * len(self.miners)
+                    self.out(f"round {in_flight[0]}: {in_flight[1]}/{expected} answers in")
+                last_in_flight = in_flight
             if dashboard is not None and not finished and await _answers(dashboard):
                 self.out(f"dashboard: {dashboard} (read-only, while the validator runs)")
                 dashboard = None

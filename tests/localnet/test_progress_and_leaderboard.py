@@ -37,7 +37,13 @@ from subnet.localnet.leaderboard import (
     short_hotkey,
     with_chain,
 )
-from subnet.localnet.progress import LogFollower, RoundWatcher, last_round_number, progress_line
+from subnet.localnet.progress import (
+    LogFollower,
+    RoundWatcher,
+    answers_in_flight,
+    last_round_number,
+    progress_line,
+)
 from subnet.localnet.run import Localnet
 from subnet.localnet.settings import parse_settings
 
@@ -143,6 +149,7 @@ async def test_round_watcher_reports_each_finished_round_once(engine: AsyncEngin
     )
     assert await watcher.poll() == []
     assert await last_round_number(engine) == 2
+    assert await answers_in_flight(engine) == (2, 1)
 
 
 async def test_a_discarded_round_is_reported_as_such(engine: AsyncEngine) -> None:
@@ -155,6 +162,7 @@ async def test_watcher_on_a_database_without_tables(tmp_path: Path) -> None:
     engine = create_engine(sqlite_url(tmp_path / "empty.sqlite"))
     try:
         assert await RoundWatcher(engine, {}, 0).poll() == []
+        assert await answers_in_flight(engine) is None
         assert await last_round_number(engine) == 0
     finally:
         await engine.dispose()
