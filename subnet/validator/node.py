@@ -22,6 +22,7 @@ from typing import Any
 from aiohttp import web
 from prometheus_client import CollectorRegistry
 
+from subnet.chain import Neuron
 from subnet.config import UserError, ValidatorSettings
 from subnet.db import SchemaOutOfDate, create_engine, prepare_schema
 from subnet.db.engine import DatabaseUrlError
@@ -226,12 +227,45 @@ class Validator:
             try:
                 return await self.sync_metagraph()
             except Exception as exc:
-                raise RuntimeError(f"no metagraph yet and the chain is unreachable ({exc})") from exc
+                stored = await self._view_from_database()
+                if stored is None:
+                    raise RuntimeError(f"no metagraph yet and the chain is unreachable ({exc})") from exc
+                log.warning("chain unreachable at start (%s); using the miners stored by the last run", exc)
+                self.view = stored
         age = time.time() - self.view.fetched_at
         self.metrics.chain_view_age.set(age)
         if age > 2 * self.options.cadence.metagraph_interval:
             log.warning("running the round on a metagraph %.0f s old (chain unreachable)", age)
         return self.view
+
+    async def _view_from_database(self) -> ChainView | None:
+        """The last metagraph this validator stored (per uid its latest hotkey), for a start without chain."""
+        latest = await self.store.latest_block()
+        if latest is None:
+            return None
+        newest_by_uid: dict[int, Any] = {}
+        for miner in await self.store.known_miners():
+            current = newest_by_uid.get(miner.uid)
+            if current is None or miner.last_seen > current.last_seen:
+                newest_by_uid[miner.uid] = miner
+        neurons = tuple(
+            Neuron(
+                uid=miner.uid,
+                hotkey=miner.hotkey,
+                coldkey=miner.coldkey,
+                stake=0.0,
+                validator_permit=miner.is_validator,
+                axon_ip=miner.axon_ip,
+                axon_port=miner.axon_port,
+                last_update=0,
+                incentive=0.0,
+            )
+            for miner in newest_by_uid.values()
+        )
+        block, block_hash = latest
+        return ChainView(
+            block=block, block_hash=block_hash, neurons=neurons, own_hotkey=self._own_hotkey, fetched_at=0.0
+        )
 
     async def run_round(self) -> RoundReport:
         if self._runner is None:

@@ -291,6 +291,16 @@ class Store:
                 recoveries.append(Recovery(round_id, number, "discarded"))
         return recoveries
 
+    async def latest_block(self) -> tuple[int, str] | None:
+        """Block and block hash of the most recent round, if any (a seed input while the chain is away)."""
+        async with self.sessions() as session:
+            row = (
+                await session.execute(
+                    select(Round.block, Round.block_hash).order_by(Round.number.desc()).limit(1)
+                )
+            ).first()
+        return (int(row[0]), str(row[1])) if row is not None else None
+
     async def round_by_number(self, number: int) -> Round | None:
         async with self.sessions() as session:
             return await session.scalar(select(Round).where(Round.number == number))

@@ -83,3 +83,32 @@ async def test_rounds_continue_and_weights_resume_after_an_outage(quick_subnet: 
     finally:
         await validator.close()
         await chain.close()
+
+
+async def test_a_restart_during_an_outage_runs_rounds_on_the_stored_miners(
+    quick_subnet: SimulatedSubnet,
+) -> None:
+    settings = quick_subnet.settings
+
+    def build(substrate: FlakySubstrate) -> tuple[Validator, ChainClient]:
+        wallet = load_wallet(settings.wallet)
+        chain = ChainClient.from_settings(settings, wallet, substrate=substrate)
+        options = ValidatorOptions(observer=quick_subnet.key.observe, install_signal_handlers=False)
+        return Validator(settings, wallet=wallet, chain=chain, options=options), chain
+
+    first, first_chain = build(FlakySubstrate(DevChain(settings.devchain.path)))
+    await first.run(rounds=1)
+    await first_chain.close()
+
+    down = FlakySubstrate(DevChain(settings.devchain.path))
+    down.down = True
+    second, second_chain = build(down)
+    await second.start()
+    try:
+        report = await second.run_round()
+        assert report.n_miners == 3 and report.statuses["ok"] == 24
+        assert report.block == first.reports[0].block  # the stored block hash seeds the round
+        assert report.number == first.reports[0].number + 1
+    finally:
+        await second.close()
+        await second_chain.close()
