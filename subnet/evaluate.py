@@ -60,6 +60,7 @@ class EvaluateSettings:
     n: int = 200
     seed: int = 0
     categories: tuple[str, ...] = ()  # empty: the generator's default mix
+    sources: str | None = None  # --tasks.sources, as the validator's (builtin=0.8,bfcl=0.2); None: builtin
     concurrency: int = 8
     rate: float | None = None  # requests started per second at most; None: no pacing
     timeout_s: float = 60.0
@@ -180,6 +181,13 @@ def build_parser(categories: Sequence[str] = ()) -> argparse.ArgumentParser:
         + "); default: the validator's mix",
     )
     parser.add_argument(
+        "--tasks.sources",
+        dest="sources",
+        default=None,
+        metavar="SPEC",
+        help="task sources and shares, as the validator's flag (e.g. builtin=0.8,bfcl=0.2); default builtin",
+    )
+    parser.add_argument(
         "--concurrency",
         type=_positive_int,
         default=8,
@@ -254,6 +262,7 @@ def parse_settings(argv: Sequence[str] | None, categories: Sequence[str] = ()) -
         n=args.n,
         seed=args.seed if args.seed is not None else secrets.randbelow(2**31),
         categories=tuple(dict.fromkeys(args.category)),
+        sources=args.sources,
         concurrency=args.concurrency,
         rate=args.rate,
         timeout_s=args.timeout,
@@ -500,12 +509,19 @@ def score_answer(task: Any, answer: EndpointAnswer) -> TaskResult:
 def build_tasks(settings: EvaluateSettings) -> list[Any]:
     """The run's tasks: `tasks.generate(seed, n)`, each given a fresh surface by `tasks.variant`.
 
-    With --category, the generator's mix is narrowed to those categories in equal parts.
+    With --category, the builtin generator's mix is narrowed to those categories in equal
+    parts; --tasks.sources mixes in external pools (BFCL, xLAM) as the validator does.
     """
     import tasks
 
     mix = {category: 1.0 / len(settings.categories) for category in settings.categories} or None
-    generated = tasks.generate(settings.seed, settings.n, mix=mix)
+    sources = None
+    try:
+        if settings.sources is not None:
+            sources = tasks.load_sources(tasks.parse_source_shares(settings.sources))
+        generated = tasks.generate(settings.seed, settings.n, mix=mix, sources=sources)
+    except (tasks.TaskConfigError, tasks.SourceFileError) as exc:
+        raise EvaluateError(f"--tasks.sources {settings.sources!r}: {exc}") from None
     # A variant seed derived from the run seed: reproducible, but not the generator's own seed.
     variant_seed = (settings.seed * 1_000_003 + 7) % 2**63
     return [tasks.variant(task, variant_seed) for task in generated]
@@ -640,6 +656,8 @@ def rerun_command(settings: EvaluateSettings) -> str:
     parts = [PROG, "--endpoint", settings.endpoint, "--n", str(settings.n), "--seed", str(settings.seed)]
     for category in settings.categories:
         parts += ["--category", category]
+    if settings.sources is not None:
+        parts += ["--tasks.sources", settings.sources]
     optional = {
         "--model": settings.model,
         "--rate": None if settings.rate is None else f"{settings.rate:g}",

@@ -546,3 +546,26 @@ def test_end_to_end_through_a_miner_process_on_the_devchain(
     assert report["statuses"] == {"ok": 20}
     for category, accuracy in expected_accuracy(list(tasks_for(chosen).values())).items():
         assert report["categories"][category]["accuracy"] == accuracy
+
+
+def test_task_sources_like_the_validator(capsys: pytest.CaptureFixture[str]) -> None:
+    chosen = settings("http://unused", n=10, sources="builtin=0.5,bfcl=0.5")
+    try:
+        by_key = tasks_for(chosen)
+    except evaluate.EvaluateError as exc:
+        pytest.skip(f"no BFCL pool here: {exc}")
+    with StandInServer(by_key, right_or_wrong) as server:
+        argv = ["--endpoint", server.url, "--n", "10", "--seed", str(SEED), "--json"]
+        assert evaluate.main([*argv, "--tasks.sources", "builtin=0.5,bfcl=0.5"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    ids = [row["task_id"] for row in report["tasks"]]
+    assert sum(task_id.startswith("bfcl-") for task_id in ids) == 5
+    assert report["statuses"] == {"ok": 10}
+    assert "--tasks.sources builtin=0.5,bfcl=0.5" in report["rerun"]
+
+
+def test_bad_task_sources_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["--endpoint", "http://127.0.0.1:9/v1", "--n", "3", "--tasks.sources", "poetry=1"]
+    assert evaluate.main(argv) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and "--tasks.sources 'poetry=1'" in lines[0]
