@@ -14,7 +14,7 @@ import contextlib
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -198,12 +198,14 @@ class RoundRunner:
         self.params = params
         self.observer = observer
         self.on_response = on_response
+        self.scoring_errors = 0
 
     async def run(self, view: ChainView) -> RoundReport:
         started_wall = time.perf_counter()
         started_cpu = time.process_time()
         clock = StageClock()
         params = self.params
+        self.scoring_errors = 0
         number = await self.store.next_round_number()
         seed = self.task_source.round_seed(self.secret, params.netuid, view.block_hash, number)
 
@@ -325,6 +327,8 @@ class RoundRunner:
             ", ".join(f"{k} {v}" for k, v in sorted(statuses.items())),
             report.wall_s,
         )
+        if self.scoring_errors > 1:
+            log.warning("round %d: scoring failed on %d responses (scored 0)", number, self.scoring_errors)
         return report
 
     async def _query_one(
@@ -375,12 +379,7 @@ class RoundRunner:
         try:
             return self.judge.judge(result.completion.message, variant)
         except Exception as exc:  # a scorer bug must not lose the round; the answer scores 0
-            log.warning("scoring failed on a response (%s: %s); it scores 0", type(exc).__name__, exc)
+            self.scoring_errors += 1
+            if self.scoring_errors == 1:  # once per round; the count comes with the round's summary
+                log.warning("scoring failed on a response (%s: %s); it scores 0", type(exc).__name__, exc)
             return Judgement(valid=False, error_type="scoring:internal_error", score=0.0)
-
-
-def summarise_statuses(reports: Sequence[RoundReport]) -> Counter[str]:
-    total: Counter[str] = Counter()
-    for report in reports:
-        total.update(report.statuses)
-    return total

@@ -301,10 +301,6 @@ class Store:
             ).first()
         return (int(row[0]), str(row[1])) if row is not None else None
 
-    async def round_by_number(self, number: int) -> Round | None:
-        async with self.sessions() as session:
-            return await session.scalar(select(Round).where(Round.number == number))
-
     async def rounds(self) -> list[Round]:
         async with self.sessions() as session:
             return list((await session.scalars(select(Round).order_by(Round.number))).all())
