@@ -5,8 +5,9 @@ to the first offered tool after ``--delay`` seconds) run in a child process; the
 validator runs here against a devchain subnet where they are registered and
 served, on SQLite and on a throwaway PostgreSQL (skipped when the binaries are
 missing). Printed per backend: the round's wall time, the time beyond the slowest
-miner (wall time minus the longest single query), validator CPU per response by
-stage, and the validator process's peak RSS.
+miner (wall time minus the longest single query), the time from the last answer
+arriving to the round being scored, validator CPU per response by stage, and the
+validator process's peak RSS.
 
 CPU per stage: generate, variant and score are the wall time of the synchronous
 code that does them (equal to its CPU on an idle machine; reading the process CPU
@@ -142,7 +143,10 @@ def print_report(backend: str, report: RoundReport, rss_before: float, peak: flo
     print(f"  responses           {report.n_responses}  ({dict(report.statuses)})")
     print(f"  wall time           {report.wall_s:.3f} s (queries {report.query_wall_s:.3f} s)")
     print(f"  slowest miner       {report.slowest_response_s:.3f} s")
-    print(f"  beyond the slowest  {report.wall_s - report.slowest_response_s:.3f} s")
+    print(
+        f"  beyond the slowest  {report.wall_s - report.slowest_response_s:.3f} s (wall time - longest query)"
+    )
+    print(f"  after last answer   {report.after_last_answer_s:.3f} s (last answer in -> round scored)")
     cpu_ms = 1e3 * report.cpu_s / responses
     print(f"  validator CPU       {report.cpu_s:.3f} s of process CPU = {cpu_ms:.3f} ms per response")
     for stage in ("generate", "variant", "score"):

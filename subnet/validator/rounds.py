@@ -110,6 +110,8 @@ class RoundReport:
     wall_s: float
     query_wall_s: float
     slowest_response_s: float
+    # From the last miner answer arriving to the round being scored: the tail the validator adds.
+    after_last_answer_s: float
     cpu_s: float
     clock: StageClock
 
@@ -199,6 +201,7 @@ class RoundRunner:
         self.observer = observer
         self.on_response = on_response
         self.scoring_errors = 0
+        self.last_answer_at = 0.0
 
     async def run(self, view: ChainView) -> RoundReport:
         started_wall = time.perf_counter()
@@ -206,6 +209,7 @@ class RoundRunner:
         clock = StageClock()
         params = self.params
         self.scoring_errors = 0
+        self.last_answer_at = 0.0
         number = await self.store.next_round_number()
         seed = self.task_source.round_seed(self.secret, params.netuid, view.block_hash, number)
 
@@ -297,6 +301,7 @@ class RoundRunner:
                 statuses[status] += 1
                 latencies.append(latency)
             query_wall = time.perf_counter() - query_started
+            last_answer_at = self.last_answer_at or time.perf_counter()
             await writer.close()
         except BaseException:
             for query in in_flight:
@@ -317,6 +322,7 @@ class RoundRunner:
             wall_s=time.perf_counter() - started_wall,
             query_wall_s=query_wall,
             slowest_response_s=max(latencies, default=0.0),
+            after_last_answer_s=time.perf_counter() - last_answer_at,
             cpu_s=time.process_time() - started_cpu,
             clock=clock,
         )
@@ -343,6 +349,7 @@ class RoundRunner:
         clock: StageClock,
     ) -> tuple[str, float]:
         result = await self.querier.query(target, request)
+        self.last_answer_at = time.perf_counter()
         mark = time.perf_counter()
         judgement = self._judge(result, variant)
         clock.add("score", mark)
