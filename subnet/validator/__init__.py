@@ -1,0 +1,1 @@
+"""The validator node: round pipeline, score state, weights, scheduled jobs, recovery (see docs/validator.md)."""
