@@ -1,1 +1,1 @@
-"""The validator node: round pipeline, score state, weights, scheduled jobs, recovery (see docs/validator.md)."""
+"""The validator node: round pipeline, score state, weights, jobs, recovery (see docs/validator.md)."""
