@@ -259,7 +259,7 @@ class Localnet:
             self.out("converting the demo model (SmolLM2-135M) once; it is cached for later runs")
             await child.process.wait()
         if child.returncode != 0:
-            raise _died_at_start(child, "could not prepare the demo model")
+            raise _died_at_start(child, "conversion failed")
         lines = child.output().strip().splitlines()
         self.out(f"demo model: {lines[-1] if lines else '?'}")
 

