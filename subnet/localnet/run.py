@@ -542,6 +542,8 @@ async def run_localnet(settings: LocalnetSettings, out: Say = say) -> int:
         if not received:
             raise
         out(f"{signal.Signals(received[0]).name} received: stopping every process")
+        if localnet.state.is_ours():
+            out(f"state kept in {localnet.state.root} (database and logs/; run again to continue)")
         return EXIT_SIGNAL_BASE + received[0]
     finally:
         stopping = True

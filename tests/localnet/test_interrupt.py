@@ -66,4 +66,5 @@ async def test_a_signal_stops_every_child(
     assert await asyncio.wait_for(running, timeout=30) == 128 + signum
     assert not any(_alive(pid) for pid in pids)
     assert f"{signal.Signals(signum).name} received: stopping every process" in lines
+    assert f"state kept in {tmp_path / 'state'} (database and logs/; run again to continue)" in lines
     assert any(line.startswith("stopping miner1, miner2 (up to 1 s") for line in lines), lines
