@@ -15,8 +15,6 @@ from typing import NoReturn
 
 PROG = "python -m subnet.localnet"
 APP_NAME = "toolcall-subnet"
-# Output formats the demo model can be prompted in; `auto` would give every miner the same one.
-DEMO_FORMATS = ("hermes", "pythonic", "json", "codeact")
 DEFAULT_FORMATS = ("hermes", "pythonic", "json")
 MAX_MINERS = 16
 
@@ -90,12 +88,21 @@ def _positive_float(high: float) -> Callable[[str], float]:
     return parse
 
 
+def miner_formats() -> tuple[str, ...]:
+    """The output formats a miner can be started with (its adapter registry); `auto` would give
+    every demo miner the same one, so it is left out."""
+    from subnet.miner.adapters import ADAPTERS
+
+    return tuple(ADAPTERS)
+
+
 def _formats(text: str) -> tuple[str, ...]:
     names = tuple(name.strip() for name in text.split(",") if name.strip())
-    unknown = [name for name in names if name not in DEMO_FORMATS]
+    known = miner_formats()
+    unknown = [name for name in names if name not in known]
     if not names or unknown:
         raise argparse.ArgumentTypeError(
-            f"unknown format {', '.join(unknown) or '(none)'}; choose from {','.join(DEMO_FORMATS)}"
+            f"unknown format {', '.join(unknown) or '(none)'}; choose from {','.join(known)}"
         )
     return names
 
