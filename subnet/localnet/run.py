@@ -445,13 +445,14 @@ class Localnet:
             if dashboard is not None and not finished and await _answers(dashboard):
                 self.out(f"dashboard: {dashboard} (read-only, while the validator runs)")
                 dashboard = None
+            # Finished rounds first: the log read next may already hold the next round's start.
+            for result in await watcher.poll():
+                self.out(f"{result.describe()} [{watcher.finished}/{self.settings.rounds}]")
             for line in log.new_lines():
                 shown = progress_line(line)
                 # Finished rounds and accepted weights get their own lines (from the database).
                 if shown is not None and not _ROUND_OR_WEIGHTS_DONE.match(shown):
                     self.out(f"validator: {shown}")
-            for result in await watcher.poll():
-                self.out(f"{result.describe()} [{watcher.finished}/{self.settings.rounds}]")
             for child in self.miner_children():
                 if not child.running and child.name not in reported:
                     reported.add(child.name)
