@@ -653,7 +653,7 @@ class EvaluationReport:
 
 def rerun_command(settings: EvaluateSettings) -> str:
     """The command line that repeats a run: same endpoint, tasks and signing (never the API key)."""
-    parts = [PROG, "--endpoint", settings.endpoint, "--n", str(settings.n), "--seed", str(settings.seed)]
+    parts = ["--endpoint", settings.endpoint, "--n", str(settings.n), "--seed", str(settings.seed)]
     for category in settings.categories:
         parts += ["--category", category]
     if settings.sources is not None:
@@ -671,7 +671,7 @@ def rerun_command(settings: EvaluateSettings) -> str:
             parts += [flag, value]
     if settings.api_key:
         parts += ["--api-key", "..."]
-    return " ".join(shlex.quote(part) for part in parts)
+    return " ".join([PROG, *(shlex.quote(part) for part in parts)])
 
 
 def summarise(

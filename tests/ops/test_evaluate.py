@@ -228,7 +228,11 @@ def test_table_shows_the_right_accuracies(capsys: pytest.CaptureFixture[str]) ->
         assert row[2] == f"{accuracy:.1%}", row
     right = sum(task.category in RIGHT_CATEGORIES for task in task_list)
     assert rows["overall"][1:3] == ["60", f"{right / 60:.1%}"]
-    assert f"seed: {SEED}" in out and f"--seed {SEED}" in out
+    assert f"seed: {SEED}" in out
+    assert (
+        f"rerun: python -m subnet.evaluate --endpoint {server.url}/v1/chat/completions --n 60 --seed {SEED}"
+        in out
+    )
     assert "simple_function_checker:wrong_func_name" in out  # wrong names counted by type
     assert "model: stand-in-model" in out  # taken from /v1/models
     # Progress and the seed went to stderr, never into the table.
