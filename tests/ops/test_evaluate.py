@@ -62,7 +62,7 @@ class StandInServer:
         self.requests.append(body)
         self.headers.append(dict(request.headers))
         self.arrivals.append(time.monotonic())
-        task = self.tasks_by_key[task_key(body["messages"], body["tools"])]
+        task = self.tasks_by_key.get(task_key(body["messages"], body["tools"]))
         status, payload, delay = self.policy(task, len(self.requests))
         if delay:
             await asyncio.sleep(delay)
@@ -553,14 +553,15 @@ def test_end_to_end_through_a_miner_process_on_the_devchain(
 
 
 def test_task_sources_like_the_validator(capsys: pytest.CaptureFixture[str]) -> None:
-    chosen = settings("http://unused", n=10, sources="builtin=0.5,bfcl=0.5")
-    try:
-        by_key = tasks_for(chosen)
-    except evaluate.EvaluateError as exc:
-        pytest.skip(f"no BFCL pool here: {exc}")
-    with StandInServer(by_key, right_or_wrong) as server:
+    def no_call(_task: Any, _count: int) -> Reply:
+        return 200, completion({"content": "I would rather not."}), 0.0
+
+    with StandInServer({}, no_call) as server:
         argv = ["--endpoint", server.url, "--n", "10", "--seed", str(SEED), "--json"]
-        assert evaluate.main([*argv, "--tasks.sources", "builtin=0.5,bfcl=0.5"]) == 0
+        code = evaluate.main([*argv, "--tasks.sources", "builtin=0.5,bfcl=0.5"])
+    if code == 2 and "bfcl" in capsys.readouterr().err:
+        pytest.skip("no BFCL data installed here")
+    assert code == 0
     report = json.loads(capsys.readouterr().out)
     ids = [row["task_id"] for row in report["tasks"]]
     assert sum(task_id.startswith("bfcl-") for task_id in ids) == 5
