@@ -24,6 +24,7 @@ from typing import Any
 from subnet.localnet.leaderboard import (
     ChainStanding,
     MinerInfo,
+    Row,
     chain_standing,
     database_rows,
     last_weights,
@@ -504,6 +505,10 @@ class Localnet:
             "incentive: the devchain's",
             flush=True,
         )
+        if chain is not None and not any(chain.weights.values()):
+            hint = _no_weights_hint(rows)
+            if hint:
+                self.out(hint)
         self.out(f"database: {self.shown_db_url}")
         self.out(f"logs: {self.state.logs}")
         self.out(f"state: {self.state.root} (run again to continue, --reset to start over)")
@@ -515,6 +520,22 @@ class Localnet:
         if self._devchain is not None:
             await self._devchain.close()
             self._devchain = None
+
+
+def _no_weights_hint(rows: Sequence[Row]) -> str | None:
+    """Why no miner has weight, when the reason is the validator's production weight floor."""
+    from subnet.validator.state import WeightPolicy
+
+    if _validator_has_flag(WEIGHT_FLOOR_FLAG):
+        return None
+    floor = WeightPolicy().floor
+    best = max((row.score for row in rows if row.score is not None), default=None)
+    if best is None or best > floor:
+        return None
+    return (
+        f"no weights: every miner's score is at or under the validator's weight floor ({floor:g}); "
+        "the demo model is only right where no call is due (docs/localnet.md)"
+    )
 
 
 async def run_localnet(settings: LocalnetSettings, out: Say = say) -> int:
