@@ -24,6 +24,9 @@ from scoring import Call, DecodeError, decode, render, to_openai_tool_calls
 
 # Reasoning blocks some models write before answering; never part of the answer.
 _THINK_BLOCK = re.compile(r"<think>.*?(?:</think>|$)", re.DOTALL)
+# Markers engines and templates put around a call list (Mistral, Llama 3.1's ipython turn);
+# stripped whatever the format, since an openai-backend engine's text can carry any of them.
+_CALL_MARKERS = re.compile(r"\[TOOL_CALLS\]|<\|python_tag\|>|<\|eom_id\|>|<\|eot_id\|>")
 
 
 def _functions(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -92,7 +95,7 @@ class OutputAdapter:
 
     def clean(self, text: str) -> str:
         """The answer with what is not part of it (reasoning blocks) taken out, before decoding."""
-        return _THINK_BLOCK.sub("", text).strip()
+        return _CALL_MARKERS.sub("", _THINK_BLOCK.sub("", text)).strip()
 
     def read(self, text: str, *, allow_calls: bool = True) -> ReadAnswer:
         """Model text -> tool calls (via scoring.decode) or content. Nothing is executed."""
@@ -161,8 +164,6 @@ class JsonAdapter(OutputAdapter):
     """One JSON object per call, a list for several (OpenAI keys; BusyBeaver's tool/args also read)."""
 
     name = "json"
-    # Engines' and templates' markers around a JSON call list (Mistral, Llama 3.1 ipython).
-    _MARKERS = re.compile(r"\[TOOL_CALLS\]|<\|python_tag\|>|<\|eom_id\|>|<\|eot_id\|>")
 
     def system_prompt(self, tools: list[dict[str, Any]]) -> str:
         listing = json.dumps(_functions(tools), ensure_ascii=False)
@@ -183,9 +184,6 @@ class JsonAdapter(OutputAdapter):
         if function_name is None:
             return '{"name": "'
         return '{"name": ' + json.dumps(function_name) + ', "arguments": '
-
-    def clean(self, text: str) -> str:
-        return self._MARKERS.sub("", super().clean(text)).strip()
 
 
 class CodeActAdapter(OutputAdapter):

@@ -265,3 +265,9 @@ def test_native_history_gives_templates_argument_objects() -> None:
     assert messages[2]["tool_calls"][0]["function"]["arguments"] == {"city": "Paris"}
     assert "content" not in messages[2]
     assert messages[4]["content"] == "And in Tokyo?"
+
+
+@pytest.mark.parametrize("fmt", sorted(ADAPTERS))
+def test_engine_markers_are_read_whatever_the_format(fmt: str) -> None:
+    text = '[TOOL_CALLS] [{"name": "get_weather", "arguments": {"city": "Paris"}}]'
+    assert _calls(ADAPTERS[fmt].read(text).tool_calls) == [("get_weather", {"city": "Paris"})]
