@@ -72,6 +72,10 @@ def say(line: str) -> None:
     print(f"localnet: {line}", flush=True)
 
 
+def _rounds(count: int) -> str:
+    return f"{count} round" if count == 1 else f"{count} rounds"
+
+
 def _one_line(text: str) -> str:
     return " ".join(text.split())
 
@@ -468,8 +472,8 @@ class Localnet:
         if validator.returncode != 0:
             if watcher.finished == 0:
                 raise _died_at_start(validator, "stopped before finishing a round")
-            raise _died_at_start(validator, f"stopped after {watcher.finished} rounds")
-        self.out(f"validator finished {watcher.finished} rounds")
+            raise _died_at_start(validator, f"stopped after {_rounds(watcher.finished)}")
+        self.out(f"validator finished {_rounds(watcher.finished)}")
 
     async def settle_epoch(self, weights_mark: int) -> ChainStanding | None:
         """Wait for (advance the devchain to) the epoch after this run's weights, then read the chain."""
