@@ -90,7 +90,11 @@ def _convert(gguf: Path, destination: Path) -> None:
             quantization_config=GgufConfig(dequantize=True),
             dtype=torch.float32,
         )
-    except ImportError as error:
-        raise ModelLoadError(f"converting the demo model needs the [demo] extra: {error}") from error
+    except (ImportError, ValueError, OSError) as error:
+        # e.g. "accelerate is required when loading a GGUF file" (a ValueError in transformers)
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise ModelLoadError(
+            f"converting the demo model failed: {reason} (pip install -e '.[demo]' installs what it needs)"
+        ) from error
     model.save_pretrained(destination)
     tokenizer.save_pretrained(destination)

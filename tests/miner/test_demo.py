@@ -124,3 +124,18 @@ async def test_a_second_start_reuses_the_converted_folder(
 
 def _weights_mtime(folder: Path) -> int:
     return (folder / "model.safetensors").stat().st_mtime_ns
+
+
+def test_a_failing_conversion_is_one_line_and_leaves_nothing_behind(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import subnet.miner.demo as demo
+
+    def broken(gguf: Path, destination: Path) -> None:
+        (destination / "partial.bin").write_bytes(b"half")
+        raise ModelLoadError("converting the demo model failed: accelerate is required")
+
+    monkeypatch.setattr(demo, "_convert", broken)
+    with pytest.raises(ModelLoadError, match="accelerate is required"):
+        ensure_demo_model(str(tmp_path))
+    assert list(tmp_path.iterdir()) == []
