@@ -122,3 +122,28 @@ async def test_a_demo_model_that_cannot_be_prepared_shows_why(
     first = str(raised.value).splitlines()[0]
     assert first.startswith("demo model conversion failed (exit code 1): ")
     assert "NotADirectoryError" in first or "FileExistsError" in first
+
+
+async def _no_miners(_self: object) -> None:
+    return None
+
+
+async def test_a_validator_that_stops_before_a_round_is_one_line_with_its_log_tail(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stand_in = tmp_path / "validator.py"
+    stand_in.write_text(
+        "import sys\nprint('validator: error: cannot open the database', file=sys.stderr)\nsys.exit(2)\n"
+    )
+    monkeypatch.setattr(localnet_run, "VALIDATOR_ENTRY", stand_in)
+    monkeypatch.setattr(localnet_run.Localnet, "prepare_demo_model", _no_model)
+    monkeypatch.setattr(localnet_run.Localnet, "start_miners", _no_miners)
+    settings = parse_settings(
+        ["--state-dir", str(tmp_path / "state"), "--miners", "1", "--dashboard.port", "0"]
+    )
+    with pytest.raises(LocalnetError) as raised:
+        await run_localnet(settings, out=print)
+    first = str(raised.value).splitlines()[0]
+    assert first.startswith(
+        "validator stopped before finishing a round (exit code 2): validator: error: cannot open the database"
+    )
