@@ -375,9 +375,14 @@ class QuerySettings:
 
 @dataclass(frozen=True)
 class WeightsSettings:
-    """``interval`` in blocks; None means once per epoch (the subnet's tempo)."""
+    """``interval`` in blocks; None means once per epoch (the subnet's tempo).
+
+    ``floor``: a hotkey's moving average must exceed it to earn any weight (the production
+    default sits above what a miner that never calls a tool earns; see docs/validator.md).
+    """
 
     interval: int | None = None
+    floor: float = 0.4
 
 
 @dataclass(frozen=True)
@@ -646,6 +651,12 @@ FLAGS: tuple[Flag, ...] = (
         "Blocks between weight submissions (default: once per epoch).",
         _POSITIVE_INT,
         metavar="BLOCKS",
+    ),
+    Flag(
+        "weights.floor",
+        "Moving average a hotkey must exceed to earn weight (0 gives weight to any positive score).",
+        _float_in(0.0, 1.0),
+        metavar="F",
     ),
     Flag("tasks.sources", "Task sources and their shares, e.g. builtin=0.8,bfcl=0.2.", _text, metavar="SPEC"),
     Flag(

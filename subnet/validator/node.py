@@ -163,7 +163,9 @@ class Validator:
         self._weights = WeightSetter(
             store=self._store,
             chain=self.chain,
-            policy=self.options.weight_policy or WeightPolicy(min_samples=settings.scoring.min_samples),
+            policy=self.options.weight_policy or WeightPolicy(
+                min_samples=settings.scoring.min_samples, floor=settings.weights.floor
+            ),
             interval_blocks=settings.weights.interval,
         )
         if settings.metrics.port:

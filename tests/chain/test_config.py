@@ -81,6 +81,7 @@ SAMPLES: dict[str, tuple[str | None, Any]] = {
     "query.timeout": ("5", 5.0),
     "query.concurrency": ("32", 32),
     "weights.interval": ("360", 360),
+    "weights.floor": ("0.25", 0.25),
     "tasks.sources": ("builtin=0.8,bfcl=0.2", "builtin=0.8,bfcl=0.2"),
     "validator.secret_path": ("/tmp/secret", Path("/tmp/secret")),
     "dashboard.host": ("0.0.0.0", "0.0.0.0"),
