@@ -24,7 +24,6 @@ from typing import Any
 from subnet.localnet.leaderboard import (
     ChainStanding,
     MinerInfo,
-    Row,
     chain_standing,
     database_rows,
     last_weights,
@@ -58,7 +57,6 @@ LOCALNET_ALPHA = 0.5
 # tasks (irrelevance, missing_param), well under the production floor, so without this a
 # localnet would never see weights on chain.
 LOCALNET_WEIGHT_FLOOR = 0.0
-WEIGHT_FLOOR_FLAG = "--weights.floor"
 _ROUND_OR_WEIGHTS_DONE = re.compile(r"^(round \d+ scored|weights ok)")
 
 Say = Callable[[str], None]
@@ -99,12 +97,6 @@ async def _answers(url: str) -> bool:
                 return response.status == 200
         except (aiohttp.ClientError, TimeoutError):
             return False
-
-
-def _validator_has_flag(option: str) -> bool:
-    from subnet.config import ValidatorSettings, flags_for
-
-    return any(flag.option == option for flag in flags_for(ValidatorSettings))
 
 
 @dataclass
@@ -391,9 +383,10 @@ class Localnet:
             str(free_port(HOST)),
             "--dashboard.port",
             str(dashboard_port),
+            # Demo models are weak: any positive standing earns weight on a localnet.
+            "--weights.floor",
+            f"{LOCALNET_WEIGHT_FLOOR:g}",
         ]
-        if _validator_has_flag(WEIGHT_FLOOR_FLAG):
-            argv += [WEIGHT_FLOOR_FLAG, f"{LOCALNET_WEIGHT_FLOOR:g}"]
         return argv
 
     async def start_validator(self) -> Child:
@@ -509,10 +502,6 @@ class Localnet:
             "incentive: the devchain's",
             flush=True,
         )
-        if chain is not None and not any(chain.weights.values()):
-            hint = _no_weights_hint(rows)
-            if hint:
-                self.out(hint)
         self.out(f"database: {self.shown_db_url}")
         self.out(f"logs: {self.state.logs}")
         self.out(f"state: {self.state.root} (run again to continue, --reset to start over)")
@@ -524,22 +513,6 @@ class Localnet:
         if self._devchain is not None:
             await self._devchain.close()
             self._devchain = None
-
-
-def _no_weights_hint(rows: Sequence[Row]) -> str | None:
-    """Why no miner has weight, when the reason is the validator's production weight floor."""
-    from subnet.validator.state import WeightPolicy
-
-    if _validator_has_flag(WEIGHT_FLOOR_FLAG):
-        return None
-    floor = WeightPolicy().floor
-    best = max((row.score for row in rows if row.score is not None), default=None)
-    if best is None or best > floor:
-        return None
-    return (
-        f"no weights: every miner's score is at or under the validator's weight floor ({floor:g}); "
-        "the demo model is only right where no call is due (docs/localnet.md)"
-    )
 
 
 async def run_localnet(settings: LocalnetSettings, out: Say = say) -> int:

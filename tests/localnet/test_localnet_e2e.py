@@ -20,7 +20,6 @@ from sqlalchemy import select
 
 from subnet.db import Round, RoundStatus, ScoreState, create_engine, session_factory, sqlite_url
 from subnet.devchain import DevChain
-from subnet.localnet.run import WEIGHT_FLOOR_FLAG, _validator_has_flag
 
 pytestmark = pytest.mark.slow
 
@@ -114,11 +113,6 @@ def test_two_rounds_end_with_a_leaderboard(state_dir: Path) -> None:
     chain = DevChain(state_dir / "devchain.sqlite")
     graph = chain.metagraph(1)
     weights = asyncio.run(chain.query("SubtensorModule", "Weights", [1, 1]))
-    if not _validator_has_flag(WEIGHT_FLOOR_FLAG):
-        pytest.xfail(
-            f"the validator has no {WEIGHT_FLOOR_FLAG} flag yet: the demo model scores under the "
-            "production weight floor, so no weights reach the devchain"
-        )
     assert weights, output
     assert graph is not None and sum(graph["incentives"]) > 0, output
     assert "weights set at block" in output

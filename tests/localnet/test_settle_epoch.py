@@ -81,17 +81,3 @@ async def test_settle_epoch_without_weights_says_so(tmp_path: Path) -> None:
         )
     finally:
         await localnet.close()
-
-
-def test_the_no_weights_hint_names_the_weight_floor(monkeypatch: pytest.MonkeyPatch) -> None:
-    from subnet.localnet import run as localnet_run
-    from subnet.localnet.leaderboard import MinerInfo, Row
-
-    monkeypatch.setattr(localnet_run, "_validator_has_flag", lambda _option: False)
-    miner = MinerInfo("miner1", "5" + "C" * 47, 2, "json")
-    hint = localnet_run._no_weights_hint([Row(miner, score=0.25), Row(miner)])
-    assert hint is not None and "weight floor (0.4)" in hint
-    assert localnet_run._no_weights_hint([Row(miner, score=0.55)]) is None  # something else kept weights off
-    assert localnet_run._no_weights_hint([Row(miner)]) is None
-    monkeypatch.setattr(localnet_run, "_validator_has_flag", lambda _option: True)
-    assert localnet_run._no_weights_hint([Row(miner, score=0.25)]) is None  # the localnet lowered the floor
