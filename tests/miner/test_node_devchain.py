@@ -18,6 +18,7 @@ from types import ModuleType
 import aiohttp
 import bittensor as bt
 import pytest
+from aiohttp import web
 
 from subnet.chain import ChainClient
 from subnet.config import MinerSettings, load_wallet, parse_miner_settings
@@ -209,3 +210,66 @@ def test_the_miner_process_logs_what_it_serves_and_stops_on_sigterm(
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+async def test_a_miner_in_front_of_an_engine_passes_its_tool_calls_to_the_validator(
+    miner_argv: Callable[..., list[str]], devchain: DevChain, tmp_path: Path
+) -> None:
+    async def engine_chat(request: web.Request) -> web.Response:
+        sent = await request.json()
+        call = {
+            "id": "call_9",
+            "type": "function",
+            "function": {"name": sent["tools"][0]["function"]["name"], "arguments": '{"city": "Paris"}'},
+        }
+        message = {"role": "assistant", "content": None, "tool_calls": [call]}
+        return web.json_response(
+            {"choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}]}
+        )
+
+    engine = web.Application()
+    engine.router.add_post("/v1/chat/completions", engine_chat)
+    runner = web.AppRunner(engine)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    base_url = f"http://127.0.0.1:{runner.addresses[0][1]}/v1"
+
+    settings = parse_miner_settings(
+        miner_argv(
+            "miner", "--model.backend", "openai", "--model.base_url", base_url, "--model.name", "engine-model"
+        ),
+        env={},
+    )
+    validator_settings = parse_miner_settings(miner_argv("validator"), env={})
+    miner_chain = await _registered_client(settings, devchain, tmp_path, "miner")
+    validator_chain = await _registered_client(validator_settings, devchain, tmp_path, "validator")
+    devchain.add_stake(validator_chain.coldkey, validator_chain.hotkey, NETUID, 100.0)
+    node = MinerNode(settings, chain=miner_chain)
+    try:
+        serving = await node.start()
+        request = ChatCompletionRequest.model_validate(
+            {
+                "messages": [{"role": "user", "content": "Weather in Paris?"}],
+                "tools": [
+                    {
+                        "type": "function",
+                        "function": {"name": "get_weather", "parameters": {"type": "object"}},
+                    }
+                ],
+                "tool_choice": "auto",
+            }
+        )
+        target = MinerTarget(miner_chain.hotkey, "127.0.0.1", serving.bound_port, serving.uid)
+        async with MinerClient(validator_chain.wallet) as client:
+            result = await client.query(target, request)
+        assert result.ok, result.error
+        assert result.completion is not None and result.completion.model == "engine-model"
+        tool_calls = result.completion.message.tool_calls
+        assert tool_calls is not None and tool_calls[0].function.name == "get_weather"
+        assert json.loads(tool_calls[0].function.arguments) == {"city": "Paris"}
+    finally:
+        await node.stop()
+        await miner_chain.close()
+        await validator_chain.close()
+        await runner.cleanup()
