@@ -49,12 +49,15 @@ _DTYPES = ("bfloat16", "float16", "float32")
 
 @dataclass(frozen=True)
 class Prompt:
-    """A rendered prompt: the text the model continues, the forced start of its answer, and whether
-    the answer may hold calls (``tool_choice: none`` says it may not)."""
+    """A rendered prompt: the text the model continues, the forced start of its answer, whether
+    the answer may hold calls (``tool_choice: none`` says it may not), and, when a call is
+    required but the function is not named, the continuations it must start with (one per tool:
+    the function's name and what follows it in the format)."""
 
     text: str
     prefix: str
     allow_calls: bool
+    choices: tuple[str, ...] = ()
 
 
 def build_prompt(
@@ -89,7 +92,11 @@ def build_prompt(
         )
     must_call, function_name = forced_function(request.tool_choice, tools)
     prefix = adapter.forced_prefix(function_name) if must_call and tools else ""
-    return Prompt(text=str(text) + prefix, prefix=prefix, allow_calls=bool(tools))
+    choices: tuple[str, ...] = ()
+    if must_call and tools and function_name is None:
+        names = [str(tool.get("function", tool).get("name", "")) for tool in tools]
+        choices = tuple(adapter.forced_prefix(name)[len(prefix) :] for name in names if name)
+    return Prompt(text=str(text) + prefix, prefix=prefix, allow_calls=bool(tools), choices=choices)
 
 
 def _system_into_first_user(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -336,6 +343,7 @@ class TransformersBackend:
                 [token_ids for _, _, token_ids, _ in rows],
                 [budget for _, _, _, budget in rows],
                 _sampling_temperature(requests[rows[0][0]]),
+                [self._choice_tokens(prompt) for _, prompt, _, _ in rows],
             )
             for (index, prompt, token_ids, budget), new_tokens in zip(rows, generated, strict=True):
                 outcomes[index] = self._finish(prompt, len(token_ids), new_tokens, budget)
@@ -356,11 +364,20 @@ class TransformersBackend:
             )
         return prompt, token_ids, budget
 
+    def _choice_tokens(self, prompt: Prompt) -> list[list[int]]:
+        return [
+            list(self.tokenizer(choice, add_special_tokens=False)["input_ids"]) for choice in prompt.choices
+        ]
+
     def _generate_rows(
-        self, prompts: list[list[int]], budgets: list[int], temperature: float
+        self,
+        prompts: list[list[int]],
+        budgets: list[int],
+        temperature: float,
+        choices: list[list[list[int]]] | None = None,
     ) -> list[list[int]]:
         import torch
-        from transformers import GenerationConfig, StoppingCriteriaList
+        from transformers import GenerationConfig, LogitsProcessorList, StoppingCriteriaList
 
         pad_id = int(self.tokenizer.pad_token_id)
         width = max(len(ids) for ids in prompts)
@@ -384,6 +401,9 @@ class TransformersBackend:
                 attention_mask=attention.to(self.device),
                 generation_config=config,
                 stopping_criteria=StoppingCriteriaList([_RowBudgets(width, budgets)]),
+                logits_processor=LogitsProcessorList(
+                    [_RequiredChoice(width, choices)] if choices and any(choices) else []
+                ),
             )
         new_tokens = output[:, width:].tolist()
         return [row[:budget] for row, budget in zip(new_tokens, budgets, strict=True)]
@@ -434,3 +454,28 @@ class _RowBudgets:
         if self._limits is None:
             self._limits = torch.tensor(self.budgets, device=input_ids.device)
         return (input_ids.shape[1] - self.prompt_width) >= self._limits
+
+
+class _RequiredChoice:
+    """Makes each row with choices begin its answer with one of them, token by token: a call
+    is required, and the model picks which function (the likeliest allowed token at each step)."""
+
+    def __init__(self, prompt_width: int, choices: list[list[list[int]]]) -> None:
+        self.prompt_width = prompt_width
+        self.choices = choices
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        step = input_ids.shape[1] - self.prompt_width
+        for row, options in enumerate(self.choices):
+            if not options:
+                continue
+            written = input_ids[row, self.prompt_width :].tolist() if step else []
+            if written in options:  # one choice is written out: the rest is the model's
+                continue
+            allowed = {option[step] for option in options if len(option) > step and option[:step] == written}
+            if allowed:
+                keep = list(allowed)
+                kept_scores = scores[row, keep].clone()
+                scores[row, :] = float("-inf")
+                scores[row, keep] = kept_scores
+        return scores

@@ -286,3 +286,43 @@ def test_a_template_without_a_system_role_gets_the_tool_prompt_in_the_user_turn(
     assert prompt.text.startswith("[user] Be brief.\n\nYou act by writing Python.")
     assert prompt.text.rstrip().endswith("weather in paris[assistant]")
     assert "def get_weather(city: str):" in prompt.text
+
+
+STOCK = {
+    "type": "function",
+    "function": {
+        "name": "get_stock_price",
+        "parameters": {
+            "type": "object",
+            "properties": {"symbol": {"type": "string"}},
+            "required": ["symbol"],
+        },
+    },
+}
+
+
+@pytest.mark.parametrize("fmt", ["hermes", "pythonic", "json", "codeact"])
+async def test_required_with_several_tools_starts_with_one_of_their_calls(
+    batching: TransformersBackend, fmt: str
+) -> None:
+    from subnet.miner.adapters import ADAPTERS
+
+    adapter = ADAPTERS[fmt]
+    batching.adapter = adapter  # the same model, prompted and constrained in each format
+    requests = [
+        GenerationRequest(
+            messages=[{"role": "user", "content": text}],
+            tools=[WEATHER, STOCK],
+            tool_choice="required",
+            max_tokens=12,
+        )
+        for text in PROMPTS[:3]
+    ]
+    # A random model would never choose on its own: every answer still opens a call to a given tool.
+    results = await asyncio.gather(*(batching.generate(request) for request in requests))
+    openings = (adapter.forced_prefix("get_weather"), adapter.forced_prefix("get_stock_price"))
+    for result in results:
+        assert result.raw_text.startswith(openings), result.raw_text
+    # and a row with no choice to make in the same batch is left alone
+    free = await asyncio.gather(batching.generate(_request(PROMPTS[0])), batching.generate(requests[0]))
+    assert not free[0].raw_text.startswith(openings)
