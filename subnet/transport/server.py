@@ -317,6 +317,8 @@ class MinerGate:
             return response.to_body()
         except TimeoutError:
             raise Refusal("handler_timeout", "the model did not answer in time") from None
+        except Refusal:
+            raise  # the handler's own verdict (e.g. its engine is down): passed on as it chose
         except Exception:
             logger.exception("chat handler failed for caller uid %s", identity.uid)
             raise Refusal("internal_error", "the miner failed to produce a completion") from None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -12,7 +13,7 @@ import aiohttp
 import pytest
 
 from subnet.protocol import ChatCompletionResponse, ErrorBody
-from subnet.transport import CHAT_PATH, AuthPolicy, ServerPolicy
+from subnet.transport import CHAT_PATH, AuthPolicy, Refusal, ServerPolicy
 
 NS = 1_000_000_000
 
@@ -344,6 +345,20 @@ async def test_handler_failure_is_a_json_500(start_miner, http, ctx) -> None:
     error = ErrorBody.model_validate_json(raw).error
     assert error.type == "internal_error"
     assert "secret" not in error.message
+
+
+async def test_a_refusal_from_the_handler_keeps_its_status(start_miner, http, ctx, caplog) -> None:
+    class EngineDown:
+        async def __call__(self, request, caller):
+            raise Refusal("overloaded", "the model engine is unavailable")
+
+    miner = await start_miner(handler=EngineDown())
+    with caplog.at_level(logging.ERROR):
+        status, raw = await _post(http, miner.url, *_honest(ctx))
+    assert status == 503
+    error = ErrorBody.model_validate_json(raw).error
+    assert (error.type, error.message) == ("overloaded", "the model engine is unavailable")
+    assert not [r for r in caplog.records if r.exc_info], "a handler's refusal is not a crash"
 
 
 async def test_stop_drains_in_flight_requests(start_miner, http, ctx, kit) -> None:
