@@ -979,8 +979,12 @@ def render_chart(chart: Chart) -> Html:
             element("text", f"{y:g}", x=left - 6, y=f"{py(y) + 4:.1f}", class_="axis", text_anchor="end")
         )
     for x, label in chart.x_ticks:
+        # Labels at the plot's edges grow inwards, so that none is cut off by the frame.
+        anchor = (
+            "start" if px(x) < left + plot_w / 3 else "end" if px(x) > left + 2 * plot_w / 3 else "middle"
+        )
         parts.append(
-            element("text", label, x=f"{px(x):.1f}", y=CHART_HEIGHT - 10, class_="axis", text_anchor="middle")
+            element("text", label, x=f"{px(x):.1f}", y=CHART_HEIGHT - 10, class_="axis", text_anchor=anchor)
         )
     for index, line in enumerate(chart.series):
         colour = f"s{index % 8}"

@@ -1,0 +1,140 @@
+"""The dashboard over HTTP: leaderboard figures, escaping, hidden running rounds, headers, errors."""
+
+from __future__ import annotations
+
+import re
+import socket
+import statistics
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from subnet.db import create_engine, sqlite_url
+from subnet.validator.dashboard import DashboardServer, DashboardStartError, start_dashboard
+
+
+async def fetch(server: DashboardServer, path: str) -> tuple[int, dict[str, str], str]:
+    async with aiohttp.ClientSession() as session, session.get(server.url.rstrip("/") + path) as response:
+        return response.status, dict(response.headers), await response.text()
+
+
+async def test_api_leaderboard_matches_the_stored_standings(dashboard: DashboardServer, seeded: Any) -> None:
+    status, headers, _ = await fetch(dashboard, "/api/leaderboard")
+    assert status == 200
+    assert headers["Content-Type"].startswith("application/json")
+    async with aiohttp.ClientSession() as session, session.get(dashboard.url + "api/leaderboard") as response:
+        body = await response.json()
+    rows = body["rows"]
+    assert [row["hotkey"] for row in rows] == [
+        seeded.good,
+        seeded.fair,
+        seeded.hostile,
+    ]  # best moving average first
+    assert [row["rank"] for row in rows] == [1, 2, 3]
+    for row in rows:
+        hotkey = row["hotkey"]
+        assert row["uid"] == seeded.uids[hotkey]
+        assert row["moving_average"] == pytest.approx(seeded.moving_averages[hotkey])
+        assert row["rounds_scored"] == 4
+        assert row["responses"] == 12
+        assert row["latency_p50_s"] == pytest.approx(statistics.median(seeded.latencies[hotkey]))
+        assert set(row["category_accuracy"]) == {"simple", "parallel", "irrelevance"}
+    by_hotkey = {row["hotkey"]: row for row in rows}
+    assert by_hotkey[seeded.good]["valid_rate"] == 1.0
+    assert by_hotkey[seeded.hostile]["valid_rate"] == 0.0
+    assert by_hotkey[seeded.fair]["valid_rate"] == pytest.approx(6 / 12)
+    assert by_hotkey[seeded.good]["category_accuracy"]["simple"] == 1.0
+    # The latest accepted submission, not the failed attempt after it.
+    assert by_hotkey[seeded.good]["weight"] == pytest.approx(0.8)
+    assert by_hotkey[seeded.fair]["weight"] == pytest.approx(0.2)
+    assert by_hotkey[seeded.hostile]["weight"] is None
+    assert body["last_weights"]["outcome"] == "error"
+    assert body["alpha"] == seeded.alpha
+    categories = {row["category"]: row for row in body["categories"]}
+    assert categories["simple"]["total"] == 12  # 3 miners x 4 scored rounds
+    assert categories["irrelevance"]["accuracy"] == pytest.approx(categories["irrelevance"]["valid"] / 12)
+
+
+async def test_page_lists_every_miner_in_the_leaderboard(dashboard: DashboardServer, seeded: Any) -> None:
+    status, headers, page = await fetch(dashboard, "/")
+    assert status == 200
+    assert headers["Content-Type"].startswith("text/html")
+    leaderboard = re.search(r'<table id="leaderboard">.*?</table>', page, re.S)
+    assert leaderboard is not None
+    rows = re.findall(r'<tr data-hotkey="([^"]+)">', leaderboard.group(0))
+    assert rows == [seeded.good, seeded.fair, seeded.hostile]
+    assert 'id="chart-moving-averages"' in page
+    assert 'id="chart-weights"' in page
+    assert page.count("<polyline") >= 3 + 2  # three averages, two weighted miners
+
+
+async def test_miner_output_is_escaped_everywhere(dashboard: DashboardServer, seeded: Any) -> None:
+    _, _, page = await fetch(dashboard, "/")
+    assert seeded.hostile_output not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page  # shown, as text
+    assert seeded.hostile_error_type not in page
+    assert "onerror=alert(2)&gt;" in page
+    assert "<script" not in page.lower()  # the page itself has no script at all
+    assert "<img" not in page.lower()
+
+
+async def test_a_running_round_shows_no_task_and_no_answer(dashboard: DashboardServer, seeded: Any) -> None:
+    _, _, page = await fetch(dashboard, "/")
+    _, _, api = await fetch(dashboard, "/api/leaderboard")
+    for text in (page, api):
+        assert seeded.running_prompt not in text
+        assert seeded.running_answer not in text
+    # The round itself is listed, marked running, without its figures.
+    running = re.search(r'<tr data-round="6" data-status="running">.*?</tr>', page, re.S)
+    assert running is not None
+    assert "hidden until the round ends" in running.group(0)
+    # Finished rounds' samples are there: the latest scored ones and the discarded one.
+    shown = set(re.findall(r'<details class="sample" data-round="(\d+)">', page))
+    assert shown == {"5", "4", "3"}
+    assert "Paris? (round 4, task 0)" in page
+
+
+async def test_every_response_carries_the_security_headers(dashboard: DashboardServer) -> None:
+    for path, expected in (
+        ("/", 200),
+        ("/api/leaderboard", 200),
+        ("/static/dashboard.css", 200),
+        ("/nope", 404),
+    ):
+        status, headers, _ = await fetch(dashboard, path)
+        assert status == expected, path
+        csp = headers["Content-Security-Policy"]
+        assert "default-src 'self'" in csp and "script-src 'none'" in csp, path
+        assert headers["X-Content-Type-Options"] == "nosniff", path
+        assert headers["X-Frame-Options"] == "DENY", path
+
+
+async def test_writes_are_refused(dashboard: DashboardServer) -> None:
+    async with aiohttp.ClientSession() as session, session.post(dashboard.url, data=b"x") as response:
+        assert response.status == 405
+
+
+async def test_a_taken_port_is_one_clear_error(validator_engine: AsyncEngine, seeded: Any) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(DashboardStartError, match=rf"127\.0\.0\.1:{port}.*--dashboard\.port"):
+            await start_dashboard(validator_engine, host="127.0.0.1", port=port, alpha=seeded.alpha)
+
+
+async def test_an_unreadable_database_answers_503(tmp_path: Path, seeded: Any) -> None:
+    # A database without the validator's tables (never migrated): the page says so in one line.
+    engine = create_engine(sqlite_url(tmp_path / "empty.sqlite3"))
+    server = await start_dashboard(engine, host="127.0.0.1", port=0, alpha=seeded.alpha)
+    try:
+        status, headers, body = await fetch(server, "/")
+    finally:
+        await server.stop()
+        await engine.dispose()
+    assert status == 503
+    assert headers["X-Content-Type-Options"] == "nosniff"
+    assert body == "the validator's database cannot be read right now"
