@@ -10,6 +10,14 @@ VENV=.venv
 STAMP=$VENV/.setup-stamp
 want=$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -d' ' -f1)
 
+# Headless Chromium for the dashboard's browser tests (marked `browser`; they skip without it).
+# Best effort and before the stamp check, so an up-to-date venv on a fresh machine still gets it.
+if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "setup: installing chromium for the browser tests" >&2
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >/dev/null 2>&1 ||
+        echo "setup: could not install chromium; the browser tests will be skipped" >&2
+fi
+
 if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ]; then
     exit 0
 fi
