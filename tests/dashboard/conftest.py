@@ -227,3 +227,9 @@ async def dashboard(validator_engine: AsyncEngine) -> AsyncIterator[DashboardSer
         yield server
     finally:
         await server.stop()
+
+
+@pytest.fixture
+def fill_database() -> Any:
+    """``fill`` itself, for tests that bring their own database URL (test modules cannot import conftest)."""
+    return fill
