@@ -1,1 +1,4 @@
-"""Runtime shared by the subnet's miner and validator: config, chain client, wire protocol, transport, persistence."""
+"""Runtime shared by the subnet's miner and validator.
+
+Config, chain client, wire protocol, transport and persistence.
+"""
