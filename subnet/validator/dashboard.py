@@ -844,8 +844,8 @@ def _rounds_html(snapshot: Snapshot) -> Html:
             element("td", row.n_tasks, class_="num"),
             element("td", row.n_miners, class_="num"),
             *counts(row),
-            element("td", _when(row.started_at)),
-            element("td", _when(row.finished_at)),
+            element("td", _when(row.started_at), class_="when"),
+            element("td", _when(row.finished_at), class_="when"),
             element("td", row.note, class_="note"),
             data_round=row.number,
             data_status=row.status,
@@ -889,7 +889,7 @@ def _samples_html(snapshot: Snapshot) -> Html:
     if not snapshot.samples:
         return element("p", "No finished round yet.", class_="empty", id="samples")
     blocks = []
-    for sample in snapshot.samples:
+    for position, sample in enumerate(snapshot.samples):
         answers = _table(
             f"answers-{sample.round_number}-{sample.task_key}",
             ["miner", "status", "verdict", "score", "latency", "raw output"],
@@ -910,6 +910,7 @@ def _samples_html(snapshot: Snapshot) -> Html:
                 answers,
                 class_="sample",
                 data_round=sample.round_number,
+                open="" if position == 0 else None,  # one example unfolded; the rest on a click
             )
         )
     note = element(
@@ -1109,6 +1110,7 @@ th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid var(--line
 th { background: var(--band); font-weight: 600; white-space: nowrap; }
 td.num { text-align: right; white-space: nowrap; }
 td.strong { font-weight: 600; }
+td.when { white-space: nowrap; }
 td.note { color: var(--muted); max-width: 28em; }
 .valid { color: #137333; }
 .invalid { color: #b3261e; }

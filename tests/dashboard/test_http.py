@@ -92,7 +92,7 @@ async def test_a_running_round_shows_no_task_and_no_answer(dashboard: DashboardS
     assert running is not None
     assert "hidden until the round ends" in running.group(0)
     # Finished rounds' samples are there: the latest scored ones and the discarded one.
-    shown = set(re.findall(r'<details class="sample" data-round="(\d+)">', page))
+    shown = set(re.findall(r'<details class="sample" data-round="(\d+)"', page))
     assert shown == {"5", "4", "3"}
     assert "Paris? (round 4, task 0)" in page
 
