@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any, Protocol
 
+from subnet.config import ModelSettings
+
 
 class ModelError(Exception):
     """A request the model layer could not answer. ``status`` is the HTTP status to answer with."""
@@ -48,21 +50,9 @@ class ModelLoadError(Exception):
 
 
 @dataclass(frozen=True)
-class ModelOptions:
-    """How to load and run the model; field names match `subnet.config.ModelSettings`."""
+class ModelOptions(ModelSettings):
+    """How to load and run the model: the miner's `--model.*` settings plus what only code sets."""
 
-    backend: str = "transformers"
-    path: str | None = None
-    format: str = "auto"
-    device: str = "auto"
-    dtype: str = "auto"
-    trust_remote_code: bool = False
-    batch_wait_ms: float = 10.0
-    max_batch: int = 8
-    max_new_tokens: int = 256
-    base_url: str | None = None
-    name: str | None = None
-    timeout: float = 60.0
     # Where `--model.path demo` keeps its converted folder; None: $SUBNET_MODEL_CACHE or the user cache.
     cache_dir: str | None = None
 
