@@ -485,6 +485,9 @@ class Localnet:
                     f"weights set at block {accepted.block}; advanced the devchain {max(skip, 0)} blocks "
                     f"to the epoch at block {last_epoch + tempo}"
                 )
+            else:
+                # A slow run: an epoch has already passed since the weights, nothing to advance.
+                self.out(f"weights set at block {accepted.block}; counted by the epoch at block {last_epoch}")
         graph = await asyncio.to_thread(self._devchain.metagraph, self.netuid)
         if graph is None:
             return None
