@@ -26,6 +26,7 @@ from typing import Any
 
 from scoring.literals import LiteralReader
 from scoring.model import DEFAULT_LIMITS, Call, DecodeError, Limits
+from scoring.simple_calls import read_simple_calls
 
 # String literals (single or double quoted), written so that a match starting at a quote always
 # succeeds (it may stop at the end of the line or text): the scan stays linear on any input.
@@ -201,6 +202,15 @@ def _statement_calls(statement: ast.stmt, reader: LiteralReader) -> list[Call]:
 
 def _python_calls(text: str, limits: Limits) -> list[Call]:
     guard_syntax(text, limits)
+    calls = read_simple_calls(text, limits.max_depth)  # the common shapes, without a syntax tree
+    if calls is None:
+        calls = python_calls_from_tree(text, limits)
+    return calls
+
+
+def python_calls_from_tree(text: str, limits: Limits) -> list[Call]:
+    """The reference reading of python-call text (``text`` has passed :func:`guard_syntax`):
+    :func:`ast.parse`, then :class:`LiteralReader` on the tree."""
     try:
         tree = ast.parse(text, mode="exec")
     except (SyntaxError, ValueError, MemoryError, RecursionError, OverflowError) as error:

@@ -1,0 +1,202 @@
+"""A fast reader for the python-call text models usually write, with :func:`ast.parse` as fallback.
+
+Most python-call outputs are a few keyword calls with plain literal arguments:
+``[get_weather(city="Paris", days=3)]``, a bare ``f(a=1), g(b=[1, 2])`` or CodeAct's one call per
+line. :func:`read_simple_calls` reads exactly that subset with one regular-expression scan and a
+small recursive-descent parser, several times faster than building Python's syntax tree, and gives
+the same calls as :class:`scoring.literals.LiteralReader` on the tree. Anything outside the subset
+(escapes in strings, arithmetic, tuples, sets, nested calls, comments, positional arguments,
+trailing commas, indentation, non-ASCII names, any doubt) makes it answer None, and the caller
+parses the text with :mod:`ast` as before, so verdicts and error messages stay those of the
+reference path. tests/scoring/test_simple_calls.py holds the two paths to the same answers.
+Nothing is evaluated: numbers go through ``int``/``float``, strings are sliced.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+from typing import Any
+
+from scoring.model import Call
+
+# Longer text goes straight to ast: the regular-expression scan tokenises the whole text before
+# parsing, and a bail-out after the first tokens must not cost more than the parser it avoids.
+MAX_CHARS = 4096
+
+# (leading blanks, token). Strings without backslashes, newlines, NUL or surrogates (their value is
+# the text between the quotes); decimal numbers with an optional minus; ASCII (dotted) names;
+# punctuation; any other single character, which makes the parser give up.
+_TOKEN = re.compile(
+    r"([ \t\n]*)("
+    r"""'[^'\\\n\r\x00\ud800-\udfff]*'|"[^"\\\n\r\x00\ud800-\udfff]*\""""
+    r"|-?[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?"
+    r"|[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
+    r"|[\[\](){},:=]"
+    r"|[\s\S])"
+)
+_END = ("", "")
+_NAME_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+_NUMBER_START = frozenset("-0123456789")
+_KEYWORDS = frozenset(keyword.kwlist)
+_NAMED_CONSTANTS: dict[str, Any] = {"True": True, "False": False, "None": None}
+
+
+class _GiveUp(Exception):
+    """The text is outside the subset this reader handles: parse it with ast instead."""
+
+
+def read_simple_calls(text: str, max_depth: int) -> list[Call] | None:
+    """The calls in ``text`` if it is a simple python-call statement list, else None.
+
+    ``text`` is stripped; its syntax has passed :func:`scoring.decoding.guard_syntax`.
+    ``max_depth`` is the nesting cap of :class:`scoring.model.Limits`: where the reference
+    reader would refuse a value as too deep, this one gives up and lets it say so.
+    """
+    if len(text) > MAX_CHARS:
+        return None
+    tokens = _TOKEN.findall(text)
+    tokens += (_END, _END)
+    try:
+        return _statements(tokens, max_depth)
+    except (_GiveUp, ValueError, IndexError):  # ValueError: int() over Python's digit limit
+        return None
+
+
+def _statements(tokens: list[tuple[str, str]], max_depth: int) -> list[Call]:
+    """Statements, one per line: a call, a bare tuple of calls, or a list of calls."""
+    calls: list[Call] = []
+    if tokens[0][0]:  # an indented first statement
+        raise _GiveUp
+    index = 0
+    while True:
+        if tokens[index][1] == "[":
+            index = _call(tokens, index + 1, calls, max_depth, False)
+            while tokens[index][1] == ",":
+                index = _call(tokens, index + 1, calls, max_depth, False)
+            if tokens[index][1] != "]":
+                raise _GiveUp
+            index += 1
+        else:
+            index = _call(tokens, index, calls, max_depth, True)
+            while tokens[index][1] == ",":  # a bare tuple: no newline may end the statement early
+                if "\n" in tokens[index][0] or "\n" in tokens[index + 1][0]:
+                    raise _GiveUp
+                index = _call(tokens, index + 1, calls, max_depth, True)
+        blanks, token = tokens[index]
+        if not token:
+            return calls
+        # The next statement starts a line (a newline outside brackets ends a statement) and
+        # is not indented.
+        if not blanks.endswith("\n"):
+            raise _GiveUp
+
+
+def _call(tokens: list[tuple[str, str]], index: int, calls: list[Call], max_depth: int, top: bool) -> int:
+    """``name(key=value, ...)`` at ``index``; appends the call, returns the index after it.
+    ``top``: outside brackets, where a newline would end the statement."""
+    name = tokens[index][1]
+    if name[:1] not in _NAME_START or name in _KEYWORDS:
+        raise _GiveUp
+    if "." in name and not _KEYWORDS.isdisjoint(name.split(".")):
+        raise _GiveUp
+    blanks, token = tokens[index + 1]
+    if token != "(" or (top and "\n" in blanks):
+        raise _GiveUp
+    index += 2
+    arguments: dict[str, Any] = {}
+    if tokens[index][1] != ")":
+        while True:
+            key = tokens[index][1]
+            if (
+                key[:1] not in _NAME_START
+                or "." in key
+                or key in _KEYWORDS
+                or key in arguments
+                or tokens[index + 1][1] != "="
+            ):
+                raise _GiveUp
+            arguments[key], index = _value(tokens, index + 2, 1, max_depth)
+            separator = tokens[index][1]
+            if separator == ")":
+                break
+            if separator != ",":
+                raise _GiveUp
+            index += 1
+    calls.append(Call(name, arguments))
+    return index + 1
+
+
+def _value(tokens: list[tuple[str, str]], index: int, depth: int, max_depth: int) -> tuple[Any, int]:
+    """One literal at ``index`` -> (value, index after it). ``depth`` counts as the reference
+    reader counts: keyword values are at depth 1, each container adds one."""
+    token = tokens[index][1]
+    first = token[:1]
+    if first == "'" or first == '"':
+        if len(token) < 2:  # a lone quote: an unterminated or escaped string
+            raise _GiveUp
+        return token[1:-1], index + 1
+    if first in _NUMBER_START:
+        return _number(token, depth, max_depth), index + 1
+    if first == "[":
+        return _list(tokens, index + 1, depth, max_depth)
+    if first == "{":
+        return _dict(tokens, index + 1, depth, max_depth)
+    if first in _NAME_START:
+        if token in _NAMED_CONSTANTS:
+            return _NAMED_CONSTANTS[token], index + 1
+        if "." in token or token in _KEYWORDS or depth > max_depth:
+            raise _GiveUp
+        return token, index + 1  # a bare name is its own text, as BFCL reads it
+    raise _GiveUp
+
+
+def _number(token: str, depth: int, max_depth: int) -> int | float:
+    digits = token
+    if token[0] == "-":  # a unary minus: a syntax node of its own, so the depth cap applies
+        if len(token) == 1 or depth > max_depth:
+            raise _GiveUp
+        digits = token[1:]
+    if "." in digits or "e" in digits or "E" in digits:
+        return float(token)
+    if digits[0] == "0" and len(digits) > 1:  # 007 is a syntax error, 00 is zero: leave both to ast
+        raise _GiveUp
+    return int(token)
+
+
+def _list(tokens: list[tuple[str, str]], index: int, depth: int, max_depth: int) -> tuple[list[Any], int]:
+    if depth > max_depth:
+        raise _GiveUp
+    items: list[Any] = []
+    if tokens[index][1] == "]":
+        return items, index + 1
+    while True:
+        item, index = _value(tokens, index, depth + 1, max_depth)
+        items.append(item)
+        separator = tokens[index][1]
+        if separator == "]":
+            return items, index + 1
+        if separator != ",":
+            raise _GiveUp
+        index += 1
+
+
+def _dict(
+    tokens: list[tuple[str, str]], index: int, depth: int, max_depth: int
+) -> tuple[dict[Any, Any], int]:
+    if depth > max_depth:
+        raise _GiveUp
+    result: dict[Any, Any] = {}
+    if tokens[index][1] == "}":
+        return result, index + 1
+    while True:
+        key, index = _value(tokens, index, depth + 1, max_depth)
+        if type(key) is list or type(key) is dict or tokens[index][1] != ":":
+            raise _GiveUp
+        result[key], index = _value(tokens, index + 1, depth + 1, max_depth)
+        separator = tokens[index][1]
+        if separator == "}":
+            return result, index + 1
+        if separator != ",":
+            raise _GiveUp
+        index += 1
