@@ -8,7 +8,7 @@ too (:func:`_components`).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, cast
 
@@ -110,8 +110,10 @@ def _type_error(param: str, value: Any, type_name: str, nested: bool) -> _Error:
 
 
 def _check_string(param: str, value: str, acceptable: Sequence[Any]) -> _Error | None:
-    if standardize(value) in [_standard_answer(item) for item in acceptable if type(item) is str]:
-        return None
+    standard = standardize(value)
+    for item in acceptable:  # stops at the first match: usually the first item
+        if type(item) is str and _standard_answer(item) == standard:
+            return None
     return _Error("value_error:string", "parameter %r: %r is not one of %r", param, value, acceptable)
 
 
@@ -317,11 +319,18 @@ def expected_calls(possible_answer: Any) -> list[tuple[str, Mapping[str, Sequenc
     return result
 
 
-@dataclass(frozen=True)
 class _Task:
-    functions: dict[str, Mapping[str, Any]]
-    expected: list[tuple[str, Mapping[str, Sequence[Any]]]]
-    checked: dict[tuple[int, int], _Error | None] = field(default_factory=dict)
+    """One check's task inputs, and the pair checks computed so far (a plain slotted class: one is
+    built per check, so its construction cost counts)."""
+
+    __slots__ = ("checked", "expected", "functions")
+
+    def __init__(
+        self, functions: dict[str, Mapping[str, Any]], expected: list[tuple[str, Mapping[str, Sequence[Any]]]]
+    ) -> None:
+        self.functions = functions
+        self.expected = expected
+        self.checked: dict[tuple[int, int], _Error | None] = {}
 
     def schema(self, name: str) -> Mapping[str, Any]:
         function = self.functions.get(name)
@@ -333,10 +342,12 @@ class _Task:
         """check_call of output call ``output`` against expected call ``expected``, computed once
         per check (the category checker and the partial credit share the results)."""
         key = (output, expected)
-        if key not in self.checked:
-            name, params = self.expected[expected]
-            self.checked[key] = check_call(calls[output], self.schema(name), params)
-        return self.checked[key]
+        checked = self.checked
+        if key in checked:
+            return checked[key]
+        name, params = self.expected[expected]
+        error = checked[key] = check_call(calls[output], self.schema(name), params)
+        return error
 
 
 # ---- categories -------------------------------------------------------------------------------
