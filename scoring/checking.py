@@ -251,16 +251,23 @@ def _properties(function: Mapping[str, Any]) -> tuple[Mapping[str, Any], Sequenc
     )
 
 
+_Shape = tuple[Mapping[str, Any], Sequence[str]]
+
+
 def check_call(
-    call: Call, function: Mapping[str, Any], expected: Mapping[str, Sequence[Any]]
+    call: Call,
+    function: Mapping[str, Any],
+    expected: Mapping[str, Sequence[Any]],
+    shape: _Shape | None = None,
 ) -> _Error | None:
-    """BFCL's simple function checker: None when ``call`` is an acceptable answer."""
+    """BFCL's simple function checker: None when ``call`` is an acceptable answer. ``shape`` is
+    ``_properties(function)`` when the caller has it already."""
     name = function["name"]
     if call.name != name:
         return _Error(
             "simple_function_checker:wrong_func_name", "expected function %r, got %r", name, call.name
         )
-    properties, required = _properties(function)
+    properties, required = shape if shape is not None else _properties(function)
     arguments = call.arguments
     for param in required:
         if param not in arguments:
@@ -323,7 +330,7 @@ class _Task:
     """One check's task inputs, and the pair checks computed so far (a plain slotted class: one is
     built per check, so its construction cost counts)."""
 
-    __slots__ = ("checked", "expected", "functions")
+    __slots__ = ("checked", "expected", "functions", "shapes")
 
     def __init__(
         self, functions: dict[str, Mapping[str, Any]], expected: list[tuple[str, Mapping[str, Sequence[Any]]]]
@@ -331,6 +338,7 @@ class _Task:
         self.functions = functions
         self.expected = expected
         self.checked: dict[tuple[int, int], _Error | None] = {}
+        self.shapes: dict[str, _Shape] = {}  # expected function name -> _properties of its schema
 
     def schema(self, name: str) -> Mapping[str, Any]:
         function = self.functions.get(name)
@@ -346,7 +354,11 @@ class _Task:
         if key in checked:
             return checked[key]
         name, params = self.expected[expected]
-        error = checked[key] = check_call(calls[output], self.schema(name), params)
+        function = self.schema(name)
+        shape = self.shapes.get(name)
+        if shape is None:
+            shape = self.shapes[name] = _properties(function)
+        error = checked[key] = check_call(calls[output], function, params, shape)
         return error
 
 
