@@ -8,6 +8,7 @@ omission too.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from functools import cache
 from random import Random
@@ -16,6 +17,7 @@ from typing import Any
 from tasks.library import by_domain, tools
 from tasks.rand import below, shuffle
 from tasks.spec import NO_DEFAULT, Param, ToolSpec, template_fields
+from tasks.values import ValueGen
 
 __all__ = ["Instance", "decorate", "instantiate", "join_requests"]
 
@@ -107,47 +109,90 @@ def templates_with(spec: ToolSpec, param_name: str) -> tuple[str, ...]:
     return tuple(t for t in spec.templates if param_name in template_fields(t))
 
 
+@dataclass(frozen=True, slots=True)
+class _Field:
+    """One placeholder of a template and what filling it needs."""
+
+    name: str
+    gen: ValueGen
+    #: Another placeholder of the template draws from the same generator (keep their values apart).
+    shares_gen: bool
+    #: The default that a drawn value may equal (then omission is accepted too), else NO_DEFAULT.
+    omittable: Any
+
+
+@dataclass(frozen=True, slots=True)
+class _TemplatePlan:
+    """Everything about filling one template of one tool that does not depend on the draw."""
+
+    fields: tuple[_Field, ...]
+    #: The call's arguments in parameter order: (name, None) for a placeholder's drawn value,
+    #: (name, acceptable values) for an optional parameter the request leaves out.
+    arguments: tuple[tuple[str, tuple[Any, ...] | None], ...]
+
+
+@cache
+def _template_plan(spec: ToolSpec, template: str) -> _TemplatePlan:
+    params = _params(spec)
+    names = template_fields(template)
+    gen_uses = Counter(id(params[name].gen) for name in names)
+    fields = tuple(
+        _Field(
+            name,
+            params[name].gen,
+            gen_uses[id(params[name].gen)] > 1,
+            params[name].default if not params[name].required else NO_DEFAULT,
+        )
+        for name in names
+    )
+    arguments: list[tuple[str, tuple[Any, ...] | None]] = []
+    for param in spec.params:
+        if param.name in names:
+            arguments.append((param.name, None))
+        elif not param.required:
+            arguments.append((param.name, ("",) if param.default is NO_DEFAULT else (param.default, "")))
+    return _TemplatePlan(fields, tuple(arguments))
+
+
 def instantiate(
     spec: ToolSpec, rng: Random, template: str | None = None, vague: str | None = None
 ) -> Instance:
     """Fill a template (random when None) with drawn values; ``vague`` names a parameter that
     is only alluded to, never given (its phrase comes from the generator's vague list)."""
     if template is None:
-        template = spec.templates[below(rng, len(spec.templates))]
-    params = _params(spec)
+        template = spec.templates[int(rng.random() * len(spec.templates))]
+    plan = _template_plan(spec, template)
     texts: dict[str, str] = {}
     drawn_args: dict[str, list[Any]] = {}
-    # Values already drawn per generator (by identity), so that two parameters sharing a
+    # Values already drawn per shared generator (by identity), so that two parameters sharing a
     # generator (from and to currency, origin and destination) get different values.
     drawn_by_gen: dict[int, list[Any]] = {}
-    for name in template_fields(template):
-        param = params[name]
+    for field in plan.fields:
+        name = field.name
+        gen = field.gen
         if name == vague:
-            phrases = param.gen.vague
-            texts[name] = phrases[below(rng, len(phrases))]
+            phrases = gen.vague
+            texts[name] = phrases[int(rng.random() * len(phrases))]
             continue
-        drawn = param.gen.draw(rng)
-        earlier = drawn_by_gen.setdefault(id(param.gen), [])
-        for _ in range(8):
-            if drawn.accepted[0] not in earlier:
-                break
-            drawn = param.gen.draw(rng)
-        earlier.append(drawn.accepted[0])
+        drawn = gen.draw(rng)
+        if field.shares_gen:
+            earlier = drawn_by_gen.setdefault(id(gen), [])
+            for _ in range(8):
+                if drawn.accepted[0] not in earlier:
+                    break
+                drawn = gen.draw(rng)
+            earlier.append(drawn.accepted[0])
         texts[name] = drawn.text
         accepted = list(drawn.accepted)
-        if not param.required and param.default is not NO_DEFAULT and _same(accepted[0], param.default):
+        if field.omittable is not NO_DEFAULT and _same(accepted[0], field.omittable):
             accepted.append("")
         drawn_args[name] = accepted
     args: dict[str, list[Any]] = {}
-    for param in spec.params:
-        if param.name in drawn_args:
-            args[param.name] = drawn_args[param.name]
-        elif param.name == vague or param.required:
-            continue
-        elif param.default is NO_DEFAULT:
-            args[param.name] = [""]
-        else:
-            args[param.name] = [param.default, ""]
+    for name, left_out in plan.arguments:
+        if left_out is not None:
+            args[name] = list(left_out)
+        elif name in drawn_args:
+            args[name] = drawn_args[name]
     return Instance(template.format_map(texts), {spec.name: args})
 
 

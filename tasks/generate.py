@@ -6,17 +6,19 @@ task is reproducible alone and the set does not depend on hash randomisation or 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from random import Random
 
 from tasks.categories import CATEGORIES, default_mix
 from tasks.errors import TaskConfigError
 from tasks.model import GENERATOR_VERSION, Task
 from tasks.rand import below, shuffle
-from tasks.seeding import rng_from, seed_bytes, sub_seed
-from tasks.shuffle import shuffle_surface
-from tasks.spec import openai_tool
+from tasks.seeding import reseed, rng_from, seed_bytes, sub_seed, sub_seeder
+from tasks.shuffle import ToolPlan, plan_tool, shuffle_planned, shuffle_surface
+from tasks.spec import ToolSpec, openai_tool
 
 __all__ = ["BUILTIN", "Source", "generate", "variant"]
 
@@ -97,20 +99,30 @@ def generate(
     slots = _allocate(source_shares, n)
     builtin_slots = iter(_allocate(category_shares, slots.count(BUILTIN)))
     plan = [(name, next(builtin_slots) if name == BUILTIN else "") for name in slots]
-    shuffle(rng_from(sub_seed(root, b"plan")), plan)
-    return [_make_task(root, index, name, category, pools) for index, (name, category) in enumerate(plan)]
+    rng = rng_from(sub_seed(root, b"plan"))
+    shuffle(rng, plan)
+    task_seed = sub_seeder(root, b"task")
+    # One Random for the whole set, reseeded per task: the same draws as a fresh one per task.
+    return [
+        _make_task(task_seed(index), rng, name, category, pools)
+        for index, (name, category) in enumerate(plan)
+    ]
+
+
+@cache
+def _library_plan(spec: ToolSpec) -> ToolPlan:
+    """The shuffle plan of a library tool: its OpenAI dict is shared and never mutated."""
+    return plan_tool(openai_tool(spec))
 
 
 def _make_task(
-    root: bytes, index: int, source: str, category: str, pools: Mapping[str, tuple[Task, ...]]
+    task_seed: bytes, rng: Random, source: str, category: str, pools: Mapping[str, tuple[Task, ...]]
 ) -> Task:
-    task_seed = sub_seed(root, b"task", index)
-    rng = rng_from(task_seed)
+    reseed(rng, task_seed)
     seed_hex = task_seed.hex()
     if source == BUILTIN:
         draft = CATEGORIES[category].build(rng)
-        tools = [openai_tool(spec) for spec in draft.tools]
-        surface = shuffle_surface(tools, draft.expected, rng)
+        surface = shuffle_planned([_library_plan(spec) for spec in draft.tools], draft.expected, rng)
         messages = [{"role": "user", "content": draft.request}]
     else:
         pool = pools[source]
@@ -130,6 +142,20 @@ def _make_task(
     )
 
 
+_SCRATCH = threading.local()
+
+
+def _scratch_rng() -> Random:
+    """This thread's reusable Random for ``variant`` (reseeded per call, see ``seeding.reseed``).
+
+    Nothing reached from ``variant`` takes it again, so one per thread is enough.
+    """
+    rng: Random | None = getattr(_SCRATCH, "rng", None)
+    if rng is None:
+        rng = _SCRATCH.rng = Random()
+    return rng
+
+
 def variant(task: Task, seed: bytes | str | int) -> Task:
     """The same task with a different surface (names, order, descriptions), for one miner.
 
@@ -137,7 +163,7 @@ def variant(task: Task, seed: bytes | str | int) -> Task:
     written for ``task`` (or for another miner's variant) does not pass on this one.
     """
     variant_seed = sub_seed(seed_bytes(seed), f"variant|{task.id}|{task.seed}".encode())
-    rng: Random = rng_from(variant_seed)
+    rng = reseed(_scratch_rng(), variant_seed)
     surface = shuffle_surface(task.tools, task.expected, rng)
     return Task(
         id=task.id,

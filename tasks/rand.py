@@ -34,6 +34,9 @@ def choose(rng: Random, items: Sequence[T]) -> T:
 def shuffle(rng: Random, items: list[Any]) -> None:
     """Fisher-Yates shuffle in place."""
     random = rng.random
-    for i in range(len(items) - 1, 0, -1):
+    for i in range(len(items) - 1, 1, -1):
         j = int(random() * (i + 1))
         items[i], items[j] = items[j], items[i]
+    # The last step, i = 1, unrolled: j = int(random() * 2) is 0 exactly when random() < 0.5.
+    if len(items) > 1 and random() < 0.5:
+        items[0], items[1] = items[1], items[0]

@@ -9,9 +9,18 @@ from __future__ import annotations
 import hashlib
 import hmac
 import struct
+from collections.abc import Callable
 from random import Random
 
-__all__ = ["derive_miner_seed", "derive_round_seed", "rng_from", "seed_bytes", "sub_seed"]
+__all__ = [
+    "derive_miner_seed",
+    "derive_round_seed",
+    "reseed",
+    "rng_from",
+    "seed_bytes",
+    "sub_seed",
+    "sub_seeder",
+]
 
 _ROUND_DOMAIN = b"toolcall-subnet/tasks/round/v1"
 _MINER_DOMAIN = b"toolcall-subnet/tasks/miner/v1"
@@ -44,9 +53,36 @@ def sub_seed(parent: bytes, label: bytes, index: int = 0) -> bytes:
     return digest.digest()
 
 
+def sub_seeder(parent: bytes, label: bytes) -> Callable[[int], bytes]:
+    """``index -> sub_seed(parent, label, index)``, hashing the shared (parent, label) part once."""
+    prefix = hashlib.sha256()
+    prefix.update(struct.pack(">I", len(parent)))
+    prefix.update(parent)
+    prefix.update(struct.pack(">I", len(label)))
+    prefix.update(label)
+    pack_index = struct.Struct(">Q").pack
+
+    def child(index: int) -> bytes:
+        digest = prefix.copy()
+        digest.update(pack_index(index))
+        return digest.digest()
+
+    return child
+
+
 def rng_from(seed: bytes) -> Random:
     """A Random seeded from the first 16 bytes of ``seed`` as an integer (portable)."""
     return Random(int.from_bytes(seed[:16], "big"))
+
+
+def reseed(rng: Random, seed: bytes) -> Random:
+    """``rng`` seeded exactly as ``rng_from(seed)`` seeds a new Random (same draws), returned.
+
+    Reusing one Random per batch is cheaper: constructing one seeds it twice, first from
+    os.urandom and then from the given seed, and seeding is the costly part.
+    """
+    rng.seed(int.from_bytes(seed[:16], "big"))
+    return rng
 
 
 def _normalise_block_hash(block_hash: str) -> bytes:

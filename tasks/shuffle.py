@@ -16,12 +16,12 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from random import Random
-from typing import Any
+from typing import Any, NamedTuple
 
 from tasks.lexicon import PREFIXES, SUFFIXES, synonym_index, verb_phrase_index
 from tasks.rand import shuffle
 
-__all__ = ["Surface", "shuffle_surface", "split_words"]
+__all__ = ["Surface", "ToolPlan", "plan_tool", "shuffle_planned", "shuffle_surface", "split_words"]
 
 _WORD = re.compile(r"[A-Z]+(?![a-z])\d*|[A-Z]?[a-z]+\d*|\d+")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
@@ -70,14 +70,69 @@ def _word_choices(word: str, keep_tenths: int) -> tuple[str, ...]:
     )
 
 
-def _swapped(words: tuple[str, ...] | list[str], keep_tenths: int, rng: Random) -> list[str]:
-    """Each word replaced by a random member of its synonym group (or kept)."""
-    random = rng.random
-    out: list[str] = []
-    for word in words:
-        choices = _word_choices(word, keep_tenths)
-        out.append(choices[int(random() * len(choices))] if len(choices) > 1 else word)
+def _bounded(cache: dict[Any, Any]) -> dict[Any, Any]:
+    """The cache, emptied first once it has reached its bound (variants mint endless new names)."""
+    if len(cache) >= _CACHE_BOUND:
+        cache.clear()
+    return cache
+
+
+_CACHE_BOUND = 16384
+_NameSlots = tuple[tuple[str, ...], ...]
+#: A name to draw: constant text and word choices alternating, ``(text, choices, text, ...)``;
+#: the name is the texts with one drawn member of each choices between them, drawn left to right.
+_NameTemplate = tuple[Any, ...]
+#: Parameter name -> {style: template} or None when the name has no words. The template holds
+#: each word's choices (``_word_choices(word, 4)``) written as the style writes a word at that
+#: position, separators and single-choice words folded into the constant text, so filling it
+#: takes exactly the draws of ``_join(swapped words, style)`` and gives the same name.
+_PARAM_PLANS: dict[str, dict[str, _NameTemplate] | None] = {}
+#: Core words of a function name -> one slot per word (``_word_choices(word, 3)``, lower case).
+_FUNCTION_PLANS: dict[tuple[str, ...], _NameSlots] = {}
+#: Description -> (whether a leading verb phrase is drawn, choices of (text, "This tool ..." form)).
+_DESCRIPTION_PLANS: dict[str, tuple[bool, tuple[tuple[str, str | None], ...]]] = {}
+
+
+def _template(slots: _NameSlots, separator: str) -> _NameTemplate:
+    parts: list[Any] = []
+    text = ""
+    for position, choices in enumerate(slots):
+        if position:
+            text += separator
+        if len(choices) == 1:
+            text += choices[0]
+        else:
+            parts += [text, choices]
+            text = ""
+    parts.append(text)
+    return tuple(parts)
+
+
+def _fill(template: _NameTemplate, random: Any) -> str:
+    """A name from a template (see ``_NameTemplate``)."""
+    out: str = template[0]
+    for index in range(1, len(template), 2):
+        choices = template[index]
+        out += choices[int(random() * len(choices))] + template[index + 1]
     return out
+
+
+def _param_plan(name: str) -> dict[str, _NameTemplate] | None:
+    """How a parameter name is redrawn in each naming style (see ``_PARAM_PLANS``)."""
+    if name in _PARAM_PLANS:
+        return _PARAM_PLANS[name]
+    words = split_words(name)
+    plan: dict[str, _NameTemplate] | None = None
+    if words:
+        raw = tuple(_word_choices(word, 4) for word in words)
+        capitalised = tuple(tuple(_capitalised(choice) for choice in choices) for choices in raw)
+        plan = {
+            "snake": _template(raw, "_"),
+            "camel": _template(raw[:1] + capitalised[1:], ""),
+            "pascal": _template(capitalised, ""),
+        }
+    _bounded(_PARAM_PLANS)[name] = plan
+    return plan
 
 
 @lru_cache(maxsize=65536)
@@ -96,11 +151,30 @@ def _core_words(name: str) -> tuple[str, ...]:
     return words
 
 
-def _rename_function(name: str, rng: Random, style: str, taken: set[str]) -> str:
-    words = _core_words(name)
+def _function_plan(core: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
+    """Per core word of a function name, the words it may become (``_word_choices(word, 3)``)."""
+    plan = _FUNCTION_PLANS.get(core)
+    if plan is None:
+        plan = tuple(_word_choices(word, 3) for word in core)
+        _bounded(_FUNCTION_PLANS)[core] = plan
+    return plan
+
+
+def _function_slots(core: tuple[str, ...]) -> _NameSlots:
+    slots = _FUNCTION_PLANS.get(core)
+    if slots is None:
+        slots = tuple(_word_choices(word, 3) for word in core)
+        _bounded(_FUNCTION_PLANS)[core] = slots
+    return slots
+
+
+def _rename_function(
+    core: tuple[str, ...], slots: _NameSlots, rng: Random, style: str, taken: set[str]
+) -> str:
+    """A new name from a function's core words: synonyms, maybe an affix, in ``style``."""
     random = rng.random
     for attempt in range(12):
-        new = _swapped(words, 3, rng)
+        new = [choices[int(random() * len(choices))] if len(choices) > 1 else choices[0] for choices in slots]
         roll = random()
         if roll < 0.3 or attempt > 5:
             new.insert(0, PREFIXES[int(random() * len(PREFIXES))])
@@ -110,18 +184,21 @@ def _rename_function(name: str, rng: Random, style: str, taken: set[str]) -> str
         if candidate not in taken and _valid(candidate):
             return candidate
     serial = 2
-    base = _identifier(_join(list(words), "snake"))
+    base = _identifier(_join(list(core), "snake"))
     while f"{base}_{serial}" in taken:
         serial += 1
     return f"{base}_{serial}"
 
 
-def _rename_param(name: str, rng: Random, style: str, taken: set[str]) -> str:
-    words = split_words(name)
-    if not words:
+def _rename_param(name: str, rng: Random, style: str, taken: set[str], attempts: int = 6) -> str:
+    """A new parameter name not in ``taken``: ``attempts`` synonym draws, then a numbered fallback."""
+    plan = _param_plan(name)
+    if plan is None:
         return name
-    for _ in range(6):
-        candidate = _join(_swapped(words, 4, rng), style)
+    template = plan[style]
+    random = rng.random
+    for _ in range(attempts):
+        candidate = _fill(template, random)
         if candidate not in taken and _valid(candidate):
             return candidate
     base = name if _valid(name) else _identifier(name)
@@ -153,17 +230,27 @@ def _description_parts(text: str) -> tuple[tuple[str, ...], str]:
     return (), text
 
 
-def _rewrite_description(text: str, rng: Random) -> str:
-    if not text:
-        return text
-    random = rng.random
-    group, rest = _description_parts(text)
-    if group:
-        text = group[int(random() * len(group))] + rest
-    if random() < 0.25 and text[:1].isupper():
-        lowered = text[:1].lower() + text[1:]
-        text = f"This tool {lowered}" if text.split(" ", 1)[0].endswith("s") else f"Use this to {lowered}"
-    return text + _DESCRIPTION_NOTES[int(random() * len(_DESCRIPTION_NOTES))]
+def _description_plan(text: str) -> tuple[bool, tuple[tuple[str, str | None], ...]]:
+    """The texts a description may be rewritten to before its note (see ``_DESCRIPTION_PLANS``).
+
+    Each choice carries its "This tool ..." / "Use this to ..." form, or None where the text
+    does not start with a capital (the rewrite then keeps it).
+    """
+    plan = _DESCRIPTION_PLANS.get(text)
+    if plan is None:
+        group, rest = _description_parts(text)
+        choices: list[tuple[str, str | None]] = []
+        for option in [member + rest for member in group] if group else [text]:
+            lowered = option[:1].lower() + option[1:]
+            if not option[:1].isupper():
+                choices.append((option, None))
+            elif option.split(" ", 1)[0].endswith("s"):
+                choices.append((option, f"This tool {lowered}"))
+            else:
+                choices.append((option, f"Use this to {lowered}"))
+        plan = (bool(group), tuple(choices))
+        _bounded(_DESCRIPTION_PLANS)[text] = plan
+    return plan
 
 
 def _shuffled_property(prop: Any, rng: Random) -> Any:
@@ -195,53 +282,130 @@ class Surface:
     parameter_names: dict[str, dict[str, str]]
 
 
+class ToolPlan(NamedTuple):
+    """What shuffling one tool needs that no draw changes: names' synonym slots, the property
+    list, the description's rewrites. ``plan_tool`` makes one; a caller that shuffles the same
+    (never mutated) tool dict many times, like the builtin library, may keep it. A tuple, as
+    variants build one per tool per call."""
+
+    tool: dict[str, Any]
+    function: dict[str, Any]
+    name: str
+    core_words: tuple[str, ...]
+    name_slots: _NameSlots
+    parameters: dict[str, Any]
+    #: (name, its rename plan, whether it is a valid identifier as it stands), in schema order.
+    renamable: list[tuple[str, dict[str, _NameTemplate] | None, bool]]
+    #: (name, schema, whether the schema may have an enum to reorder), in schema order.
+    properties: list[tuple[str, Any, bool]]
+    description: Any
+    description_drawn: bool
+    description_choices: tuple[tuple[str, str | None], ...]
+
+
+def plan_tool(tool: dict[str, Any]) -> ToolPlan:
+    """The draw-independent part of shuffling ``tool`` (an OpenAI tool dict; it is not copied)."""
+    function = tool.get("function", {})
+    name = function.get("name", "")
+    core = _core_words(name)
+    parameters = function.get("parameters") or {}
+    renamable = []
+    properties = []
+    for key, value in (parameters.get("properties") or {}).items():
+        renamable.append((key, _param_plan(key), _valid(key)))
+        properties.append((key, value, isinstance(value, dict) and ("enum" in value or "items" in value)))
+    description = function.get("description", "")
+    drawn, choices = _description_plan(description) if description else (False, ())
+    return ToolPlan(
+        tool,
+        function,
+        name,
+        core,
+        _function_slots(core),
+        parameters,
+        renamable,
+        properties,
+        description,
+        drawn,
+        choices,
+    )
+
+
 def shuffle_surface(tools: list[dict[str, Any]], expected: list[dict[str, Any]], rng: Random) -> Surface:
     """Rename, reorder and rewrite ``tools`` and carry the renames into ``expected``.
 
     Every new function name differs from every old one, and all new names are distinct.
     """
+    return shuffle_planned([plan_tool(tool) for tool in tools], expected, rng)
+
+
+def shuffle_planned(plans: list[ToolPlan], expected: list[dict[str, Any]], rng: Random) -> Surface:
+    """``shuffle_surface`` of the tools the plans were made from (same draws, same result)."""
     random = rng.random
-    old_names = [tool.get("function", {}).get("name", "") for tool in tools]
-    taken: set[str] = set(old_names)
+    taken: set[str] = {plan.name for plan in plans}
     style = _STYLES[int(random() * 3)]
     function_names: dict[str, str] = {}
     parameter_names: dict[str, dict[str, str]] = {}
     new_tools: list[dict[str, Any]] = []
-    for tool, old_name in zip(tools, old_names, strict=True):
-        function = tool.get("function", {})
-        new_name = _rename_function(old_name, rng, style, taken)
+    for plan in plans:
+        (
+            tool,
+            function,
+            name,
+            core_words,
+            name_slots,
+            parameters,
+            renamable,
+            properties,
+            description,
+            description_drawn,
+            description_choices,
+        ) = plan
+        new_name = _rename_function(core_words, name_slots, rng, style, taken)
         taken.add(new_name)
-        function_names[old_name] = new_name
-        parameters = function.get("parameters") or {}
-        properties = parameters.get("properties") or {}
+        function_names[name] = new_name
         param_style = style if random() < 0.5 else "snake"
         param_taken: set[str] = set()
         renames: dict[str, str] = {}
-        for param in properties:
-            new_param = (
-                _rename_param(param, rng, param_style, param_taken)
-                if random() < 0.75 or not _valid(param)
-                else param
-            )
+        for param, param_plan, valid in renamable:
+            if random() < 0.75 or not valid:
+                # The first draw of _rename_param, inline: it nearly always succeeds.
+                if param_plan is None:
+                    new_param = param
+                else:
+                    template = param_plan[param_style]
+                    if len(template) == 3:  # one word to draw, the most common case
+                        choices = template[1]
+                        new_param = template[0] + choices[int(random() * len(choices))] + template[2]
+                    else:
+                        new_param = _fill(template, random)
+                    if new_param in param_taken or not _valid(new_param):
+                        new_param = _rename_param(param, rng, param_style, param_taken, attempts=5)
+            else:
+                new_param = param
             if new_param in param_taken:
                 new_param = _rename_param(param, rng, param_style, param_taken)
             param_taken.add(new_param)
             renames[param] = new_param
         parameter_names[new_name] = renames
-        ordered = list(properties.items())
+        ordered = list(properties)
         shuffle(rng, ordered)
         new_parameters = dict(parameters)
         new_parameters["properties"] = {
-            renames[key]: _shuffled_property(value, rng)
-            if isinstance(value, dict) and ("enum" in value or "items" in value)
-            else value
-            for key, value in ordered
+            renames[key]: _shuffled_property(value, rng) if reorder else value
+            for key, value, reorder in ordered
         }
         if "required" in parameters:
             new_parameters["required"] = [renames.get(name, name) for name in parameters["required"]]
         new_function = dict(function)
         new_function["name"] = new_name
-        new_function["description"] = _rewrite_description(function.get("description", ""), rng)
+        if description:
+            choices = description_choices
+            text, lead = choices[int(random() * len(choices))] if description_drawn else choices[0]
+            if random() < 0.25 and lead is not None:
+                text = lead
+            description = text + _DESCRIPTION_NOTES[int(random() * len(_DESCRIPTION_NOTES))]
+        new_function["description"] = description
         new_function["parameters"] = new_parameters
         new_tool = dict(tool)
         new_tool["function"] = new_function
