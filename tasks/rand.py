@@ -32,11 +32,16 @@ def choose(rng: Random, items: Sequence[T]) -> T:
 
 
 def shuffle(rng: Random, items: list[Any]) -> None:
-    """Fisher-Yates shuffle in place."""
+    """Fisher-Yates shuffle in place (j = int(random() * (i + 1)) for i from the end down to 1)."""
     random = rng.random
-    for i in range(len(items) - 1, 1, -1):
+    size = len(items)
+    for i in range(size - 1, 2, -1):
         j = int(random() * (i + 1))
         items[i], items[j] = items[j], items[i]
-    # The last step, i = 1, unrolled: j = int(random() * 2) is 0 exactly when random() < 0.5.
-    if len(items) > 1 and random() < 0.5:
+    # The steps i = 2 and i = 1 unrolled (most lists here are that short); for i = 1,
+    # int(random() * 2) is 0 exactly when random() < 0.5.
+    if size > 2:
+        j = int(random() * 3)
+        items[2], items[j] = items[j], items[2]
+    if size > 1 and random() < 0.5:
         items[0], items[1] = items[1], items[0]

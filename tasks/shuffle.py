@@ -87,8 +87,12 @@ _NameTemplate = tuple[Any, ...]
 #: position, separators and single-choice words folded into the constant text, so filling it
 #: takes exactly the draws of ``_join(swapped words, style)`` and gives the same name.
 _PARAM_PLANS: dict[str, dict[str, _NameTemplate] | None] = {}
-#: Core words of a function name -> one slot per word (``_word_choices(word, 3)``, lower case).
-_FUNCTION_PLANS: dict[tuple[str, ...], _NameSlots] = {}
+#: Parameter name -> ``_key_plan(name)``.
+_KEY_PLANS: dict[str, tuple[str, dict[str, _NameTemplate] | None, bool]] = {}
+#: Core words of a function name -> (one slot per word: ``_word_choices(word, 3)``, lower case;
+#: {style: template of the words alone, as for parameters}).
+_FunctionPlan = tuple[_NameSlots, dict[str, _NameTemplate]]
+_FUNCTION_PLANS: dict[tuple[str, ...], _FunctionPlan] = {}
 #: Description -> (whether a leading verb phrase is drawn, choices of (text, "This tool ..." form)).
 _DESCRIPTION_PLANS: dict[str, tuple[bool, tuple[tuple[str, str | None], ...]]] = {}
 
@@ -110,11 +114,28 @@ def _template(slots: _NameSlots, separator: str) -> _NameTemplate:
 
 def _fill(template: _NameTemplate, random: Any) -> str:
     """A name from a template (see ``_NameTemplate``)."""
+    if len(template) == 5:  # two words to draw, left one first
+        left = template[1]
+        right = template[3]
+        return (
+            template[0]
+            + left[int(random() * len(left))]
+            + template[2]
+            + right[int(random() * len(right))]
+            + template[4]
+        )
     out: str = template[0]
     for index in range(1, len(template), 2):
         choices = template[index]
         out += choices[int(random() * len(choices))] + template[index + 1]
     return out
+
+
+def _key_plan(name: str) -> tuple[str, dict[str, _NameTemplate] | None, bool]:
+    """(name, its rename plan, whether it is a valid identifier as it stands), cached."""
+    plan = (name, _param_plan(name), _valid(name))
+    _bounded(_KEY_PLANS)[name] = plan
+    return plan
 
 
 def _param_plan(name: str) -> dict[str, _NameTemplate] | None:
@@ -151,36 +172,58 @@ def _core_words(name: str) -> tuple[str, ...]:
     return words
 
 
-def _function_plan(core: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
-    """Per core word of a function name, the words it may become (``_word_choices(word, 3)``)."""
+def _function_plan(core: tuple[str, ...]) -> _FunctionPlan:
     plan = _FUNCTION_PLANS.get(core)
     if plan is None:
-        plan = tuple(_word_choices(word, 3) for word in core)
-        _bounded(_FUNCTION_PLANS)[core] = plan
+        raw = tuple(_word_choices(word, 3) for word in core)
+        capitalised = tuple(tuple(_capitalised(choice) for choice in choices) for choices in raw)
+        templates = {
+            "snake": _template(raw, "_"),
+            "camel": _template(raw[:1] + capitalised[1:], ""),
+            "pascal": _template(capitalised, ""),
+        }
+        plan = _bounded(_FUNCTION_PLANS)[core] = (raw, templates)
     return plan
 
 
-def _function_slots(core: tuple[str, ...]) -> _NameSlots:
-    slots = _FUNCTION_PLANS.get(core)
-    if slots is None:
-        slots = tuple(_word_choices(word, 3) for word in core)
-        _bounded(_FUNCTION_PLANS)[core] = slots
-    return slots
-
-
 def _rename_function(
-    core: tuple[str, ...], slots: _NameSlots, rng: Random, style: str, taken: set[str]
+    core: tuple[str, ...], plan: _FunctionPlan, rng: Random, style: str, taken: set[str]
 ) -> str:
-    """A new name from a function's core words: synonyms, maybe an affix, in ``style``."""
+    """A new name from a function's core words: synonyms, maybe an affix, in ``style``.
+
+    The words are drawn in ``style`` straight from a template, then the affix is added as
+    ``_join`` would place it (a camel-case name after a prefix starts with a capital).
+    """
+    slots, templates = plan
+    template = templates[style]
     random = rng.random
-    for attempt in range(12):
-        new = [choices[int(random() * len(choices))] if len(choices) > 1 else choices[0] for choices in slots]
+    for attempt in range(8):
+        if len(template) == 3:
+            choices = template[1]
+            body = template[0] + choices[int(random() * len(choices))] + template[2]
+        else:
+            body = _fill(template, random)
         roll = random()
         if roll < 0.3 or attempt > 5:
-            new.insert(0, PREFIXES[int(random() * len(PREFIXES))])
+            prefix = PREFIXES[int(random() * len(PREFIXES))]
+            if style == "snake":
+                candidate = prefix + "_" + body
+            elif style == "camel":
+                candidate = prefix + body[:1].upper() + body[1:]
+            else:
+                candidate = _capitalised(prefix) + body
         elif roll < 0.45:
-            new.append(SUFFIXES[int(random() * len(SUFFIXES))])
-        candidate = _join(new, style if attempt < 8 else _STYLES[int(random() * 3)])
+            suffix = SUFFIXES[int(random() * len(SUFFIXES))]
+            candidate = body + "_" + suffix if style == "snake" else body + _capitalised(suffix)
+        else:
+            candidate = body
+        if candidate not in taken and _valid(candidate):
+            return candidate
+    for _ in range(8, 12):  # last tries: a prefix and a random style each
+        new = [choices[int(random() * len(choices))] if len(choices) > 1 else choices[0] for choices in slots]
+        random()  # the affix roll: from here on a prefix is always added
+        new.insert(0, PREFIXES[int(random() * len(PREFIXES))])
+        candidate = _join(new, _STYLES[int(random() * 3)])
         if candidate not in taken and _valid(candidate):
             return candidate
     serial = 2
@@ -292,7 +335,7 @@ class ToolPlan(NamedTuple):
     function: dict[str, Any]
     name: str
     core_words: tuple[str, ...]
-    name_slots: _NameSlots
+    name_plan: _FunctionPlan
     parameters: dict[str, Any]
     #: (name, its rename plan, whether it is a valid identifier as it stands), in schema order.
     renamable: list[tuple[str, dict[str, _NameTemplate] | None, bool]]
@@ -311,8 +354,9 @@ def plan_tool(tool: dict[str, Any]) -> ToolPlan:
     parameters = function.get("parameters") or {}
     renamable = []
     properties = []
+    key_plans = _KEY_PLANS
     for key, value in (parameters.get("properties") or {}).items():
-        renamable.append((key, _param_plan(key), _valid(key)))
+        renamable.append(key_plans.get(key) or _key_plan(key))
         properties.append((key, value, isinstance(value, dict) and ("enum" in value or "items" in value)))
     description = function.get("description", "")
     drawn, choices = _description_plan(description) if description else (False, ())
@@ -321,7 +365,7 @@ def plan_tool(tool: dict[str, Any]) -> ToolPlan:
         function,
         name,
         core,
-        _function_slots(core),
+        _function_plan(core),
         parameters,
         renamable,
         properties,
@@ -353,7 +397,7 @@ def shuffle_planned(plans: list[ToolPlan], expected: list[dict[str, Any]], rng: 
             function,
             name,
             core_words,
-            name_slots,
+            name_plan,
             parameters,
             renamable,
             properties,
@@ -361,7 +405,7 @@ def shuffle_planned(plans: list[ToolPlan], expected: list[dict[str, Any]], rng: 
             description_drawn,
             description_choices,
         ) = plan
-        new_name = _rename_function(core_words, name_slots, rng, style, taken)
+        new_name = _rename_function(core_words, name_plan, rng, style, taken)
         taken.add(new_name)
         function_names[name] = new_name
         param_style = style if random() < 0.5 else "snake"
@@ -396,7 +440,8 @@ def shuffle_planned(plans: list[ToolPlan], expected: list[dict[str, Any]], rng: 
             for key, value, reorder in ordered
         }
         if "required" in parameters:
-            new_parameters["required"] = [renames.get(name, name) for name in parameters["required"]]
+            required = parameters["required"]
+            new_parameters["required"] = list(map(renames.get, required, required))
         new_function = dict(function)
         new_function["name"] = new_name
         if description:
@@ -417,8 +462,9 @@ def shuffle_planned(plans: list[ToolPlan], expected: list[dict[str, Any]], rng: 
         renamed: dict[str, Any] = {}
         for name, args in call.items():
             params = by_old.get(name, {})
-            renamed[function_names.get(name, name)] = {
-                params.get(key, key): value for key, value in args.items()
-            }
+            # {params.get(key, key): value for key, value in args.items()}, without a Python loop
+            renamed[function_names.get(name, name)] = dict(
+                zip(map(params.get, args, args), args.values(), strict=True)
+            )
         new_expected.append(renamed)
     return Surface(new_tools, new_expected, function_names, parameter_names)

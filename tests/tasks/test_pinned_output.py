@@ -11,14 +11,19 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from random import Random
+from typing import Any
 
 from tasks import GENERATOR_VERSION, Source, generate, load_xlam, variant
+from tasks.lexicon import PREFIXES, SUFFIXES, synonym_index
 from tasks.model import Task
+from tasks.shuffle import shuffle_surface
 from tasks.sources import load_bfcl_dir
 
 _PINNED_VERSION = "1"
 _BUILTIN_DIGEST = "8a3d4ff7a7b534f01b9868c4877f1533ce812e2d56dcca6625911fd0e688d310"
 _SOURCED_DIGEST = "903c0e20162d8676fcbd95a5f2a2e14c342e301bea9649eeb5deba9ed46913df"
+_ADVERSARIAL_SHUFFLE_DIGEST = "c140444a6a537c4529a20ac1d6d534c7ed4b23e47f3ebdc14503384db89035a9"
 
 
 def _ordered_digest(task_list: list[Task]) -> str:
@@ -44,3 +49,85 @@ def test_external_source_tasks_and_variants_are_byte_identical(fixtures: Path) -
     )
     mixed = generate(b"pin-ext", 60, sources=[Source("builtin", 0.5), Source("ext", 0.5, pool)])
     assert _ordered_digest(mixed + [variant(task, b"pin-miner") for task in mixed]) == _SOURCED_DIGEST
+
+
+def _adversarial_tool_lists() -> list[list[dict[str, Any]]]:
+    """Awkward tool lists: odd separators and cases, keywords, digits, duplicate names, missing
+    keys, non-dict schemas, and crowded lists whose renames exhaust their draws and fall back."""
+    words = [*sorted(synonym_index())[:300], "x", "2d", "from", "class", "none", "true", "v2", "über", "a1b2"]
+    words += ["HTTP", "", *PREFIXES, *SUFFIXES]
+    gen = Random(1234)
+
+    def name() -> str:
+        parts = [gen.choice(words) for _ in range(gen.randint(0, 4))]
+        separator = gen.choice(["_", "", ".", "-", "__"])
+        return separator.join(part if gen.random() < 0.5 else part.capitalize() for part in parts)
+
+    def tool() -> dict[str, Any]:
+        properties: dict[str, Any] = {}
+        for _ in range(gen.randint(0, 6)):
+            schema: Any = {"type": "string", "description": gen.choice(["", "Gets a thing", "x"])}
+            if gen.random() < 0.3:
+                schema["enum"] = [name() for _ in range(gen.randint(0, 5))]
+            if gen.random() < 0.2:
+                items_enum = gen.random() < 0.5
+                schema["items"] = (
+                    {"type": "string", "enum": ["a", "b", "c"]} if items_enum else {"type": "integer"}
+                )
+            if gen.random() < 0.05:
+                schema = "not a schema"
+            properties[name()] = schema
+        descriptions = ["", "Gets the weather.", "Sends money", "Looks up stuff", "lower case", "Works out y"]
+        function: dict[str, Any] = {
+            "name": name(),
+            "description": gen.choice(descriptions),
+            "parameters": {
+                "type": "object",
+                "properties": properties,
+                "required": [key for key in properties if gen.random() < 0.5],
+            },
+        }
+        if gen.random() < 0.05:
+            del function["parameters"]
+        elif gen.random() < 0.05:
+            del function["parameters"]["properties"]
+        if gen.random() < 0.05:
+            del function["description"]
+        return {"type": "function", "function": function}
+
+    lists = []
+    for _ in range(800):
+        tools = [tool() for _ in range(gen.randint(1, 6))]
+        if gen.random() < 0.3 and len(tools) > 1:
+            tools[1]["function"]["name"] = tools[0]["function"]["name"]
+        lists.append(tools)
+    crowded: dict[str, Any] = {"x": {}, "x_2": {}, "X": {}, "x_3": {}, "": {}, "from": {}}
+    for count in (12, 40):
+        lists.append(
+            [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": gen.choice(["x", "fn", "q", "apiX"]),
+                        "description": "",
+                        "parameters": {"properties": dict(crowded)},
+                    },
+                }
+                for _ in range(count)
+            ]
+        )
+    return lists
+
+
+def test_shuffle_of_adversarial_tool_lists_is_byte_identical() -> None:
+    digest = hashlib.sha256()
+    for tools in _adversarial_tool_lists():
+        expected = []
+        for tool in tools[:2]:
+            properties = (tool["function"].get("parameters") or {}).get("properties", {})
+            expected.append({tool["function"]["name"]: {key: [1] for key in properties}})
+        for seed in range(2):
+            surface = shuffle_surface(tools, expected, Random(seed))
+            blob = [surface.tools, surface.expected, surface.function_names, surface.parameter_names]
+            digest.update(json.dumps(blob).encode())
+    assert digest.hexdigest() == _ADVERSARIAL_SHUFFLE_DIGEST
