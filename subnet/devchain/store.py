@@ -9,7 +9,8 @@ transaction back on the next open).
 The block number is not stored: it is derived from wall time,
 ``floor((now - genesis_time) / block_time)``, so no background process has to
 "produce" blocks. ``skip_blocks`` moves the genesis time back, which every
-process sharing the file observes at once.
+process sharing the file observes at once. A new chain opens at block 1:
+block 0 is the genesis block, which holds no extrinsics on a Substrate chain.
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ SCHEMA_VERSION = "1"
 
 # Seconds a writer waits for another process's write transaction to finish.
 BUSY_TIMEOUT_S = 30.0
+
+# Block 0 is the genesis block: the head, and so every write after genesis, is at this block or later.
+FIRST_BLOCK = 1
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -150,7 +154,8 @@ class Clock:
     block_time: float
 
     def block_at(self, now: float) -> int:
-        return max(0, int((now - self.genesis_time) / self.block_time))
+        # A new chain's genesis is dated one block back; the lower bound also absorbs float rounding there.
+        return max(FIRST_BLOCK, int((now - self.genesis_time) / self.block_time))
 
     def timestamp_ms(self, block: int) -> int:
         return int((self.genesis_time + block * self.block_time) * 1000)
@@ -192,9 +197,12 @@ class Store:
                     conn.execute(f"ALTER TABLE subnets ADD COLUMN {column} {declaration}")
             row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
             if row is None:
+                # Genesis is dated one block back so that nothing is ever recorded at block 0: the
+                # chain's storage uses block 0 for "never" (an axon's block, LastUpdate), so a
+                # serve or weights in a chain's first block would otherwise read back as not done.
                 meta = {
                     "schema": SCHEMA_VERSION,
-                    "genesis_time": repr(time.time()),
+                    "genesis_time": repr(time.time() - FIRST_BLOCK * float(block_time)),
                     "block_time": repr(float(block_time)),
                     "chain_id": secrets.token_hex(8),
                 }

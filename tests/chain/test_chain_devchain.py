@@ -34,12 +34,17 @@ NETUID = 1
 
 
 @pytest.fixture
-def devchain(tmp_path: Path) -> DevChain:
-    return DevChain(tmp_path / "dev.sqlite", block_time=BLOCK_TIME)
+def block_time() -> float:
+    return BLOCK_TIME
 
 
 @pytest.fixture
-def make_client(tmp_path: Path, devchain: DevChain) -> Any:
+def devchain(tmp_path: Path, block_time: float) -> DevChain:
+    return DevChain(tmp_path / "dev.sqlite", block_time=block_time)
+
+
+@pytest.fixture
+def make_client(tmp_path: Path, devchain: DevChain, block_time: float) -> Any:
     """A ChainClient for a fresh funded development wallet, exactly as a neuron's main() builds one."""
 
     def make(name: str, *, tao: float = 1_000.0) -> ChainClient:
@@ -47,7 +52,7 @@ def make_client(tmp_path: Path, devchain: DevChain) -> Any:
         settings = MinerSettings(
             netuid=NETUID,
             subtensor=SubtensorSettings(network="dev"),
-            devchain=DevchainSettings(path=devchain.path, block_time=BLOCK_TIME),
+            devchain=DevchainSettings(path=devchain.path, block_time=block_time),
             wallet=WalletSettings(name=name, hotkey="default", path=tmp_path / "wallets"),
             chain=ChainRetrySettings(retries=2, backoff_base=0.05, backoff_max=0.2, timeout=30.0),
         )
@@ -107,6 +112,30 @@ async def test_register_serve_and_read_the_metagraph(
         head = await miner.block()
         assert head >= graph.block
         assert (await miner.block_hash(head)).startswith("0x")
+
+
+# Blocks far longer than the test, so all of it happens in the chain's first block: a warm CI
+# process once got from genesis to serve_axon within one 0.05 s block, the devchain recorded the
+# axon at block 0 (which Axons reads as "never served") and the second serve_axon published again.
+@pytest.mark.parametrize("block_time", [600.0])
+@pytest.mark.usefixtures("subnet")
+async def test_serving_and_weights_in_the_chains_first_block_count(
+    make_client: Any, devchain: DevChain
+) -> None:
+    async with make_client("validator") as validator, make_client("miner") as miner:
+        first_block = await miner.block()
+        await validator.register()
+        miner_uid = await miner.register()
+        assert await miner.serve_axon("127.0.0.1", 8091) is True
+        assert await miner.serve_axon("127.0.0.1", 8091) is False
+
+        devchain.add_stake(validator.coldkey, validator.hotkey, NETUID, 100.0)
+        await validator.set_weights({miner_uid: 1.0}, version_key=0)
+        devchain.set_hyperparameter(NETUID, "weights_rate_limit", 1_000)
+        with pytest.raises(WeightsTooSoon) as raised:  # LastUpdate counts the first block too
+            await validator.set_weights({miner_uid: 1.0}, version_key=0)
+        assert raised.value.blocks_left == 1_000
+        assert await miner.block() == first_block
 
 
 @pytest.mark.usefixtures("subnet")

@@ -12,6 +12,7 @@ import pytest
 from subnet.devchain import DevChain, dev_keypair
 from subnet.devchain.__main__ import main as devchain_main
 from subnet.devchain.rules import compute_scores
+from subnet.wallets import create_dev_wallet
 from subnet.wallets import main as wallets_main
 
 
@@ -31,6 +32,27 @@ async def test_blocks_advance_with_wall_time_and_hashes_round_trip(chain: DevCha
         assert await client.block_time() == pytest.approx(0.05)
         header = await client.wait_for_block(timeout=5)
         assert header.number > head
+
+
+async def test_a_fresh_chain_opens_after_its_empty_genesis_block(chain_path: Path, tmp_path: Path) -> None:
+    """Storage reads block 0 as "never" (Axons, LastUpdate), so nothing may be recorded in it."""
+    chain = DevChain(chain_path, block_time=600)  # one block outlasts the test
+    assert chain.current_block() == 1
+    create_dev_wallet("miner", "default", tmp_path / "wallets")
+    miner = bt.Wallet("miner", "default", path=str(tmp_path / "wallets"))
+    coldkey, hotkey = miner.coldkeypub.ss58_address, miner.hotkey.ss58_address
+    chain.fund(coldkey, 10)
+    netuid = chain.create_subnet(dev_keypair("//Alice").ss58_address, dev_keypair("//Bob").ss58_address)
+    uid = chain.register(netuid, hotkey, coldkey)
+    async with bt.Subtensor("local", substrate=chain) as client:
+        served = await client.execute(bt.ServeAxon(netuid=netuid, ip="127.0.0.1", port=8091), miner)
+        assert served.success, served.message
+        axon = await client.query(("SubtensorModule", "Axons"), [netuid, hotkey])
+        assert axon is not None and (axon["block"], axon["port"]) == (1, 8091)
+        assert (await client.query(("SubtensorModule", "LastUpdate"), [netuid]))[uid] == 1
+    genesis = await chain.get_block(0)
+    assert genesis is not None and len(genesis["extrinsics"]) == 1  # the timestamp inherent only
+    assert chain.current_block() == 1
 
 
 async def test_dev_accounts_are_funded_and_unknown_items_fail_loudly(chain: DevChain) -> None:
