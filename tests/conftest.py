@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 _BTCLI_FILES = {
     "BTCLI_CONFIG": "btcli.json",
@@ -24,3 +28,23 @@ def pytest_configure(config: object) -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+@pytest.fixture(autouse=True)
+def _isolated_root_logging() -> Iterator[None]:
+    """Undo what a test's in-process main() did to the root logger.
+
+    ``configure_logging`` installs a handler on the sys.stderr of the moment, which under pytest is
+    that test's capture stream; left in place, it writes to a closed file in every later test.
+    """
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    yield
+    for handler in root.handlers[:]:
+        if handler not in handlers:
+            root.removeHandler(handler)
+            handler.close()
+    for handler in handlers:
+        if handler not in root.handlers:
+            root.addHandler(handler)
+    root.setLevel(level)
