@@ -311,6 +311,7 @@ class ModelSettings:
     batch_wait_ms: float = 10.0
     max_batch: int = 8
     max_new_tokens: int = 256
+    guided: str = "off"
     base_url: str | None = None
     name: str | None = None
     timeout: float = 60.0
@@ -595,6 +596,12 @@ FLAGS: tuple[Flag, ...] = (
     ),
     Flag("model.max_batch", "Largest batch generated together.", _POSITIVE_INT, metavar="N"),
     Flag("model.max_new_tokens", "Generation length cap.", _POSITIVE_INT, metavar="N"),
+    Flag(
+        "model.guided",
+        "Schema-guided decoding of calls (json, hermes, pythonic formats; transformers backend).",
+        _choice("off", "on"),
+        metavar="{off,on}",
+    ),
     Flag("model.base_url", "OpenAI-compatible engine URL (openai backend).", _http_url, metavar="URL"),
     Flag("model.name", "Model name sent to the engine / reported to callers.", _text, metavar="NAME"),
     Flag("model.timeout", "Seconds an engine request may take (openai backend).", _POSITIVE, metavar="S"),
