@@ -1,0 +1,143 @@
+"""The continuous-batching engine on a tiny random Llama: rows that join a running batch, leave
+it at their own end and share it with rows of other lengths write exactly what a plain
+``generate`` writes for each of them alone (greedy), and guides restrict each row separately."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+from subnet.miner.engine import DecodeEngine, Row, supports_model  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def model_and_tokens(tiny_model_dir: Path) -> tuple[Any, list[list[int]], int]:
+    model = transformers.AutoModelForCausalLM.from_pretrained(tiny_model_dir, dtype=torch.float32).eval()
+    rng = random.Random(7)
+    vocab = model.config.vocab_size
+    prompts = [[rng.randrange(3, vocab) for _ in range(rng.randrange(3, 40))] for _ in range(7)]
+    return model, prompts, vocab
+
+
+def _alone(model: Any, prompt: list[int], budget: int, eos: int) -> list[int]:
+    with torch.inference_mode():
+        output = model.generate(
+            input_ids=torch.tensor([prompt]),
+            attention_mask=torch.ones((1, len(prompt)), dtype=torch.long),
+            max_new_tokens=budget,
+            do_sample=False,
+            eos_token_id=eos,
+            pad_token_id=0,
+        )
+    return [int(token) for token in output[0, len(prompt) :]]
+
+
+def _eos_for(model: Any, prompts: list[list[int]]) -> int:
+    """A token the model does write now and then, so some rows end early at 'EOS'."""
+    counts: dict[int, int] = {}
+    for prompt in prompts:
+        for token in _alone(model, prompt, 12, eos=-1):
+            counts[token] = counts.get(token, 0) + 1
+    return max(counts, key=lambda token: (counts[token], token))
+
+
+def test_the_tiny_llama_qualifies(model_and_tokens: tuple[Any, list[list[int]], int]) -> None:
+    model, _, _ = model_and_tokens
+    assert supports_model(model)
+
+
+def test_rows_joining_and_leaving_write_what_generate_writes_alone(
+    model_and_tokens: tuple[Any, list[list[int]], int],
+) -> None:
+    model, prompts, _ = model_and_tokens
+    eos = _eos_for(model, prompts)
+    budgets = [3, 17, 9, 1, 12, 20, 5]
+    expected = [_alone(model, prompt, budget, eos) for prompt, budget in zip(prompts, budgets, strict=True)]
+    assert any(len(tokens) < budget for tokens, budget in zip(expected, budgets, strict=True)), "no early EOS"
+
+    engine = DecodeEngine(model, eos_ids=[eos], pad_id=0)
+    rows = [
+        Row(key=index, prompt=prompt, budget=budget)
+        for index, (prompt, budget) in enumerate(zip(prompts, budgets, strict=True))
+    ]
+    finished: list[Row] = []
+    # Three rows start; the others join one or two at a time while earlier ones are mid-answer.
+    arrivals = {0: rows[:3], 2: rows[3:4], 4: rows[4:6], 9: rows[6:]}
+    step = 0
+    with torch.inference_mode():
+        while step < 100 and (engine.active or any(key >= step for key in arrivals)):
+            if step in arrivals:
+                finished += engine.admit(arrivals[step])
+            finished += engine.step()
+            step += 1
+    assert engine.active == 0
+    assert sorted(row.key for row in finished) == list(range(len(rows)))
+    for row in rows:
+        assert row.finished
+        assert row.generated == expected[row.key], f"row {row.key}"
+
+
+def test_a_finished_row_leaves_while_the_others_go_on(
+    model_and_tokens: tuple[Any, list[list[int]], int],
+) -> None:
+    model, prompts, _ = model_and_tokens
+    engine = DecodeEngine(model, eos_ids=[-1], pad_id=0)
+    short, long = Row(key="short", prompt=prompts[0], budget=2), Row(key="long", prompt=prompts[1], budget=6)
+    with torch.inference_mode():
+        assert engine.admit([short, long]) == []
+        assert engine.step() == [short]
+        assert engine.active == 1
+        left: list[Row] = []
+        while engine.active:
+            left += engine.step()
+    assert left == [long] and len(long.generated) == 6 and len(short.generated) == 2
+
+
+class _OnlyEven:
+    """A guide that allows even token ids only, and records what it was shown."""
+
+    def __init__(self) -> None:
+        self.seen: list[int] = []
+
+    def constrain(self, generated: Sequence[int], scores: Any) -> Any:
+        self.seen.append(len(generated))
+        scores[1::2] = float("-inf")
+        return scores
+
+
+def test_a_guide_constrains_its_own_row_only(model_and_tokens: tuple[Any, list[list[int]], int]) -> None:
+    model, prompts, _ = model_and_tokens
+    guide = _OnlyEven()
+    guided = Row(key="guided", prompt=prompts[2], budget=8, guide=guide)
+    free = Row(key="free", prompt=prompts[2], budget=8)
+    engine = DecodeEngine(model, eos_ids=[-1], pad_id=0)
+    with torch.inference_mode():
+        engine.admit([guided, free])
+        while engine.active:
+            engine.step()
+    assert all(token % 2 == 0 for token in guided.generated)
+    assert guide.seen == list(range(8))  # shown each row's own history, one token more each step
+    assert free.generated == _alone(model, prompts[2], 8, eos=-1)
+
+
+def test_sampling_is_reproducible_for_a_seed(model_and_tokens: tuple[Any, list[list[int]], int]) -> None:
+    model, prompts, _ = model_and_tokens
+
+    def sample(seed: int) -> list[int]:
+        engine = DecodeEngine(model, eos_ids=[-1], pad_id=0, seed=seed)
+        row = Row(key=0, prompt=prompts[3], budget=10, temperature=1.5)
+        with torch.inference_mode():
+            engine.admit([row])
+            while engine.active:
+                engine.step()
+        return row.generated
+
+    assert sample(1) == sample(1)
+    assert sample(1) != sample(2)
