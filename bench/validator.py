@@ -19,13 +19,14 @@ wall time (batched inserts, mostly while slow miners are still answering) is
 printed beside it. PostgreSQL's own server processes are not counted.
 
     .venv/bin/python bench/validator.py [--miners 256] [--tasks 8] [--delay 0.2]
-        [--backends sqlite,postgres] [--rounds 1] [--uvloop]
+        [--backends sqlite,postgres] [--rounds 1] [--uvloop] [--profile PATH]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
 import json
 import os
 import resource
@@ -111,7 +112,9 @@ def settings_for(root: Path, netuid: int, db_url: str, args: argparse.Namespace)
     )
 
 
-async def run_rounds(settings: ValidatorSettings, count: int) -> list[tuple[RoundReport, float]]:
+async def run_rounds(
+    settings: ValidatorSettings, count: int, farm: psutil.Process, profile: cProfile.Profile | None
+) -> list[tuple[RoundReport, float, float, float]]:
     from subnet.chain import ChainClient
     from subnet.config import load_wallet
     from subnet.validator.node import Validator, ValidatorOptions
@@ -127,14 +130,30 @@ async def run_rounds(settings: ValidatorSettings, count: int) -> list[tuple[Roun
         results = []
         for _ in range(count):
             rss_before = psutil.Process().memory_info().rss / 2**20
-            results.append((await validator.run_round(), rss_before))
+            farm_before = _cpu_seconds(farm)
+            own_before = os.times()
+            if profile is not None:
+                profile.enable()
+            report = await validator.run_round()
+            if profile is not None:
+                profile.disable()
+            own_after = os.times()
+            system_s = own_after.system - own_before.system
+            results.append((report, rss_before, _cpu_seconds(farm) - farm_before, system_s))
     finally:
         await validator.close()
         await chain.close()
     return results
 
 
-def print_report(backend: str, report: RoundReport, rss_before: float, peak: float) -> None:
+def _cpu_seconds(process: psutil.Process) -> float:
+    times = process.cpu_times()
+    return float(times.user + times.system)
+
+
+def print_report(
+    backend: str, report: RoundReport, rss_before: float, peak: float, farm_cpu: float, system_s: float
+) -> None:
     responses = max(report.n_responses, 1)
     clock = report.clock.cpu
     query_and_store = max(0.0, report.cpu_s - sum(clock.values()))
@@ -148,7 +167,10 @@ def print_report(backend: str, report: RoundReport, rss_before: float, peak: flo
     )
     print(f"  after last answer   {report.after_last_answer_s:.3f} s (last answer in -> round scored)")
     cpu_ms = 1e3 * report.cpu_s / responses
-    print(f"  validator CPU       {report.cpu_s:.3f} s of process CPU = {cpu_ms:.3f} ms per response")
+    print(
+        f"  validator CPU       {report.cpu_s:.3f} s of process CPU = {cpu_ms:.3f} ms per response"
+        f" (kernel {1e3 * system_s / responses:.3f} ms of it)"
+    )
     for stage in ("generate", "variant", "score"):
         print(f"    {stage:<15} {1e3 * clock[stage] / responses:8.3f} ms per response")
     print(
@@ -157,6 +179,11 @@ def print_report(backend: str, report: RoundReport, rss_before: float, peak: flo
     store_ms = 1e3 * report.clock.store_wall / responses
     print(f"    store (wall)    {store_ms:8.3f} ms per response, overlapping the queries")
     print(f"  RSS                 {rss_before:.0f} MB before the round, peak {peak:.0f} MB")
+    farm_share = farm_cpu / max(report.wall_s, 1e-9)
+    print(
+        f"  miner farm CPU      {farm_cpu:.3f} s = {1e3 * farm_cpu / responses:.3f} ms per response"
+        f" ({100 * farm_share:.0f}% of one core over the round)"
+    )
 
 
 async def bench(args: argparse.Namespace) -> None:
@@ -216,10 +243,19 @@ async def bench(args: argparse.Namespace) -> None:
                 url = create_database(cluster, "bench")
                 await upgrade(url)
             try:
-                results = await run_rounds(settings_for(root, subnet.netuid, url, args), args.rounds)
-                for index, (report, rss_before) in enumerate(results, start=1):
+                profile = cProfile.Profile() if args.profile else None
+                results = await run_rounds(
+                    settings_for(root, subnet.netuid, url, args),
+                    args.rounds,
+                    psutil.Process(farm.pid),
+                    profile,
+                )
+                if profile is not None:
+                    profile.dump_stats(f"{args.profile}.{backend}")
+                    print(f"[{backend}] profile of the rounds written to {args.profile}.{backend}")
+                for index, (report, rss_before, farm_cpu, system_s) in enumerate(results, start=1):
                     label = backend if args.rounds == 1 else f"{backend}, round {index}"
-                    print_report(label, report, rss_before, peak_rss_mb())
+                    print_report(label, report, rss_before, peak_rss_mb(), farm_cpu, system_s)
             finally:
                 if cluster is not None:
                     cluster.stop()
@@ -252,6 +288,9 @@ def main() -> None:
         "--rounds", type=int, default=1, help="rounds per backend (later ones reuse kept-alive connections)"
     )
     parser.add_argument("--uvloop", action="store_true", help="run both processes on uvloop (if installed)")
+    parser.add_argument(
+        "--profile", metavar="PATH", help="write cProfile stats of the rounds to PATH.<backend> (slows them)"
+    )
     args = parser.parse_args()
     main_coroutine = serve_farm(args) if args.command == "farm" else bench(args)
     with asyncio.Runner(loop_factory=_loop_factory(args.uvloop)) as runner:
