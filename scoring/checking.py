@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, cast
 
 from scoring.decoding import decode
@@ -44,12 +43,8 @@ def standardize(text: str) -> str:
     return text.translate(_IGNORED_IN_STRINGS).lower().replace("'", '"')
 
 
-# Acceptable answers repeat from check to check (same task, many miners): cache them, and only them.
-_standard_answer = lru_cache(maxsize=16384)(standardize)
-
-
 def _standard_answers(acceptable: Sequence[Any]) -> list[Any]:
-    return [_standard_answer(item) if type(item) is str else item for item in acceptable]
+    return [standardize(item) if type(item) is str else item for item in acceptable]
 
 
 class _Error:
@@ -68,8 +63,12 @@ class _Error:
         return self._template % self._args if self._args else self._template
 
 
-def _param_types(spec: Any) -> tuple[str, type | None, type | None]:
-    """(schema type name, Python type or None for any, element type for arrays or None)."""
+# (schema type name, Python type or None for any, element type for arrays or None)
+_TypeInfo = tuple[str, type | None, type | None]
+
+
+def _param_types(spec: Any) -> _TypeInfo:
+    """The :data:`_TypeInfo` of one parameter's schema."""
     try:
         type_name = spec.get("type")
         py_type = _SCHEMA_TYPES[type_name]
@@ -112,7 +111,7 @@ def _type_error(param: str, value: Any, type_name: str, nested: bool) -> _Error:
 def _check_string(param: str, value: str, acceptable: Sequence[Any]) -> _Error | None:
     standard = standardize(value)
     for item in acceptable:  # stops at the first match: usually the first item
-        if type(item) is str and _standard_answer(item) == standard:
+        if type(item) is str and standardize(item) == standard:
             return None
     return _Error("value_error:string", "parameter %r: %r is not one of %r", param, value, acceptable)
 
@@ -134,8 +133,11 @@ def _dict_matches(param: str, value: Mapping[Any, Any], candidate: Mapping[str, 
     for key, item in value.items():
         if key not in candidate:
             return _Error("value_error:dict_key", "parameter %r: unexpected dict key %r", param, key)
+        options = candidate[key]
+        if type(options) is list and item in options:
+            continue  # an acceptable value as it is (equal values standardise equally)
         standard = standardize(item) if type(item) is str else item
-        if standard not in _standard_answers(candidate[key]):
+        if standard not in _standard_answers(options):
             return _Error(
                 "value_error:dict_value",
                 "parameter %r: dict value %r=%r is not acceptable",
@@ -203,13 +205,20 @@ def _check_exact(param: str, value: Any, acceptable: Sequence[Any]) -> _Error | 
     return _Error("value_error:others", "parameter %r: %r is not one of %r", param, value, acceptable)
 
 
-def check_value(param: str, value: Any, spec: Any, acceptable: Sequence[Any]) -> _Error | None:
-    """Type then value of one argument, as BFCL's simple checker does."""
-    type_name, py_type, nested = _param_types(spec)
+def check_value(param: str, value: Any, types: _TypeInfo, acceptable: Sequence[Any]) -> _Error | None:
+    """Type then value of one argument, as BFCL's simple checker does; ``types`` is the
+    :func:`_param_types` of the parameter's schema."""
+    type_name, py_type, nested = types
     if py_type is None:
         return _compare_by_value_type(param, value, acceptable)
-    if type_name in _FLOAT_TYPES and type(value) is int:
+    value_type = type(value)
+    if value_type is int and type_name in _FLOAT_TYPES:
         value = float(value)  # an int is a float at the top level only
+        value_type = float
+    if value_type is py_type and nested is None and py_type is not dict and value in acceptable:
+        # The common case, an acceptable value as it is: whichever comparer the rules below pick
+        # (exact, or after standardising strings) accepts it. Dicts compare key by key, so not here.
+        return None
     answer_type = None
     for item in acceptable:  # the type of the first acceptable value that is not the omission marker
         if item != "":
@@ -251,7 +260,23 @@ def _properties(function: Mapping[str, Any]) -> tuple[Mapping[str, Any], Sequenc
     )
 
 
-_Shape = tuple[Mapping[str, Any], Sequence[str]]
+class _Shape:
+    """One function schema as a check reads it: its properties, its required parameters and the
+    :data:`_TypeInfo` of each property, worked out on first use (one per check and function: a
+    parallel check and its partial credit read the same schema many times)."""
+
+    __slots__ = ("properties", "required", "types")
+
+    def __init__(self, function: Mapping[str, Any]) -> None:
+        self.properties, self.required = _properties(function)
+        self.types: dict[str, _TypeInfo] = {}
+
+    def types_of(self, param: str) -> _TypeInfo:
+        """The type information of ``param``, which must be one of the properties."""
+        types = self.types.get(param)
+        if types is None:
+            types = self.types[param] = _param_types(self.properties[param])
+        return types
 
 
 def check_call(
@@ -261,21 +286,24 @@ def check_call(
     shape: _Shape | None = None,
 ) -> _Error | None:
     """BFCL's simple function checker: None when ``call`` is an acceptable answer. ``shape`` is
-    ``_properties(function)`` when the caller has it already."""
+    ``_Shape(function)`` when the caller has it already."""
     name = function["name"]
     if call.name != name:
         return _Error(
             "simple_function_checker:wrong_func_name", "expected function %r, got %r", name, call.name
         )
-    properties, required = shape if shape is not None else _properties(function)
+    if shape is None:
+        shape = _Shape(function)
+    properties = shape.properties
     arguments = call.arguments
-    for param in required:
+    for param in shape.required:
         if param not in arguments:
             return _Error("simple_function_checker:missing_required", "missing required parameter %r", param)
+    types = shape.types
     for param, value in arguments.items():
         if param not in properties or param not in expected:
             return _Error("simple_function_checker:unexpected_param", "unexpected parameter %r", param)
-        error = check_value(param, value, properties[param], expected[param])
+        error = check_value(param, value, types.get(param) or shape.types_of(param), expected[param])
         if error is not None:
             return error
     for param, acceptable in expected.items():
@@ -338,7 +366,7 @@ class _Task:
         self.functions = functions
         self.expected = expected
         self.checked: dict[tuple[int, int], _Error | None] = {}
-        self.shapes: dict[str, _Shape] = {}  # expected function name -> _properties of its schema
+        self.shapes: dict[str, _Shape] = {}  # function name -> its schema's shape
 
     def schema(self, name: str) -> Mapping[str, Any]:
         function = self.functions.get(name)
@@ -357,9 +385,19 @@ class _Task:
         function = self.schema(name)
         shape = self.shapes.get(name)
         if shape is None:
-            shape = self.shapes[name] = _properties(function)
+            shape = self.shapes[name] = _Shape(function)
         error = checked[key] = check_call(calls[output], function, params, shape)
         return error
+
+    def shape(self, name: str) -> _Shape | None:
+        """The shape of the schema of function ``name``; None when there is no such function."""
+        shape = self.shapes.get(name)
+        if shape is None:
+            function = self.functions.get(name)
+            if function is None:
+                return None
+            shape = self.shapes[name] = _Shape(function)
+        return shape
 
 
 # ---- categories -------------------------------------------------------------------------------
@@ -476,19 +514,19 @@ CATEGORIES: dict[str, Category] = {
 # ---- partial credit -----------------------------------------------------------------------------
 
 
-def _fits_schema(call: Call, functions: Mapping[str, Mapping[str, Any]]) -> bool:
+def _fits_schema(call: Call, task: _Task) -> bool:
     """The call names a known function, has its required parameters, no unknown ones, and every
     value has the schema's type (ints pass for floats at the top level; elements one level deep)."""
-    function = functions.get(call.name)
-    if function is None:
+    shape = task.shape(call.name)
+    if shape is None:
         return False
-    properties, required = _properties(function)
-    if any(param not in call.arguments for param in required):
+    if any(param not in call.arguments for param in shape.required):
         return False
+    properties = shape.properties
     for param, value in call.arguments.items():
         if param not in properties:
             return False
-        type_name, py_type, nested = _param_types(properties[param])
+        type_name, py_type, nested = shape.types_of(param)
         if py_type is None:
             continue
         if type(value) is not py_type and not (type_name in _FLOAT_TYPES and type(value) is int):
@@ -498,10 +536,10 @@ def _fits_schema(call: Call, functions: Mapping[str, Mapping[str, Any]]) -> bool
     return True
 
 
-def _argument_credit(call: Call, function: Mapping[str, Any], expected: Mapping[str, Sequence[Any]]) -> float:
+def _argument_credit(call: Call, shape: _Shape, expected: Mapping[str, Sequence[Any]]) -> float:
     """Share of the parameters (expected or given) that are right: given with an acceptable value,
     or left out where that is allowed. Parameters given but not expected count as wrong."""
-    properties, _ = _properties(function)
+    properties = shape.properties
     names = set(expected) | set(call.arguments)
     if not names:
         return 1.0
@@ -510,7 +548,7 @@ def _argument_credit(call: Call, function: Mapping[str, Any], expected: Mapping[
         if name not in call.arguments:
             right += "" in expected[name]
         elif name in expected and name in properties:
-            right += check_value(name, call.arguments[name], properties[name], expected[name]) is None
+            right += check_value(name, call.arguments[name], shape.types_of(name), expected[name]) is None
     return right / len(names)
 
 
@@ -541,9 +579,11 @@ def _components(calls: list[Call], task: _Task) -> dict[str, float]:
     pairs: list[tuple[float, int, int]] = []
     for j in left_expected:
         name, params = task.expected[j]
-        function = task.schema(name)
+        task.schema(name)  # raises when the expected function is not among the functions
+        shape = task.shape(name)
+        assert shape is not None
         pairs.extend(
-            (_argument_credit(calls[i], function, params), i, j)
+            (_argument_credit(calls[i], shape, params), i, j)
             for i in free_outputs
             if calls[i].name == name
         )
@@ -555,7 +595,7 @@ def _components(calls: list[Call], task: _Task) -> dict[str, float]:
             paired_outputs.add(i)
             paired_expected.add(j)
             credit += value
-    fitting = exact_matches + sum(_fits_schema(calls[i], task.functions) for i in free_outputs)
+    fitting = exact_matches + sum(_fits_schema(calls[i], task) for i in free_outputs)
     names_right = exact_matches + len(paired_outputs)
     return {"format": 1.0, "schema": fitting / size, "tool": names_right / size, "args": credit / size}
 
