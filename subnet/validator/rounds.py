@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -131,6 +132,27 @@ def _build_request(variant: TaskLike, max_tokens: int | None) -> ChatCompletionR
 _FAILED_QUERY = Judgement(valid=False, error_type=None, score=0.0)
 
 
+@contextlib.contextmanager
+def long_lived_objects_frozen() -> Iterator[None]:
+    """Keep the cyclic garbage collector off the objects that existed before the round.
+
+    A running validator tracks some 200,000 long-lived objects (modules, ORM mappers, the
+    SDK); every full collection a round triggered walked them all, which was a third of
+    the round's CPU (0.7 s of 2.7 s for 2,048 responses). Frozen, collections during the
+    round only walk what the round allocates. Unfreezing afterwards returns them to the
+    oldest generation, so garbage among them is still collected later, outside the round.
+    """
+    was_enabled = gc.isenabled()
+    gc.freeze()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+        if was_enabled:
+            gc.enable()
+
+
 class ResponseWriter:
     """Writes scored responses in batches while the round is still waiting on slow miners."""
 
@@ -204,6 +226,10 @@ class RoundRunner:
         self.last_answer_at = 0.0
 
     async def run(self, view: ChainView) -> RoundReport:
+        with long_lived_objects_frozen():
+            return await self._run(view)
+
+    async def _run(self, view: ChainView) -> RoundReport:
         started_wall = time.perf_counter()
         started_cpu = time.process_time()
         clock = StageClock()
