@@ -141,3 +141,52 @@ def test_sampling_is_reproducible_for_a_seed(model_and_tokens: tuple[Any, list[l
 
     assert sample(1) == sample(1)
     assert sample(1) != sample(2)
+
+
+def test_prompts_sharing_a_beginning_reuse_it_and_write_the_same(
+    model_and_tokens: tuple[Any, list[list[int]], int],
+) -> None:
+    model, prompts, vocab = model_and_tokens
+    rng = random.Random(11)
+    system = [rng.randrange(3, vocab) for _ in range(40)]
+    # A shared "system prompt", then different questions; one prompt is a prefix of another's
+    # beginning plus more, one repeats exactly.
+    asks = [system + prompt for prompt in prompts[:4]] + [system[:30] + prompts[5], system + prompts[0]]
+    budgets = [6, 11, 3, 8, 9, 6]
+    expected = [_alone(model, ask, budget, eos=-1) for ask, budget in zip(asks, budgets, strict=True)]
+    engine = DecodeEngine(model, eos_ids=[-1], pad_id=0)
+    rows = [Row(key=i, prompt=ask, budget=b) for i, (ask, b) in enumerate(zip(asks, budgets, strict=True))]
+    with torch.inference_mode():
+        engine.admit(rows[:1])
+        engine.step()
+        engine.admit(rows[1:3])  # reuse the first prompt's 40 shared tokens, while it is running
+        engine.step()
+        engine.step()
+        engine.admit(rows[3:])
+        while engine.active:
+            engine.step()
+    assert engine.prefixes is not None
+    assert engine.prefixes.reused_tokens >= 40 * 3 + 30
+    for row in rows:
+        assert row.generated == expected[row.key], f"row {row.key}"
+
+
+def test_the_prefix_store_is_bounded_and_can_be_off(
+    model_and_tokens: tuple[Any, list[list[int]], int],
+) -> None:
+    model, prompts, _ = model_and_tokens
+    engine = DecodeEngine(model, eos_ids=[-1], pad_id=0, prefix_tokens=60)
+    with torch.inference_mode():
+        for prompt in prompts:
+            engine.admit([Row(key=0, prompt=prompt, budget=1)])
+    assert engine.prefixes is not None
+    assert 0 < engine.prefixes._tokens <= 60
+    off = DecodeEngine(model, eos_ids=[-1], pad_id=0, prefix_tokens=0)
+    row = Row(key=0, prompt=prompts[1] + prompts[2], budget=4)
+    with torch.inference_mode():
+        off.admit([Row(key=1, prompt=prompts[1] + prompts[3], budget=1)])
+        off.admit([row])
+        while off.active:
+            off.step()
+    assert off.prefixes is None
+    assert row.generated == _alone(model, prompts[1] + prompts[2], 4, eos=-1)
