@@ -65,7 +65,8 @@ class PrefixStore:
         self.prefilled_tokens = 0
 
     def longest(self, prompt: Sequence[int]) -> tuple[int, list[tuple[torch.Tensor, torch.Tensor]] | None]:
-        best, layers, key = 0, None, ()
+        best, layers = 0, None
+        key: tuple[int, ...] = ()
         for tokens, entry in self._entries.items():
             shared = _shared_prefix(tokens, prompt)
             if shared > best:
