@@ -1,8 +1,10 @@
 """The validator's HTTP client: signed chat-completion queries to miners, classified, never raising.
 
-One pooled `aiohttp.ClientSession` per `MinerClient`. Each query is signed for the target
-miner's hotkey (`bt.http_auth.sign`, receiver bound, fresh nonce), bounded by a connect and a
-total deadline, read incrementally up to a byte cap, and parsed with the protocol models.
+Each query is signed for the target miner's hotkey (`bt.http_auth.sign`, receiver bound, fresh
+nonce), sent on its own connection by `subnet.transport.http11` (a miner's tasks of a round go
+out at once and rounds are further apart than any keep-alive, so pooling would not save a
+connect), bounded by a connect and a total deadline, read incrementally up to a byte cap, and
+parsed with the protocol models.
 Whatever the miner does (hang, reset, 500, 10 MB, garbage), `query()` returns a `QueryResult`
 whose `status` says what happened; only the validator's own mistakes (using the client outside
 `async with`, a wallet without a hotkey) raise.
@@ -18,7 +20,6 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
-import aiohttp
 import bittensor as bt
 import pydantic_core
 from prometheus_client import CollectorRegistry, Counter, Histogram
@@ -31,9 +32,9 @@ from subnet.protocol import (
     ChatCompletionResponse,
     ErrorBody,
 )
+from subnet.transport.http11 import BodyTooLarge, HttpExchange, HttpProtocolError, build_request
 from subnet.transport.server import CHAT_PATH
 
-_READ_CHUNK = 64 * 1024
 _MAX_ERROR_CHARS = 500
 
 
@@ -112,15 +113,6 @@ class ClientMetrics:
         )
 
 
-class _Outcome(Exception):
-    """Internal: ends a query early with a status."""
-
-    def __init__(self, status: QueryStatus, error: str) -> None:
-        super().__init__(error)
-        self.status = status
-        self.error = error
-
-
 def _describe(exc: BaseException) -> str:
     text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     return text[:_MAX_ERROR_CHARS]
@@ -165,7 +157,9 @@ class MinerClient:
         self.metrics = ClientMetrics.register(self.registry)
         self._local_addr = local_addr
         self._signer: Any = None
-        self._session: aiohttp.ClientSession | None = None
+        self._open = False
+        self._in_flight: set[HttpExchange] = set()
+        self._series_by_status: dict[QueryStatus, tuple[Any, Any]] = {}
 
     @property
     def hotkey(self) -> str:
@@ -176,32 +170,17 @@ class MinerClient:
     async def __aenter__(self) -> MinerClient:
         if self._signer is None:
             self._signer = _resolve_signer(self._wallet)
-        connector = aiohttp.TCPConnector(
-            limit=self._global_concurrency,
-            limit_per_host=0,
-            local_addr=self._local_addr,
-            enable_cleanup_closed=True,
-        )
-        self._session = aiohttp.ClientSession(
-            connector=connector,
-            timeout=aiohttp.ClientTimeout(
-                total=None, connect=self.timeouts.connect_s, sock_connect=self.timeouts.connect_s
-            ),
-            # Compressed bodies could inflate past the byte cap in one step; ask for none and
-            # never inflate what arrives.
-            auto_decompress=False,
-            headers={"Accept-Encoding": "identity"},
-            raise_for_status=False,
-        )
+        self._open = True
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
 
     async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        self._open = False
+        for exchange in list(self._in_flight):
+            exchange.close()
+        self._in_flight.clear()
 
     @asynccontextmanager
     async def _miner_slot(self, hotkey: str) -> AsyncIterator[None]:
@@ -221,54 +200,65 @@ class MinerClient:
 
     async def query(self, target: MinerTarget, request: ChatCompletionRequest) -> QueryResult:
         """Send `request` to `target`; waits for a free slot first (not counted in latency)."""
-        if self._session is None:
+        if not self._open:
             raise RuntimeError("MinerClient is not open: use `async with MinerClient(...)`")
         body = request.to_body()
         async with self._global, self._miner_slot(target.hotkey):
-            result = await self._exchange(self._session, target, body)
-        self.metrics.queries.labels(result.status.value).inc()
-        self.metrics.latency.labels(result.status.value).observe(result.latency_s)
+            result = await self._exchange(target, body)
+        queries, latency = self._series(result.status)
+        queries.inc()
+        latency.observe(result.latency_s)
         return result
 
-    async def _exchange(
-        self, session: aiohttp.ClientSession, target: MinerTarget, body: bytes
-    ) -> QueryResult:
+    def _series(self, status: QueryStatus) -> tuple[Any, Any]:
+        """The labelled metric children of a status, looked up once (labels() takes a lock)."""
+        series = self._series_by_status.get(status)
+        if series is None:
+            series = (
+                self.metrics.queries.labels(status.value),
+                self.metrics.latency.labels(status.value),
+            )
+            self._series_by_status[status] = series
+        return series
+
+    async def _exchange(self, target: MinerTarget, body: bytes) -> QueryResult:
         # Sign at send time, not when queued: the nonce's freshness window is seconds long.
         headers = bt.http_auth.sign(
             self._signer, method="POST", path=CHAT_PATH, body=body, receiver_ss58=target.hotkey
         )
         headers["Content-Type"] = "application/json"
         started = time.perf_counter()
-        http_status: int | None = None
+        try:
+            request = build_request("POST", CHAT_PATH, target.ip, target.port, headers, body)
+        except ValueError as exc:  # a line break in a chain-provided hotkey or address
+            return self._result(QueryStatus.REFUSED, started, None, b"", error=_describe(exc))
         # Filled as the body arrives, so a timeout or a cut connection still reports what came.
-        received = bytearray()
+        exchange = HttpExchange(request, self.max_response_bytes)
+        self._in_flight.add(exchange)
         try:
             async with asyncio.timeout(self.timeouts.total_s):
-                async with session.post(
-                    target.url, data=body, headers=headers, allow_redirects=False
-                ) as response:
-                    http_status = response.status
-                    await self._read_capped(response, received)
-        except _Outcome as outcome:
-            return self._result(outcome.status, started, http_status, received, error=outcome.error)
+                await exchange.run(
+                    target.ip,
+                    target.port,
+                    connect_timeout=self.timeouts.connect_s,
+                    local_addr=self._local_addr,
+                )
+        except BodyTooLarge as exc:
+            return self._result(
+                QueryStatus.TOO_LARGE, started, exchange.status, exchange.body, error=str(exc)
+            )
         except TimeoutError as exc:
-            # Covers our total deadline and aiohttp's connect timeouts (both are TimeoutErrors).
-            return self._result(QueryStatus.TIMEOUT, started, http_status, received, error=_describe(exc))
-        except (aiohttp.ClientError, OSError, ValueError) as exc:
-            return self._result(QueryStatus.REFUSED, started, http_status, received, error=_describe(exc))
-        return self._classify(started, http_status, bytes(received))
-
-    async def _read_capped(self, response: aiohttp.ClientResponse, received: bytearray) -> None:
-        cap = self.max_response_bytes
-        declared = response.content_length
-        if declared is not None and declared > cap:
-            response.close()
-            raise _Outcome(QueryStatus.TOO_LARGE, f"declared body of {declared} bytes exceeds {cap}")
-        while chunk := await response.content.read(_READ_CHUNK):
-            received += chunk
-            if len(received) > cap:
-                response.close()
-                raise _Outcome(QueryStatus.TOO_LARGE, f"body exceeds {cap} bytes")
+            # Covers our total deadline and the connect deadline (both are TimeoutErrors).
+            error = _describe(exc) if str(exc) else "no complete answer before the deadline"
+            return self._result(QueryStatus.TIMEOUT, started, exchange.status, exchange.body, error=error)
+        except (HttpProtocolError, OSError, ValueError) as exc:
+            return self._result(
+                QueryStatus.REFUSED, started, exchange.status, exchange.body, error=_describe(exc)
+            )
+        finally:
+            exchange.close()
+            self._in_flight.discard(exchange)
+        return self._classify(started, exchange.status, bytes(exchange.body))
 
     def _classify(self, started: float, http_status: int | None, raw: bytes) -> QueryResult:
         if http_status != 200:
