@@ -28,7 +28,6 @@ _SCHEMA_TYPES: dict[str, type | None] = {
     "any": None,
 }
 _FLOAT_TYPES = frozenset({"float", "number"})
-_ONLY_LISTS = frozenset({list})
 _LIST_TYPES = frozenset({"array", "tuple"})
 
 _IGNORED_IN_STRINGS = str.maketrans("", "", " ,./-_*^")
@@ -303,7 +302,12 @@ def check_call(
     for param, value in arguments.items():
         if param not in properties or param not in expected:
             return _Error("simple_function_checker:unexpected_param", "unexpected parameter %r", param)
-        error = check_value(param, value, types.get(param) or shape.types_of(param), expected[param])
+        param_types = types.get(param) or shape.types_of(param)
+        acceptable = expected[param]
+        py_type = param_types[1]
+        if type(value) is py_type and param_types[2] is None and py_type is not dict and value in acceptable:
+            continue  # check_value's first fast path, inline: the common case costs no call
+        error = check_value(param, value, param_types, acceptable)
         if error is not None:
             return error
     for param, acceptable in expected.items():
@@ -329,9 +333,13 @@ def function_index(functions: Any) -> dict[str, Mapping[str, Any]]:
     for function in functions:
         if isinstance(function, dict) and isinstance(function.get("function"), dict):
             function = function["function"]
-        if not (isinstance(function, dict) and isinstance(function.get("name"), str)):
+        if not isinstance(function, dict):
             raise ValueError("each function schema needs a string 'name'")
-        index.setdefault(function["name"], function)
+        name = function.get("name")
+        if not isinstance(name, str):
+            raise ValueError("each function schema needs a string 'name'")
+        if name not in index:  # the first schema of a name counts
+            index[name] = function
     return index
 
 
@@ -348,8 +356,13 @@ def expected_calls(possible_answer: Any) -> list[tuple[str, Mapping[str, Sequenc
                 "each possible answer must be a one-key {function_name: {param: [values]}} object"
             )
         ((name, params),) = entry.items()
-        if not isinstance(params, dict) or not {*map(type, params.values())} <= _ONLY_LISTS:
+        if not isinstance(params, dict):
             raise ValueError(f"the parameters of possible answer {name!r} must map names to lists of values")
+        for values in params.values():
+            if type(values) is not list:
+                raise ValueError(
+                    f"the parameters of possible answer {name!r} must map names to lists of values"
+                )
         result.append((name, params))
     return result
 
@@ -365,7 +378,7 @@ class _Task:
     ) -> None:
         self.functions = functions
         self.expected = expected
-        self.checked: dict[tuple[int, int], _Error | None] = {}
+        self.checked: dict[int, _Error | None] = {}  # output * len(expected) + expected -> error
         self.shapes: dict[str, _Shape] = {}  # function name -> its schema's shape
 
     def schema(self, name: str) -> Mapping[str, Any]:
@@ -377,7 +390,7 @@ class _Task:
     def error(self, calls: list[Call], output: int, expected: int) -> _Error | None:
         """check_call of output call ``output`` against expected call ``expected``, computed once
         per check (the category checker and the partial credit share the results)."""
-        key = (output, expected)
+        key = output * len(self.expected) + expected
         checked = self.checked
         if key in checked:
             return checked[key]
@@ -539,17 +552,21 @@ def _fits_schema(call: Call, task: _Task) -> bool:
 def _argument_credit(call: Call, shape: _Shape, expected: Mapping[str, Sequence[Any]]) -> float:
     """Share of the parameters (expected or given) that are right: given with an acceptable value,
     or left out where that is allowed. Parameters given but not expected count as wrong."""
+    arguments = call.arguments
     properties = shape.properties
-    names = set(expected) | set(call.arguments)
+    names = len(expected)  # the parameters expected or given: the expected ones ...
+    right = 0
+    for name, acceptable in expected.items():
+        if name not in arguments:
+            right += "" in acceptable
+        elif name in properties:
+            right += check_value(name, arguments[name], shape.types_of(name), acceptable) is None
+    for name in arguments:  # ... and those given but not expected
+        if name not in expected:
+            names += 1
     if not names:
         return 1.0
-    right = 0
-    for name in names:
-        if name not in call.arguments:
-            right += "" in expected[name]
-        elif name in expected and name in properties:
-            right += check_value(name, call.arguments[name], shape.types_of(name), expected[name]) is None
-    return right / len(names)
+    return right / names
 
 
 def _components(calls: list[Call], task: _Task) -> dict[str, float]:
@@ -562,47 +579,56 @@ def _components(calls: list[Call], task: _Task) -> dict[str, float]:
     schema (an exact match does) / n; tool = #pairs with the right name / n; args = sum of the
     pairs' argument credit / n.
     """
-    size = max(len(calls), len(task.expected), 1)
+    expected = task.expected
+    size = max(len(calls), len(expected), 1)
     free_outputs = list(range(len(calls)))
     left_expected = []
-    credit = 0.0
-    for j, (name, _) in enumerate(task.expected):
-        exact = next(
-            (i for i in free_outputs if calls[i].name == name and task.error(calls, i, j) is None), None
-        )
-        if exact is None:
-            left_expected.append(j)
+    for j, (name, _) in enumerate(expected):
+        for i in free_outputs:
+            if calls[i].name == name and task.error(calls, i, j) is None:
+                free_outputs.remove(i)
+                break
         else:
-            free_outputs.remove(exact)
-            credit += 1.0
+            left_expected.append(j)
     exact_matches = len(calls) - len(free_outputs)
-    pairs: list[tuple[float, int, int]] = []
-    for j in left_expected:
-        name, params = task.expected[j]
-        task.schema(name)  # raises when the expected function is not among the functions
-        shape = task.shape(name)
-        assert shape is not None
-        pairs.extend(
-            (_argument_credit(calls[i], shape, params), i, j)
-            for i in free_outputs
-            if calls[i].name == name
-        )
-    pairs.sort(key=lambda pair: (-pair[0], pair[1], pair[2]))
-    paired_outputs: set[int] = set()
-    paired_expected: set[int] = set()
-    for value, i, j in pairs:
-        if i not in paired_outputs and j not in paired_expected:
-            paired_outputs.add(i)
-            paired_expected.add(j)
-            credit += value
-    fitting = exact_matches + sum(_fits_schema(calls[i], task) for i in free_outputs)
-    names_right = exact_matches + len(paired_outputs)
+    credit = float(exact_matches)  # 1.0 per exact match
+    names_right = exact_matches
+    if left_expected and free_outputs:
+        # (-credit, output, expected): sorting puts the best pair first, ties in index order
+        pairs: list[tuple[float, int, int]] = []
+        for j in left_expected:
+            name, params = expected[j]
+            task.schema(name)  # raises when the expected function is not among the functions
+            shape = task.shape(name)
+            assert shape is not None
+            pairs.extend(
+                (-_argument_credit(calls[i], shape, params), i, j)
+                for i in free_outputs
+                if calls[i].name == name
+            )
+        pairs.sort()
+        paired_outputs: set[int] = set()
+        paired_expected: set[int] = set()
+        for negative_credit, i, j in pairs:
+            if i not in paired_outputs and j not in paired_expected:
+                paired_outputs.add(i)
+                paired_expected.add(j)
+                credit += -negative_credit
+        names_right += len(paired_outputs)
+    else:
+        for j in left_expected:  # no pair to score, but a missing expected function is still an error
+            task.schema(expected[j][0])
+    fitting = exact_matches
+    for i in free_outputs:
+        fitting += _fits_schema(calls[i], task)
     return {"format": 1.0, "schema": fitting / size, "tool": names_right / size, "args": credit / size}
 
 
 def partial_credit(components: Mapping[str, float]) -> float:
     """Score of an invalid verdict: 0.5 x (0.1 format + 0.2 schema + 0.3 tool + 0.4 args), < 0.5."""
-    weighted = sum(COMPONENT_WEIGHTS[name] * components[name] for name in COMPONENTS)
+    weighted = 0.0
+    for name in COMPONENTS:
+        weighted += COMPONENT_WEIGHTS[name] * components[name]
     return round(PARTIAL_CREDIT_CEILING * weighted, 6)
 
 

@@ -76,9 +76,22 @@ def guard_syntax(text: str, limits: Limits) -> None:
             raise DecodeError(f"brackets nested deeper than {limits.max_depth}")
 
 
+# json.loads is this scanner behind two layers of Python (BOM check, whitespace skipping, extra
+# data check); calling it directly saves them on every JSON output and argument string.
+_JSON_SCAN: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+
+
 def _parse_json(text: str, limits: Limits) -> Any:
     guard_syntax(text, limits)
     try:
+        try:
+            value, end = _JSON_SCAN(text, 0)
+        except StopIteration:
+            end = -1
+        if end == len(text):
+            return value
+        # Not one JSON value from the first character to the last (leading or trailing blanks,
+        # a BOM, extra data, or no JSON at all): json.loads gives the answer or the error.
         return json.loads(text)
     except (ValueError, RecursionError) as error:
         raise DecodeError(f"invalid JSON: {error}") from None
@@ -136,7 +149,7 @@ def _call_from_mapping(item: Mapping[str, Any], limits: Limits, from_json: bool)
 def calls_from_objects(value: Any, limits: Limits, from_json: bool) -> list[Call]:
     """JSON-shaped data (parsed text, or structured OpenAI objects) -> calls."""
     if isinstance(value, dict):
-        if _MESSAGE_KEYS.intersection(value) and not ({"name", "tool"} & value.keys()):
+        if not _MESSAGE_KEYS.isdisjoint(value) and "name" not in value and "tool" not in value:
             return _calls_from_message(value, limits, from_json)
         items: list[Any] = [value]
     elif isinstance(value, list | tuple):
@@ -266,17 +279,31 @@ _EMBEDDED: tuple[tuple[str, Callable[[str, Limits], list[Call]]], ...] = (
 
 def _embedded_calls(text: str, limits: Limits, first_error: DecodeError | None) -> list[Call]:
     """The marker that comes first in the text decides the format (a later one may sit in a string)."""
-    found = [
-        (position, decode_blocks)
-        for marker, decode_blocks in _EMBEDDED
-        if (position := text.find(marker)) >= 0
-    ]
-    if not found:
+    first_position = len(text)
+    chosen = None
+    for marker, decode_blocks in _EMBEDDED:
+        position = text.find(marker)
+        if 0 <= position < first_position:
+            first_position, chosen = position, decode_blocks
+    if chosen is None:
         raise first_error or DecodeError("no tool call found")
-    return min(found, key=lambda item: item[0])[1](text, limits)
+    return chosen(text, limits)
+
+
+_NO_CALL_SYNTAX = "no tool call found: no bracket in the text, so no call syntax"
 
 
 def _whole_then_embedded(text: str, limits: Limits) -> list[Call]:
+    if "(" not in text and "[" not in text and "{" not in text and "#" not in text:
+        # Prose: with no bracket, JSON is out and python syntax can hold no call, no list of call
+        # objects and no empty statement list (that takes a comment), so the parsers would only
+        # fail (costly: ast.parse and an exception); only an embedded block may still hold calls.
+        # The syntax guard still runs first, so a text over its caps reports them as before.
+        try:
+            guard_syntax(text, limits)
+        except DecodeError as error:
+            return _embedded_calls(text, limits, error)
+        return _embedded_calls(text, limits, DecodeError(_NO_CALL_SYNTAX))
     try:
         return _payload_calls(text, limits)
     except DecodeError as error:
@@ -311,7 +338,7 @@ def _utf8_size_over(text: str, cap: int) -> bool:
 
 def decode_text(text: str, limits: Limits = DEFAULT_LIMITS) -> list[Call]:
     """Decode a model's text output; an empty output is an empty list of calls."""
-    if _utf8_size_over(text, limits.max_bytes):
+    if len(text) * 4 > limits.max_bytes and _utf8_size_over(text, limits.max_bytes):
         raise DecodeError(f"output larger than {limits.max_bytes} bytes")
     body = text.strip()
     if not body:
