@@ -300,6 +300,10 @@ class RoundRunner:
         latencies: list[float] = []
         query_started = time.perf_counter()
         in_flight: list[asyncio.Task[tuple[str, float]]] = []
+        # Every request goes out before any answer is scored: scoring is CPU on the same loop,
+        # and each answer scored while requests are still being built delays the miners that
+        # have not been asked yet (the round lasts until the last-asked miner answers).
+        all_sent = asyncio.Event()
         try:
             for miner in miners:
                 mark = time.perf_counter()
@@ -316,12 +320,22 @@ class RoundRunner:
                     in_flight.append(
                         asyncio.create_task(
                             self._query_one(
-                                round_id, task_ids[task.id], miner, target, variant, request, writer, clock
+                                round_id,
+                                task_ids[task.id],
+                                miner,
+                                target,
+                                variant,
+                                request,
+                                writer,
+                                clock,
+                                all_sent,
                             )
                         )
                     )
                 # Let this miner's requests go out while the next miner's variants are built.
                 await asyncio.sleep(0)
+            await asyncio.sleep(0)  # the last miner's requests start
+            all_sent.set()
             results = await asyncio.gather(*in_flight)
             for status, latency in results:
                 statuses[status] += 1
@@ -373,9 +387,12 @@ class RoundRunner:
         request: ChatCompletionRequest,
         writer: ResponseWriter,
         clock: StageClock,
+        all_sent: asyncio.Event,
     ) -> tuple[str, float]:
         result = await self.querier.query(target, request)
         self.last_answer_at = time.perf_counter()
+        if not all_sent.is_set():
+            await all_sent.wait()
         mark = time.perf_counter()
         judgement = self._judge(result, variant)
         clock.add("score", mark)
