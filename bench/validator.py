@@ -19,7 +19,7 @@ wall time (batched inserts, mostly while slow miners are still answering) is
 printed beside it. PostgreSQL's own server processes are not counted.
 
     .venv/bin/python bench/validator.py [--miners 256] [--tasks 8] [--delay 0.2]
-        [--backends sqlite,postgres] [--rounds 1] [--uvloop] [--profile PATH]
+        [--backends sqlite,postgres] [--rounds 1] [--uvloop] [--pin 0:1] [--profile PATH]
 """
 
 from __future__ import annotations
@@ -30,12 +30,12 @@ import cProfile
 import json
 import os
 import resource
+import signal
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 import psutil
 
@@ -82,8 +82,16 @@ async def serve_farm(args: argparse.Namespace) -> None:
             )
         )
     ports = {miner.hotkey: miner.port for miner in miners}
+    stop = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+    profile = cProfile.Profile() if args.profile else None
+    if profile is not None:
+        profile.enable()  # from here on the farm only serves the rounds
     await asyncio.to_thread(Path(args.out).write_text, json.dumps(ports))
-    await asyncio.Event().wait()  # served until the parent terminates us
+    await stop.wait()  # served until the parent terminates us
+    if profile is not None:
+        profile.disable()
+        profile.dump_stats(args.profile)
 
 
 # --- the parent: the validator ------------------------------------------------------------------
@@ -213,9 +221,10 @@ async def bench(args: argparse.Namespace) -> None:
             f"--validator-hotkey={created.hotkey_ss58}",
             f"--validator-uid={subnet.validator_uid}",
             f"--out={ports_file}",
-            *(["--uvloop"] if args.uvloop else []),
+            *([f"--profile={args.profile}.farm"] if args.profile else []),
         ]
     )
+    pinned = _pin(args.pin, farm.pid)
     try:
         deadline = time.monotonic() + 120
         while not ports_file.exists():
@@ -225,7 +234,8 @@ async def bench(args: argparse.Namespace) -> None:
         for hotkey, port in json.loads(ports_file.read_text()).items():
             serve_on_devchain(devchain, subnet.netuid, hotkey, "127.0.0.1", int(port))
         print(
-            f"{args.miners} simulated miners answering after {args.delay * 1e3:.0f} ms; {os.cpu_count()} CPUs"
+            f"{args.miners} simulated miners answering after {args.delay * 1e3:.0f} ms;"
+            f" {os.cpu_count()} CPUs; {pinned}"
         )
 
         for backend in args.backends.split(","):
@@ -279,7 +289,7 @@ def main() -> None:
     farm.add_argument("--validator-hotkey", required=True)
     farm.add_argument("--validator-uid", type=int, required=True)
     farm.add_argument("--out", required=True)
-    farm.add_argument("--uvloop", action="store_true")
+    farm.add_argument("--profile")
     parser.add_argument("--miners", type=int, default=256)
     parser.add_argument("--tasks", type=int, default=8)
     parser.add_argument("--delay", type=float, default=0.2)
@@ -287,22 +297,46 @@ def main() -> None:
     parser.add_argument(
         "--rounds", type=int, default=1, help="rounds per backend (later ones reuse kept-alive connections)"
     )
-    parser.add_argument("--uvloop", action="store_true", help="run both processes on uvloop (if installed)")
     parser.add_argument(
-        "--profile", metavar="PATH", help="write cProfile stats of the rounds to PATH.<backend> (slows them)"
+        "--uvloop",
+        action="store_true",
+        help="run the validator on uvloop (subnet.validator.node.event_loop_factory); the farm always is",
+    )
+    parser.add_argument(
+        "--pin",
+        default="",
+        metavar="V:F",
+        help="pin the validator to CPUs V and the miner farm to CPUs F (e.g. 0:1), so that each has a core",
+    )
+    parser.add_argument(
+        "--profile",
+        metavar="PATH",
+        help="write cProfile stats of the rounds to PATH.<backend> and of the miner farm to PATH.farm",
     )
     args = parser.parse_args()
-    main_coroutine = serve_farm(args) if args.command == "farm" else bench(args)
-    with asyncio.Runner(loop_factory=_loop_factory(args.uvloop)) as runner:
-        runner.run(main_coroutine)
+    from subnet.validator.node import event_loop_factory
+
+    # The farm stands in for miners on other machines: the faster it serves, the more the
+    # figures measure the validator. The validator's loop is the one production would use.
+    farm_side = args.command == "farm"
+    loop_factory = event_loop_factory() if farm_side or args.uvloop else None
+    with asyncio.Runner(loop_factory=loop_factory) as runner:
+        runner.run(serve_farm(args) if farm_side else bench(args))
 
 
-def _loop_factory(use_uvloop: bool) -> Any:
-    if not use_uvloop:
-        return None
-    import uvloop
-
-    return uvloop.new_event_loop
+def _pin(spec: str, farm_pid: int) -> str:
+    """Pin the validator and the farm to CPU sets given as "VALIDATOR:FARM" (e.g. "0:1")."""
+    if not spec:
+        return "processes not pinned"
+    validator_cpus, _, farm_cpus = spec.partition(":")
+    try:
+        own = {int(cpu) for cpu in validator_cpus.split(",")}
+        farm = {int(cpu) for cpu in farm_cpus.split(",")}
+        os.sched_setaffinity(0, own)
+        os.sched_setaffinity(farm_pid, farm)
+    except (ValueError, OSError) as exc:
+        raise SystemExit(f"--pin {spec!r}: {exc}") from None
+    return f"validator pinned to CPU {sorted(own)}, miner farm to CPU {sorted(farm)}"
 
 
 if __name__ == "__main__":
