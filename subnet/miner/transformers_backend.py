@@ -38,6 +38,15 @@ from subnet.miner.base import (
     ModelOptions,
     Usage,
 )
+from subnet.miner.guided import (
+    DEFAULT_CALL_BIAS,
+    GUIDED_FORMATS,
+    GuidedCalls,
+    RowGuide,
+    TokenTable,
+    row_guide,
+    token_table,
+)
 
 if TYPE_CHECKING:
     import torch
@@ -139,6 +148,9 @@ class TransformersBackend:
         self._running: list[_Pending] = []  # the batch in the generation thread now
         self._closing = False
         self.batches_run = 0  # for tests and the benchmark: how many generate calls were made
+        self.token_table: TokenTable | None = None  # token texts, for --model.guided on
+        self.last_guide: GuidedCalls | None = None  # the last batch's guide (tests)
+        self.call_bias = DEFAULT_CALL_BIAS  # see subnet.miner.guided
 
     # -- life cycle ---------------------------------------------------------------------------
 
@@ -231,6 +243,14 @@ class TransformersBackend:
                 f"model {self.options.path} has no chat template; the miner needs a chat model"
             )
         self.adapter = format_for_template(self.options.format, tokenizer.chat_template)
+        if self.options.guided == "on":
+            self.token_table = token_table(tokenizer)
+            if self.adapter.name not in GUIDED_FORMATS:
+                log.warning(
+                    "--model.guided on: format %s is not guided (only %s); calls are unguided",
+                    self.adapter.name,
+                    ", ".join(GUIDED_FORMATS),
+                )
         self.tokenizer = tokenizer
         self.model = model
 
@@ -339,11 +359,16 @@ class TransformersBackend:
                 continue
             rows.append((index, prompt, token_ids, budget))
         if rows:
+            guides = [self._guide(requests[index], prompt) for index, prompt, _, _ in rows]
             generated = self._generate_rows(
                 [token_ids for _, _, token_ids, _ in rows],
                 [budget for _, _, _, budget in rows],
                 _sampling_temperature(requests[rows[0][0]]),
-                [self._choice_tokens(prompt) for _, prompt, _, _ in rows],
+                [
+                    [] if guide is not None and guide.state is not None else self._choice_tokens(prompt)
+                    for (_, prompt, _, _), guide in zip(rows, guides, strict=True)
+                ],
+                guides if any(guide is not None and guide.state is not None for guide in guides) else None,
             )
             for (index, prompt, token_ids, budget), new_tokens in zip(rows, generated, strict=True):
                 outcomes[index] = self._finish(prompt, len(token_ids), new_tokens, budget)
@@ -364,6 +389,20 @@ class TransformersBackend:
             )
         return prompt, token_ids, budget
 
+    def _guide(self, request: GenerationRequest, prompt: Prompt) -> RowGuide | None:
+        """The row's call guide under --model.guided on (None: off, or nothing to guide)."""
+        if self.token_table is None or not prompt.allow_calls:
+            return None
+        assert self.adapter is not None
+        must_call, function_name = forced_function(request.tool_choice, list(request.tools))
+        return row_guide(
+            self.adapter.name,
+            request.tools,
+            must_call=must_call,
+            function_name=function_name,
+            prefix=prompt.prefix,
+        )
+
     def _choice_tokens(self, prompt: Prompt) -> list[list[int]]:
         return [
             list(self.tokenizer(choice, add_special_tokens=False)["input_ids"]) for choice in prompt.choices
@@ -375,6 +414,7 @@ class TransformersBackend:
         budgets: list[int],
         temperature: float,
         choices: list[list[list[int]]] | None = None,
+        guides: list[RowGuide | None] | None = None,
     ) -> list[list[int]]:
         import torch
         from transformers import GenerationConfig, LogitsProcessorList, StoppingCriteriaList
@@ -395,15 +435,26 @@ class TransformersBackend:
             pad_token_id=pad_id,
             eos_token_id=self._eos_ids(),
         )
+        processors: list[Any] = [_RequiredChoice(width, choices)] if choices and any(choices) else []
+        if guides is not None and self.token_table is not None:
+            guide = GuidedCalls(
+                width,
+                [guide or RowGuide(None) for guide in guides],
+                self.token_table,
+                self._eos_ids(),
+                budgets=budgets,
+                sample=temperature > 0,
+                call_bias=self.call_bias,
+            )
+            processors.append(guide)
+            self.last_guide = guide
         with torch.inference_mode():
             output = self.model.generate(
                 input_ids=input_ids.to(self.device),
                 attention_mask=attention.to(self.device),
                 generation_config=config,
                 stopping_criteria=StoppingCriteriaList([_RowBudgets(width, budgets)]),
-                logits_processor=LogitsProcessorList(
-                    [_RequiredChoice(width, choices)] if choices and any(choices) else []
-                ),
+                logits_processor=LogitsProcessorList(processors),
             )
         new_tokens = output[:, width:].tolist()
         return [row[:budget] for row, budget in zip(new_tokens, budgets, strict=True)]
