@@ -121,9 +121,7 @@ class DecodeEngine:
         self.rows: list[Row] = []
         self.prefixes = PrefixStore(prefix_tokens) if prefix_tokens > 0 else None
         self._cache: Any = None
-        # [rows, cached columns]: 1 where a column holds one of the row's real tokens. Real tokens
-        # are right-aligned; a prompt that reused a stored beginning may have a gap of padding
-        # between that beginning and the rest.
+        # [rows, cached columns]: 1 where a column holds one of the row's real tokens (right-aligned).
         self._mask: torch.Tensor | None = None
         self._positions: torch.Tensor | None = None  # real tokens per row fed so far: the next position
         self._generator = torch.Generator(device="cpu").manual_seed(seed)
@@ -135,30 +133,30 @@ class DecodeEngine:
     # -- joining ------------------------------------------------------------------------------
 
     def admit(self, rows: Sequence[Row]) -> list[Row]:
-        """Prefill ``rows`` together, pick each one's first token and join them to the batch.
-        Returns the rows already finished by that first token (EOS, or a budget of one)."""
+        """Prefill ``rows``, pick each one's first token and join them to the batch. Returns the
+        rows already finished by that first token (EOS, or a budget of one).
+
+        Each row is prefilled on its own: prefill is compute-bound, so padding prompts of
+        different lengths to one width only adds work, and a row prefilled after another can
+        reuse the beginning they share."""
+        finished: list[Row] = []
+        for row in rows:
+            if not row.finished:
+                finished += self._prefill(row)
+        return finished
+
+    def _prefill(self, row: Row) -> list[Row]:
         import torch
 
-        rows = [row for row in rows if not row.finished]
-        if not rows:
-            return []
-        reused = [self._reusable(row.prompt) for row in rows]
-        past = max(len_ for len_, _ in reused)
-        width = max(len(row.prompt) - len_ for row, (len_, _) in zip(rows, reused, strict=True))
-        input_ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((len(rows), past + width), dtype=torch.long)
-        positions = torch.zeros((len(rows), width), dtype=torch.long)
-        for index, (row, (shared, _)) in enumerate(zip(rows, reused, strict=True)):
-            rest = row.prompt[shared:]
-            input_ids[index, width - len(rest) :] = torch.tensor(rest, dtype=torch.long)
-            mask[index, past - shared : past] = 1
-            mask[index, past + width - len(rest) :] = 1
-            positions[index, width - len(rest) :] = torch.arange(shared, len(row.prompt))
-        cache = self._past_cache(reused, past) if past else None
-        logits, cache = self._forward(input_ids, mask, positions, cache=cache)
-        self._remember(rows, cache, mask)
-        self._join(rows, cache, mask, torch.tensor([len(row.prompt) for row in rows], dtype=torch.long))
-        return self._advance(rows, logits, first_row=len(self.rows) - len(rows))
+        shared, layers = self._reusable(row.prompt)
+        rest = torch.tensor([row.prompt[shared:]], dtype=torch.long)
+        mask = torch.ones((1, len(row.prompt)), dtype=torch.long)
+        positions = torch.arange(shared, len(row.prompt)).unsqueeze(0)
+        cache = self._past_cache(layers, shared) if layers is not None else None
+        logits, cache = self._forward(rest, mask, positions, cache=cache)
+        self._remember(row, cache)
+        self._join([row], cache, mask, torch.tensor([len(row.prompt)], dtype=torch.long))
+        return self._advance([row], logits)
 
     def _reusable(self, prompt: list[int]) -> tuple[int, list[tuple[torch.Tensor, torch.Tensor]] | None]:
         """How many of the prompt's first tokens come from the store (at least one is prefilled,
@@ -173,43 +171,21 @@ class DecodeEngine:
         self.prefixes.prefilled_tokens += len(prompt) - shared
         return shared, layers
 
-    def _past_cache(self, reused: list[tuple[int, Any]], past: int) -> Any:
-        """A cache of ``past`` columns holding each row's reused beginning, right-aligned."""
-        import torch
+    def _past_cache(self, layers: list[tuple[torch.Tensor, torch.Tensor]], shared: int) -> Any:
+        """A one-row cache holding the first ``shared`` stored columns."""
         from transformers import DynamicCache
 
         cache = DynamicCache(config=self.model.config)
-        template = next(layers for _, layers in reused if layers is not None)
-        for layer_index, (keys, values) in enumerate(template):
-            shape = (len(reused), keys.shape[1], past, keys.shape[3])
-            past_keys = torch.zeros(shape, dtype=keys.dtype, device=keys.device)
-            past_values = torch.zeros(shape, dtype=values.dtype, device=values.device)
-            for row, (shared, layers) in enumerate(reused):
-                if layers is not None and shared:
-                    stored_keys, stored_values = layers[layer_index]
-                    past_keys[row, :, past - shared :, :] = stored_keys[0, :, :shared, :]
-                    past_values[row, :, past - shared :, :] = stored_values[0, :, :shared, :]
-            cache.update(past_keys, past_values, layer_index)
+        for layer_index, (keys, values) in enumerate(layers):
+            cache.update(keys[:, :, :shared, :], values[:, :, :shared, :], layer_index)
         return cache
 
-    def _remember(self, rows: list[Row], cache: Any, mask: torch.Tensor) -> None:
-        """Store each new prompt's keys and values (its real columns only) for later prompts."""
-        import torch
-
+    def _remember(self, row: Row, cache: Any) -> None:
+        """Store the new prompt's keys and values for later prompts (copies: the running batch's
+        tensors change shape as rows come and go)."""
         if self.prefixes is None:
             return
-        for index, row in enumerate(rows):
-            columns = torch.nonzero(mask[index]).flatten().to(self.device)
-            self.prefixes.put(
-                row.prompt,
-                [
-                    (
-                        layer.keys[index : index + 1].index_select(2, columns),
-                        layer.values[index : index + 1].index_select(2, columns),
-                    )
-                    for layer in cache.layers
-                ],
-            )
+        self.prefixes.put(row.prompt, [(layer.keys.clone(), layer.values.clone()) for layer in cache.layers])
 
     def _join(self, rows: list[Row], cache: Any, mask: torch.Tensor, positions: torch.Tensor) -> None:
         import torch
@@ -247,10 +223,10 @@ class DecodeEngine:
         positions = self._positions.unsqueeze(1).clone()
         logits, self._cache = self._forward(last, self._mask, positions, cache=self._cache)
         self._positions = self._positions + 1
-        return self._advance(list(self.rows), logits, first_row=0)
+        return self._advance(list(self.rows), logits)
 
-    def _advance(self, rows: list[Row], logits: torch.Tensor, first_row: int) -> list[Row]:
-        """Choose the next token of ``rows`` (batch rows first_row...), drop the finished ones."""
+    def _advance(self, rows: list[Row], logits: torch.Tensor) -> list[Row]:
+        """Choose the next token of ``rows`` (one logits row each), drop the finished ones."""
         for offset, row in enumerate(rows):
             token = self._choose(row, logits[offset])
             row.generated.append(token)
@@ -290,8 +266,7 @@ class DecodeEngine:
             self._mask = self._mask.index_select(0, cpu_selected)
             self._positions = self._positions.index_select(0, cpu_selected)
             self.rows = [self.rows[index] for index in keep]
-        # Columns before every row's first real token are padding in every row.
-        unused = int(self._mask.argmax(dim=1).min().item())
+        unused = int(self._mask.shape[1] - self._positions.max().item())  # padding in every row
         if unused > 0:
             for layer in self._cache.layers:
                 layer.keys = layer.keys[:, :, unused:, :]
