@@ -218,46 +218,86 @@ class Store:
     async def _fold_summaries(
         self, session: AsyncSession, round_id: int, summaries: dict[str, RoundSummary], alpha: float
     ) -> None:
+        """Add a round to the standings: read the current rows once, write each table in one upsert.
+
+        The arithmetic stays in Python (``update_moving_average``); only the I/O is batched,
+        so a round of 256 hotkeys is two SELECTs and two executemany upserts rather than a
+        unit-of-work flush of ~1,500 ORM objects.
+        """
         if not summaries:
             return
         hotkeys = list(summaries)
-        states = {
-            state.hotkey: state
-            for state in await session.scalars(select(ScoreState).where(ScoreState.hotkey.in_(hotkeys)))
+        states_table = ScoreState.__table__
+        previous = {
+            row.hotkey: row
+            for row in await session.execute(
+                select(
+                    ScoreState.hotkey,
+                    ScoreState.moving_average,
+                    ScoreState.rounds_scored,
+                    ScoreState.responses_total,
+                    ScoreState.responses_valid,
+                ).where(ScoreState.hotkey.in_(hotkeys))
+            )
         }
         now = utcnow()
+        state_rows = []
         for hotkey, summary in summaries.items():
-            state = states.get(hotkey)
-            if state is None:
-                state = ScoreState(
-                    hotkey=hotkey,
-                    uid=summary.uid,
-                    moving_average=0.0,
-                    rounds_scored=0,
-                    responses_total=0,
-                    responses_valid=0,
-                )
-                session.add(state)
-            state.uid = summary.uid
-            state.moving_average = update_moving_average(state.moving_average, summary.mean_score, alpha)
-            state.rounds_scored += 1
-            state.responses_total += summary.total
-            state.responses_valid += summary.valid
-            state.last_round_id = round_id
-            state.updated_at = now
-        categories = {
+            before = previous.get(hotkey)
+            state_rows.append(
+                {
+                    "hotkey": hotkey,
+                    "uid": summary.uid,
+                    "moving_average": update_moving_average(
+                        before.moving_average if before is not None else 0.0, summary.mean_score, alpha
+                    ),
+                    "rounds_scored": (before.rounds_scored if before is not None else 0) + 1,
+                    "responses_total": (before.responses_total if before is not None else 0) + summary.total,
+                    "responses_valid": (before.responses_valid if before is not None else 0) + summary.valid,
+                    "last_round_id": round_id,
+                    "updated_at": now,
+                }
+            )
+        await session.execute(self._upsert(states_table, ["hotkey"], state_rows[0]), state_rows)
+
+        categories_table = CategoryScore.__table__
+        tallies = {
             (row.hotkey, row.category): row
-            for row in await session.scalars(select(CategoryScore).where(CategoryScore.hotkey.in_(hotkeys)))
+            for row in await session.execute(
+                select(
+                    CategoryScore.hotkey,
+                    CategoryScore.category,
+                    CategoryScore.total,
+                    CategoryScore.valid,
+                    CategoryScore.score_sum,
+                ).where(CategoryScore.hotkey.in_(hotkeys))
+            )
         }
+        category_rows = []
         for hotkey, summary in summaries.items():
             for category, (total, valid, score_sum) in summary.by_category.items():
-                row = categories.get((hotkey, category))
-                if row is None:
-                    row = CategoryScore(hotkey=hotkey, category=category, total=0, valid=0, score_sum=0.0)
-                    session.add(row)
-                row.total += total
-                row.valid += valid
-                row.score_sum += score_sum
+                tally = tallies.get((hotkey, category))
+                category_rows.append(
+                    {
+                        "hotkey": hotkey,
+                        "category": category,
+                        "total": (tally.total if tally is not None else 0) + total,
+                        "valid": (tally.valid if tally is not None else 0) + valid,
+                        "score_sum": (tally.score_sum if tally is not None else 0.0) + score_sum,
+                    }
+                )
+        if category_rows:
+            await session.execute(
+                self._upsert(categories_table, ["hotkey", "category"], category_rows[0]), category_rows
+            )
+
+    def _upsert(self, table: Any, keys: list[str], sample: dict[str, Any]) -> Any:
+        """INSERT ... ON CONFLICT (keys) DO UPDATE SET every other column of ``sample``."""
+        statement = self._insert(table)
+        return statement.on_conflict_do_update(
+            index_elements=keys,
+            set_={name: statement.excluded[name] for name in sample if name not in keys},
+        )
 
     async def discard_round(self, round_id: int, note: str) -> bool:
         async with self.sessions.begin() as session:
