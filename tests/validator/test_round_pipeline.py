@@ -1,0 +1,143 @@
+"""The round pipeline's scheduling, with fakes around it: requests first, answers scored after;
+the collector paused for the round and restored after; the event loop the validator asks for."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from subnet.protocol import AssistantMessage, ChatCompletionRequest, ChatCompletionResponse, Choice
+from subnet.transport import MinerTarget, QueryResult, QueryStatus
+from subnet.validator.node import event_loop_factory
+from subnet.validator.ports import Judgement, TaskLike
+from subnet.validator.rounds import ChainView, RoundParams, RoundRunner, long_lived_objects_frozen
+from subnet.validator.store import Store
+
+N_MINERS = 4
+N_TASKS = 3
+
+
+@dataclass(frozen=True)
+class FakeTask:
+    id: str
+    category: str = "simple"
+    scoring_category: str = "simple"
+    source: str = "fake"
+    generator_version: str = "fake-1"
+    messages: list[dict[str, Any]] = field(default_factory=lambda: [{"role": "user", "content": "hi"}])
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    expected: list[Any] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id}
+
+
+class FakeTasks:
+    def round_seed(self, secret: bytes, netuid: int, block_hash: str, round_number: int) -> bytes:
+        return bytes(32)
+
+    def miner_seed(self, round_seed: bytes, hotkey: str) -> bytes:
+        return hotkey.encode()
+
+    def generate(self, seed: bytes, n: int) -> Sequence[TaskLike]:
+        return [FakeTask(f"task-{index}") for index in range(n)]
+
+    def variant(self, task: TaskLike, seed: bytes) -> TaskLike:
+        return task
+
+
+@dataclass
+class Timeline:
+    events: list[str] = field(default_factory=list)
+
+
+class InstantQuerier:
+    """Answers every query at the next turn of the loop, recording when each was asked."""
+
+    def __init__(self, timeline: Timeline) -> None:
+        self.timeline = timeline
+
+    async def query(self, target: MinerTarget, request: ChatCompletionRequest) -> QueryResult:
+        self.timeline.events.append("query")
+        await asyncio.sleep(0)
+        completion = ChatCompletionResponse(
+            id="x", model="m", choices=[Choice(message=AssistantMessage(content="no call"))]
+        )
+        return QueryResult(status=QueryStatus.OK, latency_s=0.001, completion=completion, http_status=200)
+
+
+class RecordingJudge:
+    def __init__(self, timeline: Timeline) -> None:
+        self.timeline = timeline
+
+    def judge(self, message: AssistantMessage, task: TaskLike) -> Judgement:
+        self.timeline.events.append("judge")
+        return Judgement(valid=True, error_type=None, score=1.0)
+
+
+@dataclass(frozen=True)
+class FakeNeuron:
+    uid: int
+    hotkey: str
+    axon_ip: str = "127.0.0.1"
+    axon_port: int = 9000
+    validator_permit: bool = False
+    is_serving: bool = True
+
+
+async def test_every_request_goes_out_before_any_answer_is_scored(sqlite_engine: AsyncEngine) -> None:
+    timeline = Timeline()
+    runner = RoundRunner(
+        store=Store(sqlite_engine),
+        querier=InstantQuerier(timeline),
+        task_source=FakeTasks(),
+        judge=RecordingJudge(timeline),
+        secret=b"s" * 32,
+        params=RoundParams(netuid=1, n_tasks=N_TASKS, alpha=0.5),
+    )
+    neurons = tuple(FakeNeuron(uid=uid, hotkey=f"hk-{uid}", axon_port=9000 + uid) for uid in range(N_MINERS))
+    view = ChainView(block=10, block_hash="0x" + "ab" * 32, neurons=neurons, own_hotkey="validator")
+
+    report = await runner.run(view)
+
+    total = N_MINERS * N_TASKS
+    assert report.n_responses == total and report.statuses["ok"] == total
+    # The querier answers at once, so without the ordering the first miners' answers would be
+    # scored while later miners were still being asked.
+    assert timeline.events == ["query"] * total + ["judge"] * total
+    assert {summary.total for summary in report.summaries.values()} == {N_TASKS}
+
+
+@pytest.mark.parametrize("enabled_before", [True, False])
+def test_collector_is_paused_for_the_round_and_restored(enabled_before: bool) -> None:
+    was_enabled = gc.isenabled()
+    (gc.enable if enabled_before else gc.disable)()
+    try:
+        with long_lived_objects_frozen():
+            assert not gc.isenabled()
+            assert gc.get_freeze_count() > 0
+        assert gc.isenabled() is enabled_before
+        assert gc.get_freeze_count() == 0
+        with pytest.raises(RuntimeError), long_lived_objects_frozen():
+            raise RuntimeError("a failed round")
+        assert gc.isenabled() is enabled_before
+        assert gc.get_freeze_count() == 0
+    finally:
+        (gc.enable if was_enabled else gc.disable)()
+
+
+def test_event_loop_factory_gives_a_working_loop() -> None:
+    factory = event_loop_factory()
+    if factory is None:
+        pytest.skip("uvloop is not installed: the validator runs on asyncio's default loop")
+    import uvloop
+
+    with asyncio.Runner(loop_factory=factory) as runner:
+        assert runner.run(asyncio.sleep(0, result=42)) == 42
+        assert isinstance(runner.get_loop(), uvloop.Loop)
