@@ -214,21 +214,20 @@ def check_value(param: str, value: Any, types: _TypeInfo, acceptable: Sequence[A
     if value_type is int and type_name in _FLOAT_TYPES:
         value = float(value)  # an int is a float at the top level only
         value_type = float
-    if value_type is py_type and nested is None and py_type is not dict and value in acceptable:
-        # The common case, an acceptable value as it is: whichever comparer the rules below pick
-        # (exact, or after standardising strings) accepts it. Dicts compare key by key, so not here.
-        return None
-    answer_type = None
-    for item in acceptable:  # the type of the first acceptable value that is not the omission marker
-        if item != "":
-            answer_type = type(item)
-            break
-    # A possible answer of another type than the schema's (BFCL's "variable" case) is compared exactly.
-    is_variable = answer_type is not None and answer_type is not py_type
-    if type(value) is py_type:
+    if value_type is py_type:
         if nested is not None and not _nested_types_ok(cast(list[Any], value), nested, acceptable):
-            return _type_error(param, value, f"{type_name} of {nested.__name__}", answer_type is list)
-    elif answer_type is not None and type(value) is answer_type:
+            return _type_error(
+                param, value, f"{type_name} of {nested.__name__}", _answer_type(acceptable) is list
+            )
+        if py_type is not dict and nested is not dict and value in acceptable:
+            # The common case, an acceptable value as it is: whichever comparer the rules below pick
+            # (exact, or after standardising strings) accepts it. Dicts compare key by key: not here.
+            return None
+        # A possible answer of another type than the schema's (BFCL's "variable" case) is compared
+        # exactly.
+        answer_type = _answer_type(acceptable)
+        is_variable = answer_type is not None and answer_type is not py_type
+    elif value_type is _answer_type(acceptable):  # of the answer's type, where that is not the schema's
         is_variable = True
     else:
         return _type_error(param, value, type_name, False)
@@ -632,10 +631,6 @@ def partial_credit(components: Mapping[str, float]) -> float:
     return round(PARTIAL_CREDIT_CEILING * weighted, 6)
 
 
-_ALL_RIGHT = dict.fromkeys(COMPONENTS, 1.0)
-_ALL_WRONG = dict.fromkeys(COMPONENTS, 0.0)
-
-
 def check(
     output: Any,
     functions: Any,
@@ -660,11 +655,20 @@ def check(
         calls = decode(output, limits)
     except DecodeError as error:
         if kind.decode_failure is None:
-            return Verdict(True, None, 1.0, dict(_ALL_RIGHT), "", ())
-        return Verdict(False, kind.decode_failure, 0.0, dict(_ALL_WRONG), error.reason, ())
+            return Verdict(True, None, 1.0, {"format": 1.0, "schema": 1.0, "tool": 1.0, "args": 1.0}, "", ())
+        return Verdict(
+            False,
+            kind.decode_failure,
+            0.0,
+            {"format": 0.0, "schema": 0.0, "tool": 0.0, "args": 0.0},
+            error.reason,
+            (),
+        )
     problem = kind.checker(calls, task)
     if problem is None:
-        return Verdict(True, None, 1.0, dict(_ALL_RIGHT), "", tuple(calls))
+        return Verdict(
+            True, None, 1.0, {"format": 1.0, "schema": 1.0, "tool": 1.0, "args": 1.0}, "", tuple(calls)
+        )
     if kind.expects_calls:
         components = _components(calls, task)
         score = partial_credit(components)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from itertools import accumulate
 from typing import Any
 
@@ -41,9 +41,9 @@ _BRACKET_DELTA = {"[": 1, "(": 1, "{": 1, "]": -1, ")": -1, "}": -1}
 # Text that is probably JSON: an object, or a list that opens with an object, string or number or
 # is empty. `[f(x=1)]` is python; JSON such as `[true]` is still tried when python fails.
 _JSON_START = re.compile(r"\{|\[\s*[{\]\"\d-]")
-_HERMES_BLOCK = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.DOTALL)
-_EXECUTE_BLOCK = re.compile(r"<execute>(.*?)(?:</execute>|\Z)", re.DOTALL)
-_FENCE_BLOCK = re.compile(r"```[ \t]*(?:[A-Za-z][\w+.-]*[ \t]*\n|\n?)(.*?)(?:```|\Z)", re.DOTALL)
+# What may follow a fence's opening backticks before the code: blanks, then a language tag and its
+# line end, or just a line end. It always matches (maybe empty).
+_FENCE_HEADER = re.compile(r"[ \t]*(?:[A-Za-z][\w+.-]*[ \t]*\n|\n?)")
 
 # JSON call shapes: (key holding the name, keys that may hold the arguments), tried in order.
 _CALL_SHAPES: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -256,24 +256,49 @@ def _payload_calls(payload: str, limits: Limits) -> list[Call]:
             raise python_error from None
 
 
-def _blocks(pattern: re.Pattern[str]) -> Callable[[str, Limits], list[Call]]:
+def block_bodies(text: str, opener: str, closer: str, header: re.Pattern[str] | None = None) -> Iterator[str]:
+    r"""The texts between each ``opener`` (and the ``header`` match after it) and the next ``closer``
+    or the end of the text: what the lazy pattern ``opener header (.*?) (?:closer|\Z)`` (DOTALL)
+    finds, found with str.find instead (a lazy pattern tries the closer at every character)."""
+    start = text.find(opener)
+    while start >= 0:
+        body = start + len(opener)
+        if header is not None:
+            match = header.match(text, body)
+            assert match is not None  # the header pattern matches the empty string
+            body = match.end()
+        end = text.find(closer, body)
+        if end < 0:
+            yield text[body:]
+            return
+        yield text[body:end]
+        start = text.find(opener, end + len(closer))
+
+
+def _blocks(
+    opener: str, closer: str, header: re.Pattern[str] | None = None
+) -> Callable[[str, Limits], list[Call]]:
     def decode_blocks(text: str, limits: Limits) -> list[Call]:
         guard_syntax(text, limits)  # all blocks together: many small blocks cost as much as one big one
         calls: list[Call] = []
-        for count, match in enumerate(pattern.finditer(text)):
+        for count, body in enumerate(block_bodies(text, opener, closer, header)):
             if count == limits.max_calls:
                 raise DecodeError(f"more than {limits.max_calls} blocks")
-            calls.extend(_payload_calls(match.group(1), limits))
+            calls.extend(_payload_calls(body, limits))
         return calls
 
     return decode_blocks
 
 
+_HERMES_BLOCKS = _blocks("<tool_call>", "</tool_call>")
+_FENCED_BLOCKS = _blocks("```", "```", _FENCE_HEADER)
+_EXECUTE_BLOCKS = _blocks("<execute>", "</execute>")
+
 # Markers of formats that may sit inside prose.
 _EMBEDDED: tuple[tuple[str, Callable[[str, Limits], list[Call]]], ...] = (
-    ("<tool_call>", _blocks(_HERMES_BLOCK)),
-    ("```", _blocks(_FENCE_BLOCK)),
-    ("<execute>", _blocks(_EXECUTE_BLOCK)),
+    ("<tool_call>", _HERMES_BLOCKS),
+    ("```", _FENCED_BLOCKS),
+    ("<execute>", _EXECUTE_BLOCKS),
 )
 
 
@@ -311,12 +336,17 @@ def _whole_then_embedded(text: str, limits: Limits) -> list[Call]:
 
 
 def _embedded_only(text: str, limits: Limits) -> list[Call]:
+    # A marker at the start comes first: no need to look for the others.
+    if text.startswith("<tool_call>"):
+        return _HERMES_BLOCKS(text, limits)
+    if text.startswith("<execute>"):
+        return _EXECUTE_BLOCKS(text, limits)
     return _embedded_calls(text, limits, None)
 
 
 def _fenced(text: str, limits: Limits) -> list[Call]:
     if text.startswith("```"):
-        return _embedded_calls(text, limits, None)
+        return _FENCED_BLOCKS(text, limits)
     try:  # `inline code`
         return _payload_calls(text.strip("`"), limits)
     except DecodeError as error:
