@@ -173,6 +173,10 @@ def print_report(
     print(
         f"  beyond the slowest  {report.wall_s - report.slowest_response_s:.3f} s (wall time - longest query)"
     )
+    print(
+        f"  all requests sent   {report.all_sent_s:.3f} s after the start"
+        f" ({report.all_sent_cpu_s:.3f} s of validator CPU by then)"
+    )
     print(f"  after last answer   {report.after_last_answer_s:.3f} s (last answer in -> round scored)")
     cpu_ms = 1e3 * report.cpu_s / responses
     print(

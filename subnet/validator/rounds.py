@@ -115,6 +115,10 @@ class RoundReport:
     after_last_answer_s: float
     cpu_s: float
     clock: StageClock
+    # From the round's start until the last request had been handed to the transport, in
+    # seconds of wall time and of process CPU (the validator's share of the round's critical path).
+    all_sent_s: float = 0.0
+    all_sent_cpu_s: float = 0.0
 
 
 def _build_request(variant: TaskLike, max_tokens: int | None) -> ChatCompletionRequest:
@@ -336,6 +340,8 @@ class RoundRunner:
                 await asyncio.sleep(0)
             await asyncio.sleep(0)  # the last miner's requests start
             all_sent.set()
+            all_sent_s = time.perf_counter() - started_wall
+            all_sent_cpu_s = time.process_time() - started_cpu
             results = await asyncio.gather(*in_flight)
             for status, latency in results:
                 statuses[status] += 1
@@ -365,6 +371,8 @@ class RoundRunner:
             after_last_answer_s=time.perf_counter() - last_answer_at,
             cpu_s=time.process_time() - started_cpu,
             clock=clock,
+            all_sent_s=all_sent_s,
+            all_sent_cpu_s=all_sent_cpu_s,
         )
         log.info(
             "round %d scored: %d responses (%s) in %.2f s",
