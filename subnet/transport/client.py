@@ -127,6 +127,15 @@ def _resolve_signer(wallet: Any) -> Any:
     return bt.signing.resolve_signer(wallet, role="hotkey")
 
 
+@dataclass(frozen=True, slots=True)
+class _Answer:
+    """A complete HTTP answer, not yet parsed."""
+
+    latency_s: float
+    http_status: int | None
+    raw: bytes
+
+
 class RequestSigner:
     """`bt.http_auth.sign` for one resolved hotkey signer, minus the per-call signer resolution.
 
@@ -246,13 +255,31 @@ class MinerClient:
             else:
                 self._per_miner[hotkey] = (semaphore, users - 1)
 
-    async def query(self, target: MinerTarget, request: ChatCompletionRequest) -> QueryResult:
-        """Send `request` to `target`; waits for a free slot first (not counted in latency)."""
+    async def query(
+        self,
+        target: MinerTarget,
+        request: ChatCompletionRequest,
+        *,
+        parse_after: asyncio.Event | None = None,
+    ) -> QueryResult:
+        """Send `request` to `target`; waits for a free slot first (not counted in latency).
+
+        With `parse_after`, a complete answer is parsed only once that event is set: the
+        connection is closed and the latency taken when the answer is in, and the slots are
+        free, so the caller can keep the loop for more urgent work (sending the rest of a
+        round) without changing what is measured.
+        """
         if not self._open or self._request_signer is None:
             raise RuntimeError("MinerClient is not open: use `async with MinerClient(...)`")
         body = request.to_body()
         async with self._global, self._miner_slot(target.hotkey):
-            result = await self._exchange(self._request_signer, target, body)
+            outcome = await self._exchange(self._request_signer, target, body)
+        if isinstance(outcome, _Answer):
+            if parse_after is not None and not parse_after.is_set():
+                await parse_after.wait()
+            result = self._classify(outcome)
+        else:
+            result = outcome
         queries, latency = self._series(result.status)
         queries.inc()
         latency.observe(result.latency_s)
@@ -269,7 +296,9 @@ class MinerClient:
             self._series_by_status[status] = series
         return series
 
-    async def _exchange(self, signer: RequestSigner, target: MinerTarget, body: bytes) -> QueryResult:
+    async def _exchange(
+        self, signer: RequestSigner, target: MinerTarget, body: bytes
+    ) -> QueryResult | _Answer:
         # Sign at send time, not when queued: the nonce's freshness window is seconds long.
         headers = signer.sign(method="POST", path=CHAT_PATH, body=body, receiver_ss58=target.hotkey)
         headers["Content-Type"] = "application/json"
@@ -277,7 +306,7 @@ class MinerClient:
         try:
             request = build_request("POST", CHAT_PATH, target.ip, target.port, headers, body)
         except ValueError as exc:  # a line break in a chain-provided hotkey or address
-            return self._result(QueryStatus.REFUSED, started, None, b"", error=_describe(exc))
+            return self._result(QueryStatus.REFUSED, 0.0, None, b"", error=_describe(exc))
         # Filled as the body arrives, so a timeout or a cut connection still reports what came.
         exchange = HttpExchange(request, self.max_response_bytes)
         self._in_flight.add(exchange)
@@ -291,38 +320,56 @@ class MinerClient:
                 )
         except BodyTooLarge as exc:
             return self._result(
-                QueryStatus.TOO_LARGE, started, exchange.status, exchange.body, error=str(exc)
+                QueryStatus.TOO_LARGE,
+                time.perf_counter() - started,
+                exchange.status,
+                exchange.body,
+                error=str(exc),
             )
         except TimeoutError as exc:
             # Covers our total deadline and the connect deadline (both are TimeoutErrors).
             error = _describe(exc) if str(exc) else "no complete answer before the deadline"
-            return self._result(QueryStatus.TIMEOUT, started, exchange.status, exchange.body, error=error)
+            return self._result(
+                QueryStatus.TIMEOUT,
+                time.perf_counter() - started,
+                exchange.status,
+                exchange.body,
+                error=error,
+            )
         except (HttpProtocolError, OSError, ValueError) as exc:
             return self._result(
-                QueryStatus.REFUSED, started, exchange.status, exchange.body, error=_describe(exc)
+                QueryStatus.REFUSED,
+                time.perf_counter() - started,
+                exchange.status,
+                exchange.body,
+                error=_describe(exc),
             )
         finally:
             exchange.close()
             self._in_flight.discard(exchange)
-        return self._classify(started, exchange.status, bytes(exchange.body))
+        return _Answer(time.perf_counter() - started, exchange.status, bytes(exchange.body))
 
-    def _classify(self, started: float, http_status: int | None, raw: bytes) -> QueryResult:
+    def _classify(self, answer: _Answer) -> QueryResult:
+        # The latency is the exchange's, whenever the parsing happens.
+        http_status, raw, latency_s = answer.http_status, answer.raw, answer.latency_s
         if http_status != 200:
-            return self._result(QueryStatus.HTTP_ERROR, started, http_status, raw, error=_error_message(raw))
+            return self._result(
+                QueryStatus.HTTP_ERROR, latency_s, http_status, raw, error=_error_message(raw)
+            )
         try:
             document = pydantic_core.from_json(raw)
         except ValueError as exc:
-            return self._result(QueryStatus.BAD_JSON, started, http_status, raw, error=_describe(exc))
+            return self._result(QueryStatus.BAD_JSON, latency_s, http_status, raw, error=_describe(exc))
         try:
             completion = ChatCompletionResponse.model_validate(document)
         except ValidationError as exc:
-            return self._result(QueryStatus.BAD_SCHEMA, started, http_status, raw, error=_schema_error(exc))
-        return self._result(QueryStatus.OK, started, http_status, raw, completion=completion)
+            return self._result(QueryStatus.BAD_SCHEMA, latency_s, http_status, raw, error=_schema_error(exc))
+        return self._result(QueryStatus.OK, latency_s, http_status, raw, completion=completion)
 
     def _result(
         self,
         status: QueryStatus,
-        started: float,
+        latency_s: float,
         http_status: int | None,
         raw: bytes | bytearray,
         *,
@@ -331,7 +378,7 @@ class MinerClient:
     ) -> QueryResult:
         return QueryResult(
             status=status,
-            latency_s=time.perf_counter() - started,
+            latency_s=latency_s,
             completion=completion,
             http_status=http_status,
             error=error,

@@ -32,7 +32,19 @@ UNSPECIFIED_IP = {"", "0.0.0.0", "::", "0"}
 
 
 class Querier(Protocol):
-    async def query(self, target: MinerTarget, request: ChatCompletionRequest) -> QueryResult: ...
+    """Sends one request to one miner (subnet.transport.MinerClient is the real one).
+
+    ``parse_after``: the round sets it once every request has gone out; a querier may hold
+    the parsing of answers that came in before then (their latency already taken).
+    """
+
+    async def query(
+        self,
+        target: MinerTarget,
+        request: ChatCompletionRequest,
+        *,
+        parse_after: asyncio.Event | None = None,
+    ) -> QueryResult: ...
 
 
 @dataclass(frozen=True)
@@ -397,7 +409,7 @@ class RoundRunner:
         clock: StageClock,
         all_sent: asyncio.Event,
     ) -> tuple[str, float]:
-        result = await self.querier.query(target, request)
+        result = await self.querier.query(target, request, parse_after=all_sent)
         self.last_answer_at = time.perf_counter()
         if not all_sent.is_set():
             await all_sent.wait()

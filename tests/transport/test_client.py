@@ -285,3 +285,25 @@ async def test_per_miner_and_global_concurrency(start_miner, wallets, kit) -> No
         results = await asyncio.gather(*(client.query(target, kit.sample_request()) for _ in range(8)))
     assert all(result.ok for result in results)
     assert peak == 2
+
+
+async def test_parsing_held_until_the_callers_event_frees_slots_and_keeps_latency(
+    serve, wallets, kit
+) -> None:
+    port = await serve(_valid)
+    target = MinerTarget(hotkey=wallets.hotkey("miner"), ip="127.0.0.1", port=port)
+    parse_after = asyncio.Event()
+    async with _client(wallets, per_miner_concurrency=1, global_concurrency=1) as client:
+        held = [
+            asyncio.create_task(client.query(target, kit.sample_request(), parse_after=parse_after))
+            for _ in range(2)
+        ]
+        # Both exchanges finish (one slot, so one after the other) while parsing is held.
+        unheld = await client.query(target, kit.sample_request())
+        await asyncio.sleep(1.0)
+        assert not any(task.done() for task in held)
+        parse_after.set()
+        results = await asyncio.gather(*held)
+    assert unheld.ok and all(result.ok for result in results), results
+    assert all(result.latency_s < 1.0 for result in results)  # taken when the answer was in
+    assert results[0].completion == unheld.completion

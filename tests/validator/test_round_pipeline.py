@@ -63,7 +63,13 @@ class InstantQuerier:
     def __init__(self, timeline: Timeline) -> None:
         self.timeline = timeline
 
-    async def query(self, target: MinerTarget, request: ChatCompletionRequest) -> QueryResult:
+    async def query(
+        self,
+        target: MinerTarget,
+        request: ChatCompletionRequest,
+        *,
+        parse_after: asyncio.Event | None = None,
+    ) -> QueryResult:
         self.timeline.events.append("query")
         await asyncio.sleep(0)
         completion = ChatCompletionResponse(

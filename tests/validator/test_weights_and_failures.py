@@ -117,7 +117,7 @@ async def test_a_round_that_fails_is_discarded_at_once(store: Store) -> None:
     from subnet.validator.rounds import RoundParams, RoundRunner
 
     class BrokenQuerier:
-        async def query(self, target: object, request: object) -> object:
+        async def query(self, target: object, request: object, **_options: object) -> object:
             raise RuntimeError("the transport broke")
 
     runner = RoundRunner(
