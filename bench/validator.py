@@ -19,7 +19,7 @@ wall time (batched inserts, mostly while slow miners are still answering) is
 printed beside it. PostgreSQL's own server processes are not counted.
 
     .venv/bin/python bench/validator.py [--miners 256] [--tasks 8] [--delay 0.2]
-        [--backends sqlite,postgres] [--rounds 1] [--uvloop] [--pin 0:1] [--profile PATH]
+        [--backends sqlite,postgres] [--rounds 1] [--loop uvloop|asyncio] [--pin 0:1] [--profile PATH]
 """
 
 from __future__ import annotations
@@ -239,7 +239,7 @@ async def bench(args: argparse.Namespace) -> None:
             serve_on_devchain(devchain, subnet.netuid, hotkey, "127.0.0.1", int(port))
         print(
             f"{args.miners} simulated miners answering after {args.delay * 1e3:.0f} ms;"
-            f" {os.cpu_count()} CPUs; {pinned}"
+            f" {os.cpu_count()} CPUs; {pinned}; validator loop {type(asyncio.get_running_loop()).__module__}"
         )
 
         for backend in args.backends.split(","):
@@ -302,9 +302,11 @@ def main() -> None:
         "--rounds", type=int, default=1, help="rounds per backend (later ones reuse kept-alive connections)"
     )
     parser.add_argument(
-        "--uvloop",
-        action="store_true",
-        help="run the validator on uvloop (subnet.validator.node.event_loop_factory); the farm always is",
+        "--loop",
+        choices=("uvloop", "asyncio"),
+        default="uvloop",
+        help="the validator's event loop: uvloop (subnet.validator.node.event_loop_factory, the default"
+        " where installed) or asyncio's own; the farm always runs on uvloop where installed",
     )
     parser.add_argument(
         "--pin",
@@ -323,7 +325,7 @@ def main() -> None:
     # The farm stands in for miners on other machines: the faster it serves, the more the
     # figures measure the validator. The validator's loop is the one production would use.
     farm_side = args.command == "farm"
-    loop_factory = event_loop_factory() if farm_side or args.uvloop else None
+    loop_factory = event_loop_factory() if farm_side or args.loop == "uvloop" else None
     with asyncio.Runner(loop_factory=loop_factory) as runner:
         runner.run(serve_farm(args) if farm_side else bench(args))
 
