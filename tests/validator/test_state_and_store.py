@@ -219,3 +219,45 @@ async def test_weight_submissions_are_recorded(store: Store) -> None:
         ("ok", [1, 2], [0.75, 0.25]),
         ("chain_unavailable", [], []),
     ]
+
+
+async def test_standings_of_many_hotkeys_and_categories_fold_in_bulk(store: Store) -> None:
+    hotkeys = [f"hk-{index}" for index in range(40)]
+    for round_index in range(2):
+        round_id, task_ids = await _round(store, tasks=3)
+        rows = [
+            _response(
+                round_id,
+                task_id,
+                hotkey,
+                uid + round_index,  # a uid that moved: the standing follows the hotkey
+                1.0 if (uid + position) % 2 == 0 else 0.0,
+                category=("simple", "parallel", "multiple")[position],
+            )
+            for uid, hotkey in enumerate(hotkeys)
+            for position, task_id in enumerate(task_ids.values())
+        ]
+        await store.store_responses(rows)
+        await store.mark_collected(round_id, len(hotkeys))
+        summaries = await store.apply_round(round_id, alpha=0.5)
+        assert summaries is not None and len(summaries) == len(hotkeys)
+    states = await store.score_states()
+    assert set(states) == set(hotkeys)
+    for uid, hotkey in enumerate(hotkeys):
+        state = states[hotkey]
+        mean = (2 if uid % 2 == 0 else 1) / 3  # right on the positions where uid + position is even
+        assert state.moving_average == pytest.approx(0.5 * mean + 0.5 * (0.5 * mean))
+        assert (state.rounds_scored, state.responses_total, state.uid) == (2, 6, uid + 1)
+        assert state.responses_valid == (4 if uid % 2 == 0 else 2)
+        assert state.last_round_id == round_id
+        accuracy = await store.category_accuracy(hotkey)
+        expected = (
+            {"simple": 0.0, "parallel": 1.0, "multiple": 0.0}
+            if uid % 2
+            else {
+                "simple": 1.0,
+                "parallel": 0.0,
+                "multiple": 1.0,
+            }
+        )
+        assert accuracy == expected
