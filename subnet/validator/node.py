@@ -56,6 +56,42 @@ def event_loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
     return factory
 
 
+# Sockets and files the validator holds besides its queries' connections: database, chain,
+# metrics and dashboard servers, logs, the interpreter's own.
+OPEN_FILES_BESIDES_QUERIES = 256
+
+
+def raise_open_file_limit(needed: int) -> int:
+    """Raise the soft limit on open files towards ``needed`` (never above the hard limit).
+
+    Every query in flight holds a socket: with ``--query.concurrency`` 2,048 the common
+    soft limit of 1,024 would turn the surplus into "refused" results that score 0.
+    Returns the soft limit in force afterwards.
+    """
+    try:
+        import resource
+    except ImportError:  # not on POSIX
+        return needed
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or soft >= needed:
+        return int(soft) if soft != resource.RLIM_INFINITY else needed
+    target = needed if hard == resource.RLIM_INFINITY else min(needed, int(hard))
+    if target > soft:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (ValueError, OSError) as exc:
+            log.warning("could not raise the open-file limit from %d to %d: %s", soft, target, exc)
+    if soft < needed:
+        log.warning(
+            "open-file limit %d is below the %d that --query.concurrency needs; raise it (ulimit -n)"
+            " or lower --query.concurrency, or queries beyond it fail as refused",
+            soft,
+            needed,
+        )
+    return int(soft)
+
+
 class StartupError(UserError):
     """The validator cannot start (database, secret file); one line says what to do."""
 
@@ -150,6 +186,7 @@ class Validator:
 
         querier = self.options.querier
         if querier is None:
+            raise_open_file_limit(settings.query.concurrency + OPEN_FILES_BESIDES_QUERIES)
             client = MinerClient(
                 self.wallet,
                 timeouts=ClientTimeouts(

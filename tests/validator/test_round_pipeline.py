@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from subnet.protocol import AssistantMessage, ChatCompletionRequest, ChatCompletionResponse, Choice
 from subnet.transport import MinerTarget, QueryResult, QueryStatus
-from subnet.validator.node import event_loop_factory
+from subnet.validator.node import event_loop_factory, raise_open_file_limit
 from subnet.validator.ports import Judgement, TaskLike
 from subnet.validator.rounds import ChainView, RoundParams, RoundRunner, long_lived_objects_frozen
 from subnet.validator.store import Store
@@ -147,3 +147,22 @@ def test_event_loop_factory_gives_a_working_loop() -> None:
     with asyncio.Runner(loop_factory=factory) as runner:
         assert runner.run(asyncio.sleep(0, result=42)) == 42
         assert isinstance(runner.get_loop(), uvloop.Loop)
+
+
+def test_open_file_limit_is_raised_for_the_queries_in_flight(caplog: pytest.LogCaptureFixture) -> None:
+    resource = pytest.importorskip("resource")
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    low = 512
+    if hard != resource.RLIM_INFINITY and hard < 2 * low:
+        pytest.skip(f"hard open-file limit {hard} leaves no room to test")
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (low, hard))
+        assert raise_open_file_limit(2 * low) == 2 * low
+        assert resource.getrlimit(resource.RLIMIT_NOFILE) == (2 * low, hard)
+        assert raise_open_file_limit(100) == 2 * low  # never lowered
+        if hard != resource.RLIM_INFINITY:
+            with caplog.at_level("WARNING"):
+                assert raise_open_file_limit(hard + 1) == hard
+            assert "ulimit -n" in caplog.text
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
