@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from scoring.decoding import decode
-from scoring.model import COMPONENTS, DEFAULT_LIMITS, Call, DecodeError, Limits, Verdict
+from scoring.model import COMPONENTS, DEFAULT_LIMITS, Call, DecodeError, Limits, Verdict, make_verdict
 
 # Schema type name -> the Python type a value must have; None means any value is accepted.
 _SCHEMA_TYPES: dict[str, type | None] = {
@@ -263,9 +263,10 @@ class _Shape:
     :data:`_TypeInfo` of each property, worked out on first use (one per check and function: a
     parallel check and its partial credit read the same schema many times)."""
 
-    __slots__ = ("properties", "required", "types")
+    __slots__ = ("function", "properties", "required", "types")
 
     def __init__(self, function: Mapping[str, Any]) -> None:
+        self.function = function
         self.properties, self.required = _properties(function)
         self.types: dict[str, _TypeInfo] = {}
 
@@ -394,11 +395,10 @@ class _Task:
         if key in checked:
             return checked[key]
         name, params = self.expected[expected]
-        function = self.schema(name)
         shape = self.shapes.get(name)
         if shape is None:
-            shape = self.shapes[name] = _Shape(function)
-        error = checked[key] = check_call(calls[output], function, params, shape)
+            shape = self.shapes[name] = _Shape(self.schema(name))
+        error = checked[key] = check_call(calls[output], shape.function, params, shape)
         return error
 
     def shape(self, name: str) -> _Shape | None:
@@ -655,8 +655,10 @@ def check(
         calls = decode(output, limits)
     except DecodeError as error:
         if kind.decode_failure is None:
-            return Verdict(True, None, 1.0, {"format": 1.0, "schema": 1.0, "tool": 1.0, "args": 1.0}, "", ())
-        return Verdict(
+            return make_verdict(
+                True, None, 1.0, {"format": 1.0, "schema": 1.0, "tool": 1.0, "args": 1.0}, "", ()
+            )
+        return make_verdict(
             False,
             kind.decode_failure,
             0.0,
@@ -666,7 +668,7 @@ def check(
         )
     problem = kind.checker(calls, task)
     if problem is None:
-        return Verdict(
+        return make_verdict(
             True, None, 1.0, {"format": 1.0, "schema": 1.0, "tool": 1.0, "args": 1.0}, "", tuple(calls)
         )
     if kind.expects_calls:
@@ -675,4 +677,4 @@ def check(
     else:
         components = {"format": 1.0, "schema": 1.0, "tool": 0.0, "args": 0.0}
         score = 0.0
-    return Verdict(False, problem.error_type, score, components, problem.message, tuple(calls))
+    return make_verdict(False, problem.error_type, score, components, problem.message, tuple(calls))

@@ -142,6 +142,8 @@ def _call_from_mapping(item: Mapping[str, Any], limits: Limits, from_json: bool)
                 if key in item:
                     raw = item[key]
                     break
+            if from_json and type(raw) is dict:  # what _arguments would give, without the call
+                return Call(name, raw)
             return Call(name, _arguments(raw, limits, from_json))
     raise DecodeError("object is not a call: no 'name', 'function' or 'tool' key")
 

@@ -75,3 +75,34 @@ class Verdict:
             "message": self.message,
             "calls": [{"name": c.name, "arguments": c.arguments} for c in self.calls],
         }
+
+
+_new_object = object.__new__
+_set_attribute = object.__setattr__
+
+
+def make_verdict(
+    valid: bool,
+    error_type: str | None,
+    score: float,
+    components: dict[str, float],
+    message: str,
+    calls: tuple[Call, ...],
+) -> Verdict:
+    """``Verdict(valid, error_type, score, components, message, calls)``, built without the frozen
+    dataclass's ``__init__``: its six ``object.__setattr__`` calls cost here as much as checking a
+    simple call. The instance dict is set in one go; the object is the same (equal, frozen)."""
+    verdict = _new_object(Verdict)
+    _set_attribute(
+        verdict,
+        "__dict__",
+        {
+            "valid": valid,
+            "error_type": error_type,
+            "score": score,
+            "components": components,
+            "message": message,
+            "calls": calls,
+        },
+    )
+    return verdict

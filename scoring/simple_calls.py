@@ -36,11 +36,21 @@ _TOKEN = re.compile(
     r"|[\[\](){},:=]"
     r"|[\s\S])"
 )
-_END = ("", "")
+# The same tokens for text on one line that does not start with a blank: no blanks to keep (they
+# only matter next to line ends and at the start), so one group, and findall gives plain strings.
+_LINE_TOKEN = re.compile(
+    r"[ \t]*("
+    r"""'[^'\\\n\r\x00\ud800-\udfff]*'|"[^"\\\n\r\x00\ud800-\udfff]*\""""
+    r"|-?[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?"
+    r"|[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
+    r"|[\[\](){},:=]"
+    r"|[\s\S])"
+)
 _NAME_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 _NUMBER_START = frozenset("-0123456789")
 _KEYWORDS = frozenset(keyword.kwlist)
 _NAMED_CONSTANTS: dict[str, Any] = {"True": True, "False": False, "None": None}
+_QUOTES = frozenset("'\"")
 
 
 class _GiveUp(Exception):
@@ -56,69 +66,82 @@ def read_simple_calls(text: str, max_depth: int) -> list[Call] | None:
     """
     if len(text) > MAX_CHARS:
         return None
-    tokens = _TOKEN.findall(text)
-    tokens += (_END, _END)
+    if "\n" in text or text[:1] in (" ", "\t"):
+        pairs = _TOKEN.findall(text)
+        tokens = [token for _, token in pairs]
+        blanks = [blank for blank, _ in pairs]
+    else:
+        tokens = _LINE_TOKEN.findall(text)
+        blanks = [""] * len(tokens)
+    tokens += ("", "")  # the end, twice: the parser looks one token ahead
+    blanks += ("", "")
     try:
-        return _statements(tokens, max_depth)
+        return _statements(tokens, blanks, max_depth)
     except (_GiveUp, ValueError, IndexError):  # ValueError: int() over Python's digit limit
         return None
 
 
-def _statements(tokens: list[tuple[str, str]], max_depth: int) -> list[Call]:
-    """Statements, one per line: a call, a bare tuple of calls, or a list of calls."""
+def _statements(tokens: list[str], blanks: list[str], max_depth: int) -> list[Call]:
+    """Statements, one per line: a call, a bare tuple of calls, or a list of calls. ``blanks[i]``
+    is the white space before ``tokens[i]``."""
     calls: list[Call] = []
-    if tokens[0][0]:  # an indented first statement
+    if blanks[0]:  # an indented first statement
         raise _GiveUp
     index = 0
     while True:
-        if tokens[index][1] == "[":
-            index = _call(tokens, index + 1, calls, max_depth, False)
-            while tokens[index][1] == ",":
-                index = _call(tokens, index + 1, calls, max_depth, False)
-            if tokens[index][1] != "]":
+        if tokens[index] == "[":
+            index = _call(tokens, blanks, index + 1, calls, max_depth, False)
+            while tokens[index] == ",":
+                index = _call(tokens, blanks, index + 1, calls, max_depth, False)
+            if tokens[index] != "]":
                 raise _GiveUp
             index += 1
         else:
-            index = _call(tokens, index, calls, max_depth, True)
-            while tokens[index][1] == ",":  # a bare tuple: no newline may end the statement early
-                if "\n" in tokens[index][0] or "\n" in tokens[index + 1][0]:
+            index = _call(tokens, blanks, index, calls, max_depth, True)
+            while tokens[index] == ",":  # a bare tuple: no newline may end the statement early
+                if "\n" in blanks[index] or "\n" in blanks[index + 1]:
                     raise _GiveUp
-                index = _call(tokens, index + 1, calls, max_depth, True)
-        blanks, token = tokens[index]
-        if not token:
+                index = _call(tokens, blanks, index + 1, calls, max_depth, True)
+        if not tokens[index]:
             return calls
         # The next statement starts a line (a newline outside brackets ends a statement) and
         # is not indented.
-        if not blanks.endswith("\n"):
+        if not blanks[index].endswith("\n"):
             raise _GiveUp
 
 
-def _call(tokens: list[tuple[str, str]], index: int, calls: list[Call], max_depth: int, top: bool) -> int:
+def _call(
+    tokens: list[str], blanks: list[str], index: int, calls: list[Call], max_depth: int, top: bool
+) -> int:
     """``name(key=value, ...)`` at ``index``; appends the call, returns the index after it.
     ``top``: outside brackets, where a newline would end the statement."""
-    name = tokens[index][1]
+    name = tokens[index]
     if name[:1] not in _NAME_START or name in _KEYWORDS:
         raise _GiveUp
     if "." in name and not _KEYWORDS.isdisjoint(name.split(".")):
         raise _GiveUp
-    blanks, token = tokens[index + 1]
-    if token != "(" or (top and "\n" in blanks):
+    if tokens[index + 1] != "(" or (top and "\n" in blanks[index + 1]):
         raise _GiveUp
     index += 2
     arguments: dict[str, Any] = {}
-    if tokens[index][1] != ")":
+    if tokens[index] != ")":
         while True:
-            key = tokens[index][1]
+            key = tokens[index]
             if (
                 key[:1] not in _NAME_START
                 or "." in key
                 or key in _KEYWORDS
                 or key in arguments
-                or tokens[index + 1][1] != "="
+                or tokens[index + 1] != "="
             ):
                 raise _GiveUp
-            arguments[key], index = _value(tokens, index + 2, 1, max_depth)
-            separator = tokens[index][1]
+            token = tokens[index + 2]
+            if token[:1] in _QUOTES and len(token) > 1:  # a string, the common case, inline
+                arguments[key] = token[1:-1]
+                index += 3
+            else:
+                arguments[key], index = _value(tokens, index + 2, 1, max_depth)
+            separator = tokens[index]
             if separator == ")":
                 break
             if separator != ",":
@@ -128,10 +151,10 @@ def _call(tokens: list[tuple[str, str]], index: int, calls: list[Call], max_dept
     return index + 1
 
 
-def _value(tokens: list[tuple[str, str]], index: int, depth: int, max_depth: int) -> tuple[Any, int]:
+def _value(tokens: list[str], index: int, depth: int, max_depth: int) -> tuple[Any, int]:
     """One literal at ``index`` -> (value, index after it). ``depth`` counts as the reference
     reader counts: keyword values are at depth 1, each container adds one."""
-    token = tokens[index][1]
+    token = tokens[index]
     first = token[:1]
     if first == "'" or first == '"':
         if len(token) < 2:  # a lone quote: an unterminated or escaped string
@@ -165,16 +188,16 @@ def _number(token: str, depth: int, max_depth: int) -> int | float:
     return int(token)
 
 
-def _list(tokens: list[tuple[str, str]], index: int, depth: int, max_depth: int) -> tuple[list[Any], int]:
+def _list(tokens: list[str], index: int, depth: int, max_depth: int) -> tuple[list[Any], int]:
     if depth > max_depth:
         raise _GiveUp
     items: list[Any] = []
-    if tokens[index][1] == "]":
+    if tokens[index] == "]":
         return items, index + 1
     while True:
         item, index = _value(tokens, index, depth + 1, max_depth)
         items.append(item)
-        separator = tokens[index][1]
+        separator = tokens[index]
         if separator == "]":
             return items, index + 1
         if separator != ",":
@@ -182,20 +205,18 @@ def _list(tokens: list[tuple[str, str]], index: int, depth: int, max_depth: int)
         index += 1
 
 
-def _dict(
-    tokens: list[tuple[str, str]], index: int, depth: int, max_depth: int
-) -> tuple[dict[Any, Any], int]:
+def _dict(tokens: list[str], index: int, depth: int, max_depth: int) -> tuple[dict[Any, Any], int]:
     if depth > max_depth:
         raise _GiveUp
     result: dict[Any, Any] = {}
-    if tokens[index][1] == "}":
+    if tokens[index] == "}":
         return result, index + 1
     while True:
         key, index = _value(tokens, index, depth + 1, max_depth)
-        if type(key) is list or type(key) is dict or tokens[index][1] != ":":
+        if type(key) is list or type(key) is dict or tokens[index] != ":":
             raise _GiveUp
         result[key], index = _value(tokens, index + 1, depth + 1, max_depth)
-        separator = tokens[index][1]
+        separator = tokens[index]
         if separator == "}":
             return result, index + 1
         if separator != ",":

@@ -273,3 +273,20 @@ def test_json_scan_gives_json_loads_answer_or_error(text: str) -> None:
     except DecodeError as error:
         got = ("error", error.reason)
     assert repr(got) == repr(expected)
+
+
+# ---- verdicts built without the dataclass __init__ ------------------------------------------------
+
+
+def test_make_verdict_builds_the_same_frozen_verdict() -> None:
+    import dataclasses
+
+    from scoring import Verdict
+    from scoring.model import make_verdict
+
+    args: tuple[Any, ...] = (False, "type_error:simple", 0.25, {"format": 1.0}, "why", (Call("f", {}),))
+    fast = make_verdict(*args)
+    assert fast == Verdict(*args) and repr(fast) == repr(Verdict(*args))
+    assert [field.name for field in dataclasses.fields(Verdict)] == list(vars(fast))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fast.valid = True  # type: ignore[misc]
