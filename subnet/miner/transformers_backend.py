@@ -16,7 +16,7 @@ import logging
 import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,11 +39,11 @@ from subnet.miner.base import (
     Usage,
 )
 from subnet.miner.guided import (
-    DEFAULT_CALL_BIAS,
     GUIDED_FORMATS,
     GuidedCalls,
     RowGuide,
     TokenTable,
+    call_bias_for,
     row_guide,
     token_table,
 )
@@ -67,6 +67,7 @@ class Prompt:
     prefix: str
     allow_calls: bool
     choices: tuple[str, ...] = ()
+    native: bool = False  # the chat template rendered the tools itself
 
 
 def build_prompt(
@@ -105,7 +106,9 @@ def build_prompt(
     if must_call and tools and function_name is None:
         names = [str(tool.get("function", tool).get("name", "")) for tool in tools]
         choices = tuple(adapter.forced_prefix(name)[len(prefix) :] for name in names if name)
-    return Prompt(text=str(text) + prefix, prefix=prefix, allow_calls=bool(tools), choices=choices)
+    return Prompt(
+        text=str(text) + prefix, prefix=prefix, allow_calls=bool(tools), choices=choices, native=native
+    )
 
 
 def _system_into_first_user(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -150,7 +153,7 @@ class TransformersBackend:
         self.batches_run = 0  # for tests and the benchmark: how many generate calls were made
         self.token_table: TokenTable | None = None  # token texts, for --model.guided on
         self.last_guide: GuidedCalls | None = None  # the last batch's guide (tests)
-        self.call_bias = DEFAULT_CALL_BIAS  # see subnet.miner.guided
+        self.call_bias: float | None = None  # None: by prompt kind (see subnet.miner.guided)
 
     # -- life cycle ---------------------------------------------------------------------------
 
@@ -370,8 +373,11 @@ class TransformersBackend:
                 ],
                 guides if any(guide is not None and guide.state is not None for guide in guides) else None,
             )
-            for (index, prompt, token_ids, budget), new_tokens in zip(rows, generated, strict=True):
-                outcomes[index] = self._finish(prompt, len(token_ids), new_tokens, budget)
+            for (index, prompt, token_ids, budget), new_tokens, guide in zip(
+                rows, generated, guides, strict=True
+            ):
+                guided = guide is not None and guide.state is not None
+                outcomes[index] = self._finish(prompt, len(token_ids), new_tokens, budget, guided=guided)
         return [outcome if outcome is not None else ModelError("no outcome") for outcome in outcomes]
 
     def _prepare(self, request: GenerationRequest) -> tuple[Prompt, list[int], int]:
@@ -401,6 +407,10 @@ class TransformersBackend:
             must_call=must_call,
             function_name=function_name,
             prefix=prompt.prefix,
+            prefix_tokens=len(self.tokenizer(prompt.prefix, add_special_tokens=False)["input_ids"]),
+            call_bias=self.call_bias
+            if self.call_bias is not None
+            else call_bias_for(self.adapter.name, native=prompt.native),
         )
 
     def _choice_tokens(self, prompt: Prompt) -> list[list[int]]:
@@ -444,7 +454,6 @@ class TransformersBackend:
                 self._eos_ids(),
                 budgets=budgets,
                 sample=temperature > 0,
-                call_bias=self.call_bias,
             )
             processors.append(guide)
             self.last_guide = guide
@@ -468,7 +477,7 @@ class TransformersBackend:
         return ids
 
     def _finish(
-        self, prompt: Prompt, prompt_tokens: int, new_tokens: list[int], budget: int
+        self, prompt: Prompt, prompt_tokens: int, new_tokens: list[int], budget: int, *, guided: bool = False
     ) -> GenerationResult:
         assert self.adapter is not None
         eos = set(self._eos_ids())
@@ -476,6 +485,10 @@ class TransformersBackend:
         kept = new_tokens if stop is None else new_tokens[:stop]
         text = prompt.prefix + self.tokenizer.decode(kept, skip_special_tokens=True)
         answer = self.adapter.read(text, allow_calls=prompt.allow_calls)
+        if guided and answer.tool_calls:
+            # A small model under the guide tends to repeat its call word for word where the
+            # format allows several; the repeats are never meant, keep each call once.
+            answer = replace(answer, tool_calls=_distinct_calls(answer.tool_calls))
         if answer.tool_calls:
             finish = "tool_calls"
         elif stop is None and len(new_tokens) >= budget:
@@ -489,6 +502,18 @@ class TransformersBackend:
             finish_reason=finish,
             raw_text=text,
         )
+
+
+def _distinct_calls(tool_calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    seen: set[tuple[str, str]] = set()
+    distinct = []
+    for call in tool_calls:
+        function = call.get("function", {})
+        key = (str(function.get("name")), str(function.get("arguments")))
+        if key not in seen:
+            seen.add(key)
+            distinct.append(call)
+    return distinct
 
 
 class _RowBudgets:
