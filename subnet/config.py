@@ -312,6 +312,7 @@ class ModelSettings:
     max_batch: int = 8
     max_new_tokens: int = 256
     guided: str = "off"
+    prefix_cache_tokens: int = 4096
     base_url: str | None = None
     name: str | None = None
     timeout: float = 60.0
@@ -601,6 +602,12 @@ FLAGS: tuple[Flag, ...] = (
         "Schema-guided decoding of calls (json, hermes, pythonic formats; transformers backend).",
         _choice("off", "on"),
         metavar="{off,on}",
+    ),
+    Flag(
+        "model.prefix_cache_tokens",
+        "Prompt tokens whose keys and values are kept for reuse by prompts that begin alike (0: off).",
+        _int_in(0),
+        metavar="N",
     ),
     Flag("model.base_url", "OpenAI-compatible engine URL (openai backend).", _http_url, metavar="URL"),
     Flag("model.name", "Model name sent to the engine / reported to callers.", _text, metavar="NAME"),

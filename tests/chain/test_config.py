@@ -61,6 +61,7 @@ SAMPLES: dict[str, tuple[str | None, Any]] = {
     "model.max_batch": ("16", 16),
     "model.max_new_tokens": ("512", 512),
     "model.guided": ("on", "on"),
+    "model.prefix_cache_tokens": ("0", 0),
     "model.base_url": ("http://127.0.0.1:8000/v1/", "http://127.0.0.1:8000/v1"),
     "model.name": ("qwen", "qwen"),
     "model.timeout": ("12", 12.0),
