@@ -5,9 +5,17 @@ to the first offered tool after ``--delay`` seconds) run in a child process; the
 validator runs here against a devchain subnet where they are registered and
 served, on SQLite and on a throwaway PostgreSQL (skipped when the binaries are
 missing). Printed per backend: the round's wall time, the time beyond the slowest
-miner (wall time minus the longest single query), the time from the last answer
-arriving to the round being scored, validator CPU per response by stage, and the
-validator process's peak RSS.
+miner (wall time minus the longest single query), when the last request had been
+handed to the transport (wall time, and validator CPU by then: with the farm's
+queue absorbed into the latencies, beyond the slowest is about this moment plus a
+short tail), the time from the last answer arriving to the round being scored,
+validator CPU per response by stage (and its kernel share), the validator process's
+peak RSS, and the farm's own CPU over the round (the two share the machine's cores;
+--pin V:F gives each its own).
+
+The validator runs on subnet.validator.node.event_loop_factory()'s loop (uvloop
+where installed; --loop asyncio for asyncio's own); the farm, standing in for miners
+on other machines, always runs on uvloop where installed.
 
 CPU per stage: generate, variant and score are the wall time of the synchronous
 code that does them (equal to its CPU on an idle machine; reading the process CPU
