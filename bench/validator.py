@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import gc
 import json
 import os
 import resource
@@ -90,6 +91,8 @@ async def serve_farm(args: argparse.Namespace) -> None:
             )
         )
     ports = {miner.hotkey: miner.port for miner in miners}
+    # 256 servers' worth of long-lived objects: keep the collector's full passes off them.
+    gc.freeze()
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
     profile = cProfile.Profile() if args.profile else None
