@@ -1,10 +1,14 @@
-"""The transformers backend: a local model folder served with dynamic batching.
+"""The transformers backend: a local model folder served with continuous batching.
 
-Concurrent requests wait in one queue; a batcher task takes the first one, gathers more for up to
-``batch_wait_ms`` (or until ``max_batch``), and hands the batch to a single generation thread, so
-the event loop stays free while the model runs. Prompts are left-padded and generated together;
-each row stops at its own ``max_tokens``. Every request owns its future, so answers cannot cross
-between callers; a batch that fails fails only its own callers and the batcher goes on.
+Concurrent requests wait in one queue. A batcher task runs the model in a single generation
+thread, so the event loop stays free while the model runs. When the model is idle it gathers
+requests for up to ``batch_wait_ms`` (or until ``max_batch``); while it is busy, new requests
+join the running batch between two decoding steps as soon as there is room, and each one leaves
+at its own end (EOS or its ``max_tokens``), so a short answer never waits for a long one
+(subnet.miner.engine; its prompt-prefix reuse is ``--model.prefix_cache_tokens``). Models whose
+cache cannot be split by row (sliding-window or recurrent layers) fall back to ``generate`` on
+left-padded batches. Every request owns its future, so answers cannot cross between callers; a
+failed step fails only the requests in it and the batcher goes on.
 
 torch and transformers are imported when the backend starts, never at import time.
 """
@@ -38,6 +42,7 @@ from subnet.miner.base import (
     ModelOptions,
     Usage,
 )
+from subnet.miner.engine import DecodeEngine, Row, supports_model
 from subnet.miner.guided import (
     GUIDED_FORMATS,
     GuidedCalls,
@@ -136,8 +141,11 @@ def _sampling_temperature(request: GenerationRequest) -> float:
 class TransformersBackend:
     """A transformers causal LM behind a dynamic batcher. See the module docstring."""
 
-    def __init__(self, options: ModelOptions) -> None:
+    def __init__(self, options: ModelOptions, *, continuous: bool = True) -> None:
+        """``continuous`` False keeps generate() on left-padded batches even where rows could
+        join a running batch (tests, comparisons)."""
         self.options = options
+        self._continuous = continuous
         self.model: Any = None
         self.tokenizer: Any = None
         self.adapter: OutputAdapter | None = None
@@ -148,9 +156,14 @@ class TransformersBackend:
         self._pending: deque[_Pending] = deque()
         self._arrival: asyncio.Event | None = None
         self._batcher: asyncio.Task[None] | None = None
-        self._running: list[_Pending] = []  # the batch in the generation thread now
+        self._running: list[_Pending] = []  # the requests in the generation thread now
         self._closing = False
-        self.batches_run = 0  # for tests and the benchmark: how many generate calls were made
+        # for tests and the benchmark: how many groups of requests started together (a generate
+        # call, or an admission into the running batch)
+        self.batches_run = 0
+        self.engine: DecodeEngine | None = None  # None: generate() on left-padded batches
+        self._rows: dict[int, _RowContext] = {}  # generation thread only: rows in the engine
+        self._next_key = 0
         self.token_table: TokenTable | None = None  # token texts, for --model.guided on
         self.last_guide: GuidedCalls | None = None  # the last batch's guide (tests)
         self.call_bias: float | None = None  # None: by prompt kind (see subnet.miner.guided)
@@ -256,6 +269,15 @@ class TransformersBackend:
                 )
         self.tokenizer = tokenizer
         self.model = model
+        if self._continuous and supports_model(model):
+            self.engine = DecodeEngine(
+                model,
+                eos_ids=self._eos_ids(),
+                pad_id=int(tokenizer.pad_token_id),
+                prefix_tokens=self.options.prefix_cache_tokens,
+            )
+        elif self._continuous:
+            log.info("%s: rows cannot join a running batch; batches run with generate()", self.model_dir)
 
     def _pick_device(self, torch_module: Any) -> str:
         device = self.options.device
@@ -285,6 +307,9 @@ class TransformersBackend:
         return await future
 
     async def _batch_loop(self) -> None:
+        if self.engine is not None:
+            await self._continuous_loop()
+            return
         assert self._arrival is not None and self._executor is not None
         loop = asyncio.get_running_loop()
         while not self._closing:
@@ -313,6 +338,56 @@ class TransformersBackend:
                     pending.future.set_exception(outcome)
                 else:
                     pending.future.set_result(outcome)
+
+    async def _continuous_loop(self) -> None:
+        """Admit what fits, decode one step, answer the rows that ended; until closed and empty.
+        On close the rows already running are finished and answered."""
+        assert self._arrival is not None and self._executor is not None
+        loop = asyncio.get_running_loop()
+        active: dict[int, _Pending] = {}
+        while active or not self._closing:
+            if not active:
+                if not self._pending:
+                    self._arrival.clear()
+                    await self._arrival.wait()
+                    continue
+                await self._gather()
+            admitted: list[tuple[int, _Pending]] = []
+            if not self._closing:
+                for pending in self._take_room(self.options.max_batch - len(active)):
+                    admitted.append((self._next_key, pending))
+                    self._next_key += 1
+            if admitted:
+                self.batches_run += 1
+            active.update(admitted)
+            self._running = list(active.values())
+            try:
+                outcomes = await loop.run_in_executor(
+                    self._executor, self._engine_turn, [(key, pending.request) for key, pending in admitted]
+                )
+            except Exception as error:  # one failed step must not stop the miner
+                log.exception("a decoding step of %d requests failed", len(active))
+                failure = ModelError(f"generation failed: {type(error).__name__}: {error}")
+                outcomes = [(key, failure) for key in active]
+                await loop.run_in_executor(self._executor, self._forget_rows)
+            for key, outcome in outcomes:
+                pending = active.pop(key)
+                if pending.future.done():  # the caller went away
+                    continue
+                if isinstance(outcome, ModelError):
+                    pending.future.set_exception(outcome)
+                else:
+                    pending.future.set_result(outcome)
+            self._running = list(active.values())
+
+    def _take_room(self, room: int) -> list[_Pending]:
+        """Up to ``room`` live requests, oldest first (rows decode with their own temperature)."""
+        taken: list[_Pending] = []
+        while self._pending and len(taken) < room:
+            pending = self._pending.popleft()
+            if not pending.future.done():
+                taken.append(pending)
+        return taken
 
     async def _gather(self) -> None:
         """Wait until the oldest request has waited batch_wait_ms, or a full batch is there."""
@@ -379,6 +454,67 @@ class TransformersBackend:
                 guided = guide is not None and guide.state is not None
                 outcomes[index] = self._finish(prompt, len(token_ids), new_tokens, budget, guided=guided)
         return [outcome if outcome is not None else ModelError("no outcome") for outcome in outcomes]
+
+    def _engine_turn(
+        self, admitted: list[tuple[int, GenerationRequest]]
+    ) -> list[tuple[int, GenerationResult | ModelError]]:
+        """Prefill the admitted requests into the running batch, decode one step; the outcomes
+        of the requests that ended (or could not start)."""
+        assert self.engine is not None
+        outcomes: list[tuple[int, GenerationResult | ModelError]] = []
+        rows: list[Row] = []
+        if admitted:
+            self.last_guide = None
+        for key, request in admitted:
+            try:
+                prompt, token_ids, budget = self._prepare(request)
+            except ModelError as error:
+                outcomes.append((key, error))
+                continue
+            temperature = _sampling_temperature(request)
+            guide = self._guide(request, prompt)
+            guided = guide is not None and guide.state is not None
+            processors: list[Any] = []
+            if guided and self.token_table is not None and guide is not None:
+                self.last_guide = GuidedCalls(
+                    0, [guide], self.token_table, self._eos_ids(), budgets=[budget], sample=temperature > 0
+                )
+                processors.append(self.last_guide)
+            elif prompt.choices:
+                processors.append(_RequiredChoice(0, [self._choice_tokens(prompt)]))
+            self._rows[key] = _RowContext(prompt, len(token_ids), budget, guided)
+            rows.append(
+                Row(
+                    key=key,
+                    prompt=token_ids,
+                    budget=budget,
+                    temperature=temperature,
+                    guide=_ProcessorsOnOneRow(processors) if processors else None,
+                )
+            )
+        finished = self.engine.admit(rows) if rows else []
+        finished += self.engine.step()
+        for row in finished:
+            context = self._rows.pop(row.key)
+            outcomes.append(
+                (
+                    row.key,
+                    self._finish(
+                        context.prompt,
+                        context.prompt_tokens,
+                        row.generated,
+                        context.budget,
+                        guided=context.guided,
+                    ),
+                )
+            )
+        return outcomes
+
+    def _forget_rows(self) -> None:
+        """After a failed step: drop the running batch (its callers were told)."""
+        if self.engine is not None:
+            self.engine.reset()
+        self._rows.clear()
 
     def _prepare(self, request: GenerationRequest) -> tuple[Prompt, list[int], int]:
         assert self.adapter is not None
@@ -514,6 +650,33 @@ def _distinct_calls(tool_calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
             seen.add(key)
             distinct.append(call)
     return distinct
+
+
+@dataclass(frozen=True)
+class _RowContext:
+    """What the answer of an engine row needs besides its tokens."""
+
+    prompt: Prompt
+    prompt_tokens: int
+    budget: int
+    guided: bool
+
+
+class _ProcessorsOnOneRow:
+    """The engine's per-row guide made of ``generate``-style logits processors, each built for a
+    batch of this one row with a prompt width of 0 (it is shown the row's written tokens only)."""
+
+    def __init__(self, processors: list[Any]) -> None:
+        self.processors = processors
+
+    def constrain(self, generated: Any, scores: torch.Tensor) -> torch.Tensor:
+        import torch
+
+        written = torch.tensor([list(generated)], dtype=torch.long)
+        batch = scores.unsqueeze(0)
+        for processor in self.processors:
+            batch = processor(written, batch)
+        return batch[0]
 
 
 class _RowBudgets:

@@ -41,16 +41,30 @@ def _request(text: str, max_tokens: int = 12, **extra: Any) -> GenerationRequest
     )
 
 
-async def _started(folder: Path, **options: Any) -> TransformersBackend:
-    backend = build_backend(ModelOptions(path=str(folder), **options))
-    assert isinstance(backend, TransformersBackend)
+async def _started(folder: Path, *, continuous: bool = True, **options: Any) -> TransformersBackend:
+    if continuous:
+        backend = build_backend(ModelOptions(path=str(folder), **options))
+        assert isinstance(backend, TransformersBackend)
+    else:
+        backend = TransformersBackend(ModelOptions(path=str(folder), **options), continuous=False)
     await backend.start()
+    assert (backend.engine is not None) == continuous
     return backend
 
 
-@pytest.fixture
-async def batching(tiny_model_dir: Path) -> AsyncIterator[TransformersBackend]:
-    backend = await _started(tiny_model_dir, batch_wait_ms=300, max_batch=8, max_new_tokens=24)
+# Both ways of batching: rows joining a running batch (the default where the model allows it)
+# and generate() on left-padded batches (models whose cache cannot be split by row).
+@pytest.fixture(params=["continuous", "generate"])
+async def batching(
+    tiny_model_dir: Path, request: pytest.FixtureRequest
+) -> AsyncIterator[TransformersBackend]:
+    backend = await _started(
+        tiny_model_dir,
+        continuous=request.param == "continuous",
+        batch_wait_ms=300,
+        max_batch=8,
+        max_new_tokens=24,
+    )
     yield backend
     await backend.close()
 
@@ -108,7 +122,7 @@ async def test_concurrent_requests_are_batched_and_each_gets_its_own_answer(
     batched = await asyncio.gather(*(batching.generate(request) for request in requests))
     alone = [await one_at_a_time.generate(request) for request in requests]
 
-    assert batching.batches_run == 1  # all six went through one generate call
+    assert batching.batches_run == 1  # all six started together
     assert one_at_a_time.batches_run == len(requests)
     # Greedy decoding: a left-padded row decodes exactly as the same prompt alone.
     assert [result.raw_text for result in batched] == [result.raw_text for result in alone]
@@ -170,6 +184,15 @@ async def test_a_failing_batch_fails_only_its_callers(
         return real_generate(*args, **kwargs)
 
     monkeypatch.setattr(batching.model, "generate", generate_once_broken)
+    real_forward = batching.model.forward
+
+    def forward_once_broken(*args: Any, **kwargs: Any) -> Any:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise RuntimeError("CUDA error: device-side assert triggered")
+        return real_forward(*args, **kwargs)
+
+    monkeypatch.setattr(batching.model, "forward", forward_once_broken)
     failed = await asyncio.gather(
         *(batching.generate(_request(text)) for text in PROMPTS[:3]), return_exceptions=True
     )
@@ -231,8 +254,14 @@ def test_unknown_backend_is_one_clear_error() -> None:
         build_backend(ModelOptions(backend="vllm"))
 
 
-async def test_close_during_generation_answers_the_running_batch(tiny_model_dir: Path) -> None:
-    backend = await _started(tiny_model_dir, batch_wait_ms=0, max_batch=8, max_new_tokens=40)
+@pytest.mark.parametrize("continuous", [True, False])
+async def test_close_during_generation_answers_the_running_batch(
+    tiny_model_dir: Path, continuous: bool
+) -> None:
+    # max_batch 1: the second request waits for room in either way of batching.
+    backend = await _started(
+        tiny_model_dir, continuous=continuous, batch_wait_ms=0, max_batch=1, max_new_tokens=40
+    )
     running = asyncio.ensure_future(backend.generate(_request(PROMPTS[1], 40)))
     for _ in range(2_000):  # until the batch is in the generation thread
         if backend._running:
@@ -249,14 +278,18 @@ async def test_close_during_generation_answers_the_running_batch(tiny_model_dir:
         await asyncio.wait_for(queued, 1)
 
 
-async def test_sampling_and_greedy_requests_go_in_separate_batches(batching: TransformersBackend) -> None:
+async def test_sampling_and_greedy_requests_are_served_together_or_apart(
+    batching: TransformersBackend,
+) -> None:
     requests = [
         _request(PROMPTS[0]),
         _request(PROMPTS[1], temperature=0.8),
         _request(PROMPTS[2], temperature=0.0),
     ]
     results = await asyncio.gather(*(batching.generate(request) for request in requests))
-    assert batching.batches_run == 2  # greedy ones together, the sampled one alone
+    # Rows of a running batch decode with their own temperature; generate() takes one per batch,
+    # so there the greedy ones go together and the sampled one alone.
+    assert batching.batches_run == (1 if batching.engine is not None else 2)
     assert all(result.usage.completion_tokens > 0 for result in results)
 
 
@@ -326,3 +359,25 @@ async def test_required_with_several_tools_starts_with_one_of_their_calls(
     # and a row with no choice to make in the same batch is left alone
     free = await asyncio.gather(batching.generate(_request(PROMPTS[0])), batching.generate(requests[0]))
     assert not free[0].raw_text.startswith(openings)
+
+
+async def test_a_short_request_joins_a_running_batch_and_leaves_before_the_long_one(
+    tiny_model_dir: Path,
+) -> None:
+    backend = await _started(tiny_model_dir, batch_wait_ms=0, max_batch=8, max_new_tokens=200)
+    try:
+        long = asyncio.ensure_future(backend.generate(_request(PROMPTS[1], 200)))
+        for _ in range(2_000):  # until the long one is decoding
+            if backend._running:
+                break
+            await asyncio.sleep(0.005)
+        short = await backend.generate(_request(PROMPTS[3], 3))
+        long_was_done = long.done()
+        assert short.usage.completion_tokens <= 3
+        assert backend.batches_run == 2  # the short one was admitted into the running batch
+        result = await long
+        if result.finish_reason == "length":  # no early EOS: the long one ran all 200 steps
+            assert result.usage.completion_tokens == 200
+            assert not long_was_done  # and the short one did not wait for them
+    finally:
+        await backend.close()
