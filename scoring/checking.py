@@ -29,6 +29,7 @@ _SCHEMA_TYPES: dict[str, type | None] = {
 }
 _FLOAT_TYPES = frozenset({"float", "number"})
 _LIST_TYPES = frozenset({"array", "tuple"})
+_SCALAR_TYPES = frozenset({str, int, float, bool})
 
 _IGNORED_IN_STRINGS = str.maketrans("", "", " ,./-_*^")
 
@@ -302,12 +303,18 @@ def check_call(
     for param, value in arguments.items():
         if param not in properties or param not in expected:
             return _Error("simple_function_checker:unexpected_param", "unexpected parameter %r", param)
-        param_types = types.get(param) or shape.types_of(param)
         acceptable = expected[param]
-        py_type = param_types[1]
-        if type(value) is py_type and param_types[2] is None and py_type is not dict and value in acceptable:
-            continue  # check_value's first fast path, inline: the common case costs no call
-        error = check_value(param, value, param_types, acceptable)
+        spec = properties[param]
+        if type(spec) is dict:  # check_value's fast path for scalars, inline: no call, no type tuple
+            type_name = spec.get("type")
+            if (
+                type(type_name) is str
+                and _SCHEMA_TYPES.get(type_name) in _SCALAR_TYPES
+                and type(value) is _SCHEMA_TYPES[type_name]
+                and value in acceptable
+            ):
+                continue
+        error = check_value(param, value, types.get(param) or shape.types_of(param), acceptable)
         if error is not None:
             return error
     for param, acceptable in expected.items():
