@@ -23,7 +23,7 @@ from subnet.protocol import ChatCompletionRequest
 from subnet.transport import MinerTarget, QueryResult, QueryStatus
 from subnet.validator.ports import Judge, Judgement, TaskLike, TaskSource
 from subnet.validator.secret import seed_commitment
-from subnet.validator.state import RoundSummary
+from subnet.validator.state import RoundSummary, ScoredResponse, summarise_round
 from subnet.validator.store import NewTask, Store
 
 log = logging.getLogger(__name__)
@@ -178,6 +178,9 @@ class ResponseWriter:
         self.clock = clock
         self.queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
         self.written = 0
+        # What the stored rows add to the standings, in insertion order: the round folds these
+        # without reading its 2,048 rows back (the store checks the count first).
+        self.scored: list[ScoredResponse] = []
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -215,6 +218,10 @@ class ResponseWriter:
                 started = time.perf_counter()
                 self.written += await self.store.store_responses(batch)
                 self.clock.store_wall += time.perf_counter() - started
+                self.scored.extend(
+                    ScoredResponse(row["hotkey"], row["uid"], row["category"], row["valid"], row["score"])
+                    for row in batch
+                )
 
 
 class RoundRunner:
@@ -368,7 +375,9 @@ class RoundRunner:
             await writer.abort()
             raise
         await self.store.mark_collected(round_id, n_miners=len(miners))
-        summaries = await self.store.apply_round(round_id, params.alpha) or {}
+        summaries = (
+            await self.store.apply_round(round_id, params.alpha, known=summarise_round(writer.scored)) or {}
+        )
         report = RoundReport(
             number=number,
             round_id=round_id,

@@ -185,8 +185,14 @@ class Store:
                 .values(status=RoundStatus.COLLECTED.value, n_miners=n_miners)
             )
 
-    async def apply_round(self, round_id: int, alpha: float) -> dict[str, RoundSummary] | None:
+    async def apply_round(
+        self, round_id: int, alpha: float, *, known: dict[str, RoundSummary] | None = None
+    ) -> dict[str, RoundSummary] | None:
         """Fold a collected round into the moving averages, exactly once.
+
+        ``known``: the summaries of the rows the caller stored (a live round); they are used
+        when the round holds exactly that many responses, else the rows are read back (a
+        recovered round, or anything unexpected: the table is the truth).
 
         Returns the per-hotkey summaries, or None when the round was not in
         ``collected`` (already scored, discarded, or still running).
@@ -199,6 +205,15 @@ class Store:
             )
             if getattr(claimed, "rowcount", 0) != 1:
                 return None
+            if known is not None:
+                stored = await session.scalar(
+                    select(func.count())
+                    .select_from(ResponseRecord)
+                    .where(ResponseRecord.round_id == round_id)
+                )
+                if stored == sum(summary.total for summary in known.values()):
+                    await self._fold_summaries(session, round_id, known, alpha)
+                    return known
             rows = await session.execute(
                 select(
                     ResponseRecord.hotkey,

@@ -261,3 +261,30 @@ async def test_standings_of_many_hotkeys_and_categories_fold_in_bulk(store: Stor
             }
         )
         assert accuracy == expected
+
+
+async def test_known_summaries_are_folded_only_when_the_stored_rows_agree(store: Store) -> None:
+    from subnet.validator.state import ScoredResponse, summarise_round
+
+    round_id, task_ids = await _round(store)
+    rows = [_response(round_id, task_id, "hk-a", 1, 1.0) for task_id in task_ids.values()]
+    await store.store_responses(rows)
+    await store.mark_collected(round_id, 1)
+    # The caller believes a third response went in with score 0: the table says otherwise.
+    believed = summarise_round(
+        [ScoredResponse("hk-a", 1, "simple", True, 1.0)] * 2
+        + [ScoredResponse("hk-a", 1, "simple", False, 0.0)]
+    )
+    folded = await store.apply_round(round_id, alpha=0.5, known=believed)
+    assert folded is not None and folded["hk-a"].total == 2 and folded["hk-a"].mean_score == 1.0
+    assert (await store.score_states())["hk-a"].moving_average == pytest.approx(0.5)
+
+    round_two, task_ids_two = await _round(store)
+    await store.store_responses([_response(round_two, t, "hk-a", 1, 0.0) for t in task_ids_two.values()])
+    await store.mark_collected(round_two, 1)
+    agreed = summarise_round([ScoredResponse("hk-a", 1, "simple", False, 0.0)] * 2)
+    assert await store.apply_round(round_two, alpha=0.5, known=agreed) is agreed
+    assert await store.apply_round(round_two, alpha=0.5, known=agreed) is None  # exactly once
+    state = (await store.score_states())["hk-a"]
+    assert state.moving_average == pytest.approx(0.25)
+    assert (state.rounds_scored, state.responses_total) == (2, 4)
