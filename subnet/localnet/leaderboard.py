@@ -31,12 +31,19 @@ CATEGORY_TITLES: dict[str, str] = {
 
 @dataclass(frozen=True)
 class MinerInfo:
-    """A miner of this localnet: its wallet name, keys and the output format it was started with."""
+    """A miner of this localnet: its wallet name, keys and how it answers (output format, and
+    whether it decodes with the schema guide)."""
 
     label: str
     hotkey: str
     uid: int
     format: str
+    guided: bool = False
+
+    @property
+    def setup(self) -> str:
+        """The format, ``+guided`` when the miner runs with --model.guided on (e.g. json+guided)."""
+        return f"{self.format}+guided" if self.guided else self.format
 
 
 @dataclass
@@ -154,7 +161,7 @@ def render(rows: Sequence[Row]) -> str:
             str(row.miner.uid),
             row.miner.label,
             short_hotkey(row.miner.hotkey),
-            row.miner.format,
+            row.miner.setup,
             _number(row.score),
             f"{row.valid}/{row.total}",
         ]

@@ -234,7 +234,13 @@ class Localnet:
         self.netuid = report.netuid
         self.validator_uid = report.uids["validator"]
         self.miners = [
-            MinerInfo(label, report.hotkeys[label], report.uids[label], self.settings.format_of(index))
+            MinerInfo(
+                label,
+                report.hotkeys[label],
+                report.uids[label],
+                self.settings.format_of(index),
+                self.settings.guided_of(index),
+            )
             for index, label in enumerate(labels)
         ]
         self.state.update_record(netuid=self.netuid)
@@ -273,6 +279,8 @@ class Localnet:
             "demo",
             "--model.format",
             miner.format,
+            "--model.guided",
+            "on" if miner.guided else "off",
             "--model.device",
             "cpu",
             "--model.max_new_tokens",
@@ -311,7 +319,8 @@ class Localnet:
             )
             started.append((miner, child, port))
             self.out(
-                f"{miner.label} starting: uid {miner.uid}, format {miner.format}, {HOST}:{port} "
+                f"{miner.label} starting: uid {miner.uid}, format {miner.format}, "
+                f"guided {'on' if miner.guided else 'off'}, {HOST}:{port} "
                 f"(log: {child.log_path})"
             )
         for miner, child, port in started:
@@ -424,7 +433,7 @@ class Localnet:
 
     async def follow(self, validator: Child, round_mark: int) -> None:
         """Show the validator's progress until it exits; a miner that dies is reported once."""
-        labels = {miner.hotkey: miner.label for miner in self.miners}
+        labels = {miner.hotkey: f"{miner.label} ({miner.setup})" for miner in self.miners}
         watcher = RoundWatcher(self.engine(), labels, round_mark)
         log = LogFollower(validator.log_path, validator.log_offset)
         reported: set[str] = set()

@@ -3,6 +3,11 @@
 Defaults are chosen so that ``--miners 3 --rounds 2`` finishes in a few minutes on a small CPU
 machine: a short block time and tempo (an epoch every few seconds), few tasks per round and a
 short generation cap for the demo model.
+
+The demo miners differ in how they answer, so their scores differ for real reasons: by default
+miner 1 writes JSON calls and miner 2 Hermes ``<tool_call>`` tags, both with schema-guided
+decoding (``--model.guided on``), and miner 3 writes Hermes tags unguided (``--formats`` and
+``--guided`` change the lists, handed to the miners in turn).
 """
 
 from __future__ import annotations
@@ -15,7 +20,8 @@ from typing import NoReturn
 
 PROG = "python -m subnet.localnet"
 APP_NAME = "toolcall-subnet"
-DEFAULT_FORMATS = ("hermes", "pythonic", "json")
+DEFAULT_FORMATS = ("json", "hermes", "hermes")
+DEFAULT_GUIDED = (True, True, False)
 MAX_MINERS = 16
 
 
@@ -40,6 +46,7 @@ class LocalnetSettings:
     tempo: int = 20
     tasks: int = 6  # one task of every category of the default mix
     formats: tuple[str, ...] = DEFAULT_FORMATS
+    guided: tuple[bool, ...] = DEFAULT_GUIDED
     max_new_tokens: int = 48
     query_timeout: float = 300.0
     db_url: str | None = None  # None: a SQLite file in the state directory
@@ -54,6 +61,10 @@ class LocalnetSettings:
     def format_of(self, index: int) -> str:
         """The output format of miner ``index`` (0-based): the list, round robin."""
         return self.formats[index % len(self.formats)]
+
+    def guided_of(self, index: int) -> bool:
+        """Whether miner ``index`` (0-based) decodes with the schema guide: the list, round robin."""
+        return self.guided[index % len(self.guided)]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -107,6 +118,17 @@ def _formats(text: str) -> tuple[str, ...]:
     return names
 
 
+_SWITCHES = {"on": True, "off": False}
+
+
+def _switches(text: str) -> tuple[bool, ...]:
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = [name for name in names if name not in _SWITCHES]
+    if not names or unknown:
+        raise argparse.ArgumentTypeError(f"expected on/off values, got {', '.join(unknown) or '(none)'}")
+    return tuple(_SWITCHES[name] for name in names)
+
+
 def _port(text: str) -> int:
     return _int_at_least(0, 65535)(text)
 
@@ -146,7 +168,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--formats",
         type=_formats,
         default=DEFAULT_FORMATS,
-        help="output formats given to the miners in turn (default hermes,pythonic,json)",
+        help="output formats given to the miners in turn (default json,hermes,hermes)",
+    )
+    add(
+        "--guided",
+        type=_switches,
+        default=DEFAULT_GUIDED,
+        help="schema-guided decoding (--model.guided) per miner in turn (default on,on,off)",
     )
     add(
         "--max-new-tokens",
@@ -197,6 +225,7 @@ def parse_settings(argv: Sequence[str] | None = None) -> LocalnetSettings:
         tempo=args.tempo,
         tasks=args.tasks,
         formats=args.formats,
+        guided=args.guided,
         max_new_tokens=args.max_new_tokens,
         query_timeout=args.query_timeout,
         db_url=args.db_url,

@@ -265,6 +265,13 @@ def test_chain_standing_and_table() -> None:
     assert table[3].split()[7:9] == ["-", "1/1"]
 
 
+def test_the_format_column_says_which_miners_are_guided() -> None:
+    guided = MinerInfo("miner3", BOB, 4, "json", guided=True)
+    assert (guided.setup, MINERS[0].setup) == ("json+guided", "hermes")
+    table = render(with_chain([Row(guided, score=0.5), Row(MINERS[0], score=0.25)], None)).splitlines()
+    assert [line.split()[2:5:2] for line in table[2:]] == [["miner3", "json+guided"], ["miner1", "hermes"]]
+
+
 def test_a_leaderboard_without_chain_or_scores() -> None:
     rows = with_chain([Row(MINERS[0])], None)
     line = render(rows).splitlines()[2].split()
