@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from scoring.decoding import decode
-from scoring.model import COMPONENTS, DEFAULT_LIMITS, Call, DecodeError, Limits, Verdict, make_verdict
+from scoring.model import DEFAULT_LIMITS, Call, DecodeError, Limits, Verdict, make_verdict
 
 # Schema type name -> the Python type a value must have; None means any value is accepted.
 _SCHEMA_TYPES: dict[str, type | None] = {
@@ -539,12 +539,22 @@ def _fits_schema(call: Call, task: _Task) -> bool:
     shape = task.shape(call.name)
     if shape is None:
         return False
-    if any(param not in call.arguments for param in shape.required):
-        return False
+    arguments = call.arguments
+    for param in shape.required:
+        if param not in arguments:
+            return False
     properties = shape.properties
-    for param, value in call.arguments.items():
+    for param, value in arguments.items():
         if param not in properties:
             return False
+        spec = properties[param]
+        if type(spec) is dict:  # scalars, inline (no element types): as below, without the type tuple
+            scalar_name = spec.get("type")
+            if type(scalar_name) is str and _SCHEMA_TYPES.get(scalar_name) in _SCALAR_TYPES:
+                scalar = _SCHEMA_TYPES[scalar_name]
+                if type(value) is scalar or (scalar is float and type(value) is int):
+                    continue
+                return False
         type_name, py_type, nested = shape.types_of(param)
         if py_type is None:
             continue
@@ -566,7 +576,19 @@ def _argument_credit(call: Call, shape: _Shape, expected: Mapping[str, Sequence[
         if name not in arguments:
             right += "" in acceptable
         elif name in properties:
-            right += check_value(name, arguments[name], shape.types_of(name), acceptable) is None
+            value = arguments[name]
+            spec = properties[name]
+            if type(spec) is dict:  # check_value's fast path for scalars, inline, as in check_call
+                type_name = spec.get("type")
+                if (
+                    type(type_name) is str
+                    and _SCHEMA_TYPES.get(type_name) in _SCALAR_TYPES
+                    and type(value) is _SCHEMA_TYPES[type_name]
+                    and value in acceptable
+                ):
+                    right += 1
+                    continue
+            right += check_value(name, value, shape.types_of(name), acceptable) is None
     for name in arguments:  # ... and those given but not expected
         if name not in expected:
             names += 1
@@ -632,9 +654,13 @@ def _components(calls: list[Call], task: _Task) -> dict[str, float]:
 
 def partial_credit(components: Mapping[str, float]) -> float:
     """Score of an invalid verdict: 0.5 x (0.1 format + 0.2 schema + 0.3 tool + 0.4 args), < 0.5."""
-    weighted = 0.0
-    for name in COMPONENTS:
-        weighted += COMPONENT_WEIGHTS[name] * components[name]
+    weights = COMPONENT_WEIGHTS  # summed in the order of COMPONENTS
+    weighted = (
+        weights["format"] * components["format"]
+        + weights["schema"] * components["schema"]
+        + weights["tool"] * components["tool"]
+        + weights["args"] * components["args"]
+    )
     return round(PARTIAL_CREDIT_CEILING * weighted, 6)
 
 
