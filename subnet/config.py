@@ -372,7 +372,7 @@ class RoundSettings:
 @dataclass(frozen=True)
 class QuerySettings:
     timeout: float = 30.0
-    concurrency: int = 64
+    concurrency: int = 2048  # every task of a 256-miner round at once (8 each); the open-file limit is raised to fit
 
 
 @dataclass(frozen=True)
@@ -659,7 +659,12 @@ FLAGS: tuple[Flag, ...] = (
     Flag("round.tasks", "Tasks per miner per round.", _POSITIVE_INT, metavar="N"),
     Flag("round.interval", "Seconds between round starts.", _POSITIVE, metavar="S"),
     Flag("query.timeout", "Seconds a miner has to answer one task.", _POSITIVE, metavar="S"),
-    Flag("query.concurrency", "Miner requests in flight at once.", _POSITIVE_INT, metavar="N"),
+    Flag(
+        "query.concurrency",
+        "Miner requests in flight at once (the soft open-file limit is raised to fit).",
+        _POSITIVE_INT,
+        metavar="N",
+    ),
     Flag(
         "weights.interval",
         "Blocks between weight submissions (default: once per epoch).",
