@@ -4,9 +4,16 @@
     .venv/bin/python bench/miner.py --device cuda --dtype bfloat16 --requests 64
     .venv/bin/python bench/miner.py --model-path /models/Qwen2.5-1.5B-Instruct
 
+Two workloads (``--workload``): ``validator`` sends tasks as a validator does (``tasks.generate``:
+every request has its own tools, prompts of 300-800 tokens), ``agent`` sends questions against one
+fixed set of two tools (an agent's traffic: every prompt begins with the same system prompt and
+tools, which the miner's prompt-prefix store reuses). The prefix store is emptied before every
+timed run, so no run reuses what another one prefilled.
+
 For each concurrency level (1, 4, 8 by default) the same requests run with batching on
 (``--max-batch``, ``--batch-wait-ms``) and off (max_batch 1): requests/s, completion tokens/s,
-p50/p95 latency, and the process's peak RSS so far. A plain ``model.generate`` on the same
+p50/p95 latency, and the process's peak RSS so far. ``--max-new-tokens`` defaults to the miner's
+own cap (``--model.max_new_tokens``); answers end earlier at EOS. A plain ``model.generate`` on the same
 prompts, one at a time, is the baseline for latency at concurrency 1: each request runs through
 both back to back, and the median of the paired ratios is reported. Off and on alternate in
 rounds, so load from other processes that drifts during the run hits both modes alike.
@@ -66,8 +73,19 @@ TOOLS = [
 ]
 
 
+def validator_workload(count: int, max_tokens: int) -> list[GenerationRequest]:
+    """Tasks as a validator sends them: each with its own tools and question (fixed seed)."""
+    import tasks
+
+    return [
+        GenerationRequest(messages=task.messages, tools=task.tools, max_tokens=max_tokens)
+        for task in tasks.generate(b"bench-miner", count)
+    ]
+
+
 def workload(count: int, max_tokens: int) -> list[GenerationRequest]:
-    """Distinct tool-calling requests (different cities and phrasing, so prompt lengths vary)."""
+    """Distinct tool-calling requests against one set of tools (different cities and phrasing,
+    so prompt lengths vary)."""
     phrasings = [
         "What's the weather in {city}?",
         "How warm is it in {city} right now, in celsius?",
@@ -123,6 +141,8 @@ async def drive(
     backend: TransformersBackend, requests: Sequence[GenerationRequest], concurrency: int, label: str
 ) -> Figures:
     """Send every request with at most `concurrency` in flight; time each one."""
+    if backend.engine is not None and backend.engine.prefixes is not None:
+        backend.engine.prefixes.clear()
     queue = list(reversed(requests))
     latencies: list[float] = []
     tokens = 0
@@ -173,6 +193,8 @@ async def paired_single(
 ) -> tuple[Figures, Figures, list[float]]:
     """Concurrency 1, each request through plain generate and then through the batching backend,
     back to back, so load that drifts over the run hits both alike. Returns both and the ratios."""
+    if backend.engine is not None and backend.engine.prefixes is not None:
+        backend.engine.prefixes.clear()
     plain_latencies: list[float] = []
     served_latencies: list[float] = []
     plain_tokens = served_tokens = 0
@@ -200,6 +222,9 @@ async def paired_single(
     return plain, served, ratios
 
 
+WORKLOADS = {"validator": validator_workload, "agent": workload}
+
+
 def merge(parts: list[Figures]) -> Figures:
     first = parts[0]
     return Figures(
@@ -225,6 +250,7 @@ async def run(args: argparse.Namespace) -> int:
         max_new_tokens=args.max_new_tokens,
         max_batch=args.max_batch,
         batch_wait_ms=args.batch_wait_ms,
+        prefix_cache_tokens=args.prefix_cache_tokens,
     )
     backend = TransformersBackend(options)
     load_started = time.perf_counter()
@@ -235,7 +261,14 @@ async def run(args: argparse.Namespace) -> int:
         f"max_tokens {args.max_new_tokens}, batching on: max_batch {args.max_batch}, "
         f"batch_wait_ms {args.batch_wait_ms:g}"
     )
-    requests = workload(args.requests, args.max_new_tokens)
+    requests = WORKLOADS[args.workload](args.requests, args.max_new_tokens)
+    lengths = sorted(len(backend._prepare(request)[1]) for request in requests)
+    print(
+        f"workload {args.workload}: prompts of {lengths[0]}-{lengths[-1]} tokens "
+        f"(median {statistics.median(lengths):.0f}); continuous batching "
+        f"{'on' if backend.engine is not None else 'off (generate)'}, prefix store "
+        f"{options.prefix_cache_tokens} tokens"
+    )
     modes = {"batching off": 1, "batching on": args.max_batch}
     results: dict[tuple[str, int], Figures] = {}
     try:
@@ -285,7 +318,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or auto")
     parser.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"])
     parser.add_argument("--requests", type=int, default=16, help="requests per level")
-    parser.add_argument("--max-new-tokens", type=int, default=32)
+    parser.add_argument("--workload", choices=sorted(WORKLOADS), default="validator")
+    parser.add_argument("--max-new-tokens", type=int, default=ModelOptions().max_new_tokens)
+    parser.add_argument("--prefix-cache-tokens", type=int, default=ModelOptions().prefix_cache_tokens)
     parser.add_argument("--max-batch", type=int, default=8)
     parser.add_argument("--batch-wait-ms", type=float, default=10.0)
     parser.add_argument("--concurrency", type=_levels, default=[1, 4, 8], help="e.g. 1,4,8")

@@ -75,6 +75,11 @@ class PrefixStore:
             self._entries[key] = self._entries.pop(key)  # most recently used last
         return best, layers
 
+    def clear(self) -> None:
+        """Forget every stored prompt (the counters stay)."""
+        self._entries.clear()
+        self._tokens = 0
+
     def put(self, prompt: Sequence[int], layers: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
         key = tuple(prompt)
         if len(key) > self.max_tokens or key in self._entries:
@@ -139,10 +144,13 @@ class DecodeEngine:
         Each row is prefilled on its own: prefill is compute-bound, so padding prompts of
         different lengths to one width only adds work, and a row prefilled after another can
         reuse the beginning they share."""
+        import torch
+
         finished: list[Row] = []
-        for row in rows:
-            if not row.finished:
-                finished += self._prefill(row)
+        with torch.inference_mode():  # no autograd graph: it would hold every step's activations
+            for row in rows:
+                if not row.finished:
+                    finished += self._prefill(row)
         return finished
 
     def _prefill(self, row: Row) -> list[Row]:
@@ -218,12 +226,13 @@ class DecodeEngine:
         if not self.rows:
             return []
         assert self._mask is not None and self._positions is not None
-        last = torch.tensor([[row.generated[-1]] for row in self.rows], dtype=torch.long)
-        self._mask = torch.nn.functional.pad(self._mask, (0, 1), value=1)
-        positions = self._positions.unsqueeze(1).clone()
-        logits, self._cache = self._forward(last, self._mask, positions, cache=self._cache)
-        self._positions = self._positions + 1
-        return self._advance(list(self.rows), logits)
+        with torch.inference_mode():
+            last = torch.tensor([[row.generated[-1]] for row in self.rows], dtype=torch.long)
+            self._mask = torch.nn.functional.pad(self._mask, (0, 1), value=1)
+            positions = self._positions.unsqueeze(1).clone()
+            logits, self._cache = self._forward(last, self._mask, positions, cache=self._cache)
+            self._positions = self._positions + 1
+            return self._advance(list(self.rows), logits)
 
     def _advance(self, rows: list[Row], logits: torch.Tensor) -> list[Row]:
         """Choose the next token of ``rows`` (one logits row each), drop the finished ones."""

@@ -181,6 +181,8 @@ def test_the_prefix_store_is_bounded_and_can_be_off(
             engine.admit([Row(key=0, prompt=prompt, budget=1)])
     assert engine.prefixes is not None
     assert 0 < engine.prefixes._tokens <= 60
+    engine.prefixes.clear()
+    assert engine.prefixes.longest(prompts[-1]) == (0, None)
     off = DecodeEngine(model, eos_ids=[-1], pad_id=0, prefix_tokens=0)
     row = Row(key=0, prompt=prompts[1] + prompts[2], budget=4)
     with torch.inference_mode():
@@ -190,3 +192,15 @@ def test_the_prefix_store_is_bounded_and_can_be_off(
             off.step()
     assert off.prefixes is None
     assert row.generated == _alone(model, prompts[1] + prompts[2], 4, eos=-1)
+
+
+def test_no_autograd_graph_is_kept_whoever_calls(model_and_tokens: tuple[Any, list[list[int]], int]) -> None:
+    # The backend calls the engine from its generation thread with no inference_mode around it;
+    # a graph there would hold every step's activations (hundreds of MB per request).
+    model, prompts, _ = model_and_tokens
+    engine = DecodeEngine(model, eos_ids=[-1], pad_id=0)
+    engine.admit([Row(key=0, prompt=prompts[0], budget=5), Row(key=1, prompt=prompts[1], budget=5)])
+    engine.step()
+    assert engine._cache is not None
+    for layer in engine._cache.layers:
+        assert layer.keys.grad_fn is None and not layer.keys.requires_grad
