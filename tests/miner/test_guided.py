@@ -431,3 +431,55 @@ async def test_guided_off_builds_no_token_table(unguided: TransformersBackend) -
     assert unguided.token_table is None
     await unguided.generate(_request(PROMPTS[0], max_tokens=4))
     assert unguided.last_guide is None
+
+
+# --- the processor alone, on a toy vocabulary ---------------------------------------------------
+
+TOY = [
+    None,
+    "<tool_call>",
+    "\n",
+    '{"name": "',
+    "get_stock_price",
+    '", "arguments": {',
+    '"symbol": "',
+    "ACME",
+    '"}}',
+    "</tool_call>",
+    "Sure\n",  # prose: never part of a call (a raw newline is no JSON string content either)
+    "!\n",
+    *(chr(code) for code in range(32, 127)),  # single characters, as real vocabularies have
+]
+EOS = 0
+
+
+def _drive(guide: Any, preferred: list[int], steps: int, budget: int) -> list[int]:
+    """Run the processor for `steps` steps on logits that rank `preferred` first, in that order;
+    each step takes the best token left finite (greedy), as generate does."""
+    import torch
+
+    from subnet.miner.guided import GuidedCalls
+
+    processor = GuidedCalls(0, [guide], TokenTable(list(TOY)), [EOS], budgets=[budget], top_k=4)
+    taken: list[int] = []
+    for _ in range(steps):
+        scores = torch.full((1, len(TOY)), -5.0)
+        for rank, token in enumerate(preferred):
+            scores[0, token] = 10.0 - rank
+        token = int(processor(torch.tensor([taken]), scores)[0].argmax())
+        taken.append(token)
+        if token == EOS:
+            break
+    return taken
+
+
+def test_near_its_budget_a_row_closes_its_call_and_opens_no_other() -> None:
+    guide = row_guide("hermes", [STOCK], must_call=True, function_name=None)
+    # a model that would write "<tool_call>" forever (inside the string too) rather than stop
+    order = [1, 2, 3, 4, 5, 6, 7, 8, 9, EOS]
+    taken = _drive(guide, order, steps=40, budget=30)
+    text = "".join(TOY[token] or "" for token in taken)
+    assert len(taken) - 1 <= 30 and taken[-1] == EOS, text  # within the budget, then EOS
+    calls = decode(text)  # the call was closed in time, and no second one was opened
+    assert [call.name for call in calls] == ["get_stock_price"], text
+    assert text.endswith("</tool_call>"), text
