@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from random import Random
 from typing import Any
 
@@ -203,9 +203,10 @@ def _same(value: Any, default: Any) -> bool:
 
 def decorate(text: str, rng: Random) -> str:
     """Add a casual opener and closer, as people do."""
-    opener = _OPENERS[below(rng, len(_OPENERS))]
-    closer = _CLOSERS[below(rng, len(_CLOSERS))]
-    if not opener and rng.random() < 0.5:
+    random = rng.random
+    opener = _OPENERS[int(random() * len(_OPENERS))]
+    closer = _CLOSERS[int(random() * len(_CLOSERS))]
+    if not opener and random() < 0.5:
         text = text[:1].upper() + text[1:]
     return f"{opener}{text}{closer}"
 
@@ -214,7 +215,7 @@ def join_requests(texts: list[str], rng: Random) -> str:
     """Join several requests into one message."""
     out = texts[0]
     for text in texts[1:]:
-        joiner = _JOINERS[below(rng, len(_JOINERS))]
+        joiner = _JOINERS[int(rng.random() * len(_JOINERS))]
         out += joiner + (text[:1].upper() + text[1:] if joiner.endswith((". ", "\n")) else text)
     return out
 
@@ -245,6 +246,12 @@ def pick_tool(
     raise LookupError("no library tool fits")
 
 
+@lru_cache(maxsize=4096)
+def _same_domains(gold: tuple[ToolSpec, ...]) -> tuple[ToolSpec, ...]:
+    """The library tools of the gold tools' domains, domains in name order."""
+    return tuple(spec for domain in sorted({spec.domain for spec in gold}) for spec in by_domain()[domain])
+
+
 def near_misses(
     gold: tuple[ToolSpec, ...],
     count: int,
@@ -265,7 +272,7 @@ def near_misses(
         )
 
     if same_domain_first:
-        local = [spec for domain in sorted({spec.domain for spec in gold}) for spec in by_domain()[domain]]
+        local = list(_same_domains(gold))
         shuffle(rng, local)
         for spec in local:
             if len(chosen) == count:

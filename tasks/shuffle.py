@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import keyword
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from random import Random
 from typing import Any, NamedTuple
@@ -315,9 +314,11 @@ def _shuffled_property(prop: Any, rng: Random) -> Any:
     return out
 
 
-@dataclass(frozen=True, slots=True)
-class Surface:
-    """A shuffled surface: tools and expected answers, plus the renames that produced them."""
+class Surface(NamedTuple):
+    """A shuffled surface: tools and expected answers, plus the renames that produced them.
+
+    A tuple: one is built per task and per variant, and a frozen dataclass costs several
+    microseconds to build."""
 
     tools: list[dict[str, Any]]
     expected: list[dict[str, Any]]

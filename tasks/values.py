@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass, field
+from functools import cache
 from random import Random
 from typing import Any, Protocol
 
@@ -68,9 +69,10 @@ class Pick:
     vague: tuple[str, ...] = ()
 
     def draw(self, rng: Random) -> Drawn:
-        chosen = self.options[below(rng, len(self.options))]
+        options = self.options
+        chosen = options[int(rng.random() * len(options))]
         says = chosen.says
-        text = says[0] if len(says) == 1 else says[below(rng, len(says))]
+        text = says[0] if len(says) == 1 else says[int(rng.random() * len(says))]
         return Drawn(text, chosen.accepted)
 
 
@@ -88,7 +90,10 @@ class Quoted:
     vague: tuple[str, ...] = ()
 
     def draw(self, rng: Random) -> Drawn:
-        body = self.bodies[below(rng, len(self.bodies))] + self.tails[below(rng, len(self.tails))]
+        random = rng.random
+        bodies = self.bodies
+        tails = self.tails
+        body = bodies[int(random() * len(bodies))] + tails[int(random() * len(tails))]
         return Drawn(f'"{body}"', (body,))
 
 
@@ -102,7 +107,8 @@ class Composed:
     vague: tuple[str, ...] = ()
 
     def draw(self, rng: Random) -> Drawn:
-        chosen = [part[below(rng, len(part))] for part in self.parts]
+        random = rng.random
+        chosen = [part[int(random() * len(part))] for part in self.parts]
         value = self.pattern.format(*chosen)
         return Drawn(f'"{value}"' if self.quote else value, (value,))
 
@@ -118,7 +124,7 @@ class Integer:
     vague: tuple[str, ...] = ()
 
     def draw(self, rng: Random) -> Drawn:
-        value = self.low + self.step * below(rng, (self.high - self.low) // self.step + 1)
+        value = self.low + self.step * int(rng.random() * ((self.high - self.low) // self.step + 1))
         return Drawn(self.say.format(value), (value,))
 
 
@@ -153,6 +159,29 @@ _MONTHS = (
     "December",
 )
 _EPOCH = _dt.date(2026, 1, 1).toordinal()
+_DATE_SPAN = 730
+
+
+@cache
+def _date_forms(offset: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(ways to say, accepted values) of the date ``offset`` days after the epoch, built once."""
+    day = _dt.date.fromordinal(_EPOCH + offset)
+    month = _MONTHS[day.month - 1]
+    iso = day.isoformat()
+    spoken = (
+        f"{month} {day.day}, {day.year}",
+        f"{day.day} {month} {day.year}",
+        iso,
+        f"{month[:3]} {day.day} {day.year}",
+    )
+    accepted = (
+        iso,
+        f"{day.month:02d}/{day.day:02d}/{day.year}",
+        f"{month} {day.day}, {day.year}",
+        f"{month[:3]} {day.day}, {day.year}",
+        f"{day.day} {month} {day.year}",
+    )
+    return spoken, accepted
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,23 +191,23 @@ class Date:
     vague: tuple[str, ...] = ("the day we talked about", "that date", "the usual day")
 
     def draw(self, rng: Random) -> Drawn:
-        day = _dt.date.fromordinal(_EPOCH + below(rng, 730))
-        month = _MONTHS[day.month - 1]
-        iso = day.isoformat()
-        spoken = (
-            f"{month} {day.day}, {day.year}",
-            f"{day.day} {month} {day.year}",
-            iso,
-            f"{month[:3]} {day.day} {day.year}",
-        )
-        accepted = (
-            iso,
-            f"{day.month:02d}/{day.day:02d}/{day.year}",
-            f"{month} {day.day}, {day.year}",
-            f"{month[:3]} {day.day}, {day.year}",
-            f"{day.day} {month} {day.year}",
-        )
-        return Drawn(spoken[below(rng, len(spoken))], accepted)
+        spoken, accepted = _date_forms(int(rng.random() * _DATE_SPAN))
+        return Drawn(spoken[int(rng.random() * len(spoken))], accepted)
+
+
+@cache
+def _clock_forms(hour: int, minute: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(ways to say, accepted values) of a time of day, built once."""
+    twelve = hour % 12 or 12
+    suffix = "am" if hour < 12 else "pm"
+    spoken = (f"{twelve}:{minute:02d} {suffix}", f"{hour:02d}:{minute:02d}")
+    accepted = (
+        f"{hour:02d}:{minute:02d}",
+        f"{hour:02d}:{minute:02d}:00",
+        f"{twelve}:{minute:02d} {suffix.upper()}",
+        f"{twelve}:{minute:02d} {suffix}",
+    )
+    return spoken, accepted
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,18 +217,10 @@ class ClockTime:
     vague: tuple[str, ...] = ("the usual time", "our regular time")
 
     def draw(self, rng: Random) -> Drawn:
-        hour = 6 + below(rng, 16)
-        minute = 15 * below(rng, 4)
-        twelve = hour % 12 or 12
-        suffix = "am" if hour < 12 else "pm"
-        spoken = (f"{twelve}:{minute:02d} {suffix}", f"{hour:02d}:{minute:02d}")
-        accepted = (
-            f"{hour:02d}:{minute:02d}",
-            f"{hour:02d}:{minute:02d}:00",
-            f"{twelve}:{minute:02d} {suffix.upper()}",
-            f"{twelve}:{minute:02d} {suffix}",
-        )
-        return Drawn(spoken[below(rng, 2)], accepted)
+        random = rng.random
+        hour = 6 + int(random() * 16)
+        spoken, accepted = _clock_forms(hour, 15 * int(random() * 4))
+        return Drawn(spoken[int(random() * 2)], accepted)
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from random import Random
 
 from scoring import Call, check
@@ -126,3 +127,15 @@ def test_awkward_external_names_always_get_a_valid_new_name() -> None:
         new_names = [tool["function"]["name"] for tool in surface.tools]
         assert len(set(new_names)) == len(names) and not set(new_names) & set(names)
         assert all(name.isidentifier() for name in new_names), new_names
+
+
+def test_variant_does_not_depend_on_where_the_task_object_came_from() -> None:
+    # variant() keeps the plans of a task's tools for the next miner; a task read back from
+    # JSON (new dicts, no kept plans) and a repeated call must give the very same variant.
+    for task in generate("plans", 150):
+        first = variant(task, b"miner-a")
+        again = variant(task, b"miner-a")
+        reloaded = variant(Task.from_dict(json.loads(json.dumps(task.to_dict()))), b"miner-a")
+        assert first == again == reloaded
+        assert variant(task, b"miner-b") != first
+
