@@ -1,7 +1,9 @@
 """Deterministic task sets: ``generate`` for a round, ``variant`` for one miner.
 
-Every task draws from its own ``random.Random`` seeded from SHA-256(round seed, index), so a
-task is reproducible alone and the set does not depend on hash randomisation or dict order.
+A set draws from one ``random.Random`` seeded from SHA-256(round seed, "plan"), task after task
+(seeding a Random costs as much as drawing a whole task, so it is seeded once per set, not per
+task); each task still carries its own seed, SHA-256(round seed, "task", index), which names it
+and roots its variants. Nothing depends on hash randomisation or dict order.
 """
 
 from __future__ import annotations
@@ -102,7 +104,6 @@ def generate(
     rng = rng_from(sub_seed(root, b"plan"))
     shuffle(rng, plan)
     task_seed = sub_seeder(root, b"task")
-    # One Random for the whole set, reseeded per task: the same draws as a fresh one per task.
     return [
         _make_task(task_seed(index), rng, name, category, pools)
         for index, (name, category) in enumerate(plan)
@@ -118,7 +119,6 @@ def _library_plan(spec: ToolSpec) -> ToolPlan:
 def _make_task(
     task_seed: bytes, rng: Random, source: str, category: str, pools: Mapping[str, tuple[Task, ...]]
 ) -> Task:
-    reseed(rng, task_seed)
     seed_hex = task_seed.hex()
     if source == BUILTIN:
         draft = CATEGORIES[category].build(rng)
