@@ -46,6 +46,23 @@ _LINE_TOKEN = re.compile(
     r"|[\[\](){},:=]"
     r"|[\s\S])"
 )
+# Plain keyword calls, the most common shape by far: ``[f(a='x', b=2)]``, or CodeAct's calls one
+# per line, every argument a string without escapes, a decimal number or True/False/None. Such text
+# (checked whole by _PLAIN_TEXT) is read with one match per call name and per argument (_PLAIN_ITEM),
+# without tokenising it. It is a subset of what the token parser below reads, with the same values;
+# anything else (bare names, containers, blanks around "=", 007, 1., 1e5, ...) goes on to it.
+_PLAIN_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_PLAIN_STRINGS = r"""'[^'\\\n\r\x00\ud800-\udfff]*+'|"[^"\\\n\r\x00\ud800-\udfff]*+\""""
+_PLAIN_NUMBER = r"-?(?:0|[1-9][0-9]*+)(?:\.[0-9]++)?+"
+_PLAIN_ARGUMENT = rf"{_PLAIN_NAME}=(?:{_PLAIN_STRINGS}|{_PLAIN_NUMBER}|True|False|None)"
+_PLAIN_CALL = rf"{_PLAIN_NAME}(?:\.{_PLAIN_NAME})*+\((?:{_PLAIN_ARGUMENT}(?:, ?{_PLAIN_ARGUMENT})*+)?+\)"
+_PLAIN_TEXT = re.compile(rf"\[{_PLAIN_CALL}(?:, ?{_PLAIN_CALL})*+\]|{_PLAIN_CALL}(?:\n{_PLAIN_CALL})*+")
+# Groups: call name | argument name, then its value as a quoted string, a float, an int or a
+# named constant (each non-empty when it matched, so findall's tuples tell which one did).
+_PLAIN_ITEM = re.compile(
+    rf"({_PLAIN_NAME}(?:\.{_PLAIN_NAME})*)\(|({_PLAIN_NAME})=(?:({_PLAIN_STRINGS})"
+    r"|(-?(?:0|[1-9][0-9]*)\.[0-9]+)|(-?(?:0|[1-9][0-9]*))|(True|False|None))"
+)
 _NAME_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 _NUMBER_START = frozenset("-0123456789")
 _KEYWORDS = frozenset(keyword.kwlist)
@@ -66,6 +83,10 @@ def read_simple_calls(text: str, max_depth: int) -> list[Call] | None:
     """
     if len(text) > MAX_CHARS:
         return None
+    if max_depth >= 1 and _PLAIN_TEXT.fullmatch(text) is not None:  # a minus is at depth 1
+        plain = read_plain_calls(text)
+        if plain is not None:
+            return plain
     if "\n" in text or text[:1] in (" ", "\t"):
         pairs = _TOKEN.findall(text)
         tokens = [token for _, token in pairs]
@@ -79,6 +100,30 @@ def read_simple_calls(text: str, max_depth: int) -> list[Call] | None:
         return _statements(tokens, blanks, max_depth)
     except (_GiveUp, ValueError, IndexError):  # ValueError: int() over Python's digit limit
         return None
+
+
+def read_plain_calls(text: str) -> list[Call] | None:
+    """The calls of text that ``_PLAIN_TEXT`` matches whole; None where a name is a keyword or
+    an argument is repeated (the token parser gives up there too, and ast says why)."""
+    calls: list[Call] = []
+    arguments: dict[str, Any] = {}
+    for name, key, string, real, integer, constant in _PLAIN_ITEM.findall(text):
+        if name:
+            if name in _KEYWORDS or ("." in name and not _KEYWORDS.isdisjoint(name.split("."))):
+                return None
+            arguments = {}
+            calls.append(Call(name, arguments))
+        elif key in arguments or key in _KEYWORDS:
+            return None
+        elif string:
+            arguments[key] = string[1:-1]
+        elif integer:
+            arguments[key] = int(integer)
+        elif real:
+            arguments[key] = float(real)
+        else:
+            arguments[key] = _NAMED_CONSTANTS[constant]
+    return calls
 
 
 def _statements(tokens: list[str], blanks: list[str], max_depth: int) -> list[Call]:
