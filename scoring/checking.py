@@ -29,7 +29,11 @@ _SCHEMA_TYPES: dict[str, type | None] = {
 }
 _FLOAT_TYPES = frozenset({"float", "number"})
 _LIST_TYPES = frozenset({"array", "tuple"})
-_SCALAR_TYPES = frozenset({str, int, float, bool})
+# The scalar entries of _SCHEMA_TYPES: schema type name -> str, int, float or bool. The inline fast
+# paths below read one of these with a single lookup.
+_SCALAR_SCHEMA_TYPES: dict[str, type] = {
+    name: py_type for name, py_type in _SCHEMA_TYPES.items() if py_type in (str, int, float, bool)
+}
 
 _IGNORED_IN_STRINGS = str.maketrans("", "", " ,./-_*^")
 
@@ -309,8 +313,7 @@ def check_call(
             type_name = spec.get("type")
             if (
                 type(type_name) is str
-                and _SCHEMA_TYPES.get(type_name) in _SCALAR_TYPES
-                and type(value) is _SCHEMA_TYPES[type_name]
+                and type(value) is _SCALAR_SCHEMA_TYPES.get(type_name)
                 and value in acceptable
             ):
                 continue
@@ -332,6 +335,22 @@ def check_call(
 
 def function_index(functions: Any) -> dict[str, Mapping[str, Any]]:
     """Name -> schema, for BFCL schemas and OpenAI ``{"type": "function", "function": {...}}`` ones."""
+    if type(functions) is list:  # the common case, plain BFCL schemas, in one lean loop
+        index: dict[str, Mapping[str, Any]] = {}
+        for function in functions:
+            if type(function) is not dict or "function" in function:
+                break  # a wrapper or something odd: the general loop below decides
+            name = function.get("name")
+            if type(name) is not str:
+                break
+            if name not in index:  # the first schema of a name counts
+                index[name] = function
+        else:
+            return index
+    return _general_function_index(functions)
+
+
+def _general_function_index(functions: Any) -> dict[str, Mapping[str, Any]]:
     if isinstance(functions, dict):
         functions = [functions]
     if not isinstance(functions, list | tuple):
@@ -352,6 +371,27 @@ def function_index(functions: Any) -> dict[str, Mapping[str, Any]]:
 
 def expected_calls(possible_answer: Any) -> list[tuple[str, Mapping[str, Sequence[Any]]]]:
     """BFCL possible answer ``[{name: {param: [acceptable, ...]}}, ...]`` -> [(name, params)]."""
+    if type(possible_answer) is list:  # the common case, well formed, in one lean loop
+        result: list[tuple[str, Mapping[str, Sequence[Any]]]] = []
+        for entry in possible_answer:
+            if type(entry) is not dict or len(entry) != 1:
+                break  # the general loop below says what is wrong
+            ((name, params),) = entry.items()
+            if type(params) is not dict:
+                break
+            for values in params.values():
+                if type(values) is not list:
+                    break
+            else:
+                result.append((name, params))
+                continue
+            break
+        else:
+            return result
+    return _general_expected_calls(possible_answer)
+
+
+def _general_expected_calls(possible_answer: Any) -> list[tuple[str, Mapping[str, Sequence[Any]]]]:
     if possible_answer is None:
         return []
     if not isinstance(possible_answer, list | tuple):
@@ -550,8 +590,8 @@ def _fits_schema(call: Call, task: _Task) -> bool:
         spec = properties[param]
         if type(spec) is dict:  # scalars, inline (no element types): as below, without the type tuple
             scalar_name = spec.get("type")
-            if type(scalar_name) is str and _SCHEMA_TYPES.get(scalar_name) in _SCALAR_TYPES:
-                scalar = _SCHEMA_TYPES[scalar_name]
+            scalar = _SCALAR_SCHEMA_TYPES.get(scalar_name) if type(scalar_name) is str else None
+            if scalar is not None:
                 if type(value) is scalar or (scalar is float and type(value) is int):
                     continue
                 return False
@@ -582,8 +622,7 @@ def _argument_credit(call: Call, shape: _Shape, expected: Mapping[str, Sequence[
                 type_name = spec.get("type")
                 if (
                     type(type_name) is str
-                    and _SCHEMA_TYPES.get(type_name) in _SCALAR_TYPES
-                    and type(value) is _SCHEMA_TYPES[type_name]
+                    and type(value) is _SCALAR_SCHEMA_TYPES.get(type_name)
                     and value in acceptable
                 ):
                     right += 1
