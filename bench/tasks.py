@@ -2,7 +2,11 @@
 core (target: at least 5,000/s), and how often a task repeats across rounds.
 
 Throughput is measured in this process pinned to one CPU (where the OS allows it), per wall
-second and per CPU second (the latter is robust to other load on the machine). Repeats are
+second and per CPU second (the latter is robust to other load on the machine), twice: with
+Python's cyclic garbage collector as usual (a library caller, `python -m tasks export`), and as
+a validator round runs it (`subnet.validator.rounds.long_lived_objects_frozen`: the heap that
+existed before the round frozen and the collector paused while the round runs; here, around
+every round of ``--round-size`` tasks). Repeats are
 counted over ``--rounds`` rounds of ``--round-size`` tasks with HMAC-derived round seeds, as
 the validator derives them: exact repeats of (normalised request text, tool names), and of the
 request text alone.
@@ -23,6 +27,7 @@ from pathlib import Path
 # Run as a script, this file's folder comes first on sys.path and its name would hide the package.
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
 
+from subnet.validator.rounds import long_lived_objects_frozen  # noqa: E402
 from tasks import derive_miner_seed, derive_round_seed, generate, variant  # noqa: E402
 
 _SECRET = b"bench-secret"
@@ -44,8 +49,11 @@ def _normalised(text: str) -> str:
     return " ".join(re.sub(r"[^a-z0-9]+", " ", text.lower()).split())
 
 
-def throughput(total: int, round_size: int, repeats: int) -> tuple[list[float], list[float]]:
-    """(wall rates, CPU rates) of tasks-plus-one-variant per second, one per repeat."""
+def throughput(
+    total: int, round_size: int, repeats: int, as_in_a_round: bool = False
+) -> tuple[list[float], list[float]]:
+    """(wall rates, CPU rates) of tasks-plus-one-variant per second, one per repeat;
+    ``as_in_a_round``: each round under the validator's collector regime."""
     generate(b"warm-up", 200)
     wall_rates: list[float] = []
     cpu_rates: list[float] = []
@@ -56,8 +64,13 @@ def throughput(total: int, round_size: int, repeats: int) -> tuple[list[float], 
         while done < total:
             round_seed = derive_round_seed(_SECRET, 1, _BLOCK, repeat * 1_000_000 + round_number)
             miner_seed = derive_miner_seed(round_seed, "5MinerHotkey")
-            for task in generate(round_seed, round_size):
-                variant(task, miner_seed)
+            if as_in_a_round:
+                with long_lived_objects_frozen():
+                    for task in generate(round_seed, round_size):
+                        variant(task, miner_seed)
+            else:
+                for task in generate(round_seed, round_size):
+                    variant(task, miner_seed)
             done += round_size
             round_number += 1
         wall_rates.append(done / (time.perf_counter() - wall))
@@ -100,17 +113,20 @@ def main() -> None:
 
     pinning = _pin_to_one_core(args.cpu)
     reference = reference_loop_us()
-    wall_rates, cpu_rates = throughput(args.tasks, args.round_size, args.repeats)
     print(f"task generation, {pinning}, {args.tasks} tasks + 1 variant each, {args.repeats} repeats")
     print(f"  core speed: sum(range(1000)) takes {reference:.1f} us (lower: a faster or less loaded core)")
-    print(
-        f"  per wall second: median {statistics.median(wall_rates):,.0f}/s "
-        f"(min {min(wall_rates):,.0f}, max {max(wall_rates):,.0f})"
-    )
-    print(
-        f"  per CPU second:  median {statistics.median(cpu_rates):,.0f}/s "
-        f"(min {min(cpu_rates):,.0f}, max {max(cpu_rates):,.0f})   target >= 5,000/s"
-    )
+    regimes = {"collector as usual": False, "as in a validator round (heap frozen, collector paused)": True}
+    for label, as_in_a_round in regimes.items():
+        wall_rates, cpu_rates = throughput(args.tasks, args.round_size, args.repeats, as_in_a_round)
+        print(f"  {label}:")
+        print(
+            f"    per wall second: median {statistics.median(wall_rates):,.0f}/s "
+            f"(min {min(wall_rates):,.0f}, max {max(wall_rates):,.0f})"
+        )
+        print(
+            f"    per CPU second:  median {statistics.median(cpu_rates):,.0f}/s "
+            f"(min {min(cpu_rates):,.0f}, max {max(cpu_rates):,.0f})   target >= 5,000/s"
+        )
     total, exact, text_only = repeats(args.rounds, args.round_size)
     print(f"repeats over {args.rounds} rounds of {args.round_size} ({total} tasks)")
     print(
