@@ -148,8 +148,45 @@ def _call_from_mapping(item: Mapping[str, Any], limits: Limits, from_json: bool)
     raise DecodeError("object is not a call: no 'name', 'function' or 'tool' key")
 
 
+def _json_call(item: dict[str, Any]) -> Call | None:
+    """A parsed JSON call object in one of the two common shapes, ``name`` + ``arguments`` and
+    ``tool`` + ``args`` with an object as arguments: the call that :func:`_call_from_mapping`
+    makes of it, without its search through the shapes. None for anything else."""
+    if "function" in item:
+        return None
+    if "name" in item:
+        name, arguments = item["name"], item.get("arguments")
+    elif "tool" in item:
+        name, arguments = item["tool"], item.get("args")
+    else:
+        return None
+    if type(name) is str and type(arguments) is dict:
+        return Call(name, arguments)
+    return None
+
+
+def _calls_from_list(value: list[Any], limits: Limits, from_json: bool) -> list[Call] | None:
+    """A list of non-empty call dicts, the common case of :func:`calls_from_objects`, without its
+    copies and type tests; None (nothing decided) at the first item that is no such dict."""
+    calls: list[Call] = []
+    for item in value:
+        if type(item) is not dict or not item:
+            return None
+        call = _json_call(item) if from_json else None
+        calls.append(call if call is not None else _call_from_mapping(item, limits, from_json))
+    return calls
+
+
 def calls_from_objects(value: Any, limits: Limits, from_json: bool) -> list[Call]:
     """JSON-shaped data (parsed text, or structured OpenAI objects) -> calls."""
+    if type(value) is list and len(value) <= limits.max_calls:
+        listed = _calls_from_list(value, limits, from_json)
+        if listed is not None:
+            return listed
+    elif from_json and type(value) is dict and limits.max_calls >= 1:
+        call = _json_call(value)  # not a message: it has a "name" or a "tool"
+        if call is not None:
+            return [call]
     if isinstance(value, dict):
         if not _MESSAGE_KEYS.isdisjoint(value) and "name" not in value and "tool" not in value:
             return _calls_from_message(value, limits, from_json)
@@ -401,7 +438,11 @@ def decode(output: Any, limits: Limits = DEFAULT_LIMITS) -> list[Call]:
     """
     if isinstance(output, str):
         return decode_text(output, limits)
-    if isinstance(output, list) and all(isinstance(item, Call) for item in output):
+    if (
+        isinstance(output, list)
+        and (not output or isinstance(output[0], Call))  # skips the generator for tool-call dicts
+        and all(isinstance(item, Call) for item in output)
+    ):
         return list(output)
     if not isinstance(output, dict | list | tuple):
         raise DecodeError(f"cannot decode output of type {type(output).__name__}")
