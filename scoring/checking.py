@@ -498,8 +498,13 @@ def _check_parallel(calls: list[Call], task: _Task) -> _Error | None:
     owner = [-1] * size  # output index -> expected index
 
     def augment(expected: int, seen: list[bool]) -> bool:
+        name = task.expected[expected][0]
         for output in (expected, *range(expected), *range(expected + 1, size)):
-            if not seen[output] and task.error(calls, output, expected) is None:
+            if (
+                not seen[output]
+                and calls[output].name == name  # another name is always an error: not worth a check
+                and task.error(calls, output, expected) is None
+            ):
                 seen[output] = True
                 if owner[output] < 0 or augment(owner[output], seen):
                     owner[output] = expected
@@ -673,15 +678,19 @@ def _components(calls: list[Call], task: _Task) -> dict[str, float]:
                 for i in free_outputs
                 if calls[i].name == name
             )
-        pairs.sort()
-        paired_outputs: set[int] = set()
-        paired_expected: set[int] = set()
-        for negative_credit, i, j in pairs:
-            if i not in paired_outputs and j not in paired_expected:
-                paired_outputs.add(i)
-                paired_expected.add(j)
-                credit += -negative_credit
-        names_right += len(paired_outputs)
+        if len(pairs) == 1:  # the common case, one call wrong: its pair is the only one
+            credit += -pairs[0][0]
+            names_right += 1
+        else:
+            pairs.sort()
+            paired_outputs: set[int] = set()
+            paired_expected: set[int] = set()
+            for negative_credit, i, j in pairs:
+                if i not in paired_outputs and j not in paired_expected:
+                    paired_outputs.add(i)
+                    paired_expected.add(j)
+                    credit += -negative_credit
+            names_right += len(paired_outputs)
     else:
         for j in left_expected:  # no pair to score, but a missing expected function is still an error
             task.schema(expected[j][0])
