@@ -57,11 +57,14 @@ _PLAIN_NUMBER = r"-?(?:0|[1-9][0-9]*+)(?:\.[0-9]++)?+"
 _PLAIN_ARGUMENT = rf"{_PLAIN_NAME}=(?:{_PLAIN_STRINGS}|{_PLAIN_NUMBER}|True|False|None)"
 _PLAIN_CALL = rf"{_PLAIN_NAME}(?:\.{_PLAIN_NAME})*+\((?:{_PLAIN_ARGUMENT}(?:, ?{_PLAIN_ARGUMENT})*+)?+\)"
 _PLAIN_TEXT = re.compile(rf"\[{_PLAIN_CALL}(?:, ?{_PLAIN_CALL})*+\]|{_PLAIN_CALL}(?:\n{_PLAIN_CALL})*+")
-# Groups: call name | argument name, then its value as a quoted string, a float, an int or a
-# named constant (each non-empty when it matched, so findall's tuples tell which one did).
+# Groups: argument name, then its value as a quoted string, a float, an int or a named constant
+# (each non-empty when it matched, so findall's tuples tell which one did) | call name. Argument
+# names come first, being the most frequent; on text that _PLAIN_TEXT matched, a call name is never
+# followed by "=" and an argument name never by "(" or ".", so the order changes nothing.
 _PLAIN_ITEM = re.compile(
-    rf"({_PLAIN_NAME}(?:\.{_PLAIN_NAME})*)\(|({_PLAIN_NAME})=(?:({_PLAIN_STRINGS})"
+    rf"([A-Za-z_][A-Za-z0-9_]*+)=(?:({_PLAIN_STRINGS})"
     r"|(-?(?:0|[1-9][0-9]*)\.[0-9]+)|(-?(?:0|[1-9][0-9]*))|(True|False|None))"
+    r"|([A-Za-z_][A-Za-z0-9_.]*+)\("
 )
 _NAME_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 _NUMBER_START = frozenset("-0123456789")
@@ -107,7 +110,7 @@ def read_plain_calls(text: str) -> list[Call] | None:
     an argument is repeated (the token parser gives up there too, and ast says why)."""
     calls: list[Call] = []
     arguments: dict[str, Any] = {}
-    for name, key, string, real, integer, constant in _PLAIN_ITEM.findall(text):
+    for key, string, real, integer, constant, name in _PLAIN_ITEM.findall(text):
         if name:
             if name in _KEYWORDS or ("." in name and not _KEYWORDS.isdisjoint(name.split("."))):
                 return None
