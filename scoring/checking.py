@@ -272,8 +272,16 @@ class _Shape:
 
     def __init__(self, function: Mapping[str, Any]) -> None:
         self.function = function
-        self.properties, self.required = _properties(function)
         self.types: dict[str, _TypeInfo] = {}
+        parameters = function.get("parameters")
+        if type(parameters) is dict:  # the common case inline: what _properties gives for it
+            properties = parameters.get("properties")
+            required = parameters.get("required")
+            if type(properties) is dict and type(required) is list:
+                self.properties: Mapping[str, Any] = properties
+                self.required: Sequence[str] = required
+                return
+        self.properties, self.required = _properties(function)
 
     def types_of(self, param: str) -> _TypeInfo:
         """The type information of ``param``, which must be one of the properties."""

@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 from scoring.checking import (
     _general_expected_calls,
     _general_function_index,
+    _properties,
+    _Shape,
     expected_calls,
     function_index,
 )
@@ -80,3 +82,21 @@ def test_common_inputs_read_the_same() -> None:
             ("book", {}),
         ]
     )
+
+
+_parameter_parts: st.SearchStrategy[Any] = st.sampled_from(
+    [None, 1, "x", [], ["a"], {}, {"a": {"type": "string"}}]
+)
+_parameters = st.fixed_dictionaries(
+    {}, optional={"type": st.just("dict"), "properties": _parameter_parts, "required": _parameter_parts}
+)
+_schemas = st.fixed_dictionaries(
+    {"name": st.just("f")}, optional={"parameters": _parameters | _parameter_parts}
+)
+
+
+@SETTINGS
+@given(_schemas)
+def test_shape_reads_a_schema_as_properties_does(function: dict[str, Any]) -> None:
+    shape = _Shape(function)
+    assert (shape.properties, shape.required) == _properties(function)
