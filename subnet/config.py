@@ -372,7 +372,8 @@ class RoundSettings:
 @dataclass(frozen=True)
 class QuerySettings:
     timeout: float = 30.0
-    concurrency: int = 2048  # every task of a 256-miner round at once (8 each); the open-file limit is raised to fit
+    # Every task of a 256-miner round at once (8 each); the validator raises its open-file limit to fit.
+    concurrency: int = 2048
 
 
 @dataclass(frozen=True)
