@@ -18,7 +18,7 @@ import json
 import sys
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -197,7 +197,7 @@ def _reference_check_value(param: str, value: Any, spec: Any, acceptable: list[A
     answer_type = next((type(item) for item in acceptable if item != ""), None)
     is_variable = answer_type is not None and answer_type is not py_type
     if type(value) is py_type:
-        if nested is not None and not _nested_types_ok(value, nested, acceptable):
+        if nested is not None and not _nested_types_ok(cast(list[Any], value), nested, acceptable):
             return _type_error(param, value, f"{type_name} of {nested.__name__}", answer_type is list)
     elif answer_type is not None and type(value) is answer_type:
         is_variable = True
