@@ -13,10 +13,7 @@
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
-import sys
-from pathlib import Path
 from types import ModuleType
 from typing import Any, cast
 
@@ -40,25 +37,10 @@ from scoring.model import DEFAULT_LIMITS
 SETTINGS = settings(
     max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
 )
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "scoring.py"
 
 # sha256 of the JSON list of [valid, error_type, score, components] over the corpus below, recorded
 # with the scorer of commit 2f591a1 (before these shortcuts).
 CORPUS_VERDICTS = (11000, "0be264e9b8009ead0e9e904c42090143a437115585b1438f884bdbebfb943489")
-
-
-@pytest.fixture(scope="module")
-def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("scoring_bench_for_fast_paths", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
-    path = list(sys.path)
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.path[:] = path  # the bench drops its own folder from sys.path when loaded
-    return module
 
 
 def test_verdicts_on_the_bench_corpus_are_those_recorded_before_the_shortcuts(bench: ModuleType) -> None:

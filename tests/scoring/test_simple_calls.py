@@ -9,9 +9,6 @@ them as they are, verdicts, error types and messages included.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -28,7 +25,6 @@ from scoring.simple_calls import MAX_CHARS, read_simple_calls
 SETTINGS = settings(
     max_examples=200, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
 )
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "scoring.py"
 
 
 def _reference(text: str, limits: Limits = DEFAULT_LIMITS) -> list[Call] | DecodeError:
@@ -53,20 +49,6 @@ def _same(text: str, limits: Limits = DEFAULT_LIMITS) -> bool:
     assert not isinstance(reference, DecodeError), (text, fast, reference)
     assert repr(fast) == repr(reference), text  # repr: types and signs of zero count
     return True
-
-
-@pytest.fixture(scope="module")
-def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("scoring_bench_for_tests", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
-    path = list(sys.path)
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.path[:] = path  # the bench drops its own folder from sys.path when loaded
-    return module
 
 
 @pytest.fixture
