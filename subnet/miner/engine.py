@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     import torch
 
 
-class RowGuide(Protocol):
+class TokenConstraint(Protocol):
     """Restricts what one sequence may write next (a forced function name, a schema)."""
 
     def constrain(self, generated: Sequence[int], scores: torch.Tensor) -> torch.Tensor:
@@ -47,7 +47,7 @@ class Row:
     prompt: list[int]
     budget: int
     temperature: float = 0.0
-    guide: RowGuide | None = None
+    guide: TokenConstraint | None = None
     generated: list[int] = field(default_factory=list)
     finished: bool = False
 

@@ -663,7 +663,7 @@ class _RowContext:
 
 
 class _ProcessorsOnOneRow:
-    """The engine's per-row guide made of ``generate``-style logits processors, each built for a
+    """The engine's per-row TokenConstraint made of ``generate``-style logits processors, each built for a
     batch of this one row with a prompt width of 0 (it is shown the row's written tokens only)."""
 
     def __init__(self, processors: list[Any]) -> None:
