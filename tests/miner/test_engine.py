@@ -204,3 +204,42 @@ def test_no_autograd_graph_is_kept_whoever_calls(model_and_tokens: tuple[Any, li
     assert engine._cache is not None
     for layer in engine._cache.layers:
         assert layer.keys.grad_fn is None and not layer.keys.requires_grad
+
+
+def test_a_step_writes_its_column_in_place(model_and_tokens: tuple[Any, list[list[int]], int]) -> None:
+    # DynamicLayer appends with torch.cat, copying the whole cache at every step; the running
+    # batch's layers write the new column into room kept after the cached ones.
+    model, prompts, _ = model_and_tokens
+    engine = DecodeEngine(model, eos_ids=[-1], pad_id=0)
+    rows = [Row(key=0, prompt=prompts[0], budget=9), Row(key=1, prompt=prompts[1], budget=9)]
+    engine.admit(rows)
+    assert engine._cache is not None
+    stores = [layer.keys.untyped_storage().data_ptr() for layer in engine._cache.layers]
+    widths = [layer.keys.shape[-2] for layer in engine._cache.layers]
+    for _ in range(5):
+        engine.step()
+    assert [layer.keys.untyped_storage().data_ptr() for layer in engine._cache.layers] == stores
+    assert [layer.keys.shape[-2] for layer in engine._cache.layers] == [width + 5 for width in widths]
+    while engine.active:
+        engine.step()
+    for row in rows:
+        assert row.generated == _alone(model, row.prompt, 9, eos=-1)
+
+
+def test_rows_fed_past_their_reserved_room_grow_the_cache(
+    model_and_tokens: tuple[Any, list[list[int]], int],
+) -> None:
+    # The room is sized to the rows' budgets; a caller that raises a budget mid-answer still gets
+    # the right tokens (the buffers grow by copying once).
+    model, prompts, _ = model_and_tokens
+    engine = DecodeEngine(model, eos_ids=[-1], pad_id=0)
+    row = Row(key=0, prompt=prompts[4], budget=2)
+    other = Row(key=1, prompt=prompts[5], budget=30)
+    engine.admit([row])
+    row.budget = 80
+    engine.admit([other])
+    other.budget = 90
+    while engine.active:
+        engine.step()
+    assert row.generated == _alone(model, prompts[4], 80, eos=-1)
+    assert other.generated == _alone(model, prompts[5], 90, eos=-1)
