@@ -600,9 +600,11 @@ FLAGS: tuple[Flag, ...] = (
     Flag("model.max_new_tokens", "Generation length cap.", _POSITIVE_INT, metavar="N"),
     Flag(
         "model.guided",
-        "Schema-guided decoding of calls (json, hermes, pythonic formats; transformers backend).",
-        _choice("off", "on"),
-        metavar="{off,on}",
+        "Schema-guided decoding of calls (json, hermes, pythonic formats; transformers backend): on "
+        "(the model decides whether to call), forced (always a call, values copied from the request), "
+        "grounded (forced, kept only when the request grounds it).",
+        _choice("off", "on", "forced", "grounded"),
+        metavar="{off,on,forced,grounded}",
     ),
     Flag(
         "model.prefix_cache_tokens",

@@ -29,21 +29,25 @@ CATEGORY_TITLES: dict[str, str] = {
 }
 
 
+_SETUP_SUFFIX = {"off": "", "on": "+guided"}  # other --model.guided modes show as +mode
+
+
 @dataclass(frozen=True)
 class MinerInfo:
     """A miner of this localnet: its wallet name, keys and how it answers (output format, and
-    whether it decodes with the schema guide)."""
+    its --model.guided mode)."""
 
     label: str
     hotkey: str
     uid: int
     format: str
-    guided: bool = False
+    guided: str = "off"  # --model.guided
 
     @property
     def setup(self) -> str:
-        """The format, ``+guided`` when the miner runs with --model.guided on (e.g. json+guided)."""
-        return f"{self.format}+guided" if self.guided else self.format
+        """The format and the guided mode: ``hermes`` (off), ``json+guided`` (on),
+        ``hermes+forced``, ``json+grounded``."""
+        return self.format + _SETUP_SUFFIX.get(self.guided, f"+{self.guided}")
 
 
 @dataclass

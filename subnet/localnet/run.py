@@ -280,7 +280,7 @@ class Localnet:
             "--model.format",
             miner.format,
             "--model.guided",
-            "on" if miner.guided else "off",
+            miner.guided,
             "--model.device",
             "cpu",
             "--model.max_new_tokens",
@@ -320,7 +320,7 @@ class Localnet:
             started.append((miner, child, port))
             self.out(
                 f"{miner.label} starting: uid {miner.uid}, format {miner.format}, "
-                f"guided {'on' if miner.guided else 'off'}, {HOST}:{port} "
+                f"guided {miner.guided}, {HOST}:{port} "
                 f"(log: {child.log_path})"
             )
         for miner, child, port in started:

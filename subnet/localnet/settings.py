@@ -5,9 +5,11 @@ machine: a short block time and tempo (an epoch every few seconds), few tasks pe
 short generation cap for the demo model.
 
 The demo miners differ in how they answer, so their scores differ for real reasons: by default
-miner 1 writes JSON calls and miner 2 Hermes ``<tool_call>`` tags, both with schema-guided
-decoding (``--model.guided on``), and miner 3 writes Hermes tags unguided (``--formats`` and
-``--guided`` change the lists, handed to the miners in turn).
+miner 1 writes JSON calls decoded as a call and kept only where the request grounds them
+(``--model.guided grounded``), miner 2 writes Hermes ``<tool_call>`` tags unguided (the demo
+model then nearly always answers in prose), and miner 3 writes Hermes tags decoded as a call
+for every request (``--model.guided forced``). ``--formats`` and ``--guided`` change the lists,
+handed to the miners in turn.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from typing import NoReturn
 PROG = "python -m subnet.localnet"
 APP_NAME = "toolcall-subnet"
 DEFAULT_FORMATS = ("json", "hermes", "hermes")
-DEFAULT_GUIDED = (True, True, False)
+GUIDED_MODES = ("off", "on", "forced", "grounded")  # the miner's --model.guided values
+DEFAULT_GUIDED = ("grounded", "off", "forced")
 MAX_MINERS = 16
 
 
@@ -46,7 +49,7 @@ class LocalnetSettings:
     tempo: int = 20
     tasks: int = 6  # one task of every category of the default mix
     formats: tuple[str, ...] = DEFAULT_FORMATS
-    guided: tuple[bool, ...] = DEFAULT_GUIDED
+    guided: tuple[str, ...] = DEFAULT_GUIDED
     max_new_tokens: int = 48
     query_timeout: float = 300.0
     db_url: str | None = None  # None: a SQLite file in the state directory
@@ -62,8 +65,8 @@ class LocalnetSettings:
         """The output format of miner ``index`` (0-based): the list, round robin."""
         return self.formats[index % len(self.formats)]
 
-    def guided_of(self, index: int) -> bool:
-        """Whether miner ``index`` (0-based) decodes with the schema guide: the list, round robin."""
+    def guided_of(self, index: int) -> str:
+        """Miner ``index``'s (0-based) --model.guided mode: the list, round robin."""
         return self.guided[index % len(self.guided)]
 
 
@@ -118,15 +121,14 @@ def _formats(text: str) -> tuple[str, ...]:
     return names
 
 
-_SWITCHES = {"on": True, "off": False}
-
-
-def _switches(text: str) -> tuple[bool, ...]:
-    names = [name.strip() for name in text.split(",") if name.strip()]
-    unknown = [name for name in names if name not in _SWITCHES]
+def _guided_modes(text: str) -> tuple[str, ...]:
+    names = tuple(name.strip() for name in text.split(",") if name.strip())
+    unknown = [name for name in names if name not in GUIDED_MODES]
     if not names or unknown:
-        raise argparse.ArgumentTypeError(f"expected on/off values, got {', '.join(unknown) or '(none)'}")
-    return tuple(_SWITCHES[name] for name in names)
+        raise argparse.ArgumentTypeError(
+            f"expected {'/'.join(GUIDED_MODES)} values, got {', '.join(unknown) or '(none)'}"
+        )
+    return names
 
 
 def _port(text: str) -> int:
@@ -172,9 +174,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add(
         "--guided",
-        type=_switches,
+        type=_guided_modes,
         default=DEFAULT_GUIDED,
-        help="schema-guided decoding (--model.guided) per miner in turn (default on,on,off)",
+        help="schema-guided decoding (--model.guided off/on/forced/grounded) per miner in turn "
+        "(default grounded,off,forced)",
     )
     add(
         "--max-new-tokens",

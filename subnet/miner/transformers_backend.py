@@ -45,12 +45,15 @@ from subnet.miner.base import (
 from subnet.miner.engine import DecodeEngine, Row, supports_model
 from subnet.miner.guided import (
     GUIDED_FORMATS,
+    CallEvidence,
+    Extraction,
     GuidedCalls,
     RowGuide,
     TokenTable,
     call_bias_for,
     row_guide,
     token_table,
+    ungrounded_reason,
 )
 
 if TYPE_CHECKING:
@@ -259,7 +262,7 @@ class TransformersBackend:
                 f"model {self.options.path} has no chat template; the miner needs a chat model"
             )
         self.adapter = format_for_template(self.options.format, tokenizer.chat_template)
-        if self.options.guided == "on":
+        if self.options.guided in ("on", "forced", "grounded"):
             self.token_table = token_table(tokenizer)
             if self.adapter.name not in GUIDED_FORMATS:
                 log.warning(
@@ -452,7 +455,10 @@ class TransformersBackend:
                 rows, generated, guides, strict=True
             ):
                 guided = guide is not None and guide.state is not None
-                outcomes[index] = self._finish(prompt, len(token_ids), new_tokens, budget, guided=guided)
+                evidence = guide.evidence if guide is not None else None
+                outcomes[index] = self._finish(
+                    prompt, len(token_ids), new_tokens, budget, guided=guided, evidence=evidence
+                )
         return [outcome if outcome is not None else ModelError("no outcome") for outcome in outcomes]
 
     def _engine_turn(
@@ -482,7 +488,8 @@ class TransformersBackend:
                 processors.append(self.last_guide)
             elif prompt.choices:
                 processors.append(_RequiredChoice(0, [self._choice_tokens(prompt)]))
-            self._rows[key] = _RowContext(prompt, len(token_ids), budget, guided)
+            evidence = guide.evidence if guide is not None else None
+            self._rows[key] = _RowContext(prompt, len(token_ids), budget, guided, evidence)
             rows.append(
                 Row(
                     key=key,
@@ -505,6 +512,7 @@ class TransformersBackend:
                         row.generated,
                         context.budget,
                         guided=context.guided,
+                        evidence=context.evidence,
                     ),
                 )
             )
@@ -537,10 +545,16 @@ class TransformersBackend:
             return None
         assert self.adapter is not None
         must_call, function_name = forced_function(request.tool_choice, list(request.tools))
+        # forced: every answer a call, its values copied from the request; grounded: the same,
+        # and the call kept only when the request grounds it (_finish); see subnet.miner.guided
+        forced = self.options.guided in ("forced", "grounded")
+        grounded = self.options.guided == "grounded"
         return row_guide(
             self.adapter.name,
             request.tools,
-            must_call=must_call,
+            must_call=must_call or forced,
+            source=Extraction.of_messages(request.messages) if forced else None,
+            evidence=CallEvidence() if grounded and not must_call else None,
             function_name=function_name,
             prefix=prompt.prefix,
             prefix_tokens=len(self.tokenizer(prompt.prefix, add_special_tokens=False)["input_ids"]),
@@ -613,7 +627,14 @@ class TransformersBackend:
         return ids
 
     def _finish(
-        self, prompt: Prompt, prompt_tokens: int, new_tokens: list[int], budget: int, *, guided: bool = False
+        self,
+        prompt: Prompt,
+        prompt_tokens: int,
+        new_tokens: list[int],
+        budget: int,
+        *,
+        guided: bool = False,
+        evidence: CallEvidence | None = None,
     ) -> GenerationResult:
         assert self.adapter is not None
         eos = set(self._eos_ids())
@@ -625,6 +646,9 @@ class TransformersBackend:
             # A small model under the guide tends to repeat its call word for word where the
             # format allows several; the repeats are never meant, keep each call once.
             answer = replace(answer, tool_calls=_distinct_calls(answer.tool_calls))
+        if evidence is not None and answer.tool_calls:
+            reason = ungrounded_reason(evidence, answer.tool_calls)
+            answer = answer if reason is None else replace(answer, tool_calls=None, content=reason)
         if answer.tool_calls:
             finish = "tool_calls"
         elif stop is None and len(new_tokens) >= budget:
@@ -660,6 +684,7 @@ class _RowContext:
     prompt_tokens: int
     budget: int
     guided: bool
+    evidence: CallEvidence | None = None
 
 
 class _ProcessorsOnOneRow:

@@ -98,7 +98,7 @@ def test_two_rounds_end_with_a_leaderboard(state_dir: Path) -> None:
     assert header[-3:] == ["latency", "weight", "incentive"]
     rows = [line.split() for line in table[3:6]]
     assert sorted(row[2] for row in rows) == ["miner1", "miner2", "miner3"]
-    assert sorted(row[4] for row in rows) == ["hermes", "hermes+guided", "json+guided"]
+    assert sorted(row[4] for row in rows) == ["hermes", "hermes+forced", "json+grounded"]
     assert all(re.fullmatch(r"\d\.\d{3}", row[5]) for row in rows)  # every miner was scored
     assert all(row[6].endswith("/10") for row in rows)  # 2 rounds x 5 tasks each
     assert f"database: {sqlite_url(state_dir / 'validator.sqlite')}" in output

@@ -266,8 +266,13 @@ def test_chain_standing_and_table() -> None:
 
 
 def test_the_format_column_says_which_miners_are_guided() -> None:
-    guided = MinerInfo("miner3", BOB, 4, "json", guided=True)
+    guided = MinerInfo("miner3", BOB, 4, "json", guided="on")
     assert (guided.setup, MINERS[0].setup) == ("json+guided", "hermes")
+    grounded, forced = (
+        MinerInfo("miner4", BOB, 5, fmt, guided=mode)
+        for fmt, mode in [("json", "grounded"), ("hermes", "forced")]
+    )
+    assert (grounded.setup, forced.setup) == ("json+grounded", "hermes+forced")
     table = render(with_chain([Row(guided, score=0.5), Row(MINERS[0], score=0.25)], None)).splitlines()
     assert [line.split()[2:5:2] for line in table[2:]] == [["miner3", "json+guided"], ["miner1", "hermes"]]
 

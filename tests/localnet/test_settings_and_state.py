@@ -17,8 +17,8 @@ def test_defaults_cover_every_category_and_three_miner_setups() -> None:
     assert (settings.miners, settings.rounds, settings.tasks) == (3, 2, 6)
     assert settings.formats == DEFAULT_FORMATS and settings.guided == DEFAULT_GUIDED
     assert [settings.format_of(i) for i in range(4)] == ["json", "hermes", "hermes", "json"]
-    # two guided miners in different formats and one unguided: scores differ for real reasons
-    assert [settings.guided_of(i) for i in range(4)] == [True, True, False, True]
+    # grounded calls, prose (unguided), a call for every request: scores differ for real reasons
+    assert [settings.guided_of(i) for i in range(4)] == ["grounded", "off", "forced", "grounded"]
     setups = {(settings.format_of(i), settings.guided_of(i)) for i in range(3)}
     assert len(setups) == 3
     assert settings.dashboard_port is None and settings.db_url is None
@@ -37,7 +37,7 @@ def test_flags_are_read() -> None:
             "--formats",
             "json,codeact",
             "--guided",
-            "off, on",
+            "off, grounded",
             "--reset",
             "--db.url",
             "sqlite+aiosqlite:///x.sqlite",
@@ -51,10 +51,10 @@ def test_flags_are_read() -> None:
     )
     assert (settings.miners, settings.rounds, settings.tasks) == (2, 5, 3)
     assert settings.formats == ("json", "codeact") and settings.reset
-    assert settings.guided == (False, True) and [settings.guided_of(i) for i in range(3)] == [
-        False,
-        True,
-        False,
+    assert settings.guided == ("off", "grounded") and [settings.guided_of(i) for i in range(3)] == [
+        "off",
+        "grounded",
+        "off",
     ]
     assert settings.db_url == "sqlite+aiosqlite:///x.sqlite"
     assert settings.dashboard_port == 0 and settings.block_time == 0.25
@@ -67,7 +67,7 @@ def test_flags_are_read() -> None:
         (["--miners", "0"], "expected 1..16"),
         (["--rounds", "x"], "expected a whole number"),
         (["--formats", "hermes,xml"], "unknown format xml"),
-        (["--guided", "on,maybe"], "expected on/off values, got maybe"),
+        (["--guided", "on,maybe"], "expected off/on/forced/grounded values, got maybe"),
         (["--block-time", "-1"], "expected a number in"),
         (["--dashboard.port", "70000"], "expected 0..65535"),
         (["--mniers", "3"], "unrecognized arguments"),
