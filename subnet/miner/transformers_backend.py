@@ -382,6 +382,10 @@ class TransformersBackend:
                 else:
                     pending.future.set_result(outcome)
             self._running = list(active.values())
+            if outcomes:
+                # Let the callers just answered run: one that sends its next request at once
+                # has it admitted at the next step, not one step later.
+                await asyncio.sleep(0)
 
     def _take_room(self, room: int) -> list[_Pending]:
         """Up to ``room`` live requests, oldest first (rows decode with their own temperature)."""
