@@ -4,7 +4,9 @@ Most python-call outputs are a few keyword calls with plain literal arguments:
 ``[get_weather(city="Paris", days=3)]``, a bare ``f(a=1), g(b=[1, 2])`` or CodeAct's one call per
 line. :func:`read_simple_calls` reads exactly that subset with one regular-expression scan and a
 small recursive-descent parser, several times faster than building Python's syntax tree, and gives
-the same calls as :class:`scoring.literals.LiteralReader` on the tree. Anything outside the subset
+the same calls as :class:`scoring.literals.LiteralReader` on the tree. The commonest shapes, plain
+keyword calls whose arguments are literals or flat lists and dicts of literals, are read without
+tokenising, one regular-expression match per argument. Anything outside the subset
 (escapes in strings, arithmetic, tuples, sets, nested calls, comments, positional arguments,
 trailing commas, indentation, non-ASCII names, any doubt) makes it answer None, and the caller
 parses the text with :mod:`ast` as before, so verdicts and error messages stay those of the
@@ -66,6 +68,32 @@ _PLAIN_ITEM = re.compile(
     r"|(-?(?:0|[1-9][0-9]*)\.[0-9]+)|(-?(?:0|[1-9][0-9]*))|(True|False|None))"
     r"|([A-Za-z_][A-Za-z0-9_.]*+)\("
 )
+# Plain calls whose arguments may also be flat lists and dicts of those literals: ``passengers=['Ada',
+# 'Alan']``, ``options={'seat': 'aisle', 'bags': 2}``, read by read_flat_calls. Tried only where
+# _PLAIN_TEXT failed and the text holds a bracket after its first character. A container sits at
+# depth 1 and its elements at depth 2 (a minus there too), so the depth cap must be 2 or more.
+# Each sequence is written "(?:(first item: right after the opener) | (", " not right after it)
+# item)*", which names the item once (the item pattern written twice per sequence, nested three
+# deep, made a 7,500-character pattern that took 90 ms to compile). The previous character tells
+# the first item from the others: no item ends with an opening bracket.
+_PLAIN_SCALAR = rf"(?:{_PLAIN_STRINGS}|{_PLAIN_NUMBER}|True|False|None)"
+_FLAT_LIST = rf"\[(?:(?:(?<=\[)|(?<!\[), ?){_PLAIN_SCALAR})*+\]"
+_FLAT_DICT = rf"\{{(?:(?:(?<=\{{)|(?<!\{{), ?){_PLAIN_SCALAR}: ?{_PLAIN_SCALAR})*+\}}"
+_FLAT_ARGUMENT = rf"{_PLAIN_NAME}=(?:{_PLAIN_SCALAR}|{_FLAT_LIST}|{_FLAT_DICT})"
+_FLAT_CALL = rf"{_PLAIN_NAME}(?:\.{_PLAIN_NAME})*+\((?:(?:(?<=\()|(?<!\(), ?){_FLAT_ARGUMENT})*+\)"
+_FLAT_TEXT = re.compile(rf"\[(?:(?:(?<=\[)|(?<!\[), ?){_FLAT_CALL})++\]|{_FLAT_CALL}(?:\n{_FLAT_CALL})*+")
+# _PLAIN_ITEM's groups, then a list's and a dict's text, brackets included; on text that
+# _FLAT_TEXT matched whole each argument's match takes in its whole value, containers included.
+_FLAT_ITEM = re.compile(
+    rf"([A-Za-z_][A-Za-z0-9_]*+)=(?:({_PLAIN_STRINGS})"
+    r"|(-?(?:0|[1-9][0-9]*)\.[0-9]+)|(-?(?:0|[1-9][0-9]*))|(True|False|None)"
+    rf"|(\[(?:{_PLAIN_SCALAR}|, ?)*+\])|(\{{(?:{_PLAIN_SCALAR}|[,:] ?)*+\}}))"
+    r"|([A-Za-z_][A-Za-z0-9_.]*+)\("
+)
+# One literal of a container's text: a quoted string, a float, an int or a named constant.
+_FLAT_SCALAR = re.compile(
+    rf"({_PLAIN_STRINGS})|(-?(?:0|[1-9][0-9]*)\.[0-9]+)|(-?(?:0|[1-9][0-9]*))|(True|False|None)"
+)
 _NAME_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 _NUMBER_START = frozenset("-0123456789")
 _KEYWORDS = frozenset(keyword.kwlist)
@@ -90,6 +118,12 @@ def read_simple_calls(text: str, max_depth: int) -> list[Call] | None:
         plain = read_plain_calls(text)
         if plain is not None:
             return plain
+    elif (
+        max_depth >= 2 and (text.find("[", 1) >= 0 or "{" in text) and _FLAT_TEXT.fullmatch(text) is not None
+    ):
+        flat = read_flat_calls(text)
+        if flat is not None:
+            return flat
     if "\n" in text or text[:1] in (" ", "\t"):
         pairs = _TOKEN.findall(text)
         tokens = [token for _, token in pairs]
@@ -127,6 +161,51 @@ def read_plain_calls(text: str) -> list[Call] | None:
         else:
             arguments[key] = _NAMED_CONSTANTS[constant]
     return calls
+
+
+def read_flat_calls(text: str) -> list[Call] | None:
+    """The calls of text that ``_FLAT_TEXT`` matches whole, as :func:`read_plain_calls` reads
+    them, flat lists and dicts included; None where the token parser would give up on a name."""
+    calls: list[Call] = []
+    arguments: dict[str, Any] = {}
+    for key, string, real, integer, constant, items, entries, name in _FLAT_ITEM.findall(text):
+        if name:
+            if name in _KEYWORDS or ("." in name and not _KEYWORDS.isdisjoint(name.split("."))):
+                return None
+            arguments = {}
+            calls.append(Call(name, arguments))
+        elif key in arguments or key in _KEYWORDS:
+            return None
+        elif string:
+            arguments[key] = string[1:-1]
+        elif integer:
+            arguments[key] = int(integer)
+        elif real:
+            arguments[key] = float(real)
+        elif constant:
+            arguments[key] = _NAMED_CONSTANTS[constant]
+        elif items:
+            arguments[key] = _flat_values(items)
+        else:
+            values = _flat_values(entries)
+            # Keys and values alternate; a repeated key keeps its first key object and its last
+            # value, as a dict display does.
+            arguments[key] = dict(zip(values[::2], values[1::2], strict=True))
+    return calls
+
+
+def _flat_values(text: str) -> list[Any]:
+    values: list[Any] = []
+    for string, real, integer, constant in _FLAT_SCALAR.findall(text):
+        if string:
+            values.append(string[1:-1])
+        elif integer:
+            values.append(int(integer))
+        elif real:
+            values.append(float(real))
+        else:
+            values.append(_NAMED_CONSTANTS[constant])
+    return values
 
 
 def _statements(tokens: list[str], blanks: list[str], max_depth: int) -> list[Call]:
