@@ -732,8 +732,10 @@ class Extraction:
         return cls.of_text(text) if text else None
 
     def ends_word(self, end: int) -> bool:
-        """Whether a span may end before `end` (not inside a word or a number)."""
+        """Whether a span may end before `end` (not inside a word or a number, not on a space)."""
         text = self.text
+        if text[end - 1].isspace():
+            return False
         return end >= len(text) or not (text[end - 1].isalnum() and text[end].isalnum())
 
 
@@ -1062,8 +1064,20 @@ def _arguments(
     for function in functions:
         parameters = function.get("parameters")
         parameters = parameters if isinstance(parameters, dict) else {}
+        if source is not None:
+            parameters = _required_only(parameters)
         by_name[str(function["name"])] = object_spec(parameters, dialect, syntax, source=source)
     return by_name
+
+
+def _required_only(parameters: dict[str, Any]) -> dict[str, Any]:
+    """The parameters schema without its optional properties (where some are required): with
+    values copied from the request, a weak model's optional arguments are mostly guesses, and
+    an optional argument left out takes its default."""
+    properties, required = parameters.get("properties"), parameters.get("required")
+    if not isinstance(properties, dict) or not isinstance(required, list) or not required:
+        return parameters
+    return {**parameters, "properties": {key: value for key, value in properties.items() if key in required}}
 
 
 def _json_call(functions: list[dict[str, Any]], source: Extraction | None) -> SequenceSpec:
@@ -1138,6 +1152,8 @@ class CallGrammar:
         functions = _functions(tools)
         if only is not None:
             functions = [function for function in functions if function["name"] == only] or functions
+        elif source is not None:
+            functions = best_fitting(functions, source.text)
         if builder is None or not functions:
             return None
         return cls(format_name, builder(functions, source))
@@ -1584,6 +1600,19 @@ def tool_words(function: dict[str, Any]) -> frozenset[str]:
     return content_words(" ".join(parts))
 
 
+def best_fitting(functions: list[dict[str, Any]], request_text: str) -> list[dict[str, Any]]:
+    """The functions that share the most content words with the request (all of them when none
+    shares any): with values copied from the request, the call picks among these only. A small
+    model picks its tool badly among several; word overlap with the request is a plain and
+    sturdy retrieval of the tool that fits."""
+    request = content_words(request_text)
+    shared = [len(request & tool_words(function)) for function in functions]
+    most = max(shared, default=0)
+    if most == 0:
+        return functions
+    return [function for function, count in zip(functions, shared, strict=True) if count == most]
+
+
 def ungrounded_reason(evidence: CallEvidence, tool_calls: Sequence[dict[str, Any]]) -> str | None:
     """Why the forced answer's calls are not grounded in the request (the prose answer to give
     instead), or None: keep them. `tool_calls` are the answer's OpenAI tool calls."""
@@ -1594,10 +1623,48 @@ def ungrounded_reason(evidence: CallEvidence, tool_calls: Sequence[dict[str, Any
         function = by_name.get(name)
         if function is None or len(request & tool_words(function)) < GROUNDED_MIN_SHARED_WORDS:
             return "None of the tools I have fits this request, so I have not called any."
-    for gaps in evidence.value_gaps():
-        if gaps and max(gaps) > GROUNDED_MAX_VALUE_GAP:
-            return (
-                "The request does not give every value the call needs; "
-                "tell me the missing details and I will make the call."
-            )
+    missing = (
+        "The request does not give every value the call needs; "
+        "tell me the missing details and I will make the call."
+    )
+    if any(gaps and max(gaps) > GROUNDED_MAX_VALUE_GAP for gaps in evidence.value_gaps()):
+        return missing
+    for call in tool_calls:
+        function = by_name[str(call.get("function", {}).get("name", ""))]
+        if _names_only_the_kind(function, call.get("function", {}).get("arguments")):
+            return missing
     return None
+
+
+def _names_only_the_kind(function: dict[str, Any], arguments: Any) -> bool:
+    """Whether some string value only repeats its parameter's own name or description: "the
+    big table" gives a table's kind, not which table ({"table": "table"}); a request that
+    names the thing itself ("sessions_2025", "Porto") gives a value the parameter does not
+    describe."""
+    try:
+        values = json.loads(arguments) if isinstance(arguments, str) else arguments
+    except ValueError:
+        return False
+    parameters = function.get("parameters")
+    properties = parameters.get("properties") if isinstance(parameters, dict) else None
+    if not isinstance(values, dict) or not isinstance(properties, dict):
+        return False
+    for key, value in values.items():
+        schema = properties.get(key)
+        if not isinstance(schema, dict) or "enum" in schema:
+            continue
+        texts = (
+            [value]
+            if isinstance(value, str)
+            else [item for item in value if isinstance(item, str)]
+            if isinstance(value, list)
+            else []
+        )
+        kind = content_words(f"{key} {schema.get('description', '')}")
+        for text in texts:
+            words = content_words(text)
+            # an identifier or an amount ("DRN-509") is specific even where the description
+            # gives an example of its form ("e.g. DRN-123")
+            if words and words <= kind and not any(char.isdigit() for char in text):
+                return True
+    return False

@@ -2,12 +2,16 @@
 its json and hermes answers are schema-valid calls of the offered tools, and the scorer rates
 them above the same model's unguided answers. A call is required (tool_choice "required"), so
 both sides call and the comparison is about the calls themselves; whether to call under "auto"
-is tested on the tiny model and shown by the localnet. Slow (one model, CPU), runs in CI."""
+is tested on the tiny model and shown by the localnet. With --model.guided grounded on a mixed
+set (two tasks of each category), the grounded answers outscore both the forced calls behind
+them and the unguided answers, and no irrelevant request gets a call. Slow (one model, CPU),
+runs in CI."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
 import pytest
 import pytest_asyncio
@@ -83,3 +87,60 @@ async def test_guided_answers_are_valid_calls_and_score_higher(
         unguided_scores.append(check(unguided_output, functions, task.expected, task.category).score)
     texts = [(a.raw_text, b.raw_text) for a, b in zip(guided, unguided, strict=True)]
     assert sum(guided_scores) > sum(unguided_scores), (guided_scores, unguided_scores, texts)
+
+
+# --- grounded: a call where the request grounds one, prose elsewhere --------------------------
+
+BALANCED = {
+    category: 1 / 6
+    for category in ("simple", "multiple", "parallel", "parallel_multiple", "irrelevance", "missing_param")
+}
+MIXED_TASKS = tasks.generate("grounded-demo", 12, mix=BALANCED)
+NO_CALL = ("irrelevance", "missing_param")
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def grounded_demo(one_torch_thread: None) -> AsyncIterator[TransformersBackend]:
+    backend = build_backend(
+        ModelOptions(
+            path="demo", format="json", guided="grounded", max_new_tokens=48, batch_wait_ms=200, max_batch=12
+        )
+    )
+    assert isinstance(backend, TransformersBackend)
+    await backend.start()
+    yield backend
+    await backend.close()
+
+
+def _score(task: tasks.Task, output: Any) -> float:
+    functions = [tool["function"] for tool in task.tools]
+    return check(output, functions, task.expected, task.scoring_category).score
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_grounded_calls_beat_always_calling_and_never_calling(
+    grounded_demo: TransformersBackend,
+) -> None:
+    requests = [
+        GenerationRequest(messages=task.messages, tools=task.tools, tool_choice="auto")
+        for task in MIXED_TASKS
+    ]
+    grounded = await asyncio.gather(*(grounded_demo.generate(request) for request in requests))
+    table = grounded_demo.token_table
+    grounded_demo.token_table = None  # the same model unguided: it answers in prose
+    try:
+        unguided = await asyncio.gather(*(grounded_demo.generate(request) for request in requests))
+    finally:
+        grounded_demo.token_table = table
+    scores: dict[str, list[float]] = {"grounded": [], "forced": [], "unguided": []}
+    for task, kept, free in zip(MIXED_TASKS, grounded, unguided, strict=True):
+        # the forced call behind every grounded answer (what --model.guided forced answers)
+        forced = ADAPTERS["json"].read(kept.raw_text)
+        assert forced.tool_calls, kept.raw_text
+        scores["forced"].append(_score(task, forced.tool_calls))
+        scores["grounded"].append(_score(task, kept.tool_calls or kept.content or ""))
+        scores["unguided"].append(_score(task, free.tool_calls or free.content or ""))
+        if task.category == "irrelevance":  # no offered tool fits: prose, not a call
+            assert kept.tool_calls is None and kept.content, kept.raw_text
+    totals = {name: round(sum(values), 3) for name, values in scores.items()}
+    assert totals["grounded"] > totals["unguided"] > totals["forced"], (totals, scores)

@@ -23,6 +23,7 @@ from subnet.miner.guided import (
     CallGrammar,
     Extraction,
     advance,
+    best_fitting,
     closing_text,
     content_words,
     in_extracted_value,
@@ -52,8 +53,9 @@ HOTEL = _tool(
         "budget": {"type": "number", "description": "Most to pay per night."},
         "view": {"type": "string", "enum": ["sea", "garden"]},
         "guests": {"type": "array", "items": {"type": "string"}},
+        "note": {"type": "string", "description": "Anything to tell the hotel."},
     },
-    ["city", "nights"],
+    ["city", "nights", "budget", "view", "guests"],
 )
 MUTE = _tool(
     "mute_conversation",
@@ -108,24 +110,29 @@ def test_copied_values_are_accepted_in_every_format(format_name: str) -> None:
     answers = {
         "json": '{"name": "bookHotelRoom", "arguments": {"city": "Porto", "nights": 3, "budget": 120.50, '
         '"view": "sea", "guests": ["Ana Lima", "Bo"]}}',
-        "hermes": '<tool_call>\n{"name": "bookHotelRoom", "arguments": {"city": "Porto", "nights": 3, '
-        '"budget": 120.5}}\n</tool_call>',
-        "pythonic": "[bookHotelRoom(city='Porto', nights=3, budget=3.0, guests=[\"Ana Lima\"])]",
+        "hermes": '<tool_call>\n{"name": "bookHotelRoom", "arguments": {"guests": [], "city": "Porto", '
+        '"nights": 3, "budget": 120.5, "view": "garden"}}\n</tool_call>',
+        "pythonic": "[bookHotelRoom(city='Porto', nights=3, budget=3.0, guests=[\"Ana Lima\"], view='sea')]",
     }
     assert grammar.accepts(answers[format_name]), answers[format_name]
+
+
+ARGUMENTS = '"nights": 3, "budget": 3.0, "view": "sea", "guests": []'
 
 
 @pytest.mark.parametrize(
     ("arguments", "why"),
     [
-        ('{"city": "Lisbon", "nights": 3}', "a city the request does not name"),
-        ('{"city": "Port", "nights": 3}', "a span that ends inside a word"),
-        ('{"city": "orto", "nights": 3}', "a span that starts inside a word"),
-        ('{"city": "", "nights": 3}', "an empty string"),
-        ('{"city": "Porto", "nights": 4}', "a number the request does not write"),
-        ('{"city": "Porto", "nights": 3, "budget": 120}', "a number without its fraction"),
-        ('{"city": "Porto", "nights": 3, "view": "Porto"}', "an enum takes only its values"),
-        ('{"city": "Ana Lima\\" and", "nights": 3}', "an escape: a span never holds one"),
+        ('{"city": "Lisbon", ' + ARGUMENTS + "}", "a city the request does not name"),
+        ('{"city": "Port", ' + ARGUMENTS + "}", "a span that ends inside a word"),
+        ('{"city": "orto", ' + ARGUMENTS + "}", "a span that starts inside a word"),
+        ('{"city": "", ' + ARGUMENTS + "}", "an empty string"),
+        ('{"city": "Porto ", ' + ARGUMENTS + "}", "a span that ends on a space"),
+        ('{"city": "Ana Lima\\" and", ' + ARGUMENTS + "}", "an escape: a span never holds one"),
+        ('{"city": "Porto", ' + ARGUMENTS.replace("3,", "4,") + "}", "a number the request does not write"),
+        ('{"city": "Porto", ' + ARGUMENTS.replace("3.0", "3") + "}", "a number without its fraction"),
+        ('{"city": "Porto", ' + ARGUMENTS.replace('"sea"', '"Porto"') + "}", "an enum takes only its values"),
+        ('{"city": "Porto", "note": "Bo", ' + ARGUMENTS + "}", "optional arguments are left out"),
     ],
 )
 def test_values_not_in_the_request_are_refused(arguments: str, why: str) -> None:
@@ -142,6 +149,22 @@ def test_spans_may_cross_words_and_punctuation_of_the_request() -> None:
     assert not grammar.accepts(
         '{"name": "mute_conversation", "arguments": {"chat": "Q3 plan\' for", "hours": 3}}'
     )
+
+
+def test_optional_arguments_are_written_only_without_extraction() -> None:
+    call = '{"name": "bookHotelRoom", "arguments": {"city": "Porto", "note": "Bo", ' + ARGUMENTS + "}}"
+    unsourced = CallGrammar.build("json", TOOLS)
+    assert unsourced is not None and unsourced.accepts(call) and not _grammar().accepts(call)
+
+
+def test_the_call_picks_among_the_tools_that_share_most_words_with_the_request() -> None:
+    functions = [tool["function"] for tool in TOOLS]
+    assert [f["name"] for f in best_fitting(functions, REQUEST)] == ["bookHotelRoom"]
+    assert [f["name"] for f in best_fitting(functions, "silence the chat")] == ["mute_conversation"]
+    assert best_fitting(functions, "what is the weather") == functions  # none fits: all stay
+    mute = '{"name": "mute_conversation", "arguments": {"chat": "Porto", "hours": 3}}'
+    assert not _grammar().accepts(mute)
+    assert _grammar(text="mute Porto, 3 hours").accepts(mute)
 
 
 def test_without_numbers_in_the_request_numbers_stay_free() -> None:
@@ -201,6 +224,18 @@ def test_a_value_the_model_strained_against_copying_is_a_missing_parameter() -> 
     evidence = _evidence([(True, 0.0), (True, GROUNDED_MAX_VALUE_GAP + 0.5)])
     reason = ungrounded_reason(evidence, [_call("bookHotelRoom", city="Porto", nights=3)])
     assert reason is not None and "missing" in reason
+
+
+def test_a_value_that_only_names_its_parameters_kind_is_a_missing_parameter() -> None:
+    evidence = _evidence([(True, 0.0)], text="book a hotel in the city for 3 nights")
+    reason = ungrounded_reason(evidence, [_call("bookHotelRoom", city="city", nights=3)])
+    assert reason is not None and "missing" in reason  # "the city": which one?
+    evidence = _evidence([(True, 0.0)], text="hotel in CITY-7 for 3 nights")
+    assert ungrounded_reason(evidence, [_call("bookHotelRoom", city="CITY-7", nights=3)]) is None
+    evidence = _evidence([(True, 0.0)], text="hotel with a garden view, 3 nights, Porto")
+    assert (
+        ungrounded_reason(evidence, [_call("bookHotelRoom", city="Porto", nights=3, view="garden")]) is None
+    )
 
 
 def test_a_tool_that_shares_no_word_with_the_request_fits_it_not() -> None:
