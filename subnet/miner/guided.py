@@ -1564,9 +1564,11 @@ def call_bias_for(format_name: str, *, native: bool) -> float:
 #   request (no offered tool fits an irrelevant request, so the model's pick shares none);
 # * the values: while writing each copied value the model's own first choice was never more
 #   than GROUNDED_MAX_VALUE_GAP logits above the copied token. A value the request does not
-#   give (a missing parameter) is one the model wants to invent: it strains against the copy.
-# Measured on SmolLM2-135M (docs/miner.md): 48 tasks, 8 per category, json format.
-GROUNDED_MAX_VALUE_GAP = 6.0
+#   give (a missing parameter) is one the model wants to invent: it strains against the copy;
+# * the values again, as written: no value only names its parameter's kind ("the table"), no
+#   two parameters hold the same text, every number is one the request writes.
+# Measured on SmolLM2-135M (docs/miner.md): 3 x 48 tasks, 8 per category, json format.
+GROUNDED_MAX_VALUE_GAP = 8.0
 GROUNDED_MIN_SHARED_WORDS = 1
 # words that say nothing about what a tool does (tool-description boilerplate, function words)
 _PLAIN_TEXT = """the and for with from this that these those its are was were has have had not but all any
@@ -1629,25 +1631,49 @@ def ungrounded_reason(evidence: CallEvidence, tool_calls: Sequence[dict[str, Any
     )
     if any(gaps and max(gaps) > GROUNDED_MAX_VALUE_GAP for gaps in evidence.value_gaps()):
         return missing
+    numbers = {float(number) for number in Extraction.of_text(evidence.request_text).decimals}
     for call in tool_calls:
         function = by_name[str(call.get("function", {}).get("name", ""))]
-        if _names_only_the_kind(function, call.get("function", {}).get("arguments")):
+        arguments = _arguments_of(call)
+        if _names_only_the_kind(function, arguments) or not _copied_once(function, arguments, numbers):
             return missing
     return None
 
 
-def _names_only_the_kind(function: dict[str, Any], arguments: Any) -> bool:
+def _arguments_of(call: dict[str, Any]) -> dict[str, Any]:
+    arguments = call.get("function", {}).get("arguments")
+    try:
+        values = json.loads(arguments) if isinstance(arguments, str) else arguments
+    except ValueError:
+        return {}
+    return values if isinstance(values, dict) else {}
+
+
+def _copied_once(function: dict[str, Any], arguments: dict[str, Any], numbers: set[float]) -> bool:
+    """Whether the call's values are the request's own, each once: no two parameters hold the
+    same text (the request gave one value where the call needs two), and every number is one
+    the request writes (a request without numbers leaves the guide's numbers free: invented)."""
+    texts = [value for value in arguments.values() if isinstance(value, str)]
+    if len(texts) != len(set(texts)):
+        return False
+    parameters = function.get("parameters")
+    properties = parameters.get("properties") if isinstance(parameters, dict) else None
+    for key, value in arguments.items():
+        schema = properties.get(key) if isinstance(properties, dict) else None
+        numeric = isinstance(value, int | float) and not isinstance(value, bool)
+        if numeric and isinstance(schema, dict) and "enum" not in schema and float(value) not in numbers:
+            return False
+    return True
+
+
+def _names_only_the_kind(function: dict[str, Any], values: dict[str, Any]) -> bool:
     """Whether some string value only repeats its parameter's own name or description: "the
     big table" gives a table's kind, not which table ({"table": "table"}); a request that
     names the thing itself ("sessions_2025", "Porto") gives a value the parameter does not
     describe."""
-    try:
-        values = json.loads(arguments) if isinstance(arguments, str) else arguments
-    except ValueError:
-        return False
     parameters = function.get("parameters")
     properties = parameters.get("properties") if isinstance(parameters, dict) else None
-    if not isinstance(values, dict) or not isinstance(properties, dict):
+    if not isinstance(properties, dict):
         return False
     for key, value in values.items():
         schema = properties.get(key)

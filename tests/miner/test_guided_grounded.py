@@ -238,6 +238,21 @@ def test_a_value_that_only_names_its_parameters_kind_is_a_missing_parameter() ->
     )
 
 
+def test_one_text_for_two_parameters_or_an_invented_number_is_a_missing_parameter() -> None:
+    two_tools = [HOTEL["function"], MUTE["function"]]
+    evidence = CallEvidence(steps=[(True, 0.0)], request_text="book a hotel in Porto", functions=two_tools)
+    assert ungrounded_reason(evidence, [_call("bookHotelRoom", city="Porto", nights=3)]) is not None
+    evidence = CallEvidence(steps=[(True, 0.0)], request_text="mute Porto for 3 hours", functions=two_tools)
+    assert ungrounded_reason(evidence, [_call("mute_conversation", chat="Porto", hours=3)]) is None
+    assert ungrounded_reason(evidence, [_call("mute_conversation", chat="Porto", hours=3.0)]) is None
+    assert ungrounded_reason(evidence, [_call("mute_conversation", chat="Porto", hours=4)]) is not None
+    evidence = CallEvidence(
+        steps=[(True, 0.0)], request_text="mute Porto, Porto for 3 hours", functions=two_tools
+    )
+    both = _call("bookHotelRoom", city="Porto", nights=3, view="sea", guests=[], budget=3.0, note="Porto")
+    assert ungrounded_reason(evidence, [both]) is not None  # "Porto" twice: one value, two slots
+
+
 def test_a_tool_that_shares_no_word_with_the_request_fits_it_not() -> None:
     evidence = _evidence([(True, 0.0)])
     reason = ungrounded_reason(evidence, [_call("mute_conversation", chat="Porto", hours=3)])
@@ -325,22 +340,22 @@ async def test_forced_answers_are_calls_whose_free_values_are_copied(
                     assert str(value) in text or f"{value:g}" in text, (value, result.raw_text)
 
 
-async def test_grounded_keeps_or_refuses_the_forced_call_by_the_evidence(
-    grounded: TransformersBackend, monkeypatch: pytest.MonkeyPatch
+async def test_grounded_judges_the_forced_call_and_answers_in_prose_when_it_is_not_grounded(
+    forced: TransformersBackend, grounded: TransformersBackend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import subnet.miner.guided as guided
 
     requests = [_auto(text) for text in PROMPTS]
-    monkeypatch.setattr(guided, "GROUNDED_MAX_VALUE_GAP", float("inf"))
-    monkeypatch.setattr(guided, "GROUNDED_MIN_SHARED_WORDS", 0)
-    kept = await asyncio.gather(*(grounded.generate(request) for request in requests))
-    assert all(result.tool_calls for result in kept), [result.raw_text for result in kept]
+    calls = await asyncio.gather(*(forced.generate(request) for request in requests))
+    assert all(result.tool_calls for result in calls), [result.raw_text for result in calls]
     monkeypatch.setattr(guided, "GROUNDED_MAX_VALUE_GAP", -1.0)  # no copy is close enough
     refused = await asyncio.gather(*(grounded.generate(request) for request in requests))
-    for before, after in zip(kept, refused, strict=True):
-        assert after.raw_text == before.raw_text  # the same decoding, judged differently
-        assert after.tool_calls is None and after.content and "missing" in after.content
-        assert after.finish_reason == "stop"
+    for before, after in zip(calls, refused, strict=True):
+        assert after.raw_text == before.raw_text  # the same decoding, judged
+        assert after.tool_calls is None and after.finish_reason == "stop"
+        assert after.content and ("missing" in after.content or "None of the tools" in after.content)
+    evidence = grounded.last_guide.evidence[0] if grounded.last_guide is not None else None
+    assert evidence is not None and evidence.value_gaps() and evidence.frame_gaps()
     # a required call is the caller's order: kept whatever the evidence says
     required = GenerationRequest(messages=requests[0].messages, tools=TOOLS, tool_choice="required")
     assert (await grounded.generate(required)).tool_calls
