@@ -528,27 +528,40 @@ def run_profile(args: argparse.Namespace) -> int:
     batches = [b for b in (1, 2, 4, 8) if b <= args.max_batch] or [1]
     if args.max_batch not in batches:
         batches.append(args.max_batch)
-    costs: list[StepCost] = []
     print(
-        "\none decoding step (median of "
-        f"{args.profile_repeats}): engine = DecodeEngine.step as the miner runs it, bare = "
-        "model(...) alone on a DynamicCache (as generate() runs it); join/leave = one row's"
+        f"\none decoding step, median of {args.profile_repeats} steps, then the median over "
+        f"{args.profile_rounds} rounds taken in turn (load from other processes drifts): engine = "
+        "DecodeEngine.step as the miner runs it, bare = model(...) alone on a DynamicCache (as "
+        "generate() runs it); join/leave: one row's"
     )
+    cells = [(batch, context) for context in args.profile_contexts for batch in batches]
+    rounds = [
+        [measure_step(backend, batch, context, args.profile_repeats) for batch, context in cells]
+        for _ in range(args.profile_rounds)
+    ]
+    costs = [
+        StepCost(
+            batch,
+            context,
+            *(
+                statistics.median(getattr(measured[index], name) for measured in rounds)
+                for name in ("engine", "bare", "join", "leave")
+            ),
+        )
+        for index, (batch, context) in enumerate(cells)
+    ]
     print(
         f"{'batch':>5} {'context':>7} {'engine ms':>9} {'bare ms':>8} {'ms/row':>7} {'x batch 1':>9} "
         f"{'join ms':>8} {'leave ms':>8}"
     )
-    for context in args.profile_contexts:
-        for batch in batches:
-            cost = measure_step(backend, batch, context, args.profile_repeats)
-            costs.append(cost)
-            single = next(c for c in costs if c.context == context and c.batch == 1).engine
-            print(
-                f"{batch:>5} {context:>7} {cost.engine * 1000:>9.1f} {cost.bare * 1000:>8.1f} "
-                f"{cost.engine / batch * 1000:>7.1f} {cost.engine / single:>9.2f} "
-                f"{cost.join * 1000:>8.1f} {cost.leave * 1000:>8.1f}",
-                flush=True,
-            )
+    for cost in costs:
+        single = next(c for c in costs if c.context == cost.context and c.batch == 1).engine
+        print(
+            f"{cost.batch:>5} {cost.context:>7} {cost.engine * 1000:>9.1f} {cost.bare * 1000:>8.1f} "
+            f"{cost.engine / cost.batch * 1000:>7.1f} {cost.engine / single:>9.2f} "
+            f"{cost.join * 1000:>8.1f} {cost.leave * 1000:>8.1f}",
+            flush=True,
+        )
     prefill: dict[int, float] = {}
     print(f"\n{'prefill':>7} {'ms':>8} {'ms/token':>9}")
     for length in sorted({16, 64, *args.profile_contexts}):
@@ -566,26 +579,29 @@ def run_profile(args: argparse.Namespace) -> int:
         f"requests/s is work/time; {args.requests} requests, max_tokens {args.max_new_tokens}):"
     )
     print(
-        f"{'workload':<10} {'prompt':>7} {'prefilled':>9} {'answer':>7} {'prefill s':>9} "
-        f"{'unbatched s':>11} {'full-batch':>10} {f'bench c={top}':>11}"
+        f"{'workload':<10} {'prompt':>7} {'prefilled':>9} {'answer':>7} {'prefill':>7} "
+        f"{'off req/s':>9} {f'c={top} req/s':>10} {f'c={top} x':>7} {'full x':>7} {'decode x':>8}"
     )
     for name, make in sorted(WORKLOADS.items()):
         served = serve_workload(backend, make(args.requests, args.max_new_tokens), chunk)
         alone = unbatched_seconds(model, served)
-        full = full_batch_seconds(model, served, max(batches))
         scheduled = scheduled_seconds(model, served, top, chunk)
+        full = full_batch_seconds(model, served, max(batches))
+        prefilling = sum(item.prefill_seconds for item in served)
         print(
             f"{name:<10} {statistics.mean(s.prompt for s in served):>7.0f} "
             f"{statistics.mean(s.prefilled for s in served):>9.0f} "
-            f"{statistics.mean(s.answer for s in served):>7.1f} "
-            f"{sum(s.prefill_seconds for s in served) / alone:>9.0%} "
-            f"{alone:>11.1f} {alone / full:>9.2f}x {alone / scheduled:>10.2f}x",
+            f"{statistics.mean(s.answer for s in served):>7.1f} {prefilling / alone:>7.0%} "
+            f"{len(served) / alone:>9.3f} {len(served) / scheduled:>10.3f} {alone / scheduled:>6.2f}x "
+            f"{alone / full:>6.2f}x {(alone - prefilling) / (full - prefilling):>7.2f}x",
             flush=True,
         )
     print(
-        "(prompt, prefilled, answer: mean tokens per request; prefill s: the share of unbatched time "
-        "spent prefilling; full-batch: every step carries the largest batch; bench: the benchmark's "
-        "chunks at its top concurrency, rows leaving at their own length)"
+        "prompt, prefilled, answer: mean tokens per request; prefill: the share of unbatched time spent "
+        "prefilling (batching cannot share it);\noff req/s: one request at a time; "
+        f"c={top}: the benchmark's schedule (chunks of {chunk} requests, at most {top} rows, each leaving "
+        "at its own length, the batch as wide as its longest row);\nfull: every step carries "
+        f"{max(batches)} rows (an endless stream); decode: the same for the decoding steps alone"
     )
     return 0
 
@@ -674,7 +690,23 @@ async def run(args: argparse.Namespace) -> int:
 
 
 def _levels(text: str) -> list[int]:
-    return [int(part) for part in text.split(",") if part]
+    try:
+        levels = [int(part) for part in text.split(",") if part]
+    except ValueError:
+        levels = []
+    if not levels or min(levels) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a list of positive integers such as 1,4,8")
+    return levels
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer")
+    return value
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -682,14 +714,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--model-path", default="demo", help="model folder, or 'demo' (SmolLM2-135M)")
     parser.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or auto")
     parser.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"])
-    parser.add_argument("--requests", type=int, default=16, help="requests per level")
+    parser.add_argument("--requests", type=_positive, default=16, help="requests per level")
     parser.add_argument("--workload", choices=sorted(WORKLOADS), default="validator")
     parser.add_argument("--max-new-tokens", type=int, default=ModelOptions().max_new_tokens)
     parser.add_argument("--prefix-cache-tokens", type=int, default=ModelOptions().prefix_cache_tokens)
-    parser.add_argument("--max-batch", type=int, default=8)
+    parser.add_argument("--max-batch", type=_positive, default=8)
     parser.add_argument("--batch-wait-ms", type=float, default=10.0)
     parser.add_argument("--concurrency", type=_levels, default=[1, 4, 8], help="e.g. 1,4,8")
-    parser.add_argument("--rounds", type=int, default=2, help="alternating off/on rounds per level")
+    parser.add_argument("--rounds", type=_positive, default=2, help="alternating off/on rounds per level")
     parser.add_argument("--no-baseline", action="store_true", help="skip the plain-generate pairing")
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
     parser.add_argument(
@@ -699,7 +731,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "profile the largest batch's step, and print the throughput ceiling these costs allow",
     )
     parser.add_argument("--profile-contexts", type=_levels, default=[300, 900], help="e.g. 300,900")
-    parser.add_argument("--profile-repeats", type=int, default=5, help="timed steps per measurement")
+    parser.add_argument("--profile-repeats", type=_positive, default=5, help="timed steps per measurement")
+    parser.add_argument(
+        "--profile-rounds", type=_positive, default=3, help="rounds of the step table, taken in turn"
+    )
     return parser.parse_args(argv)
 
 
