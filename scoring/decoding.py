@@ -83,6 +83,11 @@ _JSON_SCAN: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once
 
 def _parse_json(text: str, limits: Limits) -> Any:
     guard_syntax(text, limits)
+    return _scan_json(text)
+
+
+def _scan_json(text: str) -> Any:
+    """The JSON value of ``text`` (which has passed :func:`guard_syntax`), or a DecodeError."""
     try:
         try:
             value, end = _JSON_SCAN(text, 0)
@@ -163,6 +168,83 @@ def _json_call(item: dict[str, Any]) -> Call | None:
     if type(name) is str and type(arguments) is dict:
         return Call(name, arguments)
     return None
+
+
+def _json_payload_calls(payload: str, limits: Limits) -> list[Call]:
+    """``calls_from_objects(_parse_json(payload, limits), limits, from_json=True)``, the same calls
+    and the same errors, with the common case inline: a short text (the syntax guard's quick test),
+    one JSON value, a call object or a list of them in the shapes :func:`_json_call` reads. Every
+    JSON output and Hermes block comes through here: the layers saved cost as much as the scan."""
+    if (
+        len(payload) > limits.max_items
+        or payload.count("[") + payload.count("(") + payload.count("{") > limits.max_depth
+    ):
+        guard_syntax(payload, limits)
+    try:
+        value, end = _JSON_SCAN(payload, 0)
+    except StopIteration:
+        end = -1
+    except (ValueError, RecursionError) as error:
+        raise DecodeError(f"invalid JSON: {error}") from None
+    if end != len(payload):
+        value = _scan_json(payload)
+    if type(value) is list:
+        if len(value) <= limits.max_calls:
+            calls: list[Call] = []
+            for item in value:  # _calls_from_list and _json_call, inline
+                if type(item) is not dict or "function" in item:
+                    break
+                if "name" in item:
+                    name, arguments = item["name"], item.get("arguments")
+                elif "tool" in item:
+                    name, arguments = item["tool"], item.get("args")
+                else:
+                    break
+                if type(name) is not str or type(arguments) is not dict:
+                    break
+                calls.append(Call(name, arguments))
+            else:
+                return calls
+    elif type(value) is dict and limits.max_calls >= 1:
+        call = _json_call(value)
+        if call is not None:
+            return [call]
+    return calls_from_objects(value, limits, from_json=True)
+
+
+def _openai_tool_calls(output: list[Any], limits: Limits) -> list[Call] | None:
+    """OpenAI ``tool_calls`` in their usual form, ``{"function": {"name": str, "arguments": str}}``
+    with a short JSON object as arguments: the calls that :func:`calls_from_objects` makes of
+    them. None (nothing decided, no error) for anything else, which takes the general path."""
+    if len(output) > limits.max_calls:
+        return None
+    max_items, max_depth = limits.max_items, limits.max_depth
+    calls: list[Call] = []
+    size = 0
+    for item in output:
+        if type(item) is not dict:
+            return None
+        function = item.get("function")
+        if type(function) is not dict:
+            return None
+        name = function.get("name")
+        raw = function.get("arguments")
+        if type(name) is not str or type(raw) is not str or not raw or raw[0] != "{":
+            return None
+        # Within the syntax guard's quick test, so no argument string is over the size cap.
+        if len(raw) > max_items or raw.count("[") + raw.count("(") + raw.count("{") > max_depth:
+            return None
+        try:
+            arguments, end = _JSON_SCAN(raw, 0)
+        except (StopIteration, ValueError, RecursionError):
+            return None
+        if end != len(raw) or type(arguments) is not dict:
+            return None
+        calls.append(Call(name, arguments))
+        size += len(raw)
+    if size > limits.max_bytes:  # the general path says so
+        return None
+    return calls
 
 
 def _calls_from_list(value: list[Any], limits: Limits, from_json: bool) -> list[Call] | None:
@@ -281,7 +363,7 @@ def _payload_calls(payload: str, limits: Limits) -> list[Call]:
         return []
     if _JSON_START.match(payload):
         try:
-            return calls_from_objects(_parse_json(payload, limits), limits, from_json=True)
+            return _json_payload_calls(payload, limits)
         except DecodeError:
             pass
     try:
@@ -374,6 +456,15 @@ def _whole_then_embedded(text: str, limits: Limits) -> list[Call]:
         return _embedded_calls(text, limits, error)
 
 
+def _bracketed(text: str, limits: Limits) -> list[Call]:
+    """Text that opens with a bracket: what :func:`_whole_then_embedded` does with it, without
+    looking for brackets in it first."""
+    try:
+        return _payload_calls(text, limits)
+    except DecodeError as error:
+        return _embedded_calls(text, limits, error)
+
+
 def _embedded_only(text: str, limits: Limits) -> list[Call]:
     # A marker at the start comes first: no need to look for the others.
     if text.startswith("<tool_call>"):
@@ -396,6 +487,8 @@ def _fenced(text: str, limits: Limits) -> list[Call]:
 _BY_FIRST_CHAR: dict[str, Callable[[str, Limits], list[Call]]] = {
     "<": _embedded_only,
     "`": _fenced,
+    "[": _bracketed,
+    "{": _bracketed,
 }
 
 
@@ -446,6 +539,10 @@ def decode(output: Any, limits: Limits = DEFAULT_LIMITS) -> list[Call]:
         return list(output)
     if not isinstance(output, dict | list | tuple):
         raise DecodeError(f"cannot decode output of type {type(output).__name__}")
+    if type(output) is list:
+        calls = _openai_tool_calls(output, limits)
+        if calls is not None:
+            return calls
     try:
         if _size_of_structured(output) > limits.max_bytes:
             raise DecodeError(f"tool-call arguments larger than {limits.max_bytes} bytes")
