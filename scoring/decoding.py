@@ -25,7 +25,7 @@ from itertools import accumulate
 from typing import Any
 
 from scoring.literals import LiteralReader
-from scoring.model import DEFAULT_LIMITS, Call, DecodeError, Limits
+from scoring.model import DEFAULT_LIMITS, Call, DecodeError, Limits, make_call
 from scoring.simple_calls import read_simple_calls
 
 # String literals (single or double quoted), written so that a match starting at a quote always
@@ -148,8 +148,8 @@ def _call_from_mapping(item: Mapping[str, Any], limits: Limits, from_json: bool)
                     raw = item[key]
                     break
             if from_json and type(raw) is dict:  # what _arguments would give, without the call
-                return Call(name, raw)
-            return Call(name, _arguments(raw, limits, from_json))
+                return make_call(name, raw)
+            return make_call(name, _arguments(raw, limits, from_json))
     raise DecodeError("object is not a call: no 'name', 'function' or 'tool' key")
 
 
@@ -166,7 +166,7 @@ def _json_call(item: dict[str, Any]) -> Call | None:
     else:
         return None
     if type(name) is str and type(arguments) is dict:
-        return Call(name, arguments)
+        return make_call(name, arguments)
     return None
 
 
@@ -202,7 +202,7 @@ def _json_payload_calls(payload: str, limits: Limits) -> list[Call]:
                     break
                 if type(name) is not str or type(arguments) is not dict:
                     break
-                calls.append(Call(name, arguments))
+                calls.append(make_call(name, arguments))
             else:
                 return calls
     elif type(value) is dict and limits.max_calls >= 1:
@@ -240,7 +240,7 @@ def _openai_tool_calls(output: list[Any], limits: Limits) -> list[Call] | None:
             return None
         if end != len(raw) or type(arguments) is not dict:
             return None
-        calls.append(Call(name, arguments))
+        calls.append(make_call(name, arguments))
         size += len(raw)
     if size > limits.max_bytes:  # the general path says so
         return None

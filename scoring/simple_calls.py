@@ -20,7 +20,7 @@ import keyword
 import re
 from typing import Any
 
-from scoring.model import Call
+from scoring.model import Call, make_call
 
 # Longer text goes straight to ast: the regular-expression scan tokenises the whole text before
 # parsing, so giving up late (a trailing comma after 500 list items) costs a scan plus the ast
@@ -149,7 +149,7 @@ def read_plain_calls(text: str) -> list[Call] | None:
             if name in _KEYWORDS or ("." in name and not _KEYWORDS.isdisjoint(name.split("."))):
                 return None
             arguments = {}
-            calls.append(Call(name, arguments))
+            calls.append(make_call(name, arguments))
         elif key in arguments or key in _KEYWORDS:
             return None
         elif string:
@@ -173,7 +173,7 @@ def read_flat_calls(text: str) -> list[Call] | None:
             if name in _KEYWORDS or ("." in name and not _KEYWORDS.isdisjoint(name.split("."))):
                 return None
             arguments = {}
-            calls.append(Call(name, arguments))
+            calls.append(make_call(name, arguments))
         elif key in arguments or key in _KEYWORDS:
             return None
         elif string:
@@ -274,7 +274,7 @@ def _call(
             if separator != ",":
                 raise _GiveUp
             index += 1
-    calls.append(Call(name, arguments))
+    calls.append(make_call(name, arguments))
     return index + 1
 
 

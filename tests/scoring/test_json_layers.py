@@ -3,11 +3,13 @@
 * ``_json_payload_calls`` (every JSON output and Hermes block) against
   ``calls_from_objects(_parse_json(...))``, on any text and under tight limits;
 * ``_openai_tool_calls`` (structured OpenAI tool calls) against ``decode`` with it switched off;
-* ``_bracketed`` (text that opens with a bracket) against ``_whole_then_embedded``.
+* ``_bracketed`` (text that opens with a bracket) against ``_whole_then_embedded``;
+* ``make_call`` against the ``Call`` constructor.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from typing import Any
@@ -18,7 +20,7 @@ from hypothesis import strategies as st
 
 import scoring.decoding as decoding
 from scoring import Call, DecodeError, decode
-from scoring.model import DEFAULT_LIMITS, Limits
+from scoring.model import DEFAULT_LIMITS, Limits, make_call
 
 SETTINGS = settings(
     max_examples=400, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
@@ -174,3 +176,13 @@ def test_text_opening_with_a_bracket_decodes_as_before(text: str, limits: Limits
     assert _outcome(lambda: decoding._bracketed(text, limits)) == _outcome(
         lambda: decoding._whole_then_embedded(text, limits)
     )
+
+
+@given(st.sampled_from(["f", "a.b", ""]), _arguments.filter(lambda value: isinstance(value, dict)))
+def test_make_call_makes_the_call_the_constructor_makes(name: str, arguments: dict[str, Any]) -> None:
+    made, constructed = make_call(name, arguments), Call(name, arguments)
+    assert made == constructed and repr(made) == repr(constructed)
+    assert vars(made) == vars(constructed) and list(vars(made)) == list(vars(constructed))
+    assert made.arguments is arguments
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.name = "g"  # type: ignore[misc]
