@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from itertools import accumulate
 from typing import Any
 
@@ -41,6 +41,10 @@ _BRACKET_DELTA = {"[": 1, "(": 1, "{": 1, "]": -1, ")": -1, "}": -1}
 # Text that is probably JSON: an object, or a list that opens with an object, string or number or
 # is empty. `[f(x=1)]` is python; JSON such as `[true]` is still tried when python fails.
 _JSON_START = re.compile(r"\{|\[\s*[{\]\"\d-]")
+# What _JSON_START accepts right after "[" without blanks (a decimal digit too: \d is any Unicode
+# decimal digit, as str.isdecimal is). _payload_calls tests these characters itself and leaves only
+# a blank after "[" to the pattern: a regular-expression call costs as much as reading a short call.
+_JSON_AFTER_BRACKET = frozenset('{]"-')
 # What may follow a fence's opening backticks before the code: blanks, then a language tag and its
 # line end, or just a line end. It always matches (maybe empty).
 _FENCE_HEADER = re.compile(r"[ \t]*(?:[A-Za-z][\w+.-]*[ \t]*\n|\n?)")
@@ -170,12 +174,13 @@ def _json_call(item: dict[str, Any]) -> Call | None:
     return None
 
 
-def _json_payload_calls(payload: str, limits: Limits) -> list[Call]:
+def _json_payload_calls(payload: str, limits: Limits, guarded: bool = False) -> list[Call]:
     """``calls_from_objects(_parse_json(payload, limits), limits, from_json=True)``, the same calls
     and the same errors, with the common case inline: a short text (the syntax guard's quick test),
     one JSON value, a call object or a list of them in the shapes :func:`_json_call` reads. Every
-    JSON output and Hermes block comes through here: the layers saved cost as much as the scan."""
-    if (
+    JSON output and Hermes block comes through here: the layers saved cost as much as the scan.
+    ``guarded``: the payload is part of a text within the syntax guard's quick test, so it is too."""
+    if not guarded and (
         len(payload) > limits.max_items
         or payload.count("[") + payload.count("(") + payload.count("{") > limits.max_depth
     ):
@@ -334,8 +339,9 @@ def _statement_calls(statement: ast.stmt, reader: LiteralReader) -> list[Call]:
     raise DecodeError(f"a {type(statement).__name__} statement is not a call")
 
 
-def _python_calls(text: str, limits: Limits) -> list[Call]:
-    guard_syntax(text, limits)
+def _python_calls(text: str, limits: Limits, guarded: bool = False) -> list[Call]:
+    if not guarded:
+        guard_syntax(text, limits)
     calls = read_simple_calls(text, limits.max_depth)  # the common shapes, without a syntax tree
     if calls is None:
         calls = python_calls_from_tree(text, limits)
@@ -356,18 +362,27 @@ def python_calls_from_tree(text: str, limits: Limits) -> list[Call]:
     return calls
 
 
-def _payload_calls(payload: str, limits: Limits) -> list[Call]:
-    """One block's text: JSON when it looks like JSON, else python call syntax."""
+def _payload_calls(payload: str, limits: Limits, guarded: bool = False) -> list[Call]:
+    """One block's text: JSON when it looks like JSON (_JSON_START), else python call syntax.
+    ``guarded``: the text is part of a text within the syntax guard's quick test, so it is too."""
     payload = payload.strip()
     if not payload:
         return []
-    if _JSON_START.match(payload):
+    first, second = payload[0], payload[1:2]
+    if first == "{" or (
+        first == "["
+        and (
+            second in _JSON_AFTER_BRACKET
+            or second.isdecimal()
+            or (second.isspace() and _JSON_START.match(payload) is not None)
+        )
+    ):
         try:
-            return _json_payload_calls(payload, limits)
+            return _json_payload_calls(payload, limits, guarded)
         except DecodeError:
             pass
     try:
-        return _python_calls(payload, limits)
+        return _python_calls(payload, limits, guarded)
     except DecodeError as python_error:
         if payload[0] != "[" or _JSON_START.match(payload):
             raise
@@ -377,35 +392,43 @@ def _payload_calls(payload: str, limits: Limits) -> list[Call]:
             raise python_error from None
 
 
-def block_bodies(text: str, opener: str, closer: str, header: re.Pattern[str] | None = None) -> Iterator[str]:
-    r"""The texts between each ``opener`` (and the ``header`` match after it) and the next ``closer``
-    or the end of the text: what the lazy pattern ``opener header (.*?) (?:closer|\Z)`` (DOTALL)
-    finds, found with str.find instead (a lazy pattern tries the closer at every character)."""
-    start = text.find(opener)
-    while start >= 0:
-        body = start + len(opener)
-        if header is not None:
-            match = header.match(text, body)
-            assert match is not None  # the header pattern matches the empty string
-            body = match.end()
-        end = text.find(closer, body)
-        if end < 0:
-            yield text[body:]
-            return
-        yield text[body:end]
-        start = text.find(opener, end + len(closer))
-
-
 def _blocks(
     opener: str, closer: str, header: re.Pattern[str] | None = None
 ) -> Callable[[str, Limits], list[Call]]:
     def decode_blocks(text: str, limits: Limits) -> list[Call]:
-        guard_syntax(text, limits)  # all blocks together: many small blocks cost as much as one big one
+        r"""The calls in the texts between each ``opener`` (and the ``header`` match after it) and
+        the next ``closer`` or the end of the text: what the lazy pattern ``opener header (.*?)
+        (?:closer|\Z)`` (DOTALL) finds, found with str.find (a lazy pattern tries the closer at
+        every character)."""
+        # All blocks guarded together: many small blocks cost as much as one big one. A text within
+        # the guard's quick test (short, few brackets) needs no guard, and nor do its blocks.
+        guarded = (
+            len(text) <= limits.max_items
+            and text.count("[") + text.count("(") + text.count("{") <= limits.max_depth
+        )
+        if not guarded:
+            guard_syntax(text, limits)
         calls: list[Call] = []
-        for count, body in enumerate(block_bodies(text, opener, closer, header)):
+        count = 0
+        start = text.find(opener)
+        while start >= 0:
             if count == limits.max_calls:
                 raise DecodeError(f"more than {limits.max_calls} blocks")
-            calls.extend(_payload_calls(body, limits))
+            count += 1
+            body = start + len(opener)
+            if header is not None:
+                if text.startswith("python\n", body):  # the common fence header, without the pattern
+                    body += 7
+                else:
+                    match = header.match(text, body)
+                    assert match is not None  # the header pattern matches the empty string
+                    body = match.end()
+            end = text.find(closer, body)
+            if end < 0:
+                calls.extend(_payload_calls(text[body:], limits, guarded))
+                break
+            calls.extend(_payload_calls(text[body:end], limits, guarded))
+            start = text.find(opener, end + len(closer))
         return calls
 
     return decode_blocks
