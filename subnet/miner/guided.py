@@ -30,6 +30,13 @@ by the adapter's prompt rather than the model's own template) is compared with i
 token; if the other token wins, the row is left alone for good (prose, e.g. for an irrelevant
 request). A required or named ``tool_choice`` starts the row inside the call. Nothing the model
 writes is executed; the guide only removes tokens from the choice.
+
+``--model.guided forced`` and ``grounded`` are for a model too weak to choose (the demo
+model): every answer is decoded as a call whose free string values are spans of the request
+and whose numbers are the request's (`Extraction`), among the tools sharing most words with
+the request (`best_fitting`), required arguments only. ``grounded`` then keeps the call only
+when the request grounds it (`ungrounded_reason`, from the `CallEvidence` the guide kept while
+decoding) and answers in prose otherwise.
 """
 
 from __future__ import annotations
