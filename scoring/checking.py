@@ -485,8 +485,10 @@ def _single_checker(count_error: str) -> Callable[[list[Call], _Task], _Error | 
     """simple: exactly one call; multiple: as many calls as expected (one), checked against the
     one expected function."""
 
+    one_call = count_error.startswith("simple")
+
     def check_single(calls: list[Call], task: _Task) -> _Error | None:
-        wanted = 1 if count_error.startswith("simple") else len(task.expected)
+        wanted = 1 if one_call else len(task.expected)
         if len(calls) != wanted:
             return _Error(count_error, "expected %s call(s), got %s", wanted, len(calls))
         return task.error(calls, 0, 0)
