@@ -143,4 +143,5 @@ async def test_grounded_calls_beat_always_calling_and_never_calling(
         if task.category == "irrelevance":  # no offered tool fits: prose, not a call
             assert kept.tool_calls is None and kept.content, kept.raw_text
     totals = {name: round(sum(values), 3) for name, values in scores.items()}
-    assert totals["grounded"] > totals["unguided"] > totals["forced"], (totals, scores)
+    # which of the other two wins depends on the share of no-call tasks in the set
+    assert totals["grounded"] > max(totals["unguided"], totals["forced"]), (totals, scores)
