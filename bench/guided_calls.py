@@ -65,6 +65,7 @@ class Outcome:
     seed: int
     by_category: dict[str, Tally] = field(default_factory=dict)
     seconds: float = 0.0
+    failed: int = 0  # requests the backend could not answer (scored 0)
 
     @property
     def mean(self) -> float:
@@ -115,6 +116,7 @@ async def measure(
 ) -> list[Outcome]:
     import scoring
     from subnet.miner import GenerationRequest, ModelOptions
+    from subnet.miner.base import ModelError
     from subnet.miner.transformers_backend import TransformersBackend
 
     backend = TransformersBackend(
@@ -141,19 +143,27 @@ async def measure(
                     max_tokens=max_new_tokens,
                     temperature=0.0,
                 )
-                result = await backend.generate(request)
+                try:
+                    result = await backend.generate(request)
+                except ModelError as exc:  # scored as a validator scores a failed answer: 0
+                    print(f"  {config.label}: task {task.id} failed: {exc}", file=sys.stderr)
+                    return task, None
                 message = {"role": "assistant", "content": result.content, "tool_calls": result.tool_calls}
                 functions = [tool.get("function", tool) for tool in task.tools]
                 return task, scoring.check(message, functions, task.expected, task.scoring_category)
 
             for task, verdict in await asyncio.gather(*(one(task) for task in draw_tasks(seed, n))):
-                outcome.by_category.setdefault(str(task.category), Tally()).add(
-                    bool(verdict.valid), float(verdict.score)
-                )
+                tally = outcome.by_category.setdefault(str(task.category), Tally())
+                if verdict is None:
+                    tally.add(False, 0.0)
+                    outcome.failed += 1
+                else:
+                    tally.add(bool(verdict.valid), float(verdict.score))
             outcome.seconds = time.perf_counter() - started
             outcomes.append(outcome)
             print(
-                f"  {config.label} seed {seed}: mean {outcome.mean:.3f} ({outcome.seconds:.0f} s)",
+                f"  {config.label} seed {seed}: mean {outcome.mean:.3f}, {outcome.failed} failed"
+                f" ({outcome.seconds:.0f} s)",
                 file=sys.stderr,
             )
     finally:
@@ -162,13 +172,14 @@ async def measure(
 
 
 def render(outcomes: Sequence[Outcome]) -> str:
-    header = ["config", "seed", *CATEGORIES, "mean", "time"]
+    header = ["config", "seed", *CATEGORIES, "mean", "failed", "time"]
     rows = [
         [
             o.config.label,
             str(o.seed),
             *(o.by_category[c].cell() for c in CATEGORIES),
             f"{o.mean:.3f}",
+            str(o.failed),
             f"{o.seconds:.0f}s",
         ]
         for o in outcomes

@@ -1439,11 +1439,13 @@ class GuidedCalls:
         last = input_ids[rows, -1].tolist()
         for row, token in zip(rows, last, strict=True):
             pending = self.pending[row]
-            if token in self.eos_set or token not in pending:
+            # a token the guide did not offer, or one it offered with no state after it (only
+            # EOS should have none), ends the guidance: the row must never be guided stateless
+            state = None if token in self.eos_set else pending.get(token)
+            if state is None:
                 self.modes[row] = _DONE
                 self.states[row] = None
             else:
-                state = pending[token]
                 self.states[row] = state
                 self.call_tokens[row] += 1
                 if state is not None and state.can_stop():  # a call is complete
@@ -1552,9 +1554,10 @@ class GuidedCalls:
         """The first token of the closing text (the row is about to run out of tokens)."""
         self.closings += 1
         ids = self.table.tokens_for(closing_text(state))
-        if not ids:
-            return {self.eos[0]: None}
-        return {ids[0]: advance(state, self.table.texts[ids[0]] or "")}
+        following = advance(state, self.table.texts[ids[0]] or "") if ids else None
+        if following is None:  # the tokenizer splits the closing text so that it does not continue
+            return {self.eos[0]: None}  # the call: end the row rather than write outside the schema
+        return {ids[0]: following}
 
 
 def call_bias_for(format_name: str, *, native: bool) -> float:

@@ -71,3 +71,4 @@ def test_table_gives_valid_over_asked_and_mean_per_category(bench: ModuleType) -
     assert row.startswith("json+grounded")
     assert "1/2 (0.75)" in row and "1/1 (1.00)" in row
     assert "0.833" in row and "12s" in row
+    assert row.split()[-2] == "0"  # failed requests

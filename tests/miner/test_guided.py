@@ -483,3 +483,18 @@ def test_near_its_budget_a_row_closes_its_call_and_opens_no_other() -> None:
     calls = decode(text)  # the call was closed in time, and no second one was opened
     assert [call.name for call in calls] == ["get_stock_price"], text
     assert text.endswith("</tool_call>"), text
+
+
+def test_a_closing_text_that_does_not_continue_the_call_ends_the_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A forced call whose closing text the automaton rejects (a copied value that cannot end
+    # where the closing would end it) once left the row guided with no state: the next step
+    # failed an assertion and took every request of the batch down with it.
+    import subnet.miner.guided as guided_module
+
+    monkeypatch.setattr(guided_module, "closing_text", lambda state: "!\n")
+    guide = row_guide("hermes", [STOCK], must_call=True, function_name=None)
+    order = [1, 2, 3, 4, 5, 6, 7, 8, 9, EOS]
+    taken = _drive(guide, order, steps=40, budget=30)
+    assert taken[-1] == EOS
+    assert len(taken) - 1 <= 30
+    assert TOY.index("!\n") not in taken  # nothing outside the schema was written to close it
