@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
+import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -48,3 +51,28 @@ def _isolated_root_logging() -> Iterator[None]:
         if handler not in root.handlers:
             root.addHandler(handler)
     root.setLevel(level)
+
+
+BENCH_DIR = Path(__file__).resolve().parents[1] / "bench"
+
+
+@pytest.fixture(scope="session")
+def load_bench() -> Callable[[str], ModuleType]:
+    """Loads ``bench/<name>.py`` as a module (once per session) for tests of a benchmark's parts."""
+    loaded: dict[str, ModuleType] = {}
+
+    def load(name: str) -> ModuleType:
+        if name not in loaded:
+            spec = importlib.util.spec_from_file_location(f"{name}_bench_for_tests", BENCH_DIR / f"{name}.py")
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
+            path = list(sys.path)
+            try:
+                spec.loader.exec_module(module)
+            finally:
+                sys.path[:] = path  # a bench drops its own folder from sys.path when loaded
+            loaded[name] = module
+        return loaded[name]
+
+    return load

@@ -3,28 +3,15 @@ measured ones, and the throughput a schedule allows, on made-up costs with known
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
+from collections.abc import Callable
 from types import ModuleType
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "miner.py"
 
-
-@pytest.fixture(scope="module")
-def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("miner_bench_for_tests", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
-    path = list(sys.path)
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.path[:] = path  # the bench drops its own folder from sys.path when loaded
-    return module
+@pytest.fixture(scope="session")
+def bench(load_bench: Callable[[str], ModuleType]) -> ModuleType:
+    return load_bench("miner")
 
 
 class _FlatCosts:
