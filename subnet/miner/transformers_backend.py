@@ -136,6 +136,16 @@ class _Pending:
     arrived: float = field(default_factory=time.monotonic)
 
 
+def _answer(pending: _Pending, outcome: GenerationResult | ModelError) -> None:
+    """Hands a caller its result or its error, unless it went away meanwhile."""
+    if pending.future.done():
+        return
+    if isinstance(outcome, ModelError):
+        pending.future.set_exception(outcome)
+    else:
+        pending.future.set_result(outcome)
+
+
 def _sampling_temperature(request: GenerationRequest) -> float:
     # Greedy unless the caller asks for a positive temperature.
     return float(request.temperature) if request.temperature and request.temperature > 0 else 0.0
@@ -335,12 +345,7 @@ class TransformersBackend:
             self.batches_run += 1
             self._running = []
             for pending, outcome in zip(batch, outcomes, strict=True):
-                if pending.future.done():  # the caller went away
-                    continue
-                if isinstance(outcome, ModelError):
-                    pending.future.set_exception(outcome)
-                else:
-                    pending.future.set_result(outcome)
+                _answer(pending, outcome)
 
     async def _continuous_loop(self) -> None:
         """Admit what fits, decode one step, answer the rows that ended; until closed and empty.
@@ -374,13 +379,7 @@ class TransformersBackend:
                 outcomes = [(key, failure) for key in active]
                 await loop.run_in_executor(self._executor, self._forget_rows)
             for key, outcome in outcomes:
-                pending = active.pop(key)
-                if pending.future.done():  # the caller went away
-                    continue
-                if isinstance(outcome, ModelError):
-                    pending.future.set_exception(outcome)
-                else:
-                    pending.future.set_result(outcome)
+                _answer(active.pop(key), outcome)
             self._running = list(active.values())
             if outcomes:
                 # Let the callers just answered run: one that sends its next request at once
