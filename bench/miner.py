@@ -506,20 +506,25 @@ def profile_step(backend: TransformersBackend, batch: int, context: int, steps: 
         )
 
 
-def run_profile(args: argparse.Namespace) -> int:
-    import torch
-
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    options = ModelOptions(
+def model_options(args: argparse.Namespace) -> ModelOptions:
+    """The miner's model settings from the benchmark's flags (the same for every mode)."""
+    return ModelOptions(
         path=args.model_path,
         device=args.device,
         dtype=args.dtype,
         max_new_tokens=args.max_new_tokens,
         max_batch=args.max_batch,
+        batch_wait_ms=args.batch_wait_ms,
         prefix_cache_tokens=args.prefix_cache_tokens,
     )
-    backend = TransformersBackend(options)
+
+
+def run_profile(args: argparse.Namespace) -> int:
+    import torch
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    backend = TransformersBackend(model_options(args))
     backend._load()  # the generation thread's loader, called here: no server is needed
     if backend.engine is None:
         print("this model cannot join a running batch (generate() serves it): nothing to profile")
@@ -624,15 +629,7 @@ async def run(args: argparse.Namespace) -> int:
         import torch
 
         torch.set_num_threads(args.threads)
-    options = ModelOptions(
-        path=args.model_path,
-        device=args.device,
-        dtype=args.dtype,
-        max_new_tokens=args.max_new_tokens,
-        max_batch=args.max_batch,
-        batch_wait_ms=args.batch_wait_ms,
-        prefix_cache_tokens=args.prefix_cache_tokens,
-    )
+    options = model_options(args)
     backend = TransformersBackend(options)
     load_started = time.perf_counter()
     await backend.start()
