@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -120,3 +121,14 @@ def plain_tiny_model_dir(tmp_path_factory: pytest.TempPathFactory, tiny_model_di
     shutil.copytree(tiny_model_dir, folder)
     (folder / "chat_template.jinja").write_text(PLAIN_CHAT_TEMPLATE)
     return folder
+
+
+@pytest.fixture(scope="module")
+def one_torch_thread() -> Iterator[None]:
+    """Small models are latency-bound: on a shared CPU one intra-op thread is several times faster."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

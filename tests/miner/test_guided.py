@@ -5,7 +5,7 @@ schema-valid call, rows independent, tool_choice none untouched)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,8 @@ from subnet.miner.guided import (
     row_guide,
 )
 from subnet.miner.transformers_backend import TransformersBackend
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/miner/conftest.py
 
 
 def _tool(name: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
@@ -319,17 +321,6 @@ async def _started(folder: Path, **options: Any) -> TransformersBackend:
     assert isinstance(backend, TransformersBackend)
     await backend.start()
     return backend
-
-
-@pytest.fixture(autouse=True)
-def one_torch_thread() -> Iterator[None]:
-    """The tiny model is latency-bound: on a shared machine one intra-op thread is 10x faster."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ runs in CI."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -25,16 +25,6 @@ from subnet.miner.transformers_backend import TransformersBackend
 pytestmark = pytest.mark.slow
 
 SIMPLE_TASKS = tasks.generate("guided-demo", 2, mix={"simple": 1.0})
-
-
-@pytest.fixture(scope="module")
-def one_torch_thread() -> Iterator[None]:
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # a 135M model on a shared CPU: one thread is faster
-    yield
-    torch.set_num_threads(threads)
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

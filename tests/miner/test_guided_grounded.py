@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,8 @@ from subnet.miner.guided import (
     ungrounded_reason,
 )
 from subnet.miner.transformers_backend import TransformersBackend
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/miner/conftest.py
 
 
 def _tool(name: str, description: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
@@ -264,16 +266,6 @@ def test_a_tool_that_shares_no_word_with_the_request_fits_it_not() -> None:
 
 
 # --- the backend on the tiny model ------------------------------------------------------------
-
-
-@pytest.fixture(autouse=True)
-def one_torch_thread() -> Iterator[None]:
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 async def _started(folder: Path, guided: str) -> TransformersBackend:
