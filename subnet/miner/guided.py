@@ -1448,7 +1448,7 @@ class GuidedCalls:
             else:
                 self.states[row] = state
                 self.call_tokens[row] += 1
-                if state is not None and state.can_stop():  # a call is complete
+                if state.can_stop():  # a call is complete
                     self.longest_call[row] = max(self.longest_call[row], self.call_tokens[row])
                     self.call_tokens[row] = 0
             self.pending[row] = {}
