@@ -24,6 +24,11 @@ agent's requests and the format's instructions look like) reuses that beginning'
 from a small store bounded in tokens, and only the rest of the prompt is prefilled. On a CPU,
 prefill is most of a short tool call's cost.
 
+A row fails alone where its failure is its own: a prefill that raises (its forward pass has
+not touched the running batch yet) or a guide that raises while choosing the row's next token
+ends that row, with the exception in ``Row.error``, and the other rows go on. A decoding step's
+forward pass is every row's at once, so a failure there raises to the caller, who resets.
+
 All methods run on the one generation thread; nothing here is thread-safe or asynchronous.
 """
 
@@ -57,6 +62,7 @@ class Row:
     guide: TokenConstraint | None = None
     generated: list[int] = field(default_factory=list)
     finished: bool = False
+    error: Exception | None = None  # why the row ended early, when it failed alone
 
 
 class PrefixStore:
@@ -146,7 +152,7 @@ class DecodeEngine:
 
     def admit(self, rows: Sequence[Row]) -> list[Row]:
         """Prefill ``rows``, pick each one's first token and join them to the batch. Returns the
-        rows already finished by that first token (EOS, or a budget of one).
+        rows already finished by that first token (EOS, or a budget of one) or failed alone.
 
         Each row is prefilled on its own: prefill is compute-bound, so padding prompts of
         different lengths to one width only adds work, and a row prefilled after another can
@@ -167,8 +173,12 @@ class DecodeEngine:
         rest = torch.tensor([row.prompt[shared:]], dtype=torch.long)
         mask = torch.ones((1, len(row.prompt)), dtype=torch.long)
         positions = torch.arange(shared, len(row.prompt)).unsqueeze(0)
-        cache = self._past_cache(layers, shared) if layers is not None else None
-        logits, cache = self._forward(rest, mask, positions, cache=cache)
+        try:
+            cache = self._past_cache(layers, shared) if layers is not None else None
+            logits, cache = self._forward(rest, mask, positions, cache=cache)
+        except Exception as error:  # this row's own pass (e.g. out of memory on its prompt)
+            row.error, row.finished = error, True
+            return [row]
         self._remember(row, cache)
         self._join([row], cache, mask, torch.tensor([len(row.prompt)], dtype=torch.long))
         return self._advance([row], logits)
@@ -262,7 +272,11 @@ class DecodeEngine:
     def _advance(self, rows: list[Row], logits: torch.Tensor) -> list[Row]:
         """Choose the next token of ``rows`` (one logits row each), drop the finished ones."""
         for offset, row in enumerate(rows):
-            token = self._choose(row, logits[offset])
+            try:
+                token = self._choose(row, logits[offset])
+            except Exception as error:  # the row's guide failed: the row ends, the others go on
+                row.error, row.finished = error, True
+                continue
             row.generated.append(token)
             if token in self.eos_ids or len(row.generated) >= row.budget:
                 row.finished = True

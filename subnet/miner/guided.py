@@ -1369,7 +1369,8 @@ class GuidedCalls:
     done). A row whose last token is not one this processor let through (padding after EOS, a
     row the budget stopped) is done and left alone. Near its budget a guided row only takes
     tokens after which the call can still be closed (`closing_text`) in the tokens left, and
-    writes the closing text itself when the model's candidates do not allow that.
+    writes the closing text itself when the model's candidates do not allow that. A row whose
+    guide raises ends at EOS with the exception in ``failures``; the other rows go on.
     """
 
     def __init__(
@@ -1403,6 +1404,8 @@ class GuidedCalls:
         # budget is worth less than none)
         self.call_tokens = [guide.prefix_tokens for guide in guides]
         self.longest_call = [0] * len(guides)
+        # rows whose guide raised: each ended at EOS there, and its caller must get an error
+        self.failures: dict[int, Exception] = {}
         self.wide_searches = 0  # how often the top-k held no allowed token (tests, tuning)
         self.closings = 0  # how often a row near its budget had to write its closing text
 
@@ -1424,7 +1427,12 @@ class GuidedCalls:
         ids_by_row = top_ids.tolist()
         for position, row in enumerate(rows):
             left = self.budgets[row] - step - 1  # tokens after the one chosen now
-            keep = self._choose(row, scores, ids_by_row[position], values_by_row[position], left)
+            try:
+                keep = self._choose(row, scores, ids_by_row[position], values_by_row[position], left)
+            except Exception as error:  # this row's guide failed: end the row, keep the others
+                self.failures[row] = error
+                self.modes[row], self.states[row], self.pending[row] = _DONE, None, {}
+                keep = self.eos[:1]
             if keep is None:
                 continue
             kept = scores[row, keep].clone()

@@ -146,6 +146,15 @@ def _answer(pending: _Pending, outcome: GenerationResult | ModelError) -> None:
         pending.future.set_result(outcome)
 
 
+def _failed_alone(error: Exception, what: str) -> ModelError:
+    """The error one caller gets when its own request failed (the rest of the batch went on);
+    the traceback goes to the log, once."""
+    if isinstance(error, ModelError):
+        return error
+    log.error("%s failed for one request; the rest of its batch went on", what, exc_info=error)
+    return ModelError(f"generation failed: {type(error).__name__}: {error}")
+
+
 def _sampling_temperature(request: GenerationRequest) -> float:
     # Greedy unless the caller asks for a positive temperature.
     return float(request.temperature) if request.temperature and request.temperature > 0 else 0.0
@@ -435,15 +444,17 @@ class TransformersBackend:
         """Render, generate together, split: one outcome per request, in order."""
         outcomes: list[GenerationResult | ModelError | None] = [None] * len(requests)
         rows: list[tuple[int, Prompt, list[int], int]] = []
+        guides: list[RowGuide | None] = []
         for index, request in enumerate(requests):
             try:
                 prompt, token_ids, budget = self._prepare(request)
-            except ModelError as error:
-                outcomes[index] = error
+                guide = self._guide(request, prompt)
+            except Exception as error:  # that request's own fault or bug: it fails alone
+                outcomes[index] = _failed_alone(error, "preparing the prompt")
                 continue
             rows.append((index, prompt, token_ids, budget))
+            guides.append(guide)
         if rows:
-            guides = [self._guide(requests[index], prompt) for index, prompt, _, _ in rows]
             generated = self._generate_rows(
                 [token_ids for _, _, token_ids, _ in rows],
                 [budget for _, _, _, budget in rows],
@@ -454,14 +465,20 @@ class TransformersBackend:
                 ],
                 guides if any(guide is not None and guide.state is not None for guide in guides) else None,
             )
-            for (index, prompt, token_ids, budget), new_tokens, guide in zip(
-                rows, generated, guides, strict=True
+            failures = self.last_guide.failures if self.last_guide is not None else {}
+            for position, ((index, prompt, token_ids, budget), new_tokens, guide) in enumerate(
+                zip(rows, generated, guides, strict=True)
             ):
                 guided = guide is not None and guide.state is not None
                 evidence = guide.evidence if guide is not None else None
-                outcomes[index] = self._finish(
-                    prompt, len(token_ids), new_tokens, budget, guided=guided, evidence=evidence
-                )
+                try:
+                    if position in failures:
+                        raise failures[position]
+                    outcomes[index] = self._finish(
+                        prompt, len(token_ids), new_tokens, budget, guided=guided, evidence=evidence
+                    )
+                except Exception as error:
+                    outcomes[index] = _failed_alone(error, "guiding or reading the answer")
         return [outcome if outcome is not None else ModelError("no outcome") for outcome in outcomes]
 
     def _engine_turn(
@@ -477,20 +494,25 @@ class TransformersBackend:
         for key, request in admitted:
             try:
                 prompt, token_ids, budget = self._prepare(request)
-            except ModelError as error:
-                outcomes.append((key, error))
+                temperature = _sampling_temperature(request)
+                guide = self._guide(request, prompt)
+                guided = guide is not None and guide.state is not None
+                processors: list[Any] = []
+                if guided and self.token_table is not None and guide is not None:
+                    self.last_guide = GuidedCalls(
+                        0,
+                        [guide],
+                        self.token_table,
+                        self._eos_ids(),
+                        budgets=[budget],
+                        sample=temperature > 0,
+                    )
+                    processors.append(self.last_guide)
+                elif prompt.choices:
+                    processors.append(_RequiredChoice(0, [self._choice_tokens(prompt)]))
+            except Exception as error:  # that request's own fault or bug: it fails alone
+                outcomes.append((key, _failed_alone(error, "preparing the prompt")))
                 continue
-            temperature = _sampling_temperature(request)
-            guide = self._guide(request, prompt)
-            guided = guide is not None and guide.state is not None
-            processors: list[Any] = []
-            if guided and self.token_table is not None and guide is not None:
-                self.last_guide = GuidedCalls(
-                    0, [guide], self.token_table, self._eos_ids(), budgets=[budget], sample=temperature > 0
-                )
-                processors.append(self.last_guide)
-            elif prompt.choices:
-                processors.append(_RequiredChoice(0, [self._choice_tokens(prompt)]))
             evidence = guide.evidence if guide is not None else None
             self._rows[key] = _RowContext(prompt, len(token_ids), budget, guided, evidence)
             rows.append(
@@ -506,19 +528,20 @@ class TransformersBackend:
         finished += self.engine.step()
         for row in finished:
             context = self._rows.pop(row.key)
-            outcomes.append(
-                (
-                    row.key,
-                    self._finish(
-                        context.prompt,
-                        context.prompt_tokens,
-                        row.generated,
-                        context.budget,
-                        guided=context.guided,
-                        evidence=context.evidence,
-                    ),
+            try:
+                if row.error is not None:
+                    raise row.error
+                outcome: GenerationResult | ModelError = self._finish(
+                    context.prompt,
+                    context.prompt_tokens,
+                    row.generated,
+                    context.budget,
+                    guided=context.guided,
+                    evidence=context.evidence,
                 )
-            )
+            except Exception as error:
+                outcome = _failed_alone(error, "generating or reading the answer")
+            outcomes.append((row.key, outcome))
         return outcomes
 
     def _forget_rows(self) -> None:
@@ -599,6 +622,7 @@ class TransformersBackend:
             eos_token_id=self._eos_ids(),
         )
         processors: list[Any] = [_RequiredChoice(width, choices)] if choices and any(choices) else []
+        self.last_guide = None
         if guides is not None and self.token_table is not None:
             guide = GuidedCalls(
                 width,
@@ -704,6 +728,9 @@ class _ProcessorsOnOneRow:
         batch = scores.unsqueeze(0)
         for processor in self.processors:
             batch = processor(written, batch)
+            failures = getattr(processor, "failures", None)  # GuidedCalls keeps a row's failure
+            if failures:
+                raise next(iter(failures.values()))  # the engine ends this row alone with it
         return batch[0]
 
 

@@ -243,3 +243,66 @@ def test_rows_fed_past_their_reserved_room_grow_the_cache(
         engine.step()
     assert row.generated == _alone(model, prompts[4], 80, eos=-1)
     assert other.generated == _alone(model, prompts[5], 90, eos=-1)
+
+
+class _BreaksAt:
+    """A guide that raises when shown its ``at``-th token (a bug in one request's guide)."""
+
+    def __init__(self, at: int) -> None:
+        self.at = at
+
+    def constrain(self, generated: Sequence[int], scores: Any) -> Any:
+        if len(generated) == self.at:
+            raise AssertionError("the guide lost its state")
+        return scores
+
+
+def test_a_row_whose_guide_raises_ends_alone(model_and_tokens: tuple[Any, list[list[int]], int]) -> None:
+    model, prompts, _ = model_and_tokens
+    broken = Row(key="broken", prompt=prompts[1], budget=10, guide=_BreaksAt(3))
+    at_once = Row(key="at once", prompt=prompts[4], budget=10, guide=_BreaksAt(0))  # on its first token
+    others = [Row(key=index, prompt=prompts[index], budget=10) for index in (0, 2, 3)]
+    engine = DecodeEngine(model, eos_ids=[-1], pad_id=0)
+    finished: list[Row] = []
+    with torch.inference_mode():
+        finished += engine.admit([others[0], broken, at_once, others[1]])
+        assert finished == [at_once] and engine.active == 3  # it never joined the batch
+        for step in range(12):
+            if step == 1:
+                finished += engine.admit([others[2]])  # joins after the failure, at a later step
+            finished += engine.step()
+    assert engine.active == 0
+    assert isinstance(broken.error, AssertionError) and broken.finished
+    assert len(broken.generated) == 3  # the tokens written before its guide failed
+    assert isinstance(at_once.error, AssertionError) and at_once.generated == []
+    for row in others:
+        assert row.error is None
+        assert row.generated == _alone(model, row.prompt, 10, eos=-1), f"row {row.key}"
+    assert sorted(str(row.key) for row in finished) == sorted(
+        str(row.key) for row in [broken, at_once, *others]
+    )
+
+
+def test_a_prefill_that_fails_fails_its_row_only(
+    model_and_tokens: tuple[Any, list[list[int]], int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model, prompts, _ = model_and_tokens
+    engine = DecodeEngine(model, eos_ids=[-1], pad_id=0, prefix_tokens=0)
+    running = Row(key="running", prompt=prompts[0], budget=8)
+    doomed = Row(key="doomed", prompt=prompts[5], budget=8)
+    real_forward = engine._forward
+
+    def forward(input_ids: Any, *args: Any, **kwargs: Any) -> Any:
+        if input_ids.shape[1] == len(doomed.prompt):
+            raise RuntimeError("out of memory on this prompt")
+        return real_forward(input_ids, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "_forward", forward)
+    with torch.inference_mode():
+        assert engine.admit([running]) == []
+        engine.step()
+        assert engine.admit([doomed]) == [doomed]
+        while engine.active:
+            engine.step()
+    assert isinstance(doomed.error, RuntimeError) and doomed.generated == []
+    assert running.error is None and running.generated == _alone(model, prompts[0], 8, eos=-1)
