@@ -138,4 +138,3 @@ def test_variant_does_not_depend_on_where_the_task_object_came_from() -> None:
         reloaded = variant(Task.from_dict(json.loads(json.dumps(task.to_dict()))), b"miner-a")
         assert first == again == reloaded
         assert variant(task, b"miner-b") != first
-
