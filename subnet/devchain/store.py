@@ -146,6 +146,36 @@ class StoreError(Exception):
     """The devchain file is missing, unreadable or not a devchain."""
 
 
+def foreign_tables(conn: sqlite3.Connection) -> list[str]:
+    """The tables of an open SQLite file when it holds tables and is no devchain; [] otherwise.
+
+    A devchain file always has its ``meta`` table with a ``schema`` row; an empty file (or a
+    new one) has no tables at all.
+    """
+    tables = sorted(
+        row[0]
+        for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+        if not str(row[0]).startswith("sqlite_")
+    )
+    if not tables:
+        return []
+    if "meta" in tables and conn.execute("SELECT 1 FROM meta WHERE key = 'schema'").fetchone() is not None:
+        return []
+    return tables
+
+
+def _refuse_foreign_tables(conn: sqlite3.Connection, path: Path) -> None:
+    # Creating the chain's tables beside someone else's would change a file that is not ours
+    # (a validator database named by mistake, say): refuse before writing anything.
+    tables = foreign_tables(conn)
+    if tables:
+        shown = ", ".join(tables[:5]) + (", ..." if len(tables) > 5 else "")
+        raise StoreError(
+            f"{path} is an SQLite file but not a devchain (it holds the tables {shown}); "
+            "it was left as it is: point --devchain.path at a devchain file or a new path"
+        )
+
+
 @dataclass(frozen=True)
 class Clock:
     """Genesis time and block time: everything needed to turn wall time into blocks."""
@@ -179,11 +209,21 @@ class Store:
             )
             self._conn.row_factory = sqlite3.Row
             self._conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+            _refuse_foreign_tables(self._conn, path)  # before WAL mode, which would rewrite its header
             self._conn.execute("PRAGMA journal_mode = WAL")
             self._conn.execute("PRAGMA synchronous = NORMAL")
             self._initialise(block_time, genesis_hook)
-        except sqlite3.DatabaseError as error:
+        except (sqlite3.DatabaseError, OSError) as error:
+            self._close_quietly()
             raise StoreError(f"cannot open devchain file {path}: {error}") from error
+        except StoreError:
+            self._close_quietly()
+            raise
+
+    def _close_quietly(self) -> None:
+        connection: sqlite3.Connection | None = getattr(self, "_conn", None)
+        if connection is not None:
+            connection.close()
 
     def _initialise(self, block_time: float, genesis_hook: Any) -> None:
         with self.write() as conn:
