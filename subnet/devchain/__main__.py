@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ipaddress
+import sqlite3
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -19,7 +20,7 @@ from typing import Any
 
 from subnet.devchain.chain import DevChain, default_path
 from subnet.devchain.rules import RAO_PER_TAO, U16_MAX, DispatchError
-from subnet.devchain.store import StoreError
+from subnet.devchain.store import StoreError, foreign_tables
 
 EXIT_USAGE = 2
 
@@ -124,8 +125,41 @@ def _status(args: argparse.Namespace) -> None:
         print(format_metagraph(graph))
 
 
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _not_a_devchain(path: Path) -> str | None:
+    """Why ``path`` must not be deleted by ``reset`` (someone else's file), or None.
+
+    A devchain file (even a damaged one whose header survived) may go; a non-SQLite file, or
+    an SQLite database holding other tables, is left alone.
+    """
+    if not path.exists():
+        return None
+    if not path.is_file():
+        return f"{path} is not a file"
+    with path.open("rb") as handle:
+        head = handle.read(len(SQLITE_HEADER))
+    if head and head != SQLITE_HEADER:
+        return f"{path} is not an SQLite file, so not a devchain"
+    try:
+        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.DatabaseError:
+        return None
+    try:
+        tables = foreign_tables(connection)
+    except sqlite3.DatabaseError:  # a damaged devchain: starting over is what reset is for
+        return None
+    finally:
+        connection.close()
+    return f"{path} holds other tables ({', '.join(tables[:5])}), not a devchain" if tables else None
+
+
 def _reset(args: argparse.Namespace) -> None:
     path: Path = args.path or default_path()
+    refusal = _not_a_devchain(path)
+    if refusal is not None:
+        raise UsageError(f"{refusal}; reset deletes only a devchain file, so it was left as it is")
     for suffix in ("", "-wal", "-shm"):
         with contextlib.suppress(FileNotFoundError):
             Path(f"{path}{suffix}").unlink()
