@@ -16,6 +16,7 @@ from subnet.db.engine import (
 )
 from subnet.db.migrate import (
     MigrationsNotFound,
+    NotAValidatorDatabase,
     SchemaOutOfDate,
     current_revision,
     downgrade,
@@ -41,6 +42,7 @@ __all__ = [
     "DatabaseUrlError",
     "MigrationsNotFound",
     "Miner",
+    "NotAValidatorDatabase",
     "ResponseRecord",
     "Round",
     "RoundStatus",

@@ -13,7 +13,15 @@ import sys
 from collections.abc import Sequence
 
 from subnet.db.engine import DatabaseUrlError, default_database_url, normalise_url
-from subnet.db.migrate import MigrationsNotFound, current_revision, downgrade, head_revision, upgrade
+from subnet.db.migrate import (
+    MigrationsNotFound,
+    NotAValidatorDatabase,
+    SchemaOutOfDate,
+    current_revision,
+    downgrade,
+    head_revision,
+    upgrade,
+)
 
 DB_URL_ENV = "SUBNET_DB_URL"
 
@@ -44,7 +52,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         url = normalise_url(args.url or os.environ.get(DB_URL_ENV) or default_database_url())
         print(asyncio.run(_run(args.action, url, args.revision)))
-    except (DatabaseUrlError, MigrationsNotFound) as exc:
+    except (DatabaseUrlError, MigrationsNotFound, NotAValidatorDatabase, SchemaOutOfDate) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except Exception as exc:  # the database is the user's: unreachable, wrong password, bad revision

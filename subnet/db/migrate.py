@@ -16,6 +16,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from sqlalchemy import inspect
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -30,6 +31,10 @@ class MigrationsNotFound(RuntimeError):
 
 class SchemaOutOfDate(RuntimeError):
     """The database's schema revision is not the one this code needs."""
+
+
+class NotAValidatorDatabase(RuntimeError):
+    """The database holds tables but no Alembic revision: someone else's data, left untouched."""
 
 
 def migrations_dir() -> Path:
@@ -54,6 +59,33 @@ def head_revision() -> str | None:
     return ScriptDirectory.from_config(alembic_config("sqlite+aiosqlite://")).get_current_head()
 
 
+def known_revisions() -> set[str]:
+    script = ScriptDirectory.from_config(alembic_config("sqlite+aiosqlite://"))
+    return {revision.revision for revision in script.walk_revisions()}
+
+
+def check_database_is_ours(connection: Connection) -> None:
+    """Refuse, before any DDL, a database that another program owns or a newer version wrote.
+
+    Tables without an ``alembic_version`` table are someone else's data (migrating would add
+    our tables beside theirs, or fail half way); a revision this code does not know cannot be
+    upgraded or downgraded from here.
+    """
+    tables = sorted(inspect(connection).get_table_names())
+    if tables and "alembic_version" not in tables:
+        shown = ", ".join(tables[:5]) + (", ..." if len(tables) > 5 else "")
+        raise NotAValidatorDatabase(
+            f"the database holds tables ({shown}) but no alembic_version: it is not a validator "
+            "database, so it was left as it is; point --db.url at a validator database or an empty one"
+        )
+    current = MigrationContext.configure(connection).get_current_revision()
+    if current is not None and current not in known_revisions():
+        raise SchemaOutOfDate(
+            f"the database schema is at revision {current}, which this code does not know (written by a "
+            "newer version?); run that version, or point --db.url at another database"
+        )
+
+
 async def _run_with_connection(engine: AsyncEngine, action: Callable[[Connection], Any]) -> Any:
     async with engine.begin() as connection:
         return await connection.run_sync(action)
@@ -65,6 +97,7 @@ async def _run_command(url: str, engine: AsyncEngine | None, step: Callable[[Con
     engine = engine or create_engine(url)
 
     def run(connection: Connection) -> None:
+        check_database_is_ours(connection)
         config.attributes["connection"] = connection
         step(config)
 
@@ -102,6 +135,8 @@ async def prepare_schema(url: str, engine: AsyncEngine) -> str | None:
     """At start: upgrade SQLite to head; refuse an out-of-date PostgreSQL with the command to run."""
     if is_sqlite(url):
         await upgrade(url, engine=engine)
+    else:
+        await _run_with_connection(engine, check_database_is_ours)
     head = head_revision()
     current = await current_revision(url, engine=engine)
     if current != head:

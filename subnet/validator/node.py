@@ -25,7 +25,7 @@ from prometheus_client import CollectorRegistry
 
 from subnet.chain import Neuron
 from subnet.config import UserError, ValidatorSettings
-from subnet.db import SchemaOutOfDate, create_engine, prepare_schema
+from subnet.db import NotAValidatorDatabase, SchemaOutOfDate, create_engine, prepare_schema
 from subnet.db.engine import DatabaseUrlError
 from subnet.metrics import add_metrics_route, new_registry
 from subnet.transport import ClientTimeouts, MinerClient
@@ -164,7 +164,7 @@ class Validator:
         self._stack.push_async_callback(engine.dispose)
         try:
             await prepare_schema(settings.db.url, engine)
-        except SchemaOutOfDate as exc:
+        except (SchemaOutOfDate, NotAValidatorDatabase) as exc:
             raise StartupError(str(exc)) from None
         except Exception as exc:  # unreachable server, wrong password, unwritable file: the user's to fix
             detail = " ".join(str(exc).split())[:300] or type(exc).__name__
