@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import logging
 import signal
+import socket
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -55,6 +57,28 @@ def server_policy(settings: MinerSettings) -> ServerPolicy:
         per_caller_rate=settings.limits.per_caller_rate,
         per_caller_burst=settings.limits.per_caller_burst,
     )
+
+
+def _cannot_listen(host: str, port: int, error: OSError) -> Exception:
+    from subnet.config import ConfigError
+
+    reason = error.strerror or str(error)
+    return ConfigError(
+        f"cannot listen on {host}:{port} ({reason}); pick another --axon.port, stop the process that "
+        "holds it, or give an --axon.ip this machine has"
+    )
+
+
+def _check_can_listen(host: str, port: int) -> None:
+    """Raise a one-line ConfigError when ``host:port`` cannot be bound (in use, foreign address)."""
+    family = socket.AF_INET6 if ipaddress.ip_address(host).version == 6 else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        # As the server binds: SO_REUSEADDR lets a port in TIME_WAIT pass, not one being listened on.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as error:
+            raise _cannot_listen(host, port, error) from None
 
 
 @dataclass(frozen=True)
@@ -102,6 +126,8 @@ class MinerNode:
                 f"--axon.ip {settings.axon.ip} means every interface; pass the address validators "
                 "should use with --axon.external_ip"
             )
+        # Before the model loads (minutes for a large one): a port in use fails now, in one line.
+        _check_can_listen(settings.axon.ip, settings.axon.port)
         uid = await self.chain.ensure_registered()
         await self.backend.start()
         self._backend_started = True
@@ -112,8 +138,12 @@ class MinerNode:
             policy=server_policy(settings),
             handler=MinerModel(self.backend).handle,
         )
-        self.server = MinerServer(app, host=settings.axon.ip, port=settings.axon.port)
-        await self.server.start()
+        server = MinerServer(app, host=settings.axon.ip, port=settings.axon.port)
+        try:
+            await server.start()
+        except OSError as error:  # taken between the check above and now
+            raise _cannot_listen(settings.axon.ip, settings.axon.port, error) from None
+        self.server = server
         bound_port = self.server.port
         published_port = settings.axon.external_port or bound_port
         changed = await self.chain.serve_axon(published_ip, published_port)
