@@ -41,6 +41,28 @@ def _positive_float(text: str) -> float:
     return value
 
 
+# TAO's total supply: a bigger credit cannot be real and overflows the chain's 64-bit balances.
+MAX_FUND_TAO = 21_000_000.0
+
+
+def _tao_amount(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an amount of TAO, got {text!r}") from None
+    if not 0 < value <= MAX_FUND_TAO:  # also refuses nan; inf is above the cap
+        raise argparse.ArgumentTypeError(f"expected an amount in (0, {MAX_FUND_TAO:,.0f}] TAO, got {text}")
+    return value
+
+
+def _ss58(text: str) -> str:
+    from bittensor.wallets import is_bittensor_address
+
+    if not is_bittensor_address(text):
+        raise argparse.ArgumentTypeError(f"expected an ss58 address (5...), got {text!r}")
+    return text
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m subnet.devchain", description="Inspect or reset the local devchain.")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -53,8 +75,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--block-time", type=_positive_float, default=None, help="seconds per block (default 1)"
     )
     fund = commands.add_parser("fund", help="credit TAO to an address (development only)")
-    fund.add_argument("address", help="ss58 address to credit")
-    fund.add_argument("tao", type=float, help="amount of TAO")
+    fund.add_argument("address", type=_ss58, help="ss58 address to credit")
+    fund.add_argument("tao", type=_tao_amount, help="amount of TAO")
     fund.add_argument("--path", type=Path, default=None, help=f"devchain file (default {default_path()})")
     return parser
 
@@ -169,8 +191,6 @@ def _reset(args: argparse.Namespace) -> None:
 
 def _fund(args: argparse.Namespace) -> None:
     chain = DevChain(_existing(args.path))
-    if args.tao <= 0:
-        raise UsageError("the amount must be positive")
     free = chain.fund(args.address, args.tao)
     print(f"{args.address} now holds {free / RAO_PER_TAO:.9f} TAO")
 
@@ -186,7 +206,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         COMMANDS[args.command](args)
-    except (UsageError, StoreError, DispatchError, ValueError, OSError) as error:
+    except (UsageError, StoreError, DispatchError, ValueError, OverflowError, OSError) as error:
         print(f"devchain: {error}", file=sys.stderr)
         return EXIT_USAGE
     return 0

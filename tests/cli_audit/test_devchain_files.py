@@ -71,3 +71,33 @@ def test_reset_still_starts_an_existing_devchain_over(
     assert devchain_main(["reset", "--path", str(path), "--block-time", "0.5"]) == 0
     assert "block time 0.5 s" in capsys.readouterr().out
     assert devchain_main(["status", "--path", str(path)]) == 0
+
+
+ADDRESS = "5HB6HN267dzn6gmXDtWqc9LySYnLGsHnMjHuyW2icpQjK89t"
+
+
+@pytest.mark.parametrize(
+    ("address", "tao", "complaint"),
+    [
+        (ADDRESS, "nan", "expected an amount"),
+        (ADDRESS, "inf", "expected an amount"),
+        (ADDRESS, "1e30", "expected an amount"),  # overflowed the chain's 64-bit balance: a traceback
+        (ADDRESS, "0", "expected an amount"),
+        ("not-an-address", "5", "expected an ss58 address"),
+    ],
+)
+def test_fund_refuses_amounts_and_addresses_that_cannot_be_real(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], address: str, tao: str, complaint: str
+) -> None:
+    path = tmp_path / "chain.sqlite"
+    assert devchain_main(["reset", "--path", str(path)]) == 0
+    capsys.readouterr()
+    assert devchain_main(["fund", address, tao, "--path", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and complaint in err
+    connection = sqlite3.connect(path)
+    try:
+        credited = connection.execute("SELECT free FROM accounts WHERE address = ?", (address,)).fetchall()
+    finally:
+        connection.close()
+    assert credited == []
