@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -156,6 +157,17 @@ def parse_settings(argv: Sequence[str] | None = None) -> BootstrapSettings:
         build_parser().error(
             f"{target} is the public {public} network; the bootstrap is for local chains only"
         )
+    for flag, value in (("--fund", args.fund_tao), ("--stake", args.stake_tao)):
+        if not (math.isfinite(value) and value >= 0):
+            build_parser().error(f"{flag} must be a finite number of TAO, 0 or more, got {value}")
+    if not (math.isfinite(args.start_timeout_s) and args.start_timeout_s > 0):
+        build_parser().error(
+            f"--start-timeout must be a positive number of seconds, got {args.start_timeout_s}"
+        )
+    if args.netuid is not None and not 0 <= args.netuid <= 65535:
+        build_parser().error(f"--netuid must be between 0 and 65535, got {args.netuid}")
+    if args.state_file is not None and args.state_file.is_dir():
+        build_parser().error(f"--state-file {args.state_file} is a folder; give a file path")
     if args.fund_tao < args.stake_tao + FEE_HEADROOM_TAO:
         build_parser().error(f"--fund must cover --stake plus {FEE_HEADROOM_TAO:g} TAO of fees")
     if args.tempo is not None and not 1 <= args.tempo <= 65535:
@@ -517,6 +529,8 @@ async def connect(settings: BootstrapSettings) -> Any:
     """A connected `bt.Client` for the settings' chain; BootstrapError when it cannot be reached."""
     import bittensor as bt
 
+    from subnet.devchain.store import StoreError
+
     if settings.network == DEV_NETWORK:
         # The network name only labels explorer links when a substrate is given.
         client = bt.Subtensor("local", substrate=_devchain(settings))
@@ -532,6 +546,8 @@ async def connect(settings: BootstrapSettings) -> Any:
     try:
         connected = await asyncio.wait_for(opened(), timeout=60)
         await connected.block()
+    except StoreError as exc:  # the devchain file is damaged or someone else's
+        raise BootstrapError(str(exc)) from None
     except (TimeoutError, OSError, bt.BittensorError) as exc:
         raise BootstrapError(
             f"cannot reach the chain at {settings.network}: {str(exc) or type(exc).__name__}; "
@@ -569,8 +585,14 @@ async def bootstrap(
         if owned_client:
             await client.close()
     if settings.state_file is not None:
-        settings.state_file.parent.mkdir(parents=True, exist_ok=True)
-        settings.state_file.write_text(json.dumps(asdict(report), indent=2, default=str) + "\n")
+        try:
+            settings.state_file.parent.mkdir(parents=True, exist_ok=True)
+            settings.state_file.write_text(json.dumps(asdict(report), indent=2, default=str) + "\n")
+        except OSError as exc:
+            raise BootstrapError(
+                f"the chain is set up, but --state-file {settings.state_file} cannot be written: "
+                f"{exc.strerror or exc}"
+            ) from None
     return report
 
 
