@@ -10,30 +10,37 @@ missing demo package) end in one line and exit code 2.
 
 from __future__ import annotations
 
-import asyncio
-import logging
 import sys
 from collections.abc import Sequence
 
-from subnet.config import exit_with, load_wallet, parse_miner_settings, user_errors
-from subnet.logs import configure_logging
-from subnet.miner.base import ModelLoadError
-from subnet.miner.node import run_miner
+# The libraries take a second or more to load; Ctrl-C meanwhile stops here, before anything started.
+try:
+    import asyncio
+    import logging
+
+    from subnet.config import exit_with, load_wallet, parse_miner_settings, user_errors
+    from subnet.logs import configure_logging
+    from subnet.miner.base import ModelLoadError
+    from subnet.miner.node import run_miner
+except KeyboardInterrupt:
+    print("miner: interrupted while starting", file=sys.stderr)
+    raise SystemExit(130) from None
 
 log = logging.getLogger("miner")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    with user_errors("miner"):
-        settings = parse_miner_settings(argv)
-        configure_logging(settings.logging, process_name="miner")
-        wallet = load_wallet(settings.wallet)
-        try:
-            asyncio.run(run_miner(settings, wallet=wallet))
-        except ModelLoadError as error:
-            exit_with(error, "miner")
-        except KeyboardInterrupt:
-            log.info("stopped")
+    try:
+        with user_errors("miner"):
+            settings = parse_miner_settings(argv)
+            configure_logging(settings.logging, process_name="miner")
+            wallet = load_wallet(settings.wallet)
+            try:
+                asyncio.run(run_miner(settings, wallet=wallet))
+            except ModelLoadError as error:
+                exit_with(error, "miner")
+    except KeyboardInterrupt:  # also while the flags and wallet were read, before the handlers exist
+        log.info("stopped")
     return 0
 
 

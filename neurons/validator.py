@@ -10,15 +10,21 @@ and exit code 2.
 
 from __future__ import annotations
 
-import asyncio
-import logging
 import sys
 from collections.abc import Sequence
 
-from subnet.chain import ChainClient, ChainUnavailable
-from subnet.config import ValidatorSettings, load_wallet, parse_validator_settings, user_errors
-from subnet.logs import configure_logging
-from subnet.validator.node import Validator, event_loop_factory
+# The libraries take a second or more to load; Ctrl-C meanwhile stops here, before anything started.
+try:
+    import asyncio
+    import logging
+
+    from subnet.chain import ChainClient, ChainUnavailable
+    from subnet.config import ValidatorSettings, load_wallet, parse_validator_settings, user_errors
+    from subnet.logs import configure_logging
+    from subnet.validator.node import Validator, event_loop_factory
+except KeyboardInterrupt:
+    print("validator: interrupted while starting", file=sys.stderr)
+    raise SystemExit(130) from None
 
 log = logging.getLogger("validator")
 
@@ -39,15 +45,15 @@ async def run(settings: ValidatorSettings) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    with user_errors("validator"):
-        settings = parse_validator_settings(argv)
-        configure_logging(settings.logging, process_name="validator")
-        try:
+    try:
+        with user_errors("validator"):
+            settings = parse_validator_settings(argv)
+            configure_logging(settings.logging, process_name="validator")
             # uvloop where installed: a round's sockets and callbacks cost less CPU on it.
             with asyncio.Runner(loop_factory=event_loop_factory()) as runner:
                 runner.run(run(settings))
-        except KeyboardInterrupt:
-            log.info("stopped")
+    except KeyboardInterrupt:  # also while the flags were read, before the loop's handlers exist
+        log.info("stopped")
     return 0
 
 

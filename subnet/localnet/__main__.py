@@ -2,7 +2,10 @@
 
 import sys
 
-from subnet.localnet.run import main
-
 if __name__ == "__main__":
+    try:
+        from subnet.localnet.run import main
+    except KeyboardInterrupt:  # Ctrl-C while the libraries load: nothing was started yet
+        print("localnet: interrupted while starting", file=sys.stderr)
+        sys.exit(130)
     sys.exit(main())
