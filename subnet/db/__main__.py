@@ -11,8 +11,9 @@ import asyncio
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
-from subnet.db.engine import DatabaseUrlError, default_database_url, normalise_url
+from subnet.db.engine import DatabaseUrlError, default_database_url, error_reason, normalise_url
 from subnet.db.migrate import (
     MigrationsNotFound,
     NotAValidatorDatabase,
@@ -26,10 +27,20 @@ from subnet.db.migrate import (
 DB_URL_ENV = "SUBNET_DB_URL"
 
 
+PROG = "python -m subnet.db"
+
+
+class UsageError(Exception):
+    """A bad flag or action: one line, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # argparse prints usage and its line; one line is enough
+        raise UsageError(f"{message} (see --help)")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m subnet.db", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = _Parser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("action", choices=["upgrade", "current", "downgrade"])
     parser.add_argument("--db.url", dest="url", default=None, help="database URL (default: the SQLite file)")
     parser.add_argument(
@@ -48,15 +59,17 @@ async def _run(action: str, url: str, revision: str | None) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
     try:
+        args = build_parser().parse_args(argv)
         url = normalise_url(args.url or os.environ.get(DB_URL_ENV) or default_database_url())
         print(asyncio.run(_run(args.action, url, args.revision)))
-    except (DatabaseUrlError, MigrationsNotFound, NotAValidatorDatabase, SchemaOutOfDate) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    except (UsageError, DatabaseUrlError, MigrationsNotFound, NotAValidatorDatabase, SchemaOutOfDate) as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
     except Exception as exc:  # the database is the user's: unreachable, wrong password, bad revision
-        print(f"error: {args.action} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(
+            f"{PROG}: error: {args.action} failed: {type(exc).__name__}: {error_reason(exc)}", file=sys.stderr
+        )
         return 2
     return 0
 

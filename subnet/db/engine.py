@@ -20,6 +20,13 @@ class DatabaseUrlError(ValueError):
     """The database URL names a driver we do not support."""
 
 
+def error_reason(error: BaseException) -> str:
+    """The first line of a driver's error, whitespace collapsed: SQLAlchemy appends the SQL and a
+    "Background on this error" link on lines of their own, which say nothing to an operator."""
+    first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    return " ".join(first.split()) or type(error).__name__
+
+
 def default_database_url() -> str:
     """A SQLite file under the user's data directory (created on first use)."""
     return sqlite_url(Path(platformdirs.user_data_dir(APP_NAME, appauthor=False)) / DEFAULT_SQLITE_NAME)

@@ -26,7 +26,7 @@ from prometheus_client import CollectorRegistry
 from subnet.chain import Neuron
 from subnet.config import UserError, ValidatorSettings
 from subnet.db import NotAValidatorDatabase, SchemaOutOfDate, create_engine, prepare_schema
-from subnet.db.engine import DatabaseUrlError
+from subnet.db.engine import DatabaseUrlError, error_reason
 from subnet.metrics import add_metrics_route, new_registry
 from subnet.transport import ClientTimeouts, MinerClient
 from subnet.validator.jobs import GuardedJob, JobSpec, build_scheduler
@@ -167,7 +167,7 @@ class Validator:
         except (SchemaOutOfDate, NotAValidatorDatabase) as exc:
             raise StartupError(str(exc)) from None
         except Exception as exc:  # unreachable server, wrong password, unwritable file: the user's to fix
-            detail = " ".join(str(exc).split())[:300] or type(exc).__name__
+            detail = error_reason(exc)[:300]
             raise StartupError(f"cannot open the database {engine.url!r}: {detail}") from None
         try:
             secret = load_or_create_secret(settings.validator.secret_path)

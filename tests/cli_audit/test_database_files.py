@@ -100,3 +100,30 @@ def test_a_revision_this_code_does_not_know_is_named_as_such(
     connection = sqlite3.connect(path)
     assert connection.execute("SELECT version_num FROM alembic_version").fetchall() == [("f00d",)]
     connection.close()
+
+
+@pytest.mark.parametrize(
+    ("argv", "complaint"),
+    [
+        ([], "the following arguments are required: action"),
+        (["upgrade", "--bogus"], "unrecognized arguments: --bogus"),
+        (["frob"], "invalid choice: 'frob'"),
+    ],
+)
+def test_db_command_usage_mistakes_are_one_line(
+    capsys: pytest.CaptureFixture[str], argv: list[str], complaint: str
+) -> None:
+    assert db_main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("python -m subnet.db: error: ") and complaint in err
+
+
+def test_a_file_that_is_no_database_is_one_line_without_sqlalchemy_links(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "garbage.sqlite"
+    path.write_bytes(b"garbage, not a database")
+    assert db_main(["current", "--db.url", sqlite_url(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "file is not a database" in err and "sqlalche.me" not in err
+    assert path.read_bytes() == b"garbage, not a database"
