@@ -144,6 +144,13 @@ def _temperature(text: str) -> float:
     return value
 
 
+def _plain_name(text: str) -> str:
+    # A wallet or hotkey name is one folder or file under the wallets directory, never a path.
+    if not text.strip() or "/" in text or "\\" in text or text in {".", ".."}:
+        raise argparse.ArgumentTypeError(f"expected a plain name without slashes, got {text!r}")
+    return text
+
+
 def build_parser(categories: Sequence[str] = ()) -> argparse.ArgumentParser:
     """The command line; `categories` (when known) are the choices of --category."""
     parser = _OneLineParser(
@@ -235,10 +242,20 @@ def build_parser(categories: Sequence[str] = ()) -> argparse.ArgumentParser:
         "for the miner's hotkey, read from the miner's /health unless --miner-hotkey is given.",
     )
     signing.add_argument(
-        "--wallet.name", dest="wallet_name", default=None, metavar="NAME", help="wallet that signs"
+        "--wallet.name",
+        dest="wallet_name",
+        type=_plain_name,
+        default=None,
+        metavar="NAME",
+        help="wallet that signs",
     )
     signing.add_argument(
-        "--wallet.hotkey", dest="wallet_hotkey", default="default", metavar="NAME", help="its hotkey"
+        "--wallet.hotkey",
+        dest="wallet_hotkey",
+        type=_plain_name,
+        default="default",
+        metavar="NAME",
+        help="its hotkey",
     )
     signing.add_argument(
         "--wallet.path", dest="wallet_path", type=Path, default=None, metavar="DIR", help="wallets directory"
