@@ -196,7 +196,8 @@ class Localnet:
             block_time = (await asyncio.to_thread(self._devchain.clock)).block_time
         except Exception as exc:  # a corrupt or foreign file: the devchain says why in its message
             raise LocalnetError(
-                f"cannot open the devchain {self.state.devchain}: {_one_line(str(exc))}"
+                f"cannot open the devchain {self.state.devchain}: {_one_line(str(exc))}; "
+                "run again with --reset to start over (it deletes this state directory's contents)"
             ) from None
         if abs(block_time - self.settings.block_time) > 1e-9:
             self.out(
