@@ -41,9 +41,10 @@ decoding) and answers in prose otherwise.
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -242,19 +243,24 @@ class _StringFrame(Frame):
 
 
 class LiteralsSpec(Spec):
-    """One of a fixed set of texts (enum values, booleans, property or function names)."""
+    """One of a fixed set of texts (enum values, booleans, property or function names).
+
+    The options are kept sorted, and a text is a prefix of some option when the first option
+    not below it starts with it (a binary search): building costs O(n log n) and memory stays
+    the options' own size, whatever a request's schema holds (a set of every prefix costs the
+    square of an option's length: 1.7 GiB for one enum value of 60,000 characters).
+    """
 
     def __init__(self, options: Iterable[str]) -> None:
         self.options = frozenset(option for option in options if option)
-        self.prefixes = frozenset(
-            option[:end] for option in self.options for end in range(1, len(option) + 1)
-        )
+        self.ordered = sorted(self.options)
         # texts that are an option and also the start of a longer one ("1" and "10"): they end
-        # only when the next character cannot continue them
+        # only when the next character cannot continue them. The options that start with an
+        # option follow it directly in sorted order, so its successor tells.
         self.extendable = frozenset(
             option
-            for option in self.options
-            if any(o != option and o.startswith(option) for o in self.options)
+            for option, after in zip(self.ordered, self.ordered[1:], strict=False)
+            if after.startswith(option)
         )
         self.first = frozenset(option[0] for option in self.options)
         self.shortest = min(self.options, key=lambda option: (len(option), option)) if self.options else ""
@@ -264,6 +270,18 @@ class LiteralsSpec(Spec):
 
     def opener(self) -> str:
         return self.shortest[:1]
+
+    def continues(self, text: str) -> bool:
+        """Whether `text` is the start of an option (or an option)."""
+        index = bisect.bisect_left(self.ordered, text)
+        return index < len(self.ordered) and self.ordered[index].startswith(text)
+
+    def completions(self, text: str) -> Iterator[str]:
+        """The options that start with `text`, in sorted order."""
+        for option in self.ordered[bisect.bisect_left(self.ordered, text) :]:
+            if not option.startswith(text):
+                return
+            yield option
 
 
 class _LiteralsFrame(Frame):
@@ -276,7 +294,7 @@ class _LiteralsFrame(Frame):
     def feed(self, char: str) -> Frame | None:
         text = self.text + char
         spec = self.spec
-        if text in spec.prefixes:
+        if spec.continues(text):
             if text in spec.options and text not in spec.extendable:
                 return self._up(text)
             return _LiteralsFrame(self.parent, spec, text)
@@ -287,8 +305,8 @@ class _LiteralsFrame(Frame):
     def close_step(self) -> str:
         if self.text in self.spec.options:
             return self._up(self.text).close_step()
-        candidates = [option for option in self.spec.options if option.startswith(self.text)]
-        return min(candidates, key=lambda option: (len(option), option))[len(self.text)]
+        shortest = min(self.spec.completions(self.text), key=lambda option: (len(option), option))
+        return shortest[len(self.text)]
 
 
 class NumberSpec(Spec):
