@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import bisect
 import json
+import keyword
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -690,9 +691,20 @@ def object_spec(
     properties = schema.get("properties")
     if not isinstance(properties, dict) or (not properties and syntax is JSON_OBJECT and depth > 0):
         return ObjectSpec(dialect, None, syntax=syntax, depth=depth)
-    specs = {str(key): value_spec(sub, dialect, depth + 1, source) for key, sub in properties.items()}
+    specs = {
+        str(key): value_spec(sub, dialect, depth + 1, source)
+        for key, sub in properties.items()
+        if syntax.quoted_keys or _keyword_argument(str(key))
+    }
     required = schema.get("required")
     return ObjectSpec(dialect, specs, required if isinstance(required, list) else (), syntax, depth)
+
+
+def _keyword_argument(key: str) -> bool:
+    """Whether a property can be written as a Python keyword argument (``key=value``). Others
+    (``""``, ``"a b"``, ``"class"``) are left out of a pythonic call: no reader could parse them,
+    and an empty one left the automaton without a first character to write."""
+    return key.isidentifier() and not keyword.iskeyword(key)
 
 
 # --- extraction: argument values copied from the request ---------------------------------------
