@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 # Whole-body caps, enforced by the transport before any parsing.
 MAX_REQUEST_BODY_BYTES = 1 << 20
@@ -142,6 +142,19 @@ class ChatCompletionRequest(_WireModel):
     tool_choice: ToolChoice | None = None
     max_tokens: int | None = Field(default=None, ge=1, le=MAX_MAX_TOKENS)
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+
+    @model_validator(mode="after")
+    def _tool_choice_names_an_offered_tool(self) -> ChatCompletionRequest:
+        # As OpenAI does: a call cannot be required without tools, nor of a function not
+        # offered. Served anyway, the model would be made to call a function the caller does
+        # not know, and an OpenAI-compatible engine behind the miner refuses it.
+        choice = self.tool_choice
+        names = {tool.function.name for tool in self.tools or []}
+        if choice == "required" and not names:
+            raise ValueError("tool_choice 'required' needs tools")
+        if isinstance(choice, NamedToolChoice) and choice.function.name not in names:
+            raise ValueError("tool_choice names a function that is not among the tools")
+        return self
 
     def to_body(self) -> bytes:
         """The canonical JSON body to sign and send (unset optional fields left out)."""
