@@ -18,6 +18,7 @@ import aiohttp
 
 from subnet.miner.adapters import OutputAdapter, format_for_template
 from subnet.miner.base import (
+    BadModelRequest,
     EngineTimeout,
     EngineUnavailable,
     GenerationRequest,
@@ -31,6 +32,8 @@ from subnet.miner.base import (
 log = logging.getLogger(__name__)
 
 _MAX_ENGINE_BODY = 4 << 20
+# Engine statuses that refuse what the request holds (bad request, too large, unprocessable).
+_REFUSED_CONTENT = frozenset({400, 413, 422})
 _ERROR_SNIPPET = 200
 
 
@@ -104,8 +107,11 @@ class OpenAIBackend:
                 EngineUnavailable(f"the model engine answered HTTP {status}: {_snippet(body)}")
             )
         if status >= 400:
-            # The engine refused this request (not an outage): that request's problem only.
-            raise ModelError(f"the model engine refused the request with HTTP {status}: {_snippet(body)}")
+            # The engine refused this request (not an outage): that request's problem only. A
+            # refusal of its content is the caller's fault (400); others (401, 404: the engine's
+            # key or model name) are the miner's set-up (500).
+            error_kind = BadModelRequest if status in _REFUSED_CONTENT else ModelError
+            raise error_kind(f"the model engine refused the request with HTTP {status}: {_snippet(body)}")
         try:
             result = self._read(body)
         except ModelError as error:
