@@ -228,10 +228,16 @@ _JSON_TO_PYTHON = {
 }
 
 
+def _dict_or_empty(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def _python_signature(function: dict[str, Any]) -> str:
-    parameters = function.get("parameters") or {}
-    properties: dict[str, Any] = parameters.get("properties") or {}
-    required = set(parameters.get("required") or [])
+    # Any JSON may stand where a schema has a dict or a list: what is not one counts as empty.
+    parameters = _dict_or_empty(function.get("parameters"))
+    properties = _dict_or_empty(parameters.get("properties"))
+    listed = parameters.get("required")
+    required = {str(key) for key in listed} if isinstance(listed, list) else set()
     rendered = []
     for key in sorted(properties, key=lambda key: key not in required):
         spec = properties[key] if isinstance(properties[key], dict) else {}
