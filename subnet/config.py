@@ -898,6 +898,14 @@ def _wallet_fix(settings: WalletSettings) -> str:
     )
 
 
+def _env_assignment(name: str) -> str:
+    """How to set ``name`` from a shell. The SDK derives it from the key's path, which may hold a
+    character ('-') that ``export`` refuses; ``env`` takes any name."""
+    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        return f"`export {name}=<encoded password>`"
+    return f"`env '{name}=<encoded password>' python ...`"
+
+
 def load_wallet(settings: WalletSettings, *, require_coldkey: bool = False) -> bt.Wallet:
     """The wallet named by ``settings``, with its hotkey unlocked for signing.
 
@@ -936,8 +944,8 @@ def load_wallet(settings: WalletSettings, *, require_coldkey: bool = False) -> b
             if not password:
                 raise ConfigError(
                     f"hotkey {settings.hotkey!r} of wallet {settings.name!r} is encrypted and no password is "
-                    f"available; export {wallet.hotkey_file.env_var_name()}=<password> "
-                    "or use an unencrypted hotkey"
+                    f"available; set it with {_env_assignment(wallet.hotkey_file.env_var_name())} (the SDK's "
+                    "encoded form, as btcli/bittensor write it) or use an unencrypted hotkey"
                 )
             wallet.get_hotkey(password)
         else:
@@ -949,6 +957,11 @@ def load_wallet(settings: WalletSettings, *, require_coldkey: bool = False) -> b
             f"(from {wallet.hotkey_file.env_var_name()})"
         ) from None
     except (KeyfileError, OSError, ValueError) as error:
+        if "password env var" in str(error):  # the SDK could not decode the BT_PW_... variable
+            raise ConfigError(
+                f"{wallet.hotkey_file.env_var_name()} does not hold the hotkey's password in the SDK's "
+                f"encoded form ({error}); set it as btcli/bittensor write it, or use an unencrypted hotkey"
+            ) from None
         raise ConfigError(f"cannot read wallet {settings.name!r}: {error}") from None
 
     if require_coldkey:
