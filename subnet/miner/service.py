@@ -13,6 +13,8 @@ import time
 import uuid
 from typing import Any
 
+from pydantic import ValidationError
+
 from subnet.miner.base import (
     Backend,
     BadModelRequest,
@@ -23,6 +25,9 @@ from subnet.miner.base import (
     ModelError,
 )
 from subnet.protocol import (
+    MAX_ID_CHARS,
+    MAX_MESSAGE_CHARS,
+    MAX_TOOL_CALLS,
     AssistantMessage,
     ChatCompletionRequest,
     ChatCompletionResponse,
@@ -33,6 +38,8 @@ from subnet.protocol import (
 )
 
 log = logging.getLogger(__name__)
+
+MAX_FINISH_REASON_CHARS = 64  # Choice.finish_reason's bound on the wire
 
 # Model error -> the transport's refusal type (see subnet.transport.server.REFUSAL_STATUS).
 _REFUSAL_TYPES: dict[type[ModelError], str] = {
@@ -60,29 +67,47 @@ def to_generation_request(request: ChatCompletionRequest) -> GenerationRequest:
 
 def to_response(result: GenerationResult, model_name: str) -> ChatCompletionResponse:
     """A backend result as the OpenAI chat completion the caller reads."""
-    tool_calls = None
-    if result.tool_calls:
-        tool_calls = [
-            ToolCall(
-                id=str(call.get("id") or f"call_{index}"),
-                function=FunctionCall(
-                    name=call["function"]["name"], arguments=call["function"].get("arguments", "{}")
-                ),
-            )
-            for index, call in enumerate(result.tool_calls)
-        ]
-    message = AssistantMessage(content=None if tool_calls else (result.content or ""), tool_calls=tool_calls)
+    tool_calls = _wire_calls(result.tool_calls)
+    finish_reason = result.finish_reason
+    content = None
+    if tool_calls is None:
+        # No calls, or calls the wire cannot carry: the model's text is the answer.
+        content = (result.content or result.raw_text or "")[:MAX_MESSAGE_CHARS]
+        finish_reason = "stop" if finish_reason == "tool_calls" else finish_reason
+    message = AssistantMessage(content=content, tool_calls=tool_calls)
     return ChatCompletionResponse(
         id=f"chatcmpl-{uuid.uuid4().hex}",
         created=int(time.time()),
         model=model_name,
-        choices=[Choice(index=0, message=message, finish_reason=result.finish_reason)],
+        choices=[Choice(index=0, message=message, finish_reason=finish_reason[:MAX_FINISH_REASON_CHARS])],
         usage=Usage(
             prompt_tokens=result.usage.prompt_tokens,
             completion_tokens=result.usage.completion_tokens,
             total_tokens=result.usage.total_tokens,
         ),
     )
+
+
+def _wire_calls(calls: list[dict[str, Any]] | None) -> list[ToolCall] | None:
+    """The result's calls as wire tool calls; None when there are none or when they do not fit
+    the protocol's bounds. A model can be talked into writing a function name longer than a
+    name may be, or more calls than a message holds (an engine too); the answer must still be
+    a valid completion, not a 500."""
+    if not calls or len(calls) > MAX_TOOL_CALLS:
+        return None
+    try:
+        return [
+            ToolCall(
+                id=str(call.get("id") or f"call_{index}")[:MAX_ID_CHARS],
+                function=FunctionCall(
+                    name=call["function"]["name"], arguments=call["function"].get("arguments", "{}")
+                ),
+            )
+            for index, call in enumerate(calls)
+        ]
+    except ValidationError as error:
+        log.info("calls that do not fit the wire answered as text: %s", error.errors()[0]["msg"])
+        return None
 
 
 class MinerModel:

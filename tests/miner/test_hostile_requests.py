@@ -18,11 +18,11 @@ import bittensor as bt
 import pytest
 from aiohttp import web
 
-from subnet.miner import BadModelRequest, ModelOptions, build_backend
+from subnet.miner import BadModelRequest, GenerationResult, ModelOptions, build_backend
 from subnet.miner.guided import CallGrammar, LiteralsSpec, closing_text, row_guide
 from subnet.miner.openai_backend import OpenAIBackend
-from subnet.miner.service import MinerModel, to_generation_request
-from subnet.protocol import ChatCompletionRequest
+from subnet.miner.service import MinerModel, to_generation_request, to_response
+from subnet.protocol import MAX_MESSAGE_CHARS, ChatCompletionRequest
 from subnet.transport import (
     CHAT_PATH,
     DirectoryEntry,
@@ -334,3 +334,30 @@ async def test_odd_requests_get_a_4xx_or_an_answer_and_never_hurt_another_caller
             wrong.append(f"{name}: the caller beside it got {side_status} {side}")
     assert not wrong, "\n".join(wrong)
     assert (await caller.post(bystander))[0] == 200
+
+
+# --- answers the wire cannot carry ----------------------------------------------------------------
+
+
+def _call(name: str, index: int = 0) -> dict[str, Any]:
+    return {"id": f"c{index}", "type": "function", "function": {"name": name, "arguments": "{}"}}
+
+
+@pytest.mark.parametrize(
+    "calls",
+    [[_call("h" * 300)], [_call(f"f{index}", index) for index in range(65)]],
+    ids=["a name past the wire's bound", "more calls than a message holds"],
+)
+def test_calls_the_wire_cannot_carry_are_answered_as_the_models_text(calls: list[dict[str, Any]]) -> None:
+    # a model talked into writing them (or an engine answering them) made the miner fail with a 500
+    result = GenerationResult(tool_calls=calls, content=None, finish_reason="tool_calls", raw_text="the text")
+    message = to_response(result, "m").message
+    assert (message.tool_calls, message.content) == (None, "the text")
+    assert to_response(result, "m").choices[0].finish_reason == "stop"
+
+
+def test_calls_that_fit_are_kept_and_long_text_is_cut_to_the_wires_bound() -> None:
+    fitting = GenerationResult(tool_calls=[_call("f")], content=None, finish_reason="tool_calls")
+    assert [call.function.name for call in to_response(fitting, "m").message.tool_calls or []] == ["f"]
+    prose = GenerationResult(tool_calls=None, content="x" * (MAX_MESSAGE_CHARS + 5), finish_reason="length")
+    assert to_response(prose, "m").message.content == "x" * MAX_MESSAGE_CHARS
