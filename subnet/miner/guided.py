@@ -1528,10 +1528,19 @@ class GuidedCalls:
     def _fits(self, left: int) -> Callable[[Frame | None], bool]:
         """Whether the call can still be closed from a state within `left` tokens."""
 
+        # No token is longer than the table's longest, so a closing text past `reach`
+        # characters cannot fit; it is not worked out further. (A schema whose shortest
+        # completion is long, `minItems: 1e9` or a long enum value, made every candidate
+        # work out 4096 characters: 60 times a step's cost, for 64 steps.)
+        reach = left * self.table.longest
+
         def fits(state: Frame | None) -> bool:
             if state is None or state.can_stop():
                 return True
-            ids = self.table.tokens_for(closing_text(state))
+            text = closing_text(state, limit=reach + 1)
+            if len(text) > reach:
+                return False
+            ids = self.table.tokens_for(text)
             return bool(ids) and len(ids) <= left
 
         return fits

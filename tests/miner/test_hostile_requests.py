@@ -18,8 +18,17 @@ import bittensor as bt
 import pytest
 from aiohttp import web
 
-from subnet.miner import BadModelRequest, GenerationResult, ModelOptions, build_backend
-from subnet.miner.guided import CallGrammar, LiteralsSpec, closing_text, row_guide
+from subnet.miner import BadModelRequest, GenerationResult, ModelOptions, build_backend, guided
+from subnet.miner.guided import (
+    CallGrammar,
+    GuidedCalls,
+    LiteralsSpec,
+    RowGuide,
+    TokenTable,
+    advance,
+    closing_text,
+    row_guide,
+)
 from subnet.miner.openai_backend import OpenAIBackend
 from subnet.miner.service import MinerModel, to_generation_request, to_response
 from subnet.protocol import MAX_MESSAGE_CHARS, ChatCompletionRequest
@@ -361,3 +370,30 @@ def test_calls_that_fit_are_kept_and_long_text_is_cut_to_the_wires_bound() -> No
     assert [call.function.name for call in to_response(fitting, "m").message.tool_calls or []] == ["f"]
     prose = GenerationResult(tool_calls=None, content="x" * (MAX_MESSAGE_CHARS + 5), finish_reason="length")
     assert to_response(prose, "m").message.content == "x" * MAX_MESSAGE_CHARS
+
+
+# --- a schema whose shortest completion is endless ---------------------------------------------
+
+
+def test_near_its_budget_a_row_works_out_no_closing_text_longer_than_could_fit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    grammar = CallGrammar.build("json", [_one_property({"type": "array", "minItems": 10**9})])
+    assert grammar is not None
+    state = advance(grammar.start, '{"name": "f", "arguments": {"a": [')
+    assert state is not None
+    table = TokenTable([None, "1", ",", "]", "}", '"', "12"])  # token 0: EOS
+    worked_out: list[int] = []
+
+    def recording_closing_text(frame: Any, limit: int = 4096) -> str:
+        text = closing_text(frame, limit)
+        worked_out.append(len(text))
+        return text
+
+    monkeypatch.setattr(guided, "closing_text", recording_closing_text)
+    processor = GuidedCalls(0, [RowGuide(state, forced=True)], table, [0], budgets=[40])
+    fits = processor._fits(10)
+    assert not fits(advance(state, "1"))
+    # 10 tokens of at most 2 characters: 21 characters tell; it worked out 4096 (60 times a
+    # decoding step's cost per candidate, for the last 64 steps of the row)
+    assert worked_out and max(worked_out) <= 10 * table.longest + 1
