@@ -25,6 +25,7 @@ sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Pa
 
 import bittensor as bt  # noqa: E402
 
+from subnet.config import float_arg, int_arg  # noqa: E402
 from subnet.devchain import DevChain, dev_keypair  # noqa: E402
 
 
@@ -121,10 +122,10 @@ async def run(uids: int, calls: int, writers: int, seconds: float) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--uids", type=int, default=256)
-    parser.add_argument("--calls", type=int, default=200)
-    parser.add_argument("--writers", type=int, default=4)
-    parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument("--uids", type=int_arg(1), default=256)
+    parser.add_argument("--calls", type=int_arg(1), default=200)
+    parser.add_argument("--writers", type=int_arg(1), default=4)
+    parser.add_argument("--seconds", type=float_arg(0.0, low_open=True), default=3.0)
     args = parser.parse_args()
     asyncio.run(run(args.uids, args.calls, args.writers, args.seconds))
 

@@ -40,7 +40,9 @@ from typing import Any
 # Run as a script, bench/ comes first on sys.path, and bench/scoring.py would hide the package.
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
 
+from subnet.config import float_arg, int_arg  # noqa: E402
 from subnet.miner import GenerationRequest, ModelOptions  # noqa: E402
+from subnet.miner.base import ModelLoadError  # noqa: E402
 from subnet.miner.engine import Row  # noqa: E402
 from subnet.miner.transformers_backend import TransformersBackend, build_prompt  # noqa: E402
 
@@ -713,14 +715,16 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"])
     parser.add_argument("--requests", type=_positive, default=16, help="requests per level")
     parser.add_argument("--workload", choices=sorted(WORKLOADS), default="validator")
-    parser.add_argument("--max-new-tokens", type=int, default=ModelOptions().max_new_tokens)
-    parser.add_argument("--prefix-cache-tokens", type=int, default=ModelOptions().prefix_cache_tokens)
+    parser.add_argument("--max-new-tokens", type=int_arg(1), default=ModelOptions().max_new_tokens)
+    parser.add_argument("--prefix-cache-tokens", type=int_arg(0), default=ModelOptions().prefix_cache_tokens)
     parser.add_argument("--max-batch", type=_positive, default=8)
-    parser.add_argument("--batch-wait-ms", type=float, default=10.0)
+    parser.add_argument("--batch-wait-ms", type=float_arg(0.0), default=10.0)
     parser.add_argument("--concurrency", type=_levels, default=[1, 4, 8], help="e.g. 1,4,8")
     parser.add_argument("--rounds", type=_positive, default=2, help="alternating off/on rounds per level")
     parser.add_argument("--no-baseline", action="store_true", help="skip the plain-generate pairing")
-    parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
+    parser.add_argument(
+        "--threads", type=int_arg(0), default=0, help="torch CPU threads (0: torch's default)"
+    )
     parser.add_argument(
         "--profile-steps",
         action="store_true",
@@ -737,9 +741,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    if args.profile_steps:
-        return run_profile(args)
-    return asyncio.run(run(args))
+    try:
+        if args.profile_steps:
+            return run_profile(args)
+        return asyncio.run(run(args))
+    except ModelLoadError as error:  # a bad --model-path or --device: the loader says why, in one line
+        print(f"miner bench: error: {error}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Pa
 
 from scoring import FORMATS, Call, check, render  # noqa: E402
 from scoring.simple_calls import MAX_CHARS as SIMPLE_CALLS_MAX_CHARS  # noqa: E402
+from subnet.config import int_arg  # noqa: E402
 
 _WEATHER = {
     "name": "get_weather",
@@ -368,9 +369,9 @@ def worst_case(inputs: dict[str, str], runs: int) -> list[tuple[str, float, floa
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--outputs", type=int, default=4000, help="corpus size (at least 2,000)")
-    parser.add_argument("--repeat", type=int, default=5, help="passes over the corpus")
-    parser.add_argument("--runs", type=int, default=20, help="timings per adversarial input")
+    parser.add_argument("--outputs", type=int_arg(1), default=4000, help="corpus size (at least 2,000)")
+    parser.add_argument("--repeat", type=int_arg(1), default=5, help="passes over the corpus")
+    parser.add_argument("--runs", type=int_arg(1), default=20, help="timings per adversarial input")
     args = parser.parse_args(argv)
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core

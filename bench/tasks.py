@@ -27,6 +27,7 @@ from pathlib import Path
 # Run as a script, this file's folder comes first on sys.path and its name would hide the package.
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
 
+from subnet.config import int_arg  # noqa: E402
 from subnet.validator.rounds import long_lived_objects_frozen  # noqa: E402
 from tasks import derive_miner_seed, derive_round_seed, generate, variant  # noqa: E402
 
@@ -40,7 +41,8 @@ def _pin_to_one_core(core: int | None) -> str:
     allowed = os.sched_getaffinity(0)
     chosen = min(allowed) if core is None else core
     if chosen not in allowed:
-        raise SystemExit(f"error: CPU {chosen} is not available (allowed: {sorted(allowed)})")
+        print(f"error: CPU {chosen} is not available (allowed: {sorted(allowed)})", file=sys.stderr)
+        raise SystemExit(2)
     os.sched_setaffinity(0, {chosen})
     return f"pinned to CPU {chosen}"
 
@@ -104,11 +106,15 @@ def repeats(rounds: int, round_size: int) -> tuple[int, int, int]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--tasks", type=int, default=20_000, help="tasks (each with one variant) per repeat")
-    parser.add_argument("--repeats", type=int, default=3, help="throughput repeats (median reported)")
-    parser.add_argument("--rounds", type=int, default=100, help="rounds for the repeat count")
-    parser.add_argument("--round-size", type=int, default=64, help="tasks per round")
-    parser.add_argument("--cpu", type=int, default=None, help="CPU to pin to (default: the lowest allowed)")
+    parser.add_argument(
+        "--tasks", type=int_arg(1), default=20_000, help="tasks (each with one variant) per repeat"
+    )
+    parser.add_argument("--repeats", type=int_arg(1), default=3, help="throughput repeats (median reported)")
+    parser.add_argument("--rounds", type=int_arg(1), default=100, help="rounds for the repeat count")
+    parser.add_argument("--round-size", type=int_arg(1), default=64, help="tasks per round")
+    parser.add_argument(
+        "--cpu", type=int_arg(0), default=None, help="CPU to pin to (default: the lowest allowed)"
+    )
     args = parser.parse_args()
 
     pinning = _pin_to_one_core(args.cpu)

@@ -62,10 +62,21 @@ from subnet.config import (
     ValidatorSettings,
     WalletSettings,
     WeightsSettings,
+    float_arg,
+    int_arg,
 )
 from subnet.validator.rounds import RoundReport
 
 MINER_URI = "//BenchMiner/{}"
+BACKENDS = ("sqlite", "postgres")
+
+
+def _backends(text: str) -> list[str]:
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = [name for name in names if name not in BACKENDS]
+    if not names or unknown:
+        raise argparse.ArgumentTypeError(f"expected sqlite and/or postgres, got {text!r}")
+    return names
 
 
 # --- the child: a farm of simulated miners ------------------------------------------------------
@@ -253,7 +264,7 @@ async def bench(args: argparse.Namespace) -> None:
             f" {os.cpu_count()} CPUs; {pinned}; validator loop {type(asyncio.get_running_loop()).__module__}"
         )
 
-        for backend in args.backends.split(","):
+        for backend in args.backends:
             if backend == "sqlite":
                 url = sqlite_url(root / "validator.sqlite")
                 cluster = None
@@ -305,12 +316,17 @@ def main() -> None:
     farm.add_argument("--validator-uid", type=int, required=True)
     farm.add_argument("--out", required=True)
     farm.add_argument("--profile")
-    parser.add_argument("--miners", type=int, default=256)
-    parser.add_argument("--tasks", type=int, default=8)
-    parser.add_argument("--delay", type=float, default=0.2)
-    parser.add_argument("--backends", default="sqlite,postgres")
+    parser.add_argument("--miners", type=int_arg(1), default=256)
+    parser.add_argument("--tasks", type=int_arg(1), default=8)
+    parser.add_argument("--delay", type=float_arg(0.0), default=0.2)
     parser.add_argument(
-        "--rounds", type=int, default=1, help="rounds per backend (later ones reuse kept-alive connections)"
+        "--backends", type=_backends, default=list(BACKENDS), help="sqlite,postgres or one of them"
+    )
+    parser.add_argument(
+        "--rounds",
+        type=int_arg(1),
+        default=1,
+        help="rounds per backend (later ones reuse kept-alive connections)",
     )
     parser.add_argument(
         "--loop",

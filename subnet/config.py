@@ -38,6 +38,7 @@ USER_ERROR_EXIT_CODE = 2
 # Sections whose environment variables follow bittensor's long-standing BT_<SECTION>_<NAME>.
 _BITTENSOR_SECTIONS = frozenset({"subtensor", "wallet", "axon", "logging"})
 NETWORK_NAMES = ("finney", "test", "local", "dev")
+T = TypeVar("T")
 
 
 class UserError(Exception):
@@ -127,6 +128,26 @@ def _float_in(low: float, high: float | None = None, *, low_open: bool = False) 
         return value
 
     return parse
+
+
+def _argparse_type(parse: Callable[[str], T]) -> Callable[[str], T]:
+    def convert(text: str) -> T:
+        try:
+            return parse(text)
+        except ValueError as error:  # argparse would print "invalid convert value" instead of the reason
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+    return convert
+
+
+def int_arg(low: int, high: int | None = None) -> Callable[[str], int]:
+    """An argparse ``type=`` for a whole number in ``low..high`` (other command lines, benchmarks)."""
+    return _argparse_type(_int_in(low, high))
+
+
+def float_arg(low: float, high: float | None = None, *, low_open: bool = False) -> Callable[[str], float]:
+    """An argparse ``type=`` for a finite number at least ``low`` (above it with ``low_open``)."""
+    return _argparse_type(_float_in(low, high, low_open=low_open))
 
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
@@ -780,8 +801,6 @@ def _describe_default(settings_cls: type, flag: Flag) -> str:
         return "~/.bittensor/wallets"
     return _show_default(_default_of(settings_cls, flag))
 
-
-T = TypeVar("T")
 
 
 def _parse(settings_cls: type[T], argv: Sequence[str] | None, prog: str, env: dict[str, str] | None) -> T:

@@ -1,0 +1,56 @@
+"""Benchmarks refuse numbers they cannot run with (zero, negative, nan) in one argparse line, exit 2.
+
+Before, `--repeat 0`, `--runs 0`, `--repeats 0`, `--uids 0`, `--miners 0` or `--threads -1` ran into
+a traceback half way, and `--writers 0`, `--seconds nan` or `--backends mysql` printed figures of nothing.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from types import ModuleType
+
+import pytest
+
+CASES = [
+    ("scoring", ["--repeat", "0"], "argument --repeat: expected 1 or more, got 0"),
+    ("scoring", ["--runs", "0"], "argument --runs: expected 1 or more, got 0"),
+    ("tasks", ["--repeats", "0"], "argument --repeats: expected 1 or more, got 0"),
+    ("tasks", ["--cpu", "-1"], "argument --cpu: expected 0 or more, got -1"),
+    ("devchain", ["--uids", "0"], "argument --uids: expected 1 or more, got 0"),
+    ("devchain", ["--writers", "0"], "argument --writers: expected 1 or more, got 0"),
+    ("devchain", ["--seconds", "nan"], "argument --seconds: expected a finite number, got 'nan'"),
+    ("validator", ["--miners", "0"], "argument --miners: expected 1 or more, got 0"),
+    ("validator", ["--backends", "mysql"], "argument --backends: expected sqlite and/or postgres"),
+    ("miner", ["--threads", "-1"], "argument --threads: expected 0 or more, got -1"),
+]
+
+
+@pytest.mark.parametrize(("name", "argv", "complaint"), CASES)
+def test_bad_numbers_stop_at_the_flags(
+    load_bench: Callable[[str], ModuleType],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    name: str,
+    argv: list[str],
+    complaint: str,
+) -> None:
+    bench = load_bench(name)
+    monkeypatch.setattr(sys, "argv", [f"{name}.py", *argv])  # some mains read sys.argv themselves
+    with pytest.raises(SystemExit) as stopped:
+        if name == "miner":
+            bench.parse_args(argv)
+        else:
+            bench.main()
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and complaint in err.strip().splitlines()[-1]
+
+
+def test_the_miner_bench_reports_a_bad_model_path_in_one_line(
+    load_bench: Callable[[str], ModuleType], capsys: pytest.CaptureFixture[str], tmp_path: object
+) -> None:
+    bench = load_bench("miner")
+    assert bench.main(["--model-path", f"{tmp_path}/missing", "--requests", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("miner bench: error: model path ")
