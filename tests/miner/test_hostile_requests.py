@@ -74,7 +74,7 @@ class _CountingText(str):
 
     calls = 0
 
-    def startswith(self, *args: Any) -> bool:  # type: ignore[override]
+    def startswith(self, *args: Any) -> bool:
         _CountingText.calls += 1
         return super().startswith(*args)
 
