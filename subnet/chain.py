@@ -210,6 +210,14 @@ def _devchain_substrate_factory(devchain: DevchainSettings) -> SubstrateFactory:
     def build() -> Any:
         from subnet import devchain as devchain_module
 
+        if not devchain.path.exists():
+            # A neuron opening a new, empty chain at a mistyped path would only report "not
+            # registered" there (and leave the file behind): name the missing chain instead.
+            raise ChainError(
+                f"no devchain at {devchain.path}; check --devchain.path, or create one with `python "
+                f"scripts/bootstrap_localnet.py --subtensor.network dev --devchain.path {devchain.path}` "
+                "(or run `python -m subnet.localnet`)"
+            )
         return devchain_module.DevChain(devchain.path, block_time=devchain.block_time)
 
     return build
