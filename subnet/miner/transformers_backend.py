@@ -62,6 +62,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _DTYPES = ("bfloat16", "float16", "float32")
+# Smaller positive temperatures decode greedily: sampling at them is greedy in all but name.
+MIN_SAMPLING_TEMPERATURE = 1e-5
 
 
 @dataclass(frozen=True)
@@ -156,8 +158,11 @@ def _failed_alone(error: Exception, what: str) -> ModelError:
 
 
 def _sampling_temperature(request: GenerationRequest) -> float:
-    # Greedy unless the caller asks for a positive temperature.
-    return float(request.temperature) if request.temperature and request.temperature > 0 else 0.0
+    # Greedy unless the caller asks for a temperature of at least MIN_SAMPLING_TEMPERATURE:
+    # below it sampling is greedy in all but name, and logits divided by a vanishing one
+    # (1e-300) overflow to a NaN softmax that the sampler refuses.
+    temperature = request.temperature
+    return float(temperature) if temperature and temperature >= MIN_SAMPLING_TEMPERATURE else 0.0
 
 
 class TransformersBackend:

@@ -18,7 +18,14 @@ import bittensor as bt
 import pytest
 from aiohttp import web
 
-from subnet.miner import BadModelRequest, GenerationResult, ModelOptions, build_backend, guided
+from subnet.miner import (
+    BadModelRequest,
+    GenerationRequest,
+    GenerationResult,
+    ModelOptions,
+    build_backend,
+    guided,
+)
 from subnet.miner.guided import (
     CallGrammar,
     GuidedCalls,
@@ -31,6 +38,7 @@ from subnet.miner.guided import (
 )
 from subnet.miner.openai_backend import OpenAIBackend
 from subnet.miner.service import MinerModel, to_generation_request, to_response
+from subnet.miner.transformers_backend import TransformersBackend
 from subnet.protocol import MAX_MESSAGE_CHARS, ChatCompletionRequest
 from subnet.transport import (
     CHAT_PATH,
@@ -397,3 +405,24 @@ def test_near_its_budget_a_row_works_out_no_closing_text_longer_than_could_fit(
     # 10 tokens of at most 2 characters: 21 characters tell; it worked out 4096 (60 times a
     # decoding step's cost per candidate, for the last 64 steps of the row)
     assert worked_out and max(worked_out) <= 10 * table.longest + 1
+
+
+# --- a temperature too small to divide by ------------------------------------------------------
+
+
+@pytest.mark.parametrize("continuous", [True, False], ids=["continuous", "generate"])
+async def test_a_vanishing_temperature_decodes_greedily(tiny_model_dir: Path, continuous: bool) -> None:
+    backend = TransformersBackend(
+        ModelOptions(path=str(tiny_model_dir), max_new_tokens=8, batch_wait_ms=5), continuous=continuous
+    )
+    await backend.start()
+    try:
+        asked = [
+            GenerationRequest(messages=[{"role": "user", "content": "weather in paris"}], temperature=t)
+            for t in (0.0, 1e-300, 5e-324)
+        ]
+        # logits divided by 1e-300 are infinite, their softmax NaN: the sampler raised, a 500
+        answers = await asyncio.gather(*(backend.generate(request) for request in asked))
+        assert len({answer.raw_text for answer in answers}) == 1
+    finally:
+        await backend.close()
