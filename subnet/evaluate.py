@@ -123,22 +123,30 @@ class _OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
+def _number(convert: type[int] | type[float], text: str) -> float:
+    try:
+        return convert(text)
+    except ValueError:  # argparse would name the type function instead of the problem
+        kind = "a whole number" if convert is int else "a number"
+        raise argparse.ArgumentTypeError(f"expected {kind}, got {text!r}") from None
+
+
 def _positive_int(text: str) -> int:
-    value = int(text)
+    value = int(_number(int, text))
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
 
 
 def _positive_float(text: str) -> float:
-    value = float(text)
+    value = _number(float, text)
     if not value > 0 or math.isinf(value):
         raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
     return value
 
 
 def _temperature(text: str) -> float:
-    value = float(text)
+    value = _number(float, text)
     if not 0.0 <= value <= 2.0:
         raise argparse.ArgumentTypeError(f"must be between 0 and 2, got {text}")
     return value

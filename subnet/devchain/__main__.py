@@ -35,7 +35,10 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _positive_float(text: str) -> float:
-    value = float(text)
+    try:
+        value = float(text)
+    except ValueError:  # argparse would name this function instead of the problem
+        raise argparse.ArgumentTypeError(f"expected seconds in (0, 600], got {text!r}") from None
     if not 0 < value <= 600:
         raise argparse.ArgumentTypeError(f"expected seconds in (0, 600], got {text}")
     return value

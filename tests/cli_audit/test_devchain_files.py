@@ -101,3 +101,12 @@ def test_fund_refuses_amounts_and_addresses_that_cannot_be_real(
     finally:
         connection.close()
     assert credited == []
+
+
+def test_a_block_time_that_is_no_number_names_the_problem(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert devchain_main(["reset", "--path", str(tmp_path / "c.sqlite"), "--block-time", "abc"]) == 2
+    err = capsys.readouterr().err
+    assert err == "devchain: argument --block-time: expected seconds in (0, 600], got 'abc'\n"
+    assert not (tmp_path / "c.sqlite").exists()

@@ -19,3 +19,22 @@ def test_a_name_with_a_slash_is_one_line_and_exit_2(
     assert stopped.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"argument {flag}: expected a plain name without slashes" in err
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "complaint"),
+    [
+        ("--n", "abc", "argument --n: expected a whole number, got 'abc'"),
+        ("--concurrency", "1.5", "argument --concurrency: expected a whole number, got '1.5'"),
+        ("--rate", "x", "argument --rate: expected a number, got 'x'"),
+        ("--temperature", "warm", "argument --temperature: expected a number, got 'warm'"),
+    ],
+)
+def test_a_value_that_is_no_number_names_the_problem_not_a_function(
+    capsys: pytest.CaptureFixture[str], flag: str, value: str, complaint: str
+) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        parse_settings(["--endpoint", "http://127.0.0.1:9/v1", flag, value])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and complaint in err and "_positive" not in err
