@@ -141,9 +141,10 @@ class Localnet:
         self.prepare_state()
         await self.open_devchain()
         await self.bootstrap()
+        # Before the miners: an unreachable or foreign database should not wait behind their model loads.
+        await self.prepare_database()
         await self.prepare_demo_model()
         await self.start_miners()
-        await self.prepare_database()
         validator = await self.start_validator()
         weights_mark, round_mark = await self.marks()
         await self.follow(validator, round_mark)

@@ -26,3 +26,16 @@ def test_a_damaged_devchain_says_to_reset_and_is_kept(
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "cannot open the devchain" in lines[0] and "--reset" in lines[0]
     assert (state / "devchain.sqlite").read_bytes() == b"half-written, not a database"
+
+
+def test_an_unreachable_database_stops_the_run_before_any_miner_starts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = tmp_path / "state"
+    url = "postgresql+asyncpg://user:secret@127.0.0.1:1/subnet"  # nothing listens on port 1
+    code = localnet_main(["--state-dir", str(state), "--miners", "1", "--rounds", "1", "--db.url", url])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.strip().splitlines()[-1].startswith("localnet: error: cannot reach the database")
+    assert "secret" not in err
+    assert not (state / "logs" / "miner1.log").exists()  # it used to load every miner's model first
