@@ -212,6 +212,9 @@ def _http_url(text: str) -> str:
 def _db_url(text: str) -> str:
     value = text.strip()
     if re.fullmatch(r"[a-z][a-z0-9+]*://\S*", value):
+        from subnet.db.engine import normalise_url
+
+        normalise_url(value)  # an unsupported database (mysql://...) is a flag error, before any chain call
         return value
     raise ValueError(f"expected a SQLAlchemy URL such as postgresql+asyncpg://user@host/db, got {text!r}")
 
