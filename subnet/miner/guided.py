@@ -784,16 +784,29 @@ class ExtractedStringSpec(Spec):
         self.source = source
         self.max_length = max_length
         self.first = frozenset(dialect.quotes)
+        self._following: dict[str, dict[str, tuple[int, ...]]] = {}
 
     def begin(self, parent: Frame, char: str) -> Frame | None:
         if char not in self.first:
             return None
-        return _ExtractedStringFrame(parent, self, char, self.source.starts, 0)
+        return _ExtractedStringFrame(parent, self, char, self.source.starts, "")
+
+    def following(self, content: str, starts: tuple[int, ...]) -> dict[str, tuple[int, ...]]:
+        """The `starts` of `content` grouped by the character after it, worked out once per
+        content. A state is fed many candidates (the top-k, and in a wide search every first
+        character of the vocabulary), each in a frame of its own: filtering every start per
+        character cost seconds a step on a long request (2.4 s at 5,000 words)."""
+        groups = self._following.get(content)
+        if groups is None:
+            groups = self._following[content] = _group_by_next(self.source.text, starts, len(content))
+        return groups
 
 
 class _ExtractedStringFrame(Frame):
-    # starts: where in the source the content written so far begins (every place it matches)
-    __slots__ = ("length", "quote", "spec", "starts")
+    # content: what the string holds so far; starts: where in the source that content begins
+    # (every place it matches). What may follow is looked up in the spec's groups (see
+    # `ExtractedStringSpec.following`).
+    __slots__ = ("content", "quote", "spec", "starts")
 
     def __init__(
         self,
@@ -801,30 +814,39 @@ class _ExtractedStringFrame(Frame):
         spec: ExtractedStringSpec,
         quote: str,
         starts: tuple[int, ...],
-        length: int,
+        content: str,
     ) -> None:
         super().__init__(parent)
-        self.spec, self.quote, self.starts, self.length = spec, quote, starts, length
+        self.spec, self.quote, self.starts, self.content = spec, quote, starts, content
 
     def _closable(self) -> bool:
-        return self.length > 0 and any(
-            self.spec.source.ends_word(start + self.length) for start in self.starts
-        )
+        length = len(self.content)
+        return length > 0 and any(self.spec.source.ends_word(start + length) for start in self.starts)
 
     def feed(self, char: str) -> Frame | None:
         if char == self.quote:
             return self._up("") if self._closable() else None
-        if char == "\\" or char < " " or self.length >= self.spec.max_length:  # no escapes needed
+        if char == "\\" or char < " " or len(self.content) >= self.spec.max_length:  # no escapes needed
             return None
-        text, at = self.spec.source.text, self.length
-        starts = tuple(start for start in self.starts if start + at < len(text) and text[start + at] == char)
-        return _ExtractedStringFrame(self.parent, self.spec, self.quote, starts, at + 1) if starts else None
+        starts = self.spec.following(self.content, self.starts).get(char)
+        if not starts:
+            return None
+        return _ExtractedStringFrame(self.parent, self.spec, self.quote, starts, self.content + char)
 
     def close_step(self) -> str:
         if self._closable():
             return self.quote
         start = self.starts[0]
-        return self.spec.source.text[start + self.length]
+        return self.spec.source.text[start + len(self.content)]
+
+
+def _group_by_next(text: str, starts: tuple[int, ...], at: int) -> dict[str, tuple[int, ...]]:
+    """The starts grouped by the character `at` places after each (in order within a group)."""
+    groups: dict[str, list[int]] = {}
+    for start in starts:
+        if start + at < len(text):
+            groups.setdefault(text[start + at], []).append(start)
+    return {char: tuple(group) for char, group in groups.items()}
 
 
 class ExtractedNumbersSpec(LiteralsSpec):

@@ -28,6 +28,7 @@ from subnet.miner import (
 )
 from subnet.miner.guided import (
     CallGrammar,
+    Extraction,
     GuidedCalls,
     LiteralsSpec,
     RowGuide,
@@ -426,3 +427,34 @@ async def test_a_vanishing_temperature_decodes_greedily(tiny_model_dir: Path, co
         assert len({answer.raw_text for answer in answers}) == 1
     finally:
         await backend.close()
+
+
+# --- forced and grounded calls on a long request ------------------------------------------------
+
+
+class _CountingIndexText(str):
+    """A string that counts how often it is indexed."""
+
+    reads = 0
+
+    def __getitem__(self, key: Any) -> str:
+        _CountingIndexText.reads += 1
+        return super().__getitem__(key)
+
+
+def test_a_copied_value_looks_its_next_character_up_instead_of_scanning_the_request() -> None:
+    words = 3_000
+    source = Extraction.of_text(_CountingIndexText(" ".join(f"w{index}" for index in range(words))))
+    grammar = CallGrammar.build("json", [_one_property({"type": "string"})], source=source)
+    assert grammar is not None
+    state = advance(grammar.start, '{"name": "f", "arguments": {"a": "')
+    assert state is not None
+    _CountingIndexText.reads = 0
+    # a wide search feeds the state every first character of the vocabulary, and every
+    # candidate token opens the value afresh
+    accepted = [char for char in map(chr, range(32, 1_000)) if state.feed(char) is not None]
+    for _ in range(32):
+        advance(grammar.start, '{"name": "f", "arguments": {"a": "w1')
+    assert accepted == ["w"]
+    # every start was read per character fed: 968 x 3,000 (2.4 s a wide search at 5,000 words)
+    assert _CountingIndexText.reads < 4 * words
