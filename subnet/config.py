@@ -805,7 +805,6 @@ def _describe_default(settings_cls: type, flag: Flag) -> str:
     return _show_default(_default_of(settings_cls, flag))
 
 
-
 def _parse(settings_cls: type[T], argv: Sequence[str] | None, prog: str, env: dict[str, str] | None) -> T:
     environment = os.environ if env is None else env
     parser = build_parser(settings_cls, prog)
