@@ -35,7 +35,7 @@ All methods run on the one generation thread; nothing here is thread-safe or asy
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -251,6 +251,16 @@ class DecodeEngine:
             _in_place_layer_class()([part[index] for part in parts], room) for index in range(len(parts[0]))
         ]
         return cache
+
+    def drop(self, keys: Collection[Any]) -> list[Row]:
+        """Take the rows of ``keys`` out of the batch before their end (their callers went away:
+        a row nobody waits for would hold its place until its budget ran out). Returns them."""
+        dropped = [row for row in self.rows if row.key in keys and not row.finished]
+        for row in dropped:
+            row.finished = True
+        if dropped:
+            self._leave()
+        return dropped
 
     # -- decoding -----------------------------------------------------------------------------
 

@@ -19,6 +19,7 @@ import asyncio
 import logging
 import time
 from collections import deque
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -374,6 +375,11 @@ class TransformersBackend:
                     await self._arrival.wait()
                     continue
                 await self._gather()
+            # Callers that went away (timed out, disconnected): their rows leave at this turn
+            # instead of decoding to their budget, and their places go to waiting requests.
+            gone = [key for key, pending in active.items() if pending.future.done()]
+            for key in gone:
+                del active[key]
             admitted: list[tuple[int, _Pending]] = []
             if not self._closing:
                 for pending in self._take_room(self.options.max_batch - len(active)):
@@ -385,7 +391,10 @@ class TransformersBackend:
             self._running = list(active.values())
             try:
                 outcomes = await loop.run_in_executor(
-                    self._executor, self._engine_turn, [(key, pending.request) for key, pending in admitted]
+                    self._executor,
+                    self._engine_turn,
+                    [(key, pending.request) for key, pending in admitted],
+                    gone,
                 )
             except Exception as error:  # one failed step must not stop the miner
                 log.exception("a decoding step of %d requests failed", len(active))
@@ -487,11 +496,15 @@ class TransformersBackend:
         return [outcome if outcome is not None else ModelError("no outcome") for outcome in outcomes]
 
     def _engine_turn(
-        self, admitted: list[tuple[int, GenerationRequest]]
+        self, admitted: list[tuple[int, GenerationRequest]], gone: Sequence[int] = ()
     ) -> list[tuple[int, GenerationResult | ModelError]]:
-        """Prefill the admitted requests into the running batch, decode one step; the outcomes
-        of the requests that ended (or could not start)."""
+        """Drop the rows whose callers are gone, prefill the admitted requests into the running
+        batch, decode one step; the outcomes of the requests that ended (or could not start)."""
         assert self.engine is not None
+        if gone:
+            self.engine.drop(set(gone))
+            for key in gone:
+                self._rows.pop(key, None)
         outcomes: list[tuple[int, GenerationResult | ModelError]] = []
         rows: list[Row] = []
         if admitted:

@@ -306,3 +306,21 @@ def test_a_prefill_that_fails_fails_its_row_only(
             engine.step()
     assert isinstance(doomed.error, RuntimeError) and doomed.generated == []
     assert running.error is None and running.generated == _alone(model, prompts[0], 8, eos=-1)
+
+
+def test_dropped_rows_leave_and_the_others_write_what_they_write_alone(
+    model_and_tokens: tuple[Any, list[list[int]], int],
+) -> None:
+    model, prompts, _ = model_and_tokens
+    rows = [Row(key=index, prompt=prompts[index], budget=9) for index in range(4)]
+    engine = DecodeEngine(model, eos_ids=[-1], pad_id=0)
+    with torch.inference_mode():
+        engine.admit(rows)
+        engine.step()
+        assert engine.drop({1, 3, "not running"}) == [rows[1], rows[3]]
+        assert engine.active == 2 and engine.drop({1}) == []  # gone already: nothing to do
+        while engine.active:
+            engine.step()
+    assert [len(row.generated) for row in rows] == [9, 2, 9, 2]
+    for row in (rows[0], rows[2]):
+        assert row.generated == _alone(model, row.prompt, 9, eos=-1)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -221,6 +222,42 @@ async def test_a_cancelled_caller_does_not_disturb_the_others(batching: Transfor
     result = await kept
     assert result.usage.completion_tokens > 0
     assert doomed.cancelled()
+
+
+async def test_a_caller_that_goes_away_leaves_the_running_batch(
+    tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One place in the batch: the next request can only start once the gone caller's row left.
+    backend = await _started(tiny_model_dir, batch_wait_ms=0, max_batch=1, max_new_tokens=400)
+    assert backend.engine is not None
+    rows: list[Any] = []
+    real_admit = backend.engine.admit
+
+    def admit(admitted: list[Any]) -> list[Any]:
+        rows.extend(admitted)
+        return real_admit(admitted)
+
+    five_written = threading.Event()
+    real_step = backend.engine.step
+
+    def step() -> list[Any]:
+        finished = real_step()
+        if rows and len(rows[0].generated) >= 5:
+            five_written.set()
+        return finished
+
+    monkeypatch.setattr(backend.engine, "admit", admit)
+    monkeypatch.setattr(backend.engine, "step", step)
+    try:
+        gone = asyncio.ensure_future(backend.generate(_request(PROMPTS[0], max_tokens=400)))
+        assert await asyncio.to_thread(five_written.wait, 60)
+        gone.cancel()  # what the gate's handler timeout does to a slow answer
+        next_one = await backend.generate(_request(PROMPTS[2], max_tokens=4))
+        assert next_one.usage.completion_tokens > 0
+        assert rows[0].finished and len(rows[0].generated) < 20  # not decoded on to its 400
+        assert backend.engine.active == 0
+    finally:
+        await backend.close()
 
 
 async def test_close_fails_waiting_requests_and_refuses_new_ones(tiny_model_dir: Path) -> None:
