@@ -562,6 +562,10 @@ class MinerServer:
             "lingering_time": lingering_time,
             # Handlers still running after our own drain get this long before cancellation.
             "shutdown_timeout": 1.0,
+            # A caller that hangs up (a validator past its own timeout) cancels its handler, so
+            # the model stops working on an answer nobody will read (aiohttp's default is to
+            # let the handler run on).
+            "handler_cancellation": True,
         }
         self._backlog = backlog
         self._runner: web.AppRunner | None = None

@@ -384,6 +384,32 @@ async def test_handler_overrunning_its_deadline_is_a_504(start_miner, http, ctx,
     assert ErrorBody.model_validate_json(raw).error.type == "handler_timeout"
 
 
+async def test_a_caller_that_hangs_up_cancels_its_handler(start_miner, http, ctx) -> None:
+    class Endless:
+        def __init__(self) -> None:
+            self.started = asyncio.Event()
+            self.cancelled = asyncio.Event()
+
+        async def __call__(self, request, caller):
+            self.started.set()
+            try:
+                await asyncio.sleep(3600)
+            except asyncio.CancelledError:
+                self.cancelled.set()
+                raise
+
+    handler = Endless()
+    miner = await start_miner(handler=handler)
+    caller = asyncio.create_task(_post(http, miner.url, *_honest(ctx)))
+    await asyncio.wait_for(handler.started.wait(), 10)
+    caller.cancel()  # the client gives up and closes its connection
+    with pytest.raises(asyncio.CancelledError):
+        await caller
+    await asyncio.wait_for(handler.cancelled.wait(), 10)
+    async with http.get(miner.url + "/metrics") as response:
+        assert 'subnet_miner_requests_total{outcome="cancelled"} 1.0' in await response.text()
+
+
 async def test_handler_returning_the_wrong_type_is_a_500(start_miner, http, ctx) -> None:
     class Sloppy:
         async def __call__(self, request, caller):
