@@ -20,6 +20,7 @@ import argparse
 import asyncio
 import json
 import math
+import os
 import secrets
 import shlex
 import sys
@@ -266,7 +267,12 @@ def build_parser(categories: Sequence[str] = ()) -> argparse.ArgumentParser:
         help="its hotkey",
     )
     signing.add_argument(
-        "--wallet.path", dest="wallet_path", type=Path, default=None, metavar="DIR", help="wallets directory"
+        "--wallet.path",
+        dest="wallet_path",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="wallets directory (default: $BT_WALLET_PATH, as for the neurons, else ~/.bittensor/wallets)",
     )
     signing.add_argument("--miner-hotkey", default=None, metavar="SS58", help="the miner's hotkey (ss58)")
     return parser
@@ -561,12 +567,18 @@ def load_signer(settings: EvaluateSettings) -> Any:
     wallet_settings = WalletSettings(
         name=settings.wallet_name,
         hotkey=settings.wallet_hotkey,
-        path=settings.wallet_path or default_wallet_path(),
+        path=settings.wallet_path or _environment_wallet_path() or default_wallet_path(),
     )
     try:
         return load_wallet(wallet_settings).hotkey
     except UserError as exc:
         raise EvaluateError(str(exc)) from None
+
+
+def _environment_wallet_path() -> Path | None:
+    """BT_WALLET_PATH, which the neurons read for --wallet.path too (None: unset or empty)."""
+    value = os.environ.get("BT_WALLET_PATH", "").strip()
+    return Path(value).expanduser() if value else None
 
 
 ProgressCallback = Callable[[int, int, TaskResult], None]

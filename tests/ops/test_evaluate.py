@@ -432,6 +432,30 @@ def test_signing_with_a_missing_wallet_is_one_line(
     assert len(lines) == 1 and "nobody" in lines[0] and "subnet.wallets create" in lines[0]
 
 
+def test_the_wallets_directory_comes_from_bt_wallet_path_as_for_the_neurons(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from subnet.wallets import create_dev_wallet
+
+    validator = create_dev_wallet("validator", path=tmp_path / "env")
+    monkeypatch.setenv("BT_WALLET_PATH", str(tmp_path / "env"))
+    signer = evaluate.load_signer(
+        evaluate.parse_settings(["--endpoint", "http://x/v1", "--wallet.name", "validator"])
+    )
+    assert signer.ss58_address == validator.hotkey_ss58
+    # the flag still wins over the environment
+    flagged = [
+        "--endpoint",
+        "http://x/v1",
+        "--wallet.name",
+        "validator",
+        "--wallet.path",
+        str(tmp_path / "none"),
+    ]
+    with pytest.raises(evaluate.EvaluateError, match="validator"):
+        evaluate.load_signer(evaluate.parse_settings(flagged))
+
+
 def test_ctrl_c_reports_the_tasks_that_finished() -> None:
     import signal
 
