@@ -57,6 +57,7 @@ _AXONS = ("SubtensorModule", "Axons")
 _LAST_EPOCH_BLOCK = ("SubtensorModule", "LastEpochBlock")
 _WEIGHTS_RATE_LIMIT = ("SubtensorModule", "WeightsSetRateLimit")
 _LAST_UPDATE = ("SubtensorModule", "LastUpdate")
+_NETWORKS_ADDED = ("SubtensorModule", "NetworksAdded")
 
 # The label bittensor uses for the devchain: resolve_endpoint needs a known network name
 # or a ws:// URL; this one only names the chain (explorer links, the SDK's symbol cache).
@@ -477,11 +478,21 @@ class ChainClient:
         return await self._call("own_uid", lambda client: client.neurons.uid(hotkey, self.netuid))
 
     async def ensure_registered(self) -> int:
-        """Our uid; :class:`NotRegistered` (with the command to register) when there is none."""
+        """Our uid; :class:`NotRegistered` (with the command to register) when there is none, or
+        :class:`SubnetNotFound` when the netuid names no subnet (a mistyped --netuid: registering
+        there is not the way out)."""
         uid = await self.own_uid()
         if uid is None:
+            if not await self.subnet_exists():
+                raise self._no_subnet()
             raise self._not_registered()
         return uid
+
+    async def subnet_exists(self) -> bool:
+        """Whether the netuid names a subnet on this network (the chain's NetworksAdded)."""
+        return bool(
+            await self._call("subnet exists", lambda client: client.query(_NETWORKS_ADDED, [self.netuid]))
+        )
 
     async def weights_wait(self, uid: int) -> tuple[int, int | None, int]:
         """(rate limit, blocks since our last weights or None if never, blocks left), at one block.

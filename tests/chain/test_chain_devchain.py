@@ -16,7 +16,7 @@ from typing import Any
 import bittensor as bt
 import pytest
 
-from subnet.chain import ChainClient, ChainError, NotRegistered, WeightsTooSoon
+from subnet.chain import ChainClient, ChainError, NotRegistered, SubnetNotFound, WeightsTooSoon
 from subnet.config import (
     ChainRetrySettings,
     DevchainSettings,
@@ -181,6 +181,22 @@ async def test_weights_need_registration(make_client: Any) -> None:
     async with make_client("stranger") as stranger:
         with pytest.raises(NotRegistered):
             await stranger.set_weights({0: 1.0}, version_key=0)
+
+
+async def test_without_the_subnet_the_answer_is_no_such_subnet(make_client: Any) -> None:
+    # No `subnet` fixture: the netuid names nothing on this chain, so registering is no way out.
+    async with make_client("stranger") as stranger:
+        assert not await stranger.subnet_exists()
+        with pytest.raises(SubnetNotFound, match=f"subnet {NETUID} does not exist"):
+            await stranger.ensure_registered()
+
+
+@pytest.mark.usefixtures("subnet")
+async def test_with_the_subnet_an_unregistered_hotkey_is_told_to_register(make_client: Any) -> None:
+    async with make_client("stranger") as stranger:
+        assert await stranger.subnet_exists()
+        with pytest.raises(NotRegistered, match="register it with"):
+            await stranger.ensure_registered()
 
 
 def _run_register(tmp_path: Path, devchain: DevChain, name: str) -> subprocess.CompletedProcess[str]:

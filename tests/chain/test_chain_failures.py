@@ -289,8 +289,9 @@ async def test_metagraph_mapping(chain: ChainClient, substrate: FlakySubstrate) 
 
 
 async def test_not_registered_is_one_line_with_the_command(
-    chain: ChainClient, capsys: pytest.CaptureFixture[str]
+    chain: ChainClient, substrate: FlakySubstrate, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    substrate.storage[("SubtensorModule", "NetworksAdded", (NETUID,))] = True
     with pytest.raises(SystemExit) as exit_info, user_errors("miner"):
         await chain.ensure_registered()
     assert exit_info.value.code == 2
@@ -298,6 +299,19 @@ async def test_not_registered_is_one_line_with_the_command(
     assert len(lines) == 1
     assert "is not registered on netuid 3 (test)" in lines[0]
     assert "`btcli subnets register --netuid 3 -w val -H hot -n test`" in lines[0]
+
+
+async def test_a_netuid_that_names_no_subnet_says_so_instead_of_asking_to_register(
+    chain: ChainClient, substrate: FlakySubstrate, capsys: pytest.CaptureFixture[str]
+) -> None:
+    substrate.storage[("SubtensorModule", "NetworksAdded", (NETUID,))] = False  # the chain's default
+    with pytest.raises(SystemExit) as exit_info, user_errors("validator"):
+        await chain.ensure_registered()
+    assert exit_info.value.code == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1
+    assert f"subnet {NETUID} does not exist on test" in lines[0] and "check --netuid" in lines[0]
+    assert "register" not in lines[0]
 
 
 def _registered(substrate: FlakySubstrate, wallet: bt.Wallet, *, rate_limit: int, last_update: int) -> None:
