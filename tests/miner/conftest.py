@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import random
 import shutil
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 
 import pytest
+from aiohttp import web
+
+ChatHandler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 # A ChatML template that renders tools the Hermes way (as Qwen's does), so the backend's
 # native `tools=` path and the `auto` format detection both run against a real template.
@@ -132,3 +135,23 @@ def one_torch_thread() -> Iterator[None]:
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+@pytest.fixture
+async def serve_engine() -> AsyncIterator[Callable[[ChatHandler], Awaitable[str]]]:
+    """Starts a loopback stand-in for an OpenAI-compatible engine answering chat completions
+    with the given handler; returns its base URL (``.../v1``). Stopped after the test."""
+    runners: list[web.AppRunner] = []
+
+    async def serve(chat: ChatHandler) -> str:
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", chat)
+        runner = web.AppRunner(app, shutdown_timeout=0.1)
+        await runner.setup()
+        runners.append(runner)
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        return f"http://127.0.0.1:{runner.addresses[0][1]}/v1"
+
+    yield serve
+    for runner in runners:
+        await runner.cleanup()

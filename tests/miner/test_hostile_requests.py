@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import tracemalloc
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -146,19 +146,13 @@ def test_a_tool_choice_that_no_offered_tool_answers_is_invalid(tools: Any, tool_
 # --- the openai backend: the engine refusing the request's content ----------------------------
 
 
-async def test_an_engine_refusing_the_requests_content_is_the_callers_400() -> None:
+async def test_an_engine_refusing_the_requests_content_is_the_callers_400(
+    serve_engine: Callable[..., Awaitable[str]],
+) -> None:
     async def refuse(request: web.Request) -> web.Response:
         return web.json_response({"error": {"message": "unknown schema keyword"}}, status=422)
 
-    app = web.Application()
-    app.router.add_post("/v1/chat/completions", refuse)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    backend = OpenAIBackend(
-        ModelOptions(backend="openai", base_url=f"http://127.0.0.1:{runner.addresses[0][1]}", timeout=5)
-    )
+    backend = OpenAIBackend(ModelOptions(backend="openai", base_url=await serve_engine(refuse), timeout=5))
     await backend.start()
     try:
         request = ChatCompletionRequest.model_validate({"messages": [{"role": "user", "content": "x"}]})
@@ -171,7 +165,6 @@ async def test_an_engine_refusing_the_requests_content_is_the_callers_400() -> N
             await backend.generate(to_generation_request(request))
     finally:
         await backend.close()
-        await runner.cleanup()
 
 
 # --- through the real gate and the tiny model ---------------------------------------------------

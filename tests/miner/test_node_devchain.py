@@ -11,7 +11,7 @@ import signal
 import socket
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from types import ModuleType
 
@@ -213,7 +213,10 @@ def test_the_miner_process_logs_what_it_serves_and_stops_on_sigterm(
 
 
 async def test_a_miner_in_front_of_an_engine_passes_its_tool_calls_to_the_validator(
-    miner_argv: Callable[..., list[str]], devchain: DevChain, tmp_path: Path
+    miner_argv: Callable[..., list[str]],
+    devchain: DevChain,
+    tmp_path: Path,
+    serve_engine: Callable[..., Awaitable[str]],
 ) -> None:
     async def engine_chat(request: web.Request) -> web.Response:
         sent = await request.json()
@@ -227,13 +230,7 @@ async def test_a_miner_in_front_of_an_engine_passes_its_tool_calls_to_the_valida
             {"choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}]}
         )
 
-    engine = web.Application()
-    engine.router.add_post("/v1/chat/completions", engine_chat)
-    runner = web.AppRunner(engine)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    base_url = f"http://127.0.0.1:{runner.addresses[0][1]}/v1"
+    base_url = await serve_engine(engine_chat)  # tests/miner/conftest.py
 
     settings = parse_miner_settings(
         miner_argv(
@@ -272,4 +269,3 @@ async def test_a_miner_in_front_of_an_engine_passes_its_tool_calls_to_the_valida
         await node.stop()
         await miner_chain.close()
         await validator_chain.close()
-        await runner.cleanup()

@@ -7,7 +7,7 @@ import asyncio
 import json
 import logging
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,17 +84,9 @@ class FakeEngine:
 
 
 @pytest.fixture
-async def engine() -> AsyncIterator[tuple[FakeEngine, str]]:
+async def engine(serve_engine: Callable[..., Awaitable[str]]) -> tuple[FakeEngine, str]:
     fake = FakeEngine()
-    app = web.Application()
-    app.router.add_post("/v1/chat/completions", fake.chat)
-    runner = web.AppRunner(app, shutdown_timeout=0.1)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = runner.addresses[0][1]
-    yield fake, f"http://127.0.0.1:{port}/v1"
-    await runner.cleanup()
+    return fake, await serve_engine(fake.chat)  # tests/miner/conftest.py
 
 
 @pytest.fixture
