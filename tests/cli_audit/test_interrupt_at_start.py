@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -15,15 +14,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("neuron", ["miner", "validator"])
-def test_sigint_during_start_up_is_not_a_traceback(tmp_path: Path, neuron: str) -> None:
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("BT_", "SUBNET_"))},
-        "HOME": str(tmp_path),
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-    }
+def test_sigint_during_start_up_is_not_a_traceback(
+    tmp_path: Path, isolated_env: dict[str, str], neuron: str
+) -> None:
     process = subprocess.Popen(
         [sys.executable, str(ROOT / "neurons" / f"{neuron}.py"), "--wallet.path", str(tmp_path / "none")],
-        env=env,
+        env=isolated_env,
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

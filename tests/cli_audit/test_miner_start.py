@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
 import sys
@@ -15,13 +14,8 @@ from subnet.wallets import create_dev_wallet
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _run_miner(tmp_path: Path, *flags: str) -> subprocess.CompletedProcess[str]:
+def _run_miner(tmp_path: Path, isolated_env: dict[str, str], *flags: str) -> subprocess.CompletedProcess[str]:
     create_dev_wallet("miner", "default", tmp_path / "wallets")
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("BT_", "SUBNET_"))},
-        "HOME": str(tmp_path),
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-    }
     command = [
         sys.executable,
         str(ROOT / "neurons" / "miner.py"),
@@ -37,15 +31,15 @@ def _run_miner(tmp_path: Path, *flags: str) -> subprocess.CompletedProcess[str]:
         "http://127.0.0.1:9/v1",
         *flags,
     ]
-    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=60, cwd=ROOT)
+    return subprocess.run(command, env=isolated_env, capture_output=True, text=True, timeout=60, cwd=ROOT)
 
 
-def test_a_port_in_use_is_one_line_and_exit_2(tmp_path: Path) -> None:
+def test_a_port_in_use_is_one_line_and_exit_2(tmp_path: Path, isolated_env: dict[str, str]) -> None:
     with socket.socket() as holder:
         holder.bind(("127.0.0.1", 0))
         holder.listen()
         port = holder.getsockname()[1]
-        result = _run_miner(tmp_path, "--axon.ip", "127.0.0.1", "--axon.port", str(port))
+        result = _run_miner(tmp_path, isolated_env, "--axon.ip", "127.0.0.1", "--axon.port", str(port))
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr
     lines = result.stderr.strip().splitlines()
@@ -54,8 +48,10 @@ def test_a_port_in_use_is_one_line_and_exit_2(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("address", ["192.0.2.1"])  # TEST-NET-1: never this machine's
-def test_an_address_this_machine_lacks_is_one_line_and_exit_2(tmp_path: Path, address: str) -> None:
-    result = _run_miner(tmp_path, "--axon.ip", address, "--axon.port", "18099")
+def test_an_address_this_machine_lacks_is_one_line_and_exit_2(
+    tmp_path: Path, isolated_env: dict[str, str], address: str
+) -> None:
+    result = _run_miner(tmp_path, isolated_env, "--axon.ip", address, "--axon.port", "18099")
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr
     assert (

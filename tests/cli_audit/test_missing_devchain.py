@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,14 +11,9 @@ from subnet.wallets import create_dev_wallet
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_a_missing_devchain_is_named_and_not_created(tmp_path: Path) -> None:
+def test_a_missing_devchain_is_named_and_not_created(tmp_path: Path, isolated_env: dict[str, str]) -> None:
     create_dev_wallet("validator", "default", tmp_path / "wallets")
     missing = tmp_path / "typo" / "devchain.sqlite"
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("BT_", "SUBNET_"))},
-        "HOME": str(tmp_path),
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-    }
     command = [
         sys.executable,
         str(ROOT / "neurons" / "validator.py"),
@@ -40,7 +34,7 @@ def test_a_missing_devchain_is_named_and_not_created(tmp_path: Path) -> None:
         "--rounds",
         "1",
     ]
-    result = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    result = subprocess.run(command, env=isolated_env, cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr
     lines = result.stderr.strip().splitlines()
