@@ -177,6 +177,10 @@ def _name(text: str) -> str:
     return value
 
 
+# An argparse ``type=`` for a wallet or hotkey name on other command lines: one name, never a path.
+name_arg = _argparse_type(_name)
+
+
 def _path(text: str) -> Path:
     return Path(_text(text)).expanduser()
 

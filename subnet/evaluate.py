@@ -35,6 +35,7 @@ from urllib.parse import urlsplit, urlunsplit
 import aiohttp
 from pydantic import ValidationError
 
+from subnet.config import float_arg, int_arg, name_arg
 from subnet.protocol import MAX_RESPONSE_BODY_BYTES, ChatCompletionResponse
 
 PROG = "python -m subnet.evaluate"
@@ -124,40 +125,10 @@ class _OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
-def _number(convert: type[int] | type[float], text: str) -> float:
-    try:
-        return convert(text)
-    except ValueError:  # argparse would name the type function instead of the problem
-        kind = "a whole number" if convert is int else "a number"
-        raise argparse.ArgumentTypeError(f"expected {kind}, got {text!r}") from None
-
-
-def _positive_int(text: str) -> int:
-    value = int(_number(int, text))
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    value = _number(float, text)
-    if not value > 0 or math.isinf(value):
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
-    return value
-
-
-def _temperature(text: str) -> float:
-    value = _number(float, text)
-    if not 0.0 <= value <= 2.0:
-        raise argparse.ArgumentTypeError(f"must be between 0 and 2, got {text}")
-    return value
-
-
-def _plain_name(text: str) -> str:
-    # A wallet or hotkey name is one folder or file under the wallets directory, never a path.
-    if not text.strip() or "/" in text or "\\" in text or text in {".", ".."}:
-        raise argparse.ArgumentTypeError(f"expected a plain name without slashes, got {text!r}")
-    return text
+# Flag values: a whole number of at least 1, seconds or a rate above 0, a temperature in 0..2.
+_positive_int = int_arg(1)
+_positive_float = float_arg(0.0, low_open=True)
+_temperature = float_arg(0.0, 2.0)
 
 
 def build_parser(categories: Sequence[str] = ()) -> argparse.ArgumentParser:
@@ -253,7 +224,7 @@ def build_parser(categories: Sequence[str] = ()) -> argparse.ArgumentParser:
     signing.add_argument(
         "--wallet.name",
         dest="wallet_name",
-        type=_plain_name,
+        type=name_arg,
         default=None,
         metavar="NAME",
         help="wallet that signs",
@@ -261,7 +232,7 @@ def build_parser(categories: Sequence[str] = ()) -> argparse.ArgumentParser:
     signing.add_argument(
         "--wallet.hotkey",
         dest="wallet_hotkey",
-        type=_plain_name,
+        type=name_arg,
         default="default",
         metavar="NAME",
         help="its hotkey",
