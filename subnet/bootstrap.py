@@ -18,13 +18,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import math
 import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
+
+from subnet.config import float_arg, int_arg
 
 PROG = "scripts/bootstrap_localnet.py"
 DEV_NETWORK = "dev"
@@ -105,7 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--hotkey", default="default", help="hotkey name inside every wallet")
     parser.add_argument(
         "--netuid",
-        type=int,
+        type=int_arg(0, 65535),
         default=None,
         help="the netuid the neurons are started with; the bootstrap stops if the chain assigns another",
     )
@@ -113,14 +114,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--fund",
         dest="fund_tao",
-        type=float,
+        type=float_arg(0.0),
         default=1000.0,
         help="TAO a wallet is topped up to when it holds less than the remaining steps spend",
     )
     parser.add_argument(
-        "--stake", dest="stake_tao", type=float, default=100.0, help="TAO the validator stakes on its hotkey"
+        "--stake",
+        dest="stake_tao",
+        type=float_arg(0.0),
+        default=100.0,
+        help="TAO the validator stakes on its hotkey",
     )
-    parser.add_argument("--tempo", type=int, default=None, help="subnet tempo in blocks (default: keep)")
+    parser.add_argument(
+        "--tempo", type=int_arg(1, 65535), default=None, help="subnet tempo in blocks (default: keep)"
+    )
     parser.add_argument(
         "--no-create-wallets",
         dest="create_wallets",
@@ -130,7 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--start-timeout",
         dest="start_timeout_s",
-        type=float,
+        type=float_arg(0.0, low_open=True),
         default=300.0,
         help="seconds to wait until the chain lets the new subnet start",
     )
@@ -157,21 +164,10 @@ def parse_settings(argv: Sequence[str] | None = None) -> BootstrapSettings:
         build_parser().error(
             f"{target} is the public {public} network; the bootstrap is for local chains only"
         )
-    for flag, value in (("--fund", args.fund_tao), ("--stake", args.stake_tao)):
-        if not (math.isfinite(value) and value >= 0):
-            build_parser().error(f"{flag} must be a finite number of TAO, 0 or more, got {value}")
-    if not (math.isfinite(args.start_timeout_s) and args.start_timeout_s > 0):
-        build_parser().error(
-            f"--start-timeout must be a positive number of seconds, got {args.start_timeout_s}"
-        )
-    if args.netuid is not None and not 0 <= args.netuid <= 65535:
-        build_parser().error(f"--netuid must be between 0 and 65535, got {args.netuid}")
     if args.state_file is not None and args.state_file.is_dir():
         build_parser().error(f"--state-file {args.state_file} is a folder; give a file path")
     if args.fund_tao < args.stake_tao + FEE_HEADROOM_TAO:
         build_parser().error(f"--fund must cover --stake plus {FEE_HEADROOM_TAO:g} TAO of fees")
-    if args.tempo is not None and not 1 <= args.tempo <= 65535:
-        build_parser().error("--tempo must be between 1 and 65535 blocks")
     names = [args.owner, args.validator, *args.miners]
     if len(set(names)) != len(names):
         build_parser().error("the owner, validator and miner wallets must all have different names")

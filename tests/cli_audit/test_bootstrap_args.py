@@ -20,10 +20,12 @@ def _last_error_line(capsys: pytest.CaptureFixture[str]) -> str:
 @pytest.mark.parametrize(
     ("flags", "complaint"),
     [
-        (["--fund", "nan"], "--fund must be a finite number"),
-        (["--stake", "-5"], "--stake must be a finite number"),
-        (["--start-timeout", "nan"], "--start-timeout must be a positive number"),
-        (["--netuid", "-1"], "--netuid must be between 0 and 65535"),
+        (["--fund", "nan"], "argument --fund: expected a finite number, got 'nan'"),
+        (["--stake", "-5"], "argument --stake: expected a number at least 0, got -5"),
+        (["--start-timeout", "nan"], "argument --start-timeout: expected a finite number, got 'nan'"),
+        (["--start-timeout", "0"], "argument --start-timeout: expected a number greater than 0, got 0"),
+        (["--netuid", "-1"], "argument --netuid: expected 0..65535, got -1"),
+        (["--tempo", "0"], "argument --tempo: expected 1..65535, got 0"),
     ],
 )
 def test_numbers_are_checked_before_any_step(
