@@ -469,7 +469,7 @@ class TransformersBackend:
             rows.append((index, prompt, token_ids, budget))
             guides.append(guide)
         if rows:
-            generated = self._generate_rows(
+            generated, failures = self._generate_rows(
                 [token_ids for _, _, token_ids, _ in rows],
                 [budget for _, _, _, budget in rows],
                 _sampling_temperature(requests[rows[0][0]]),
@@ -479,7 +479,6 @@ class TransformersBackend:
                 ],
                 guides if any(guide is not None and guide.state is not None for guide in guides) else None,
             )
-            failures = self.last_guide.failures if self.last_guide is not None else {}
             for position, ((index, prompt, token_ids, budget), new_tokens, guide) in enumerate(
                 zip(rows, generated, guides, strict=True)
             ):
@@ -619,7 +618,8 @@ class TransformersBackend:
         temperature: float,
         choices: list[list[list[int]]] | None = None,
         guides: list[RowGuide | None] | None = None,
-    ) -> list[list[int]]:
+    ) -> tuple[list[list[int]], dict[int, Exception]]:
+        """Each row's new tokens, and the rows whose guide failed (they ended at EOS there)."""
         import torch
         from transformers import GenerationConfig, LogitsProcessorList, StoppingCriteriaList
 
@@ -641,6 +641,7 @@ class TransformersBackend:
         )
         processors: list[Any] = [_RequiredChoice(width, choices)] if choices and any(choices) else []
         self.last_guide = None
+        failures: dict[int, Exception] = {}
         if guides is not None and self.token_table is not None:
             guide = GuidedCalls(
                 width,
@@ -651,6 +652,7 @@ class TransformersBackend:
                 sample=temperature > 0,
             )
             processors.append(guide)
+            failures = guide.failures  # filled while generate runs
             self.last_guide = guide
         with torch.inference_mode():
             output = self.model.generate(
@@ -661,7 +663,7 @@ class TransformersBackend:
                 logits_processor=LogitsProcessorList(processors),
             )
         new_tokens = output[:, width:].tolist()
-        return [row[:budget] for row, budget in zip(new_tokens, budgets, strict=True)]
+        return [row[:budget] for row, budget in zip(new_tokens, budgets, strict=True)], failures
 
     def _eos_ids(self) -> list[int]:
         ids = self.model.generation_config.eos_token_id
