@@ -9,6 +9,7 @@ HTTP for the forged floods. Rates are reported per wall second and per CPU secon
 miner process (the latter is robust to other load on the machine).
 
     .venv/bin/python bench/transport.py [--requests 2000] [--seconds 3] [--connections 16]
+    .venv/bin/python bench/transport.py --scenario split-headers --seconds 10
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from subnet.transport import (
     build_miner_app,
 )
 
+SCENARIOS = ("gate", "split-headers")
 LOOPBACK = "127.0.0.1"
 HONEST_SOURCE = "127.0.0.2"  # a second loopback address: the validator is not the forger's peer
 
@@ -104,6 +106,8 @@ async def _serve(miner_hotkey: str, validator_hotkey: str) -> None:
         "gated_no_peer_budget": ServerPolicy(
             per_caller_rate=1e9, per_caller_burst=1e9, per_ip_failed_auth_rate=None
         ),
+        # The miner's own defaults, rate limits included: what an attack on a caller's budget meets.
+        "gated_default": ServerPolicy(),
     }
     bare = web.Application()
     bare.router.add_post(CHAT_PATH, no_work)
@@ -201,8 +205,14 @@ class FloodResult:
 ForgedRequest = Callable[[], bytes]
 
 
-def _forged_request_builder(kind: str, body: bytes, claimed_hotkey: str, miner_hotkey: str) -> ForgedRequest:
-    """Raw HTTP/1.1 bytes of one forged request of `kind` (fresh nonce, random signature)."""
+def _forged_request_builder(
+    kind: str, body: bytes, claimed_hotkey: str, miner_hotkey: str, forger: bt.Keypair | None = None
+) -> ForgedRequest:
+    """Raw HTTP/1.1 bytes of one forged request of `kind` (fresh nonce, random signature).
+
+    `split_headers` is a request the forger really signs with its own (unregistered) key, with
+    the claimed hotkey sent first as a second X-Bittensor-Hotkey header.
+    """
     head = f"POST {CHAT_PATH} HTTP/1.1\r\nHost: {LOOPBACK}\r\nContent-Type: application/json\r\n"
     head += f"Content-Length: {len(body)}\r\n"
     auth_common = f"X-Bittensor-Version: 1\r\nX-Bittensor-Receiver: {miner_hotkey}\r\n"
@@ -217,7 +227,22 @@ def _forged_request_builder(kind: str, body: bytes, claimed_hotkey: str, miner_h
     def no_headers() -> bytes:
         return (head + "\r\n").encode() + body
 
-    return {"forged_signature": forged_signature, "no_headers": no_headers}[kind]
+    def split_headers() -> bytes:
+        assert forger is not None
+        signed = bt.http_auth.sign(
+            forger, method="POST", path=CHAT_PATH, body=body, receiver_ss58=miner_hotkey
+        )
+        lines = f"X-Bittensor-Hotkey: {claimed_hotkey}\r\n" + "".join(
+            f"{k}: {v}\r\n" for k, v in signed.items()
+        )
+        return (head + lines + "\r\n").encode() + body
+
+    builders = {
+        "forged_signature": forged_signature,
+        "no_headers": no_headers,
+        "split_headers": split_headers,
+    }
+    return builders[kind]
 
 
 async def _flood(
@@ -304,13 +329,40 @@ def _report_flood(label: str, result: FloodResult) -> None:
     )
 
 
+async def _split_headers(
+    args: argparse.Namespace, ports: dict[str, int], signer: bt.Keypair, forger: bt.Keypair, miner_hotkey: str
+) -> None:
+    """An unregistered forger signs with its own key and sends the validator's hotkey as a first,
+    extra X-Bittensor-Hotkey header, while the validator sends a request every 50 ms."""
+    body = _request().to_body()
+    build = _forged_request_builder("split_headers", body, signer.ss58_address, miner_hotkey, forger)
+    flood = asyncio.create_task(
+        _flood(ports["gated_default"], build, args.seconds, args.connections, window=8)
+    )
+    served, refused, latencies = await _honest_during_flood(
+        ports["gated_default"], signer, miner_hotkey, args.seconds
+    )
+    statuses = await flood
+    by_status = ", ".join(f"{status}: {count}" for status, count in sorted(statuses.items()))
+    total = sum(statuses.values())
+    print(f"split auth headers, {args.connections} connections x {args.seconds:g} s, default policy:")
+    print(f"  forged requests that reached the model (200): {statuses.get('200', 0)} of {total}")
+    print(f"  forged answers by status: {by_status}")
+    p50 = f"; latency p50 {_ms(_percentile(latencies, 0.5))}" if latencies else ""
+    print(f"  the validator's own requests (every 50 ms): served {served}, refused {refused}{p50}")
+
+
 async def _drive(
     args: argparse.Namespace,
     ports: dict[str, int],
     process: psutil.Process,
     signer: bt.Keypair,
+    forger: bt.Keypair,
     miner_hotkey: str,
 ) -> None:
+    if args.scenario == "split-headers":
+        await _split_headers(args, ports, signer, forger, miner_hotkey)
+        return
     print(f"miner process pinned to CPU {args.cpu}; driver on CPUs {sorted(os.sched_getaffinity(0))}")
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} (1 min) at start")
 
@@ -370,7 +422,7 @@ def _run_driver(args: argparse.Namespace) -> None:
     """Create throw-away wallets, start the miner process, drive it, stop it."""
     with tempfile.TemporaryDirectory(prefix="bench-transport-") as wallet_dir:
         wallets = {}
-        for role in ("miner", "validator"):
+        for role in ("miner", "validator", "forger"):
             wallet = bt.Wallet(name=role, hotkey="default", path=wallet_dir)
             wallet.create_new_coldkey(use_password=False, suppress=True)
             wallet.create_new_hotkey(use_password=False, suppress=True)
@@ -391,7 +443,8 @@ def _run_driver(args: argparse.Namespace) -> None:
             if not first_line:
                 raise OSError("the miner process did not start")
             ports = json.loads(first_line)
-            asyncio.run(_drive(args, ports, psutil.Process(child.pid), signer, miner_hotkey))
+            forger = wallets["forger"].hotkey
+            asyncio.run(_drive(args, ports, psutil.Process(child.pid), signer, forger, miner_hotkey))
         finally:
             child.terminate()
             child.wait(timeout=10)
@@ -405,6 +458,13 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seconds", type=float, default=3.0, help="duration of each flood")
     parser.add_argument("--connections", type=int, default=16, help="flood connections")
     parser.add_argument("--cpu", type=int, default=None, help="CPU to pin the miner process to")
+    parser.add_argument(
+        "--scenario",
+        choices=SCENARIOS,
+        default="gate",
+        help="gate: auth costs and forged floods (default); split-headers: a repeated "
+        "X-Bittensor-Hotkey header against the default policy, with the validator's requests beside it",
+    )
     parser.add_argument(
         "--serve", nargs=2, metavar=("MINER_HOTKEY", "VALIDATOR_HOTKEY"), help=argparse.SUPPRESS
     )

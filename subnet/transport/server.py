@@ -18,9 +18,9 @@ import contextlib
 import ipaddress
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
@@ -51,6 +51,7 @@ HEALTH_PATH = "/health"
 REFUSAL_STATUS: Mapping[str, int] = {
     "bad_json": 400,
     "invalid_request": 400,
+    "duplicate_auth_header": 400,
     "incomplete_body": 400,
     "missing_auth": 401,
     "malformed_auth": 401,
@@ -83,6 +84,18 @@ _AUTH_ERROR_TYPES: tuple[tuple[type[bt.http_auth.AuthError], str], ...] = (
     (bt.http_auth.ReplayedRequest, "replayed_request"),
     (bt.http_auth.BadSignature, "bad_signature"),
 )
+
+# Every header bt.http_auth.verify reads. The gate hands verify exactly the values it checked,
+# under these names, so the two can never read different copies of a header.
+_AUTH_HEADERS: tuple[str, ...] = (
+    bt.http_auth.HEADER_VERSION,
+    bt.http_auth.HEADER_HOTKEY,
+    bt.http_auth.HEADER_RECEIVER,
+    bt.http_auth.HEADER_NONCE,
+    bt.http_auth.HEADER_CRYPTO,
+    bt.http_auth.HEADER_SIGNATURE,
+)
+_AUTH_PREFIX = "x-bittensor-"
 
 # Cheap shape limits on the auth headers, checked before anything is looked up or hashed.
 _MAX_HOTKEY_CHARS = 64
@@ -202,6 +215,7 @@ class _Exchange:
     peer: str = ""
     hotkey: str = ""
     nonce_ns: int = 0
+    auth_headers: dict[str, str] = field(default_factory=dict)
     caller: CallerInfo | None = None
     body: bytes = b""
     chat: ChatCompletionRequest | None = None
@@ -254,6 +268,7 @@ class MinerGate:
         self._idle.set()
         self.draining = False
         self._stages: tuple[Stage, ...] = (
+            self._refuse_repeated_auth_headers,
             self._refuse_when_draining,
             self._check_declared_size,
             self._check_auth_headers,
@@ -342,6 +357,17 @@ class MinerGate:
 
     # --- stages, cheapest first --------------------------------------------------------------
 
+    async def _refuse_repeated_auth_headers(self, exchange: _Exchange) -> None:
+        """A repeated auth header is the one way a request can show one value to a reader that
+        takes the first copy and another to one that takes the last (a forger's own key to the
+        signature check, a validator's to the permission and rate checks). No signer repeats
+        one, so such a request is refused before anything reads a header."""
+        # The raw header lines as received: a multidict's keys() shows a repeated name once.
+        names = (name.decode("latin-1") for name, _ in exchange.request.raw_headers)
+        repeated = _first_repeated_auth_header(names)
+        if repeated is not None:
+            raise Refusal("duplicate_auth_header", f"the {repeated} header is repeated")
+
     async def _refuse_when_draining(self, exchange: _Exchange) -> None:
         if self.draining:
             raise Refusal("shutting_down", "the miner is shutting down")
@@ -366,7 +392,7 @@ class MinerGate:
         if (
             len(hotkey) > _MAX_HOTKEY_CHARS
             or len(raw_nonce) > _MAX_NONCE_DIGITS
-            or not raw_nonce.isdigit()
+            or not (raw_nonce.isascii() and raw_nonce.isdigit())
             or len(signature.removeprefix("0x")) != _SIGNATURE_HEX_CHARS
         ):
             raise Refusal("malformed_auth", "malformed X-Bittensor-* headers")
@@ -380,6 +406,7 @@ class MinerGate:
             raise Refusal("stale_request", "request is timestamped in the future")
         exchange.hotkey = hotkey
         exchange.nonce_ns = nonce
+        exchange.auth_headers = {name: headers[name] for name in _AUTH_HEADERS if name in headers}
 
     async def _check_peer_failure_budget(self, exchange: _Exchange) -> None:
         if self._peer_failures is not None and not self._peer_failures.has_token(exchange.peer):
@@ -432,8 +459,8 @@ class MinerGate:
     async def _verify_signature(self, exchange: _Exchange) -> None:
         request = exchange.request
         try:
-            bt.http_auth.verify(
-                request.headers,
+            verified = bt.http_auth.verify(
+                exchange.auth_headers,
                 exchange.body,
                 method=request.method,
                 path=request.raw_path,
@@ -451,6 +478,13 @@ class MinerGate:
             if error_type in ("bad_signature", "malformed_auth") and self._peer_failures is not None:
                 self._peer_failures.try_take(exchange.peer)
             raise Refusal(error_type, str(exc)) from None
+        if verified.hotkey_ss58 != exchange.hotkey or verified.nonce_ns != exchange.nonce_ns:
+            # Cannot happen while verify reads only the values handed to it; kept so that a
+            # change on either side fails closed rather than serving one key as another.
+            logger.error(
+                "signature verified for %s but the gate checked %s", verified.hotkey_ss58, exchange.hotkey
+            )
+            raise Refusal("bad_signature", "the signed identity is not the one the gate checked")
 
     async def _check_caller_rate(self, exchange: _Exchange) -> None:
         if not self._caller_rates.try_take(exchange.hotkey):
@@ -479,6 +513,18 @@ class MinerGate:
             if any(error["type"] == "json_invalid" for error in errors):
                 raise Refusal("bad_json", "request body is not valid JSON") from None
             raise Refusal("invalid_request", _summarise_validation(errors)) from None
+
+
+def _first_repeated_auth_header(names: Iterable[str]) -> str | None:
+    """The first X-Bittensor-* header name that occurs twice (in any letter case), or None."""
+    seen: set[str] = set()
+    for name in names:
+        lowered = name.lower()
+        if lowered.startswith(_AUTH_PREFIX):
+            if lowered in seen:
+                return name
+            seen.add(lowered)
+    return None
 
 
 def _summarise_validation(errors: list[Any]) -> str:
