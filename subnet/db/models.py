@@ -26,7 +26,9 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
 )
+from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator
 
 # Fixed constraint names so that SQLite and PostgreSQL carry the same names and
 # Alembic can drop or alter them later.
@@ -41,6 +43,29 @@ NAMING_CONVENTION = {
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+def storable_text(value: str) -> str:
+    """`value` in a form every backend stores: NUL and lone surrogates written as escapes.
+
+    PostgreSQL refuses a NUL in text, and no UTF-8 encoder takes a lone surrogate (both drivers
+    refuse the whole statement, so one miner's answer would fail a round's insert for every
+    miner). They are written as Python writes them (`\\x00`, `\\ud800`), so what the miner
+    sent stays readable; everything else is kept as it was.
+    """
+    if value.isascii():
+        return value.replace("\x00", "\\x00") if "\x00" in value else value
+    return value.replace("\x00", "\\x00").encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+class StorableText(TypeDecorator[str]):
+    """Text a miner (or a chain node) can reach: made storable on the way in (`storable_text`)."""
+
+    impl = Text
+    cache_ok = True
+
+    def process_bind_param(self, value: str | None, dialect: Dialect) -> str | None:
+        return None if value is None else storable_text(value)
 
 
 class Base(DeclarativeBase):
@@ -92,7 +117,7 @@ class Round(Base):
     status: Mapped[str] = mapped_column(String(16), default=RoundStatus.RUNNING.value, index=True)
     n_tasks: Mapped[int] = mapped_column(Integer, default=0)
     n_miners: Mapped[int] = mapped_column(Integer, default=0)
-    note: Mapped[str] = mapped_column(Text, default="")
+    note: Mapped[str] = mapped_column(StorableText, default="")
     started_at: Mapped[datetime] = mapped_column(default=utcnow)
     finished_at: Mapped[datetime | None] = mapped_column(nullable=True)
 
@@ -136,8 +161,9 @@ class ResponseRecord(Base):
     status: Mapped[str] = mapped_column(String(32))
     latency_s: Mapped[float] = mapped_column(Float, default=0.0)
     http_status: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    error: Mapped[str | None] = mapped_column(Text, nullable=True)
-    raw_output: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # What the miner sent or caused: made storable on every backend (StorableText).
+    error: Mapped[str | None] = mapped_column(StorableText, nullable=True)
+    raw_output: Mapped[str | None] = mapped_column(StorableText, nullable=True)
     raw_truncated: Mapped[bool] = mapped_column(Boolean, default=False)
     decoded_calls: Mapped[list[Any] | None] = mapped_column(nullable=True)
     valid: Mapped[bool] = mapped_column(Boolean, default=False)
@@ -187,4 +213,4 @@ class WeightSubmission(Base):
     hotkeys: Mapped[list[Any]] = mapped_column()
     version_key: Mapped[int] = mapped_column(BigInteger, default=0)
     outcome: Mapped[str] = mapped_column(String(32))
-    message: Mapped[str] = mapped_column(Text, default="")
+    message: Mapped[str] = mapped_column(StorableText, default="")

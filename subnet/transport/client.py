@@ -75,7 +75,8 @@ class MinerTarget:
 
 @dataclass(frozen=True)
 class QueryResult:
-    """The outcome of one query. `raw_text` is the miner's body (decoded leniently, capped)."""
+    """The outcome of one query. `raw_text` is the miner's body (capped; bytes that are not
+    UTF-8 written as `\\xNN` escapes)."""
 
     status: QueryStatus
     latency_s: float
@@ -383,7 +384,9 @@ class MinerClient:
             http_status=http_status,
             error=error,
             raw_bytes_len=len(raw),
-            raw_text=bytes(raw[: self.max_raw_text_bytes]).decode("utf-8", errors="replace"),
+            # Invalid UTF-8 is kept as escapes (\xff), not replaced: the stored raw output
+            # shows exactly the bytes the miner sent.
+            raw_text=bytes(raw[: self.max_raw_text_bytes]).decode("utf-8", errors="backslashreplace"),
         )
 
 

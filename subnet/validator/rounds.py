@@ -19,6 +19,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from sqlalchemy.exc import StatementError
+
+from subnet.db.engine import error_reason
 from subnet.protocol import ChatCompletionRequest
 from subnet.transport import MinerTarget, QueryResult, QueryStatus
 from subnet.validator.ports import Judge, Judgement, TaskLike, TaskSource
@@ -27,6 +30,9 @@ from subnet.validator.state import RoundSummary, ScoredResponse, summarise_round
 from subnet.validator.store import NewTask, Store
 
 log = logging.getLogger(__name__)
+
+# The status of a response the database refused even after it was made storable.
+UNSTORABLE = "unstorable"
 
 UNSPECIFIED_IP = {"", "0.0.0.0", "::", "0"}
 
@@ -216,12 +222,57 @@ class ResponseWriter:
                     batch.append(item)
             if batch:
                 started = time.perf_counter()
-                self.written += await self.store.store_responses(batch)
+                batch = await self._store(batch)
                 self.clock.store_wall += time.perf_counter() - started
                 self.scored.extend(
                     ScoredResponse(row["hotkey"], row["uid"], row["category"], row["valid"], row["score"])
                     for row in batch
                 )
+
+    async def _store(self, batch: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Store a batch; returns the rows as stored.
+
+        A batch the database refuses is stored row by row, and a row it still refuses is stored
+        as its miner's failure (score 0): one miner's answer never costs the others their
+        results. Only when even that failure row is refused (the database itself is failing)
+        does the error end the round.
+        """
+        try:
+            self.written += await self.store.store_responses(batch)
+            return batch
+        except StatementError:
+            pass
+        stored: list[dict[str, Any]] = []
+        for row in batch:
+            try:
+                self.written += await self.store.store_responses([row])
+            except StatementError as exc:
+                log.warning(
+                    "a response of miner uid %s could not be stored (%s); it is recorded as a failure",
+                    row["uid"],
+                    error_reason(exc),
+                )
+                row = unstorable_response(row, exc)
+                self.written += await self.store.store_responses([row])
+            stored.append(row)
+        return stored
+
+
+def unstorable_response(row: dict[str, Any], error: BaseException) -> dict[str, Any]:
+    """The failure that stands for a response the database refused: its keys, none of its data."""
+    return {
+        **{name: row[name] for name in ("round_id", "task_id", "hotkey", "uid", "category", "latency_s")},
+        "status": UNSTORABLE,
+        "http_status": row.get("http_status"),
+        "error": f"the answer could not be stored: {type(error).__name__}",
+        "raw_output": None,
+        "raw_truncated": False,
+        "decoded_calls": None,
+        "valid": False,
+        "error_type": f"store:{UNSTORABLE}",
+        "score": 0.0,
+        "components": {},
+    }
 
 
 class RoundRunner:

@@ -12,7 +12,9 @@ Personalities (a registry: adding one is adding an entry): ``plausible``
 ``right70``, ``right40``, ``slow`` (right, but late), ``timeout`` (never answers
 in time), ``garbage`` (text that is no call), ``crash`` (answers a few, then
 its server dies), ``huge`` (a 10 MB answer), ``relay`` (copies another
-miner's answer to the same task, with that miner's surface names).
+miner's answer to the same task, with that miner's surface names), ``hostile_bytes`` (its
+own server, no gate: NULs, lone surrogates, invalid UTF-8 and control characters in bodies,
+call arguments and error texts).
 """
 
 from __future__ import annotations
@@ -20,12 +22,15 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import hashlib
+import itertools
 import json
 import random
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from aiohttp import web
 
 from subnet.config import (
     ChainRetrySettings,
@@ -45,6 +50,7 @@ from subnet.config import (
 from subnet.db.engine import sqlite_url
 from subnet.protocol import AssistantMessage, ChatCompletionRequest, ChatCompletionResponse, Choice
 from subnet.transport import (
+    CHAT_PATH,
     AuthPolicy,
     CallerIdentity,
     DirectoryEntry,
@@ -264,6 +270,53 @@ async def _plausible(request: ChatCompletionRequest, ctx: MinerContext) -> ChatC
     return _response(_tool_call_message([call]))
 
 
+def _hostile_bodies(params: Mapping[str, Any]) -> list[tuple[int, bytes]]:
+    """What a hostile miner answers, in turn: (HTTP status, raw body). Each form puts bytes a
+    database refuses where the validator stores them (raw output, decoded calls, error texts)."""
+    mebibyte = int(params.get("hostile_bytes", 1 << 20))
+    arguments = json.dumps({"city": "Par\x00is\udfff", "\x00key": "\ud800"})
+    calls = [{"id": "c\x00", "type": "function", "function": {"name": "get\x00", "arguments": arguments}}]
+    # Lone surrogates only inside the arguments' own JSON: in the body itself the wire parser
+    # refuses them (that form is the second one).
+    message = {"role": "assistant", "content": "a\x00b", "tool_calls": calls}
+    completion = {"id": "x\x00", "object": "chat.completion", "created": 0, "model": "m\x00"}
+    completion["choices"] = [{"index": 0, "message": message}]
+    surrogates = dict(
+        completion, choices=[{"index": 0, "message": {"role": "assistant", "content": "\ud800"}}]
+    )
+    error = {"error": {"type": "internal\x00error", "message": "broken\x00 " + "\x00" * 500}}
+    controls = bytes(range(32)) * (mebibyte // 32)
+    return [
+        (200, json.dumps(completion).encode()),  # \u0000 escapes: a valid answer
+        (200, json.dumps(surrogates).encode()),  # a lone surrogate's escape
+        # raw NULs and bytes that are no UTF-8 (a surrogate's encoding among them)
+        (200, b'{"id": "\x00\xff\xfe\xc3(", "choices": [' + b"\x00" * 64 + b"\xed\xa0\x80"),
+        (200, controls),  # 1 MiB of control characters, NULs among them
+        (500, json.dumps(error).encode()),  # error texts with NULs
+        (400, b"\x00" * 1000 + b"\xff" * 1000),
+    ]
+
+
+def _hostile_app(params: Mapping[str, Any]) -> web.Application:
+    """A hostile miner's own server: no gate, any status, any bytes."""
+    bodies = _hostile_bodies(params)
+    served = itertools.count()
+
+    async def answer(request: web.Request) -> web.Response:
+        await request.read()
+        status, body = bodies[next(served) % len(bodies)]
+        return web.Response(status=status, body=body, content_type="application/json")
+
+    app = web.Application()
+    app.router.add_post(CHAT_PATH, answer)
+    return app
+
+
+# Personalities that are not a model behind the real gate but a hostile server of their own.
+RAW_PERSONALITIES: dict[str, Callable[[Mapping[str, Any]], web.Application]] = {
+    "hostile_bytes": _hostile_app,
+}
+
 PERSONALITIES: dict[str, Personality] = {
     "plausible": _plausible,
     "right": _accurate(1.0),
@@ -304,11 +357,17 @@ async def start_simulated_miner(
     policy: ServerPolicy | None = None,
 ) -> SimulatedMiner:
     """Start one simulated miner on ``host`` (a free port) that answers as its personality."""
-    behave = PERSONALITIES[personality]
     hotkey = str(keypair.ss58_address)
     context = MinerContext(
         hotkey=hotkey, key=key, rng=random.Random(f"{seed}:{name}"), params=dict(params or {})
     )
+    if personality in RAW_PERSONALITIES:
+        server = MinerServer(RAW_PERSONALITIES[personality](context.params), host=host, port=0)
+        await server.start()
+        return SimulatedMiner(
+            name=name, personality=personality, hotkey=hotkey, server=server, context=context
+        )
+    behave = PERSONALITIES[personality]
 
     async def handler(request: ChatCompletionRequest, _caller: CallerIdentity) -> ChatCompletionResponse:
         return await behave(request, context)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 from typing import Any
 
 import pytest
@@ -20,7 +21,7 @@ from subnet.config import (
 )
 from subnet.db import ResponseRecord, create_engine, upgrade
 from subnet.validator.node import StartupError, Validator, ValidatorOptions
-from subnet.validator.simulation import SimulatedSubnet
+from subnet.validator.simulation import SimulatedSubnet, start_simulated_subnet, stop_simulated_miners
 from subnet.validator.store import Store
 
 
@@ -181,3 +182,47 @@ async def test_bad_task_sources_are_refused_in_one_line(quick_subnet: SimulatedS
     with pytest.raises(StartupError, match=r"--tasks\.sources") as error:
         await validator.run(rounds=1)
     assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize("backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+async def test_a_hostile_miners_bytes_cost_nobody_their_round(
+    tmp_path, backend: str, request: pytest.FixtureRequest
+) -> None:
+    """NULs, lone surrogates, invalid UTF-8 and 1 MiB of control characters, in the body, in call
+    arguments and in error texts: every round is scored, the honest miner's results are as
+    they would be alone, and the hostile miner's answers are stored as it sent them (escaped)."""
+    db_url = None
+    if backend == "postgres":
+        db_url = request.getfixturevalue("pg_url")
+        await upgrade(db_url)
+    subnet = await start_simulated_subnet(tmp_path, ("right", "hostile_bytes"), db_url=db_url)
+    try:
+        validator = build_validator(subnet)
+        await validator.run(rounds=2)
+    finally:
+        await stop_simulated_miners(list(subnet.miners.values()))
+        await subnet.devchain.close()
+    assert [report.n_responses for report in validator.reports] == [16, 16]
+    engine = create_engine(subnet.settings.db.url)
+    try:
+        store = Store(engine)
+        states = await store.score_states()
+        right = states[subnet.miners["right"].hotkey]
+        assert (right.rounds_scored, right.responses_total, right.responses_valid) == (2, 16, 16)
+        assert set((await store.category_accuracy(subnet.miners["right"].hotkey)).values()) == {1.0}
+        hostile = subnet.miners["hostile_bytes"].hotkey
+        assert states[hostile].moving_average < 0.05  # partial credit for a call that decodes, at most
+        async with store.sessions() as session:
+            rows = (
+                await session.scalars(select(ResponseRecord).where(ResponseRecord.hotkey == hostile))
+            ).all()
+        assert len(rows) == 16
+        assert {row.status for row in rows} >= {"ok", "bad_json", "http_error"}, [
+            (r.status, r.error) for r in rows
+        ]
+        stored = "".join((row.raw_output or "") + (row.error or "") for row in rows)
+        stored += json.dumps([row.decoded_calls for row in rows])
+        assert "\\x00" in stored and "\\ud800" in stored and "\\xff" in stored  # kept, as escapes
+        assert "\x00" not in stored
+    finally:
+        await engine.dispose()

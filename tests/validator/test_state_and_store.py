@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -10,9 +10,13 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from sqlalchemy import select
+from sqlalchemy.exc import StatementError
+from sqlalchemy.ext.asyncio import AsyncEngine
 
-from subnet.db import RoundStatus, create_engine, upgrade
-from subnet.db.models import utcnow
+from subnet.db import ResponseRecord, Round, RoundStatus, create_engine, upgrade
+from subnet.db.models import storable_text, utcnow
+from subnet.validator.rounds import UNSTORABLE, ResponseWriter, StageClock
 from subnet.validator.state import (
     ScoredResponse,
     Standing,
@@ -288,3 +292,79 @@ async def test_known_summaries_are_folded_only_when_the_stored_rows_agree(store:
     state = (await store.score_states())["hk-a"]
     assert state.moving_average == pytest.approx(0.25)
     assert (state.rounds_scored, state.responses_total) == (2, 4)
+
+
+class _RefusingStore(Store):
+    """Refuses any statement that holds a row of the hotkey "refused", as a database would
+    refuse a value it cannot store."""
+
+    async def store_responses(self, rows: Sequence[dict[str, Any]]) -> int:
+        if any(row["hotkey"] == "refused" and row["status"] != UNSTORABLE for row in rows):
+            raise StatementError("refused", None, {}, ValueError("cannot store this value"))
+        return await super().store_responses(rows)
+
+
+async def test_a_row_the_database_refuses_costs_only_its_miner(sqlite_engine: AsyncEngine) -> None:
+    store = _RefusingStore(sqlite_engine)
+    round_id, task_ids = await _round(store, tasks=2)
+    writer = ResponseWriter(store, batch_size=64, clock=StageClock())
+    writer.start()
+    for task_id in task_ids.values():
+        for uid, hotkey in enumerate(("honest", "refused", "other")):
+            writer.add(_response(round_id, task_id, hotkey, uid, 1.0, raw_output="x" * 10))
+    await writer.close()
+
+    assert writer.written == 6
+    async with store.sessions() as session:
+        rows = (await session.scalars(select(ResponseRecord).order_by(ResponseRecord.id))).all()
+    by_hotkey = {
+        hotkey: [row for row in rows if row.hotkey == hotkey] for hotkey in ("honest", "refused", "other")
+    }
+    assert all(
+        row.score == 1.0 and row.valid and row.status == "ok"
+        for row in by_hotkey["honest"] + by_hotkey["other"]
+    )
+    for row in by_hotkey["refused"]:
+        assert (row.status, row.score, row.valid, row.raw_output) == (UNSTORABLE, 0.0, False, None)
+        assert row.error == "the answer could not be stored: StatementError"
+    # What the round folds into the standings is what was stored.
+    assert sorted((s.hotkey, s.score) for s in writer.scored) == sorted(
+        [("honest", 1.0)] * 2 + [("other", 1.0)] * 2 + [("refused", 0.0)] * 2
+    )
+
+
+@pytest.mark.parametrize("backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+async def test_miner_text_with_nul_and_surrogates_is_stored_escaped(
+    backend: str, request: pytest.FixtureRequest, sqlite_engine: AsyncEngine
+) -> None:
+    engine = sqlite_engine
+    if backend == "postgres":
+        url = request.getfixturevalue("pg_url")
+        await upgrade(url)
+        engine = create_engine(url)
+    try:
+        store = Store(engine)
+        round_id, task_ids = await _round(store, tasks=1)
+        (task_id,) = task_ids.values()
+        hostile = "a\x00b\ud800c\udfffé" + "\x01\x1f" * 1000
+        await store.store_responses(
+            [_response(round_id, task_id, "h", 1, 0.0, raw_output=hostile, error=hostile)]
+        )
+        await store.discard_round(round_id, note="note\x00\ud800")
+        async with store.sessions() as session:
+            row = (await session.scalars(select(ResponseRecord))).one()
+            note = (await session.scalars(select(Round.note))).one()
+        expected = "a\\x00b\\ud800c\\udfffé" + "\x01\x1f" * 1000
+        assert row.raw_output == expected and row.error == expected
+        assert note == "note\\x00\\ud800"
+    finally:
+        if engine is not sqlite_engine:
+            await engine.dispose()
+
+
+@pytest.mark.parametrize(
+    ("text", "stored"),
+    [("plain", "plain"), ("é ok", "é ok"), ("\x00", "\\x00"), ("\ud800", "\\ud800"), ("a\\x00", "a\\x00")],
+)
+def test_storable_text_changes_only_what_no_backend_stores(text: str, stored: str) -> None:
+    assert storable_text(text) == stored
