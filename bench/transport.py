@@ -10,6 +10,7 @@ miner process (the latter is robust to other load on the machine).
 
     .venv/bin/python bench/transport.py [--requests 2000] [--seconds 3] [--connections 16]
     .venv/bin/python bench/transport.py --scenario split-headers --seconds 10
+    .venv/bin/python bench/transport.py --scenario interim-heads [--hostile 16 --honest 16 --deadline 5]
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import aiohttp
 import bittensor as bt
@@ -45,15 +47,19 @@ from subnet.protocol import (
 from subnet.transport import (
     CHAT_PATH,
     CallerIdentity,
+    ClientTimeouts,
     DirectoryEntry,
     MetagraphDirectory,
+    MinerClient,
     MinerServer,
+    MinerTarget,
     ServerPolicy,
     StaticDirectory,
     build_miner_app,
 )
 
-SCENARIOS = ("gate", "split-headers")
+T = TypeVar("T")
+SCENARIOS = ("gate", "split-headers", "interim-heads")
 LOOPBACK = "127.0.0.1"
 HONEST_SOURCE = "127.0.0.2"  # a second loopback address: the validator is not the forger's peer
 
@@ -86,7 +92,20 @@ def _request() -> ChatCompletionRequest:
 # --- the miner side (child process) -------------------------------------------------------------
 
 
-async def _serve(miner_hotkey: str, validator_hotkey: str) -> None:
+async def _stream_interim_heads(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """A hostile miner: `100 Continue` heads as fast as the validator reads them, never an answer."""
+    try:
+        await reader.readuntil(b"\r\n\r\n")
+        while True:
+            writer.write(b"HTTP/1.1 100 Continue\r\n\r\n" * 256)
+            await writer.drain()
+    except (ConnectionError, asyncio.IncompleteReadError):
+        pass
+    finally:
+        writer.close()
+
+
+async def _serve(miner_hotkey: str, validator_hotkey: str, hostile: int = 0, honest: int = 0) -> None:
     canned = _canned_response()
     canned_body = canned.to_body()
 
@@ -115,13 +134,23 @@ async def _serve(miner_hotkey: str, validator_hotkey: str) -> None:
     for name, policy in policies.items():
         app = build_miner_app(hotkey_ss58=miner_hotkey, directory=directory, policy=policy, handler=handler)
         servers[name] = MinerServer(app, host=LOOPBACK, port=0)
+    for index in range(honest):
+        app = build_miner_app(
+            hotkey_ss58=miner_hotkey, directory=directory, policy=policies["gated"], handler=handler
+        )
+        servers[f"honest{index}"] = MinerServer(app, host=LOOPBACK, port=0)
     for server in servers.values():
         await server.start()
-    print(json.dumps({name: server.port for name, server in servers.items()}), flush=True)
+    streams = [await asyncio.start_server(_stream_interim_heads, LOOPBACK, 0) for _ in range(hostile)]
+    ports: dict[str, int] = {name: server.port for name, server in servers.items()}
+    ports |= {f"hostile{index}": stream.sockets[0].getsockname()[1] for index, stream in enumerate(streams)}
+    print(json.dumps(ports), flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGTERM, stop.set)
     await stop.wait()
+    for stream in streams:
+        stream.close()
     for server in servers.values():
         await server.stop(drain_timeout=1.0)
 
@@ -352,6 +381,64 @@ async def _split_headers(
     print(f"  the validator's own requests (every 50 ms): served {served}, refused {refused}{p50}")
 
 
+async def _watch_loop(stop: asyncio.Event, stalls: list[float], period_s: float = 0.005) -> None:
+    """How late each of the loop's 5 ms sleeps wakes up: its stalls, as other work holds it."""
+    loop = asyncio.get_running_loop()
+    while not stop.is_set():
+        before = loop.time()
+        await asyncio.sleep(period_s)
+        stalls.append(loop.time() - before - period_s)
+
+
+async def _after(delay_s: float, query: Awaitable[T]) -> T:
+    await asyncio.sleep(delay_s)
+    return await query
+
+
+async def _interim_heads(
+    args: argparse.Namespace, ports: dict[str, int], signer: bt.Keypair, miner_hotkey: str
+) -> None:
+    """The validator's client queries every miner at once, as a round does: the hostile ones
+    stream interim heads, the honest ones (asked 0.5 s later, into the flood) answer at once.
+    Reported per round: its wall time
+    against the deadline, the honest latencies and the longest stall of the validator's loop."""
+    request = _request()
+    targets = [
+        MinerTarget(hotkey=miner_hotkey, ip=LOOPBACK, port=port, uid=0)
+        for name, port in ports.items()
+        if name.startswith(("hostile", "honest"))
+    ]
+    hostile = sum(name.startswith("hostile") for name in ports)
+    print(
+        f"interim-head streams: {hostile} hostile miners, {len(targets) - hostile} honest, "
+        f"deadline {args.deadline:g} s, {args.rounds} rounds"
+    )
+    timeouts = ClientTimeouts(connect_s=3.0, total_s=args.deadline)
+    async with MinerClient(signer, timeouts=timeouts, global_concurrency=len(targets)) as client:
+        for number in range(1, args.rounds + 1):
+            stalls: list[float] = []
+            stop = asyncio.Event()
+            ticking = asyncio.create_task(_watch_loop(stop, stalls))
+            started = time.perf_counter()
+            results = await asyncio.gather(
+                *(client.query(target, request) for target in targets[:hostile]),
+                *(_after(0.5, client.query(target, request)) for target in targets[hostile:]),
+            )
+            wall = time.perf_counter() - started
+            stop.set()
+            await ticking
+            statuses = Counter(str(result.status) for result in results)
+            honest = [r.latency_s for r in results if r.status == "ok"]
+            p50 = _ms(_percentile(honest, 0.5)) if honest else "-"
+            worst = _ms(max(honest)) if honest else "-"
+            print(
+                f"  round {number}: {wall:.2f} s (deadline {args.deadline:g} s, over by "
+                f"{max(0.0, wall - args.deadline):.2f} s); honest ok {len(honest)}, latency p50 {p50} "
+                f"max {worst}; longest loop stall {_ms(max(stalls, default=0.0))}; "
+                f"{', '.join(f'{k}: {v}' for k, v in sorted(statuses.items()))}"
+            )
+
+
 async def _drive(
     args: argparse.Namespace,
     ports: dict[str, int],
@@ -362,6 +449,9 @@ async def _drive(
 ) -> None:
     if args.scenario == "split-headers":
         await _split_headers(args, ports, signer, forger, miner_hotkey)
+        return
+    if args.scenario == "interim-heads":
+        await _interim_heads(args, ports, signer, miner_hotkey)
         return
     print(f"miner process pinned to CPU {args.cpu}; driver on CPUs {sorted(os.sched_getaffinity(0))}")
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} (1 min) at start")
@@ -430,7 +520,22 @@ def _run_driver(args: argparse.Namespace) -> None:
         miner_hotkey = wallets["miner"].hotkey.ss58_address
         signer = wallets["validator"].hotkey
         child = subprocess.Popen(
-            [sys.executable, __file__, "--serve", miner_hotkey, signer.ss58_address, "--cpu", str(args.cpu)],
+            [
+                *(
+                    sys.executable,
+                    __file__,
+                    "--serve",
+                    miner_hotkey,
+                    signer.ss58_address,
+                    "--cpu",
+                    str(args.cpu),
+                ),
+                *(
+                    ("--hostile", str(args.hostile), "--honest", str(args.honest))
+                    if args.scenario == "interim-heads"
+                    else ()
+                ),
+            ],
             stdout=subprocess.PIPE,
             text=True,
         )
@@ -463,8 +568,13 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         choices=SCENARIOS,
         default="gate",
         help="gate: auth costs and forged floods (default); split-headers: a repeated "
-        "X-Bittensor-Hotkey header against the default policy, with the validator's requests beside it",
+        "X-Bittensor-Hotkey header against the default policy, with the validator's requests beside it; "
+        "interim-heads: the validator's client against miners that stream 100 Continue heads",
     )
+    parser.add_argument("--hostile", type=int, default=16, help="interim-heads: hostile miners")
+    parser.add_argument("--honest", type=int, default=16, help="interim-heads: honest miners")
+    parser.add_argument("--deadline", type=float, default=5.0, help="interim-heads: the query deadline (s)")
+    parser.add_argument("--rounds", type=int, default=3, help="interim-heads: rounds")
     parser.add_argument(
         "--serve", nargs=2, metavar=("MINER_HOTKEY", "VALIDATOR_HOTKEY"), help=argparse.SUPPRESS
     )
@@ -485,7 +595,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
     if args.serve:
         os.sched_setaffinity(0, {args.cpu})
-        asyncio.run(_serve(*args.serve))
+        miner_hotkey, validator_hotkey = args.serve
+        asyncio.run(_serve(miner_hotkey, validator_hotkey, hostile=args.hostile, honest=args.honest))
         return 0
     try:
         _run_driver(args)

@@ -9,9 +9,9 @@ the validator needs, on an `asyncio.Protocol`:
 
 - write the request (method line, headers, body) in one go, asking for `Connection: close`
   and an uncompressed answer;
-- parse the status line and headers (capped at `MAX_HEAD_BYTES`, 1xx interim answers
-  skipped), then a body framed by `Content-Length`, by chunked transfer coding, or by
-  the connection closing;
+- parse the status line and headers (at most `MAX_INTERIM_HEADS` 1xx interim answers,
+  skipped; `MAX_HEAD_BYTES` for all heads together; each byte scanned once), then a body
+  framed by `Content-Length`, by chunked transfer coding, or by the connection closing;
 - stop as soon as the (decoded) body exceeds `max_body` bytes, whatever framing the
   server chose, and keep what arrived so far for the caller to report.
 
@@ -25,7 +25,10 @@ import asyncio
 import enum
 from typing import Any
 
-MAX_HEAD_BYTES = 64 * 1024
+MAX_HEAD_BYTES = 64 * 1024  # all heads of one answer together, interim ones included
+# Interim (1xx) answers before the final one: a server sends one or two (100 Continue, 103 Early
+# Hints); an endless stream of them is a way to pin the validator's loop.
+MAX_INTERIM_HEADS = 4
 MAX_CHUNK_LINE_BYTES = 1024
 # Status codes whose answers never carry a body (RFC 9112, section 6.3).
 _BODYLESS = frozenset({204, 304})
@@ -130,6 +133,11 @@ class HttpExchange(asyncio.Protocol):
         self.body = bytearray()
         self._stage = _Stage.HEAD
         self._buffer = bytearray()
+        # Head parsing: where the current head starts in the buffer, where the search for its
+        # end resumes, and how many interim heads came before it.
+        self._head_start = 0
+        self._scanned = 0
+        self._interim_heads = 0
         self._framing = _Framing.UNTIL_CLOSE
         self._remaining = 0
         self._chunk_stage = _ChunkStage.SIZE
@@ -193,24 +201,33 @@ class HttpExchange(asyncio.Protocol):
     # -- parsing --------------------------------------------------------------------------------
 
     def _take_head(self) -> bytes:
-        """Parse a complete head out of the buffer if there is one; returns the bytes after it."""
+        """Parse the complete heads in the buffer; returns the bytes after the final one.
+
+        Linear in the bytes received: the search for a head's end resumes where the last one
+        stopped, and interim heads are skipped by moving an offset, not by copying the rest.
+        """
+        buffer = self._buffer
         while True:
-            end = self._buffer.find(b"\r\n\r\n")
+            end = buffer.find(b"\r\n\r\n", max(self._head_start, self._scanned - 3))
             if end < 0:
-                if len(self._buffer) > MAX_HEAD_BYTES:
-                    raise HttpProtocolError(f"response head exceeds {MAX_HEAD_BYTES} bytes")
+                self._scanned = len(buffer)
+                if len(buffer) > MAX_HEAD_BYTES:
+                    raise HttpProtocolError(f"response head exceeds {MAX_HEAD_BYTES} bytes (interim heads included)")
                 return b""
             if end > MAX_HEAD_BYTES:
-                raise HttpProtocolError(f"response head exceeds {MAX_HEAD_BYTES} bytes")
-            status, headers = _parse_head(bytes(self._buffer[:end]))
-            rest = bytes(self._buffer[end + 4 :])
+                raise HttpProtocolError(f"response head exceeds {MAX_HEAD_BYTES} bytes (interim heads included)")
+            status, headers = _parse_head(bytes(buffer[self._head_start : end]))
+            self._head_start = self._scanned = end + 4
             if 100 <= status < 200:  # interim answer (100 Continue, 103 Early Hints): the real one follows
-                self._buffer = bytearray(rest)
+                self._interim_heads += 1
+                if self._interim_heads > MAX_INTERIM_HEADS:
+                    raise HttpProtocolError(f"more than {MAX_INTERIM_HEADS} interim (1xx) answers")
                 continue
             self.status = status
             self._framing, self._remaining = _framing(status, headers)
             if self._framing is _Framing.LENGTH and self._remaining > self.max_body:
                 raise BodyTooLarge(f"declared body of {self._remaining} bytes exceeds {self.max_body}")
+            rest = bytes(buffer[self._head_start :])
             self._buffer = bytearray()
             self._stage = _Stage.BODY
             if self._framing is _Framing.LENGTH and self._remaining == 0:

@@ -307,3 +307,43 @@ async def test_parsing_held_until_the_callers_event_frees_slots_and_keeps_latenc
     assert unheld.ok and all(result.ok for result in results), results
     assert all(result.latency_s < 1.0 for result in results)  # taken when the answer was in
     assert results[0].completion == unheld.completion
+
+
+async def _streams_interim_heads(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """A hostile miner: `100 Continue` heads as fast as the socket takes them, never an answer."""
+    await reader.readuntil(b"\r\n\r\n")
+    try:
+        while True:
+            writer.write(b"HTTP/1.1 100 Continue\r\n\r\n" * 256)
+            await writer.drain()
+    except ConnectionError:
+        pass
+    finally:
+        writer.close()
+
+
+async def test_interim_head_streams_cost_the_round_nothing(start_miner, wallets, kit) -> None:
+    """Sixteen miners streaming interim heads and four honest ones: the hostile queries end at
+    once, the round well inside its deadline, and the honest answers arrive as usual."""
+    deadline_s = 3.0
+    hostile = [await asyncio.start_server(_streams_interim_heads, "127.0.0.1", 0) for _ in range(16)]
+    honest = [await start_miner(handler=kit.recording_handler(delay_s=0.05)) for _ in range(4)]
+    targets = [
+        MinerTarget(hotkey=wallets.hotkey("miner"), ip="127.0.0.1", port=server.sockets[0].getsockname()[1])
+        for server in hostile
+    ] + [MinerTarget(hotkey=wallets.hotkey("miner"), ip="127.0.0.1", port=miner.port) for miner in honest]
+    try:
+        timeouts = ClientTimeouts(connect_s=1.0, total_s=deadline_s)
+        async with MinerClient(wallets["validator"], timeouts=timeouts) as client:
+            started = time.perf_counter()
+            results = await asyncio.gather(
+                *(client.query(target, kit.sample_request()) for target in targets)
+            )
+            elapsed = time.perf_counter() - started
+    finally:
+        for server in hostile:
+            server.close()
+    assert all(r.status is QueryStatus.REFUSED and "interim" in r.error for r in results[:16]), results[:16]
+    assert all(r.status is QueryStatus.OK for r in results[16:]), results[16:]
+    assert elapsed < deadline_s + 0.2
+    assert max(r.latency_s for r in results[16:]) < 1.0  # 50 ms of model time, and noise

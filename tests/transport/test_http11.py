@@ -10,6 +10,7 @@ import pytest
 
 from subnet.transport.http11 import (
     MAX_HEAD_BYTES,
+    MAX_INTERIM_HEADS,
     BodyTooLarge,
     HttpExchange,
     HttpProtocolError,
@@ -97,6 +98,43 @@ async def test_interim_answer_is_skipped_and_body_read_until_close(raw_server: R
     port, _ = await raw_server([b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n\r\n", b"until ", b"close"])
     exchange = await _exchange(port)
     assert (exchange.status, bytes(exchange.body)) == (200, b"until close")
+
+
+CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
+FINAL = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+
+
+async def test_a_few_interim_answers_are_skipped(raw_server: RawServer) -> None:
+    early_hints = b"HTTP/1.1 103 Early Hints\r\nLink: </a>; rel=preload\r\n\r\n"
+    port, _ = await raw_server([CONTINUE * (MAX_INTERIM_HEADS - 1) + early_hints, FINAL])
+    exchange = await _exchange(port)
+    assert (exchange.status, bytes(exchange.body)) == (200, b"ok")
+
+
+@pytest.mark.parametrize("in_one_piece", [True, False])
+async def test_endless_interim_answers_are_refused(raw_server: RawServer, in_one_piece: bool) -> None:
+    heads = [CONTINUE] * 1000
+    port, _ = await raw_server([b"".join(heads) + FINAL] if in_one_piece else [*heads[:20], FINAL])
+    with pytest.raises(HttpProtocolError, match="interim"):
+        await _exchange(port)
+
+
+async def test_interim_heads_count_towards_the_head_cap(raw_server: RawServer) -> None:
+    bulky = b"HTTP/1.1 100 Continue\r\nX-Pad: " + b"p" * (MAX_HEAD_BYTES // 3) + b"\r\n\r\n"
+    port, _ = await raw_server([bulky * 3 + FINAL])
+    with pytest.raises(HttpProtocolError, match="head exceeds"):
+        await _exchange(port)
+
+
+@pytest.mark.parametrize("cut", range(1, 6))
+async def test_a_head_end_split_across_segments_is_found(raw_server: RawServer, cut: int) -> None:
+    """The search for a head's end resumes where the last one stopped, a few bytes back."""
+    answer = CONTINUE + FINAL
+    at = len(CONTINUE) - 5 + cut  # somewhere in or around the first head's CRLFCRLF
+    second = len(CONTINUE) + FINAL.index(b"\r\n\r\n") + cut - 1
+    port, _ = await raw_server([answer[:at], answer[at:second], answer[second:]])
+    exchange = await _exchange(port)
+    assert (exchange.status, bytes(exchange.body)) == (200, b"ok")
 
 
 async def test_no_content_answer_has_no_body(raw_server: RawServer) -> None:
