@@ -11,6 +11,7 @@ miner process (the latter is robust to other load on the machine).
     .venv/bin/python bench/transport.py [--requests 2000] [--seconds 3] [--connections 16]
     .venv/bin/python bench/transport.py --scenario split-headers --seconds 10
     .venv/bin/python bench/transport.py --scenario interim-heads [--hostile 16 --honest 16 --deadline 5]
+    .venv/bin/python bench/transport.py --scenario slow-heads --seconds 20 [--slow-connections 2000]
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import multiprocessing
 import os
+import resource
 import signal
 import statistics
 import subprocess
@@ -28,7 +31,7 @@ import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import aiohttp
 import bittensor as bt
@@ -59,7 +62,7 @@ from subnet.transport import (
 )
 
 T = TypeVar("T")
-SCENARIOS = ("gate", "split-headers", "interim-heads")
+SCENARIOS = ("gate", "split-headers", "interim-heads", "slow-heads")
 LOOPBACK = "127.0.0.1"
 HONEST_SOURCE = "127.0.0.2"  # a second loopback address: the validator is not the forger's peer
 
@@ -116,9 +119,9 @@ async def _serve(miner_hotkey: str, validator_hotkey: str, hostile: int = 0, hon
     async def handler(request: ChatCompletionRequest, caller: CallerIdentity) -> ChatCompletionResponse:
         return canned
 
-    directory = MetagraphDirectory(
-        StaticDirectory([DirectoryEntry(uid=1, hotkey=validator_hotkey, stake=1e4, validator_permit=True)])
-    )
+    # The validator's published axon address is the honest source: the metagraph names it.
+    validator = DirectoryEntry(uid=1, hotkey=validator_hotkey, stake=1e4, axon_ip=HONEST_SOURCE)
+    directory = MetagraphDirectory(StaticDirectory([validator]))
     # Honest traffic must never hit the caller's rate limit in this benchmark.
     policies = {
         "gated": ServerPolicy(per_caller_rate=1e9, per_caller_burst=1e9),
@@ -439,6 +442,124 @@ async def _interim_heads(
             )
 
 
+async def _slow_head(port: int, source: str, deadline: float, counts: Counter[str]) -> None:
+    """One attacker's connection slot: open, send a request line, then one header byte a second
+    until the miner closes it; open again, until `deadline`."""
+    while time.perf_counter() < deadline:
+        try:
+            reader, writer = await asyncio.open_connection(LOOPBACK, port, local_addr=(source, 0))
+        except OSError:
+            counts["connect_failed"] += 1
+            await asyncio.sleep(0.1)
+            continue
+        counts["opened"] += 1
+        opened = time.perf_counter()
+        try:
+            writer.write(f"POST {CHAT_PATH} HTTP/1.1\r\nHost: {LOOPBACK}\r\n".encode())
+            while time.perf_counter() < deadline:
+                writer.write(b"X")
+                await writer.drain()
+                try:
+                    if await asyncio.wait_for(reader.read(1), timeout=1.0) == b"":
+                        break
+                except TimeoutError:
+                    continue
+        except (ConnectionError, OSError):
+            pass
+        finally:
+            writer.close()
+        held = time.perf_counter() - opened
+        counts["closed_within_0.1s" if held < 0.1 else "closed_later"] += 1
+        if held < 0.1:
+            await asyncio.sleep(0.05)  # refused at once: try again soon, without spinning
+
+
+def _attack_process(port: int, sources: list[str], connections: int, seconds: float, results: Any) -> None:
+    """The attacker in a process of its own, so that its reconnecting does not slow the
+    validator's loop in the driver; puts its counts on `results`."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = connections + 256
+    if soft < wanted:  # the attacker's own files: one per connection
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(wanted, hard), hard))
+
+    async def attack() -> Counter[str]:
+        counts: Counter[str] = Counter()
+        deadline = time.perf_counter() + seconds
+        slots = (
+            _slow_head(port, sources[index % len(sources)], deadline, counts) for index in range(connections)
+        )
+        await asyncio.gather(*slots)
+        return counts
+
+    results.put(dict(asyncio.run(attack())))
+
+
+async def _honest_fresh_connections(
+    port: int, signer: bt.Keypair, miner_hotkey: str, seconds: float
+) -> tuple[int, Counter[str], list[float]]:
+    """The validator's way: a signed request on a new connection every 100 ms."""
+    body = _request().to_body()
+    outcomes: Counter[str] = Counter()
+    latencies: list[float] = []
+    deadline = time.perf_counter() + seconds
+    url = f"http://{LOOPBACK}:{port}{CHAT_PATH}"
+    connector = aiohttp.TCPConnector(local_addr=(HONEST_SOURCE, 0), force_close=True, limit=0)
+    timeout = aiohttp.ClientTimeout(total=10)
+    async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
+
+        async def one() -> None:
+            headers = bt.http_auth.sign(
+                signer, method="POST", path=CHAT_PATH, body=body, receiver_ss58=miner_hotkey
+            )
+            headers["Content-Type"] = "application/json"
+            started = time.perf_counter()
+            try:
+                async with session.post(url, data=body, headers=headers) as response:
+                    await response.read()
+                    outcomes[str(response.status)] += 1
+                    if response.status == 200:
+                        latencies.append(time.perf_counter() - started)
+            except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+                outcomes[type(exc).__name__] += 1
+
+        requests = []
+        while time.perf_counter() < deadline:
+            requests.append(asyncio.create_task(one()))
+            await asyncio.sleep(0.1)  # 10 a second: well inside the default rate limit
+        await asyncio.gather(*requests)
+    return outcomes["200"], outcomes, latencies
+
+
+async def _slow_heads(
+    args: argparse.Namespace, ports: dict[str, int], signer: bt.Keypair, miner_hotkey: str
+) -> None:
+    """Connections that trickle their request head, from a few addresses, against a miner whose
+    open-file limit is `--file-limit`; the validator's requests beside them."""
+    sources = [f"127.0.0.{20 + index}" for index in range(args.attack_addresses)]
+    spawn = multiprocessing.get_context("spawn")
+    results = spawn.Queue()
+    attacker = spawn.Process(
+        target=_attack_process,
+        args=(ports["gated_default"], sources, args.slow_connections, args.seconds, results),
+    )
+    attacker.start()
+    await asyncio.sleep(1.5)  # let the attack take its places first
+    served, outcomes, latencies = await _honest_fresh_connections(
+        ports["gated_default"], signer, miner_hotkey, args.seconds - 2.0
+    )
+    counts = await asyncio.to_thread(results.get, timeout=args.seconds + 30)
+    await asyncio.to_thread(attacker.join, 10)
+    print(
+        f"slow request heads: {args.slow_connections} connections from {len(sources)} addresses for "
+        f"{args.seconds:g} s, miner open-file limit {args.file_limit}"
+    )
+    print(f"  attacker: {', '.join(f'{k} {v}' for k, v in sorted(counts.items()))}")
+    asked = sum(outcomes.values())
+    p50 = f"; latency p50 {_ms(_percentile(latencies, 0.5))}" if latencies else ""
+    print(f"  the validator's requests (every 100 ms, a new connection each): served {served} of {asked}{p50}")
+    print(f"  the validator's outcomes: {', '.join(f'{k} {v}' for k, v in sorted(outcomes.items()))}")
+
+
 async def _drive(
     args: argparse.Namespace,
     ports: dict[str, int],
@@ -452,6 +573,9 @@ async def _drive(
         return
     if args.scenario == "interim-heads":
         await _interim_heads(args, ports, signer, miner_hotkey)
+        return
+    if args.scenario == "slow-heads":
+        await _slow_heads(args, ports, signer, miner_hotkey)
         return
     print(f"miner process pinned to CPU {args.cpu}; driver on CPUs {sorted(os.sched_getaffinity(0))}")
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} (1 min) at start")
@@ -519,23 +643,11 @@ def _run_driver(args: argparse.Namespace) -> None:
             wallets[role] = wallet
         miner_hotkey = wallets["miner"].hotkey.ss58_address
         signer = wallets["validator"].hotkey
+        command = [sys.executable, __file__, "--serve", miner_hotkey, signer.ss58_address]
+        command += ["--cpu", str(args.cpu), "--scenario", args.scenario, "--file-limit", str(args.file_limit)]
+        command += ["--hostile", str(args.hostile), "--honest", str(args.honest)]
         child = subprocess.Popen(
-            [
-                *(
-                    sys.executable,
-                    __file__,
-                    "--serve",
-                    miner_hotkey,
-                    signer.ss58_address,
-                    "--cpu",
-                    str(args.cpu),
-                ),
-                *(
-                    ("--hostile", str(args.hostile), "--honest", str(args.honest))
-                    if args.scenario == "interim-heads"
-                    else ()
-                ),
-            ],
+            command,
             stdout=subprocess.PIPE,
             text=True,
         )
@@ -569,12 +681,18 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         default="gate",
         help="gate: auth costs and forged floods (default); split-headers: a repeated "
         "X-Bittensor-Hotkey header against the default policy, with the validator's requests beside it; "
-        "interim-heads: the validator's client against miners that stream 100 Continue heads",
+        "interim-heads: the validator's client against miners that stream 100 Continue heads; "
+        "slow-heads: connections trickling their request heads, with the validator's requests beside them",
     )
     parser.add_argument("--hostile", type=int, default=16, help="interim-heads: hostile miners")
     parser.add_argument("--honest", type=int, default=16, help="interim-heads: honest miners")
     parser.add_argument("--deadline", type=float, default=5.0, help="interim-heads: the query deadline (s)")
     parser.add_argument("--rounds", type=int, default=3, help="interim-heads: rounds")
+    parser.add_argument("--slow-connections", type=int, default=2000, help="slow-heads: attacker connections")
+    parser.add_argument("--attack-addresses", type=int, default=8, help="slow-heads: attacker addresses")
+    parser.add_argument(
+        "--file-limit", type=int, default=1024, help="slow-heads: the miner's open-file limit"
+    )
     parser.add_argument(
         "--serve", nargs=2, metavar=("MINER_HOTKEY", "VALIDATOR_HOTKEY"), help=argparse.SUPPRESS
     )
@@ -596,7 +714,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.serve:
         os.sched_setaffinity(0, {args.cpu})
         miner_hotkey, validator_hotkey = args.serve
-        asyncio.run(_serve(miner_hotkey, validator_hotkey, hostile=args.hostile, honest=args.honest))
+        if args.scenario == "slow-heads":
+            resource.setrlimit(resource.RLIMIT_NOFILE, (args.file_limit, args.file_limit))
+        interim = args.scenario == "interim-heads"
+        hostile, honest = (args.hostile, args.honest) if interim else (0, 0)
+        asyncio.run(_serve(miner_hotkey, validator_hotkey, hostile=hostile, honest=honest))
         return 0
     try:
         _run_driver(args)

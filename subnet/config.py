@@ -370,6 +370,9 @@ class LimitsSettings:
     per_caller_concurrency: int = 8
     per_caller_rate: float = 10.0
     per_caller_burst: int = 20
+    head_timeout: float = 5.0
+    per_ip_connections: int = 32
+    max_connections: int | None = None  # None: the open-file limit less a margin
 
 
 @dataclass(frozen=True)
@@ -661,6 +664,21 @@ FLAGS: tuple[Flag, ...] = (
     Flag("limits.per_caller_concurrency", "Requests at once per caller.", _POSITIVE_INT, metavar="N"),
     Flag("limits.per_caller_rate", "Sustained requests per second per caller.", _POSITIVE, metavar="R"),
     Flag("limits.per_caller_burst", "Burst size of the per-caller token bucket.", _POSITIVE_INT, metavar="N"),
+    Flag(
+        "limits.head_timeout", "Seconds a connection may take to send a request head.", _POSITIVE, metavar="S"
+    ),
+    Flag(
+        "limits.per_ip_connections",
+        "Open connections per address that is not a validator's.",
+        _POSITIVE_INT,
+        metavar="N",
+    ),
+    Flag(
+        "limits.max_connections",
+        "Open connections in all (default: the open-file limit less a margin).",
+        _POSITIVE_INT,
+        metavar="N",
+    ),
     Flag("auth.max_age", "Oldest signed request accepted, in seconds.", _POSITIVE, metavar="S"),
     Flag(
         "auth.allowed_skew",

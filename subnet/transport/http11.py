@@ -212,10 +212,14 @@ class HttpExchange(asyncio.Protocol):
             if end < 0:
                 self._scanned = len(buffer)
                 if len(buffer) > MAX_HEAD_BYTES:
-                    raise HttpProtocolError(f"response head exceeds {MAX_HEAD_BYTES} bytes (interim heads included)")
+                    raise HttpProtocolError(
+                        f"response head exceeds {MAX_HEAD_BYTES} bytes (interim heads included)"
+                    )
                 return b""
             if end > MAX_HEAD_BYTES:
-                raise HttpProtocolError(f"response head exceeds {MAX_HEAD_BYTES} bytes (interim heads included)")
+                raise HttpProtocolError(
+                    f"response head exceeds {MAX_HEAD_BYTES} bytes (interim heads included)"
+                )
             status, headers = _parse_head(bytes(buffer[self._head_start : end]))
             self._head_start = self._scanned = end + 4
             if 100 <= status < 200:  # interim answer (100 Continue, 103 Early Hints): the real one follows

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from subnet.protocol import MAX_REQUEST_BODY_BYTES
+from subnet.transport.addresses import peer_key
 
 
 class CallerInfo(Protocol):
@@ -36,6 +37,23 @@ class CallerDirectory(Protocol):
 
     def lookup(self, hotkey: str) -> CallerInfo | None: ...
 
+    def validator_addresses(self) -> frozenset[str]:
+        """The addresses (as `peer_key` writes them) of the axons that permit holders published."""
+        ...
+
+
+def published_validator_addresses(callers: Iterable[CallerInfo]) -> frozenset[str]:
+    """`peer_key` of every axon address a validator-permit holder published (chain Neurons
+    carry `axon_ip`; callers without one, or serving nowhere, add nothing)."""
+    return frozenset(
+        peer_key(ip)
+        for caller in callers
+        if caller.validator_permit and (ip := str(getattr(caller, "axon_ip", "") or "")) not in _NOWHERE
+    )
+
+
+_NOWHERE = frozenset({"", "0.0.0.0", "::", "0"})
+
 
 class HotkeyIndex(Protocol):
     """A metagraph snapshot as the chain client returns it (`Metagraph.by_hotkey`)."""
@@ -51,6 +69,7 @@ class DirectoryEntry:
     hotkey: str
     stake: float = 0.0
     validator_permit: bool = True
+    axon_ip: str = ""
 
 
 class StaticDirectory:
@@ -58,6 +77,10 @@ class StaticDirectory:
 
     def __init__(self, callers: Iterable[CallerInfo] = ()) -> None:
         self._by_hotkey: dict[str, CallerInfo] = {caller.hotkey: caller for caller in callers}
+        self._validator_addresses = published_validator_addresses(self._by_hotkey.values())
+
+    def validator_addresses(self) -> frozenset[str]:
+        return self._validator_addresses
 
     def by_hotkey(self, hotkey: str) -> CallerInfo | None:
         return self._by_hotkey.get(hotkey)
@@ -85,6 +108,7 @@ class MetagraphDirectory:
 
     def __init__(self, snapshot: HotkeyIndex | Iterable[CallerInfo] | None = None) -> None:
         self._lookup: Callable[[str], CallerInfo | None] = _nobody
+        self._validator_addresses: frozenset[str] = frozenset()
         self._replaced_at: float | None = None
         if snapshot is not None:
             self.replace(snapshot)
@@ -94,12 +118,17 @@ class MetagraphDirectory:
         if isinstance(snapshot, Iterable):
             index: dict[str, CallerInfo] = {caller.hotkey: caller for caller in snapshot}
             self._lookup = index.get
+            self._validator_addresses = published_validator_addresses(index.values())
         else:
             self._lookup = snapshot.by_hotkey
+            self._validator_addresses = frozenset()
         self._replaced_at = time.monotonic()
 
     def lookup(self, hotkey: str) -> CallerInfo | None:
         return self._lookup(hotkey)
+
+    def validator_addresses(self) -> frozenset[str]:
+        return self._validator_addresses
 
     @property
     def age_s(self) -> float | None:
@@ -160,6 +189,15 @@ class ServerPolicy:
     per_ip_failed_auth_burst: float = 100.0
     max_tracked_peers: int = 65_536
     replay_max_per_caller: int = 100_000
+    # Connections (subnet/transport/connections.py): a request head must arrive within
+    # head_timeout_s of the connection opening (or of the previous answer); at most
+    # per_ip_max_connections open per address that is not a validator's, at most
+    # max_connections in all (None: the open-file limit less a margin), of which
+    # validator_reserved_share is kept for validators' addresses.
+    head_timeout_s: float = 5.0
+    per_ip_max_connections: int = 32
+    max_connections: int | None = None
+    validator_reserved_share: float = 0.25
 
     def __post_init__(self) -> None:
         positive = {
@@ -175,9 +213,14 @@ class ServerPolicy:
             "per_ip_failed_auth_burst": self.per_ip_failed_auth_burst,
             "max_tracked_peers": self.max_tracked_peers,
             "replay_max_per_caller": self.replay_max_per_caller,
+            "head_timeout_s": self.head_timeout_s,
+            "per_ip_max_connections": self.per_ip_max_connections,
+            "max_connections": 1 if self.max_connections is None else self.max_connections,
         }
         bad = [name for name, value in positive.items() if value <= 0]
         if self.per_ip_failed_auth_rate is not None and self.per_ip_failed_auth_rate <= 0:
             bad.append("per_ip_failed_auth_rate")
         if bad:
             raise ValueError(f"ServerPolicy fields must be positive: {', '.join(bad)}")
+        if not 0.0 <= self.validator_reserved_share < 1.0:
+            raise ValueError("ServerPolicy.validator_reserved_share must be in [0, 1)")

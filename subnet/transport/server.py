@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -32,6 +31,14 @@ from pydantic import ValidationError
 
 from subnet.metrics import LATENCY_BUCKETS, add_metrics_route, new_registry
 from subnet.protocol import ChatCompletionRequest, ChatCompletionResponse, ErrorBody
+from subnet.transport.addresses import peer_key
+from subnet.transport.connections import (
+    AdmittedConnection,
+    ConnectionAdmission,
+    accept_backlog,
+    connection_capacity,
+    warn_if_file_limit_is_low,
+)
 from subnet.transport.limits import (
     KeyedSlots,
     KeyedTokenBuckets,
@@ -164,21 +171,6 @@ PERMISSION_RULES: tuple[PermissionRule, ...] = (
 )
 
 
-def peer_key(remote: str | None) -> str:
-    """The address a peer is limited by: IPv4 as is, IPv6 by its /64 (one host's usual share)."""
-    if not remote:
-        return "unknown"
-    if ":" not in remote:
-        return remote
-    try:
-        address = ipaddress.IPv6Address(remote.split("%", 1)[0])
-    except ValueError:
-        return remote
-    if address.ipv4_mapped is not None:
-        return str(address.ipv4_mapped)
-    return str(ipaddress.IPv6Network((address, 64), strict=False))
-
-
 @dataclass(frozen=True)
 class ServerMetrics:
     """Prometheus series of one miner app."""
@@ -263,6 +255,13 @@ class MinerGate:
         self._peer_bodies = KeyedSlots(policy.per_ip_max_pending_bodies, policy.max_tracked_peers)
         self._pending_bodies = Slots(policy.max_pending_bodies)
         self._handler_slots = Slots(policy.max_in_flight)
+        capacity = connection_capacity(policy.max_connections)
+        self.connections = ConnectionAdmission(
+            capacity=capacity,
+            per_peer=policy.per_ip_max_connections,
+            reserved=int(capacity * policy.validator_reserved_share),
+            declared_validators=directory.validator_addresses,
+        )
         self._active = 0
         self._idle = asyncio.Event()
         self._idle.set()
@@ -485,6 +484,8 @@ class MinerGate:
                 "signature verified for %s but the gate checked %s", verified.hotkey_ss58, exchange.hotkey
             )
             raise Refusal("bad_signature", "the signed identity is not the one the gate checked")
+        # A permitted caller signed from this address: its connections may use the reserved share.
+        self.connections.learn_validator(exchange.peer)
 
     async def _check_caller_rate(self, exchange: _Exchange) -> None:
         if not self._caller_rates.try_take(exchange.hotkey):
@@ -584,8 +585,42 @@ def build_miner_app(
     return app
 
 
+class _AdmittingSite(web.TCPSite):
+    """aiohttp's TCP site, with every connection passed through the gate's admission first."""
+
+    def __init__(self, runner: web.AppRunner, admission: ConnectionAdmission, **options: Any) -> None:
+        super().__init__(runner, **options)
+        self._admission = admission
+
+    async def start(self) -> None:
+        await web.BaseSite.start(self)  # registers the site with its runner, as TCPSite.start does
+        handler_factory = self._runner.server
+        assert handler_factory is not None
+        admission = self._admission
+        self._server = await asyncio.get_running_loop().create_server(
+            lambda: AdmittedConnection(handler_factory, admission, _peer_of),
+            self._host,
+            self._port,
+            backlog=self._backlog,
+            reuse_address=self._reuse_address,
+            reuse_port=self._reuse_port,
+        )
+        sockets = self._server.sockets
+        self._bound_port = sockets[0].getsockname()[1] if sockets else self._port
+
+
+def _peer_of(peername: Any) -> str:
+    host = peername[0] if isinstance(peername, tuple) and peername else None
+    return peer_key(host if isinstance(host, str) else None)
+
+
 class MinerServer:
-    """Runs a miner app on host:port; `stop()` drains in-flight requests before closing."""
+    """Runs a miner app on host:port; `stop()` drains in-flight requests before closing.
+
+    For a miner app (`build_miner_app`), connections pass the gate's admission (caps per
+    address and in total, a share kept for validators) and a request head must arrive within
+    the policy's `head_timeout_s`; other apps get aiohttp's plain site with that 5 s deadline.
+    """
 
     def __init__(
         self,
@@ -593,16 +628,20 @@ class MinerServer:
         *,
         host: str = "0.0.0.0",
         port: int = 8091,
-        keepalive_timeout: float = 75.0,
         lingering_time: float = 1.0,
         backlog: int = 1024,
     ) -> None:
         self.app = app
         self.host = host
         self.requested_port = port
+        gate = app.get(GATE_KEY)
+        head_timeout_s = gate.policy.head_timeout_s if gate is not None else ServerPolicy().head_timeout_s
         self._runner_options: dict[str, Any] = {
             "access_log": None,
-            "keepalive_timeout": keepalive_timeout,
+            # aiohttp closes a connection that waits longer than this for a complete request
+            # head, from its opening or from the previous answer: the head deadline. A head
+            # trickled byte by byte would otherwise hold its connection (and a file) for as long.
+            "keepalive_timeout": head_timeout_s,
             # How long to keep reading an unread body after a refusal: short, it is a
             # slow-sender's lever.
             "lingering_time": lingering_time,
@@ -620,7 +659,16 @@ class MinerServer:
     async def start(self) -> None:
         runner = web.AppRunner(self.app, **self._runner_options)
         await runner.setup()
-        site = web.TCPSite(runner, self.host, self.requested_port, backlog=self._backlog)
+        gate = self.app.get(GATE_KEY)
+        site: web.TCPSite
+        if gate is None:
+            site = web.TCPSite(runner, self.host, self.requested_port, backlog=self._backlog)
+        else:
+            warn_if_file_limit_is_low(gate.connections.capacity)
+            backlog = accept_backlog(wanted=self._backlog)
+            site = _AdmittingSite(
+                runner, gate.connections, host=self.host, port=self.requested_port, backlog=backlog
+            )
         try:
             await site.start()
         except BaseException:
