@@ -240,6 +240,14 @@ def _choice(*choices: str) -> Callable[[str], str]:
     return parse
 
 
+def _host_names(text: str) -> tuple[str, ...]:
+    names = tuple(part.strip().lower().strip("[]") for part in text.split(",") if part.strip())
+    bad = [name for name in names if not re.fullmatch(r"[a-z0-9.:_-]+", name)]
+    if bad:
+        raise ValueError(f"not a host name or address: {bad[0]!r} (give a comma-separated list)")
+    return names
+
+
 def _hotkeys(text: str) -> tuple[str, ...]:
     from bittensor.wallets import is_bittensor_address
 
@@ -437,6 +445,8 @@ class DashboardSettings:
 
     host: str = "127.0.0.1"
     port: int = 8000
+    # Host names the page answers for, beside the loopback names and the bind address.
+    allowed_hosts: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -735,6 +745,12 @@ FLAGS: tuple[Flag, ...] = (
     ),
     Flag("dashboard.host", "Address the dashboard binds to.", _ip, metavar="IP"),
     Flag("dashboard.port", "Dashboard port (0 turns it off).", _PORT_OR_OFF, metavar="PORT"),
+    Flag(
+        "dashboard.allowed_hosts",
+        "Comma-separated Host names the dashboard answers for, beside loopback and its bind address.",
+        _host_names,
+        metavar="NAME,...",
+    ),
     Flag("metrics.port", "Prometheus metrics port (0 turns it off).", _PORT_OR_OFF, metavar="PORT"),
 )
 

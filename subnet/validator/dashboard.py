@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from aiohttp import web
+from aiohttp import hdrs, web
 from sqlalchemy import case, event, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -1175,8 +1175,46 @@ async def _add_security_headers(_request: web.Request, response: web.StreamRespo
     response.headers.setdefault("Cache-Control", "no-store")
 
 
-def build_app(reader: DashboardReader) -> web.Application:
-    """The dashboard's routes; every response, errors included, carries the security headers."""
+LOOPBACK_HOST_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def request_host_name(host_header: str) -> str:
+    """The name of a Host header without its port, lower-cased (`[::1]:8000` -> `::1`)."""
+    value = host_header.strip().lower()
+    if value.startswith("["):
+        return value[1 : value.find("]")] if "]" in value else value
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+def allowed_host_names(bind_host: str, extra: Iterable[str] = ()) -> frozenset[str]:
+    """The Host names the dashboard answers for: loopback, its bind address, and `extra`."""
+    return LOOPBACK_HOST_NAMES | {bind_host.strip("[]").lower()} | {name.lower() for name in extra}
+
+
+def _host_check(allowed: frozenset[str]) -> Any:
+    """Refuse a request whose Host header names none of `allowed`: a page of some other site whose
+    name was rebound to this machine's address (DNS rebinding) sends its own name as Host, so
+    its scripts cannot read the dashboard through the browser."""
+
+    @web.middleware
+    async def check(request: web.Request, handler: Any) -> web.StreamResponse:
+        host = request.headers.get(hdrs.HOST)
+        if host is None or request_host_name(host) not in allowed:
+            return web.Response(
+                status=403,
+                text="unknown Host: the dashboard answers for "
+                f"{', '.join(sorted(allowed))} (add names with --dashboard.allowed_hosts)",
+            )
+        return await handler(request)
+
+    return check
+
+
+def build_app(
+    reader: DashboardReader, allowed_hosts: frozenset[str] = LOOPBACK_HOST_NAMES
+) -> web.Application:
+    """The dashboard's routes, for requests whose Host is one of `allowed_hosts`; every response,
+    errors included, carries the security headers."""
     cache = SnapshotCache(reader, reader.limits.cache_seconds)
 
     async def snapshot_or_503() -> Snapshot:
@@ -1207,7 +1245,7 @@ def build_app(reader: DashboardReader) -> web.Application:
     async def no_icon(_request: web.Request) -> web.Response:
         return web.Response(status=204)
 
-    app = web.Application()
+    app = web.Application(middlewares=[_host_check(allowed_hosts)])
     app.router.add_get("/", page)
     app.router.add_get("/api/leaderboard", leaderboard)
     app.router.add_get("/static/dashboard.css", stylesheet)
@@ -1265,6 +1303,7 @@ async def start_dashboard(
     port: int,
     alpha: float,
     limits: DashboardLimits | None = None,
+    allowed_hosts: Iterable[str] = (),
 ) -> DashboardServer:
     """Serve the dashboard on ``host:port`` (0 picks a free port) over the validator's database.
 
@@ -1274,7 +1313,7 @@ async def start_dashboard(
     """
     own = read_only_engine(engine)
     reader = DashboardReader(own or engine, alpha=alpha, limits=limits)
-    runner = web.AppRunner(build_app(reader), access_log=None)
+    runner = web.AppRunner(build_app(reader, allowed_host_names(host, allowed_hosts)), access_log=None)
     await runner.setup()
     try:
         await web.TCPSite(runner, host, port).start()

@@ -235,6 +235,7 @@ class Validator:
                 host=settings.dashboard.host,
                 port=settings.dashboard.port,
                 alpha=settings.scoring.alpha,
+                allowed_hosts=settings.dashboard.allowed_hosts,
             )
         except DashboardStartError as exc:
             raise StartupError(str(exc)) from None

@@ -73,6 +73,9 @@ SAMPLES: dict[str, tuple[str | None, Any]] = {
     "limits.per_caller_concurrency": ("2", 2),
     "limits.per_caller_rate": ("0.5", 0.5),
     "limits.per_caller_burst": ("4", 4),
+    "limits.head_timeout": ("2.5", 2.5),
+    "limits.per_ip_connections": ("8", 8),
+    "limits.max_connections": ("500", 500),
     "auth.max_age": ("20", 20.0),
     "auth.allowed_skew": ("0", 0.0),
     "db.url": ("postgresql+asyncpg://u@127.0.0.1/db", "postgresql+asyncpg://u@127.0.0.1/db"),
@@ -88,6 +91,7 @@ SAMPLES: dict[str, tuple[str | None, Any]] = {
     "validator.secret_path": ("/tmp/secret", Path("/tmp/secret")),
     "dashboard.host": ("0.0.0.0", "0.0.0.0"),
     "dashboard.port": ("0", 0),
+    "dashboard.allowed_hosts": ("Validator.Example.org, 10.0.0.5", ("validator.example.org", "10.0.0.5")),
     "metrics.port": ("9200", 9200),
 }
 

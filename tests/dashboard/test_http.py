@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 import socket
 import statistics
@@ -13,7 +14,13 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from subnet.db import create_engine, sqlite_url
-from subnet.validator.dashboard import DashboardServer, DashboardStartError, start_dashboard
+from subnet.validator.dashboard import (
+    DashboardServer,
+    DashboardStartError,
+    allowed_host_names,
+    request_host_name,
+    start_dashboard,
+)
 
 
 async def fetch(server: DashboardServer, path: str) -> tuple[int, dict[str, str], str]:
@@ -138,3 +145,51 @@ async def test_an_unreadable_database_answers_503(tmp_path: Path, seeded: Any) -
     assert status == 503
     assert headers["X-Content-Type-Options"] == "nosniff"
     assert body == "the validator's database cannot be read right now"
+
+
+async def _get_with_host(server: DashboardServer, path: str, host: str | None) -> tuple[int, str]:
+    """A raw request with exactly this Host header (or none), as a rebound page's script sends it."""
+    reader, writer = await asyncio.open_connection(server.host, server.port)
+    try:
+        # HTTP/1.1 requires a Host (the parser refuses one without); HTTP/1.0 may leave it out.
+        request = f"GET {path} HTTP/1.0\r\n" if host is None else f"GET {path} HTTP/1.1\r\nHost: {host}\r\n"
+        writer.write(f"{request}Connection: close\r\n\r\n".encode())
+        raw = await reader.read()
+    finally:
+        writer.close()
+    head, _, body = raw.partition(b"\r\n\r\n")
+    return int(head.split(b" ", 2)[1]), body.decode(errors="replace")
+
+
+@pytest.mark.parametrize("path", ["/", "/api/leaderboard", "/static/dashboard.css"])
+@pytest.mark.parametrize("host", ["evil.example.com", "evil.example.com:8000", "127.0.0.1.evil.com", None])
+async def test_a_foreign_host_name_is_refused(
+    dashboard: DashboardServer, path: str, host: str | None
+) -> None:
+    status, body = await _get_with_host(dashboard, path, host)
+    assert status == 403
+    assert "unknown Host" in body and "--dashboard.allowed_hosts" in body
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "LOCALHOST:8000", "[::1]:8000", "localhost"])
+async def test_loopback_names_are_served(dashboard: DashboardServer, host: str) -> None:
+    status, _ = await _get_with_host(dashboard, "/api/leaderboard", host)
+    assert status == 200
+
+
+async def test_names_given_by_the_operator_are_served(validator_engine: AsyncEngine) -> None:
+    server = await start_dashboard(
+        validator_engine, host="127.0.0.1", port=0, alpha=0.1, allowed_hosts=("validator.example.org",)
+    )
+    try:
+        assert (await _get_with_host(server, "/api/leaderboard", "Validator.Example.org:8000"))[0] == 200
+        assert (await _get_with_host(server, "/api/leaderboard", "other.example.org"))[0] == 403
+    finally:
+        await server.stop()
+
+
+def test_host_names_are_read_without_their_port() -> None:
+    assert request_host_name("Example.COM:8000") == "example.com"
+    assert request_host_name("[::1]:8000") == "::1"
+    assert request_host_name("::1") == "::1"
+    assert allowed_host_names("0.0.0.0", ["a.b"]) >= {"localhost", "127.0.0.1", "::1", "0.0.0.0", "a.b"}
