@@ -556,7 +556,7 @@ async def _slow_heads(
     print(f"  attacker: {', '.join(f'{k} {v}' for k, v in sorted(counts.items()))}")
     asked = sum(outcomes.values())
     p50 = f"; latency p50 {_ms(_percentile(latencies, 0.5))}" if latencies else ""
-    print(f"  the validator's requests (every 100 ms, a new connection each): served {served} of {asked}{p50}")
+    print(f"  the validator's requests (every 100 ms, new connection each): {served} of {asked} served{p50}")
     print(f"  the validator's outcomes: {', '.join(f'{k} {v}' for k, v in sorted(outcomes.items()))}")
 
 

@@ -38,6 +38,8 @@ USER_ERROR_EXIT_CODE = 2
 # Sections whose environment variables follow bittensor's long-standing BT_<SECTION>_<NAME>.
 _BITTENSOR_SECTIONS = frozenset({"subtensor", "wallet", "axon", "logging"})
 NETWORK_NAMES = ("finney", "test", "local", "dev")
+# The networks where any stranger publishes axons: validators there query public addresses only.
+PUBLIC_NETWORKS = frozenset({"finney", "test"})
 T = TypeVar("T")
 
 
@@ -413,6 +415,8 @@ class QuerySettings:
     timeout: float = 30.0
     # Every task of a 256-miner round at once (8 each); the validator raises its open-file limit to fit.
     concurrency: int = 2048
+    # On finney and test, axons on loopback, private and link-local addresses are skipped unless set.
+    allow_private_axons: bool = False
 
 
 @dataclass(frozen=True)
@@ -723,6 +727,12 @@ FLAGS: tuple[Flag, ...] = (
         "Miner requests in flight at once (the soft open-file limit is raised to fit).",
         _POSITIVE_INT,
         metavar="N",
+    ),
+    Flag(
+        "query.allow_private_axons",
+        "On finney and test, query miners on loopback, private and link-local addresses too.",
+        _boolean,
+        switch=True,
     ),
     Flag(
         "weights.interval",

@@ -24,7 +24,7 @@ from aiohttp import web
 from prometheus_client import CollectorRegistry
 
 from subnet.chain import Neuron
-from subnet.config import UserError, ValidatorSettings
+from subnet.config import PUBLIC_NETWORKS, UserError, ValidatorSettings
 from subnet.db import NotAValidatorDatabase, SchemaOutOfDate, create_engine, prepare_schema
 from subnet.db.engine import DatabaseUrlError, error_reason
 from subnet.metrics import add_metrics_route, new_registry
@@ -90,6 +90,13 @@ def raise_open_file_limit(needed: int) -> int:
             needed,
         )
     return int(soft)
+
+
+def public_axons_only(settings: ValidatorSettings) -> bool:
+    """Whether rounds skip axons on loopback, private and link-local addresses: on finney and
+    test, where anyone publishes an axon, unless --query.allow_private_axons; never on the
+    local networks (devchain, localnet), whose miners are on this machine."""
+    return settings.subtensor.network in PUBLIC_NETWORKS and not settings.query.allow_private_axons
 
 
 class StartupError(UserError):
@@ -208,7 +215,10 @@ class Validator:
             judge=self.options.judge or BfclJudge(),
             secret=secret,
             params=RoundParams(
-                netuid=settings.netuid, n_tasks=settings.round.tasks, alpha=settings.scoring.alpha
+                netuid=settings.netuid,
+                n_tasks=settings.round.tasks,
+                alpha=settings.scoring.alpha,
+                public_axons_only=public_axons_only(settings),
             ),
             observer=self.options.observer,
             on_response=lambda status: self.metrics.responses.labels(status).inc(),

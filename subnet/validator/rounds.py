@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import ipaddress
 import logging
 import time
 from collections import Counter
@@ -70,14 +71,33 @@ class ChainView:
         return frozenset(n.hotkey for n in self.neurons if n.validator_permit) | {self.own_hotkey}
 
 
-def queryable_miners(view: ChainView) -> list[Any]:
-    """Miners with a serving axon; validators (permit holders) and this validator are left out."""
+def is_public_address(ip: str) -> bool:
+    """Whether `ip` is an address on the internet: not loopback, private, link-local, reserved,
+    multicast or unspecified (an IPv4-mapped IPv6 address is judged as its IPv4 address)."""
+    try:
+        address = ipaddress.ip_address(ip.strip().split("%", 1)[0])
+    except ValueError:
+        return False
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return address.is_global and not address.is_multicast
+
+
+def queryable_miners(view: ChainView, *, public_only: bool = False) -> list[Any]:
+    """Miners with a serving axon; validators (permit holders) and this validator are left out.
+
+    With `public_only` (finney and test, unless --query.allow_private_axons), an axon on a
+    loopback, private or link-local address is left out too: a miner must not make the
+    validator send requests into the validator's own machine or network.
+    """
     miners = []
     for neuron in view.neurons:
         if neuron.hotkey == view.own_hotkey or neuron.validator_permit:
             continue
         serving = bool(getattr(neuron, "is_serving", True))
         if not serving or neuron.axon_port <= 0 or str(neuron.axon_ip) in UNSPECIFIED_IP:
+            continue
+        if public_only and not is_public_address(str(neuron.axon_ip)):
             continue
         miners.append(neuron)
     return sorted(miners, key=lambda neuron: neuron.uid)
@@ -92,6 +112,8 @@ class RoundParams:
     raw_output_cap: int = 16 * 1024
     write_batch: int = 512
     max_tokens: int | None = 512
+    # Query only axons on public addresses (see queryable_miners).
+    public_axons_only: bool = False
 
 
 # Variant requests and stored tasks carry what a miner may see; observers (simulations,
@@ -365,7 +387,7 @@ class RoundRunner:
         started_cpu: float,
     ) -> RoundReport:
         params = self.params
-        miners = queryable_miners(view)
+        miners = queryable_miners(view, public_only=params.public_axons_only)
         log.info("round %d (block %d): %d tasks, %d miners", number, view.block, len(tasks), len(miners))
 
         writer = ResponseWriter(self.store, params.write_batch, clock)

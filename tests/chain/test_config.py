@@ -74,6 +74,7 @@ SAMPLES: dict[str, tuple[str | None, Any]] = {
     "limits.per_caller_rate": ("0.5", 0.5),
     "limits.per_caller_burst": ("4", 4),
     "limits.head_timeout": ("2.5", 2.5),
+    "query.allow_private_axons": (None, True),
     "limits.per_ip_connections": ("8", 8),
     "limits.max_connections": ("500", 500),
     "auth.max_age": ("20", 20.0),

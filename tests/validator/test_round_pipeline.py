@@ -12,11 +12,19 @@ from typing import Any
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from subnet.config import QuerySettings, SubtensorSettings, ValidatorSettings
 from subnet.protocol import AssistantMessage, ChatCompletionRequest, ChatCompletionResponse, Choice
 from subnet.transport import MinerTarget, QueryResult, QueryStatus
-from subnet.validator.node import event_loop_factory, raise_open_file_limit
+from subnet.validator.node import event_loop_factory, public_axons_only, raise_open_file_limit
 from subnet.validator.ports import Judgement, TaskLike
-from subnet.validator.rounds import ChainView, RoundParams, RoundRunner, long_lived_objects_frozen
+from subnet.validator.rounds import (
+    ChainView,
+    RoundParams,
+    RoundRunner,
+    is_public_address,
+    long_lived_objects_frozen,
+    queryable_miners,
+)
 from subnet.validator.store import Store
 
 N_MINERS = 4
@@ -166,3 +174,56 @@ def test_open_file_limit_is_raised_for_the_queries_in_flight(caplog: pytest.LogC
             assert "ulimit -n" in caplog.text
     finally:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+@pytest.mark.parametrize(
+    ("ip", "public"),
+    [
+        ("8.8.8.8", True),
+        ("2001:4860:4860::8888", True),
+        ("::ffff:8.8.8.8", True),
+        ("127.0.0.1", False),
+        ("127.9.9.9", False),
+        ("::1", False),
+        ("10.1.2.3", False),
+        ("172.16.0.1", False),
+        ("192.168.1.1", False),
+        ("169.254.169.254", False),  # link-local: a cloud's metadata service
+        ("fe80::1", False),
+        ("fd00::1", False),
+        ("::ffff:127.0.0.1", False),
+        ("100.64.0.1", False),  # carrier-grade NAT
+        ("224.0.0.1", False),
+        ("not-an-ip", False),
+    ],
+)
+def test_public_addresses(ip: str, public: bool) -> None:
+    assert is_public_address(ip) is public
+
+
+def test_private_axons_are_skipped_only_when_asked() -> None:
+    neurons = tuple(
+        FakeNeuron(uid=uid, hotkey=f"m{uid}", axon_ip=ip, axon_port=8091)
+        for uid, ip in enumerate(["8.8.8.8", "127.0.0.1", "10.0.0.7", "169.254.169.254", "1.1.1.1"])
+    )
+    view = ChainView(block=1, block_hash="0x01", neurons=neurons, own_hotkey="validator")
+    assert [n.uid for n in queryable_miners(view)] == [0, 1, 2, 3, 4]
+    assert [n.uid for n in queryable_miners(view, public_only=True)] == [0, 4]
+
+
+@pytest.mark.parametrize(
+    ("network", "allow", "public_only"),
+    [
+        ("finney", False, True),
+        ("test", False, True),
+        ("finney", True, False),
+        ("dev", False, False),
+        ("local", False, False),
+        ("ws://127.0.0.1:9944", False, False),
+    ],
+)
+def test_public_axons_only_on_the_public_networks(network: str, allow: bool, public_only: bool) -> None:
+    settings = ValidatorSettings(
+        subtensor=SubtensorSettings(network=network), query=QuerySettings(allow_private_axons=allow)
+    )
+    assert public_axons_only(settings) is public_only
