@@ -757,7 +757,7 @@ def check(
     if kind.expects_calls and not task.expected:
         raise ValueError(f"category {category!r} needs a non-empty possible answer")
     try:
-        calls = decode(output, limits)
+        calls = decode(output, limits, functions)
     except DecodeError as error:
         if kind.decode_failure is None:
             return make_verdict(

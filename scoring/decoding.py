@@ -26,6 +26,19 @@ from typing import Any
 
 from scoring.literals import LiteralReader
 from scoring.model import DEFAULT_LIMITS, Call, DecodeError, Limits, make_call
+from scoring.native import (
+    NATIVE_MARKERS,
+    NATIVE_MAY_HOLD_NO_CALL,
+    NO_SCHEMAS,
+    NativeReader,
+    Schemas,
+    drop_reasoning,
+    glm_block_call,
+    is_glm_block,
+    json_value_at,
+    schemas_of,
+    xml_block_calls,
+)
 from scoring.simple_calls import read_simple_calls
 
 # String literals (single or double quoted), written so that a match starting at a quote always
@@ -264,8 +277,11 @@ def _calls_from_list(value: list[Any], limits: Limits, from_json: bool) -> list[
     return calls
 
 
-def calls_from_objects(value: Any, limits: Limits, from_json: bool) -> list[Call]:
-    """JSON-shaped data (parsed text, or structured OpenAI objects) -> calls."""
+def calls_from_objects(
+    value: Any, limits: Limits, from_json: bool, schemas: Schemas = NO_SCHEMAS
+) -> list[Call]:
+    """JSON-shaped data (parsed text, or structured OpenAI objects) -> calls. ``schemas`` type the
+    values of native formats that write them as text, in a message's text content."""
     if type(value) is list and len(value) <= limits.max_calls:
         listed = _calls_from_list(value, limits, from_json)
         if listed is not None:
@@ -276,7 +292,7 @@ def calls_from_objects(value: Any, limits: Limits, from_json: bool) -> list[Call
             return [call]
     if isinstance(value, dict):
         if not _MESSAGE_KEYS.isdisjoint(value) and "name" not in value and "tool" not in value:
-            return _calls_from_message(value, limits, from_json)
+            return _calls_from_message(value, limits, from_json, schemas)
         items: list[Any] = [value]
     elif isinstance(value, list | tuple):
         items = list(value)
@@ -296,7 +312,9 @@ def calls_from_objects(value: Any, limits: Limits, from_json: bool) -> list[Call
     return calls
 
 
-def _calls_from_message(message: Mapping[str, Any], limits: Limits, from_json: bool) -> list[Call]:
+def _calls_from_message(
+    message: Mapping[str, Any], limits: Limits, from_json: bool, schemas: Schemas
+) -> list[Call]:
     tool_calls = message.get("tool_calls")
     if tool_calls:
         return calls_from_objects(tool_calls, limits, from_json)
@@ -312,7 +330,7 @@ def _calls_from_message(message: Mapping[str, Any], limits: Limits, from_json: b
         return []
     if not isinstance(content, str):
         raise DecodeError("message content must be a string or a list of parts")
-    return decode_text(content, limits)
+    return decode_text(content, limits, schemas)
 
 
 # Python statements that are calls: `f(a=1)`, `[f(a=1), g()]`, `f(), g()`, `x = f()`, `print(f())`.
@@ -434,35 +452,123 @@ def _blocks(
     return decode_blocks
 
 
-_HERMES_BLOCKS = _blocks("<tool_call>", "</tool_call>")
 _FENCED_BLOCKS = _blocks("```", "```", _FENCE_HEADER)
 _EXECUTE_BLOCKS = _blocks("<execute>", "</execute>")
 
-# Markers of formats that may sit inside prose.
-_EMBEDDED: tuple[tuple[str, Callable[[str, Limits], list[Call]]], ...] = (
-    ("<tool_call>", _HERMES_BLOCKS),
-    ("```", _FENCED_BLOCKS),
-    ("<execute>", _EXECUTE_BLOCKS),
+_TOOL_CALL = "<tool_call>"
+_TOOL_CALL_END = "</tool_call>"
+
+
+def _tool_call_blocks(text: str, limits: Limits, schemas: Schemas) -> list[Call]:
+    """``<tool_call>...</tool_call>`` blocks: Hermes / Qwen3 JSON (or python) calls, Qwen3-Coder's
+    ``<function=NAME>`` XML, GLM's ``NAME<arg_key>..`` pairs. A JSON payload is read whole from
+    its first character, so a ``</tool_call>`` inside one of its strings is part of a value. A
+    last block without its closing tag that does not read (cut off) is dropped."""
+    calls: list[Call] = []
+    count = 0
+    cut_off: DecodeError | None = None
+    start = text.find(_TOOL_CALL)
+    while start >= 0:
+        if count == limits.max_calls:
+            raise DecodeError(f"more than {limits.max_calls} blocks")
+        count += 1
+        body = start + len(_TOOL_CALL)
+        first = len(text) - len(text[body:].lstrip())
+        close = -1
+        if text[first : first + 1] in ("{", "["):
+            parsed = json_value_at(text, first)
+            if parsed is not None:
+                close = text.find(_TOOL_CALL_END, parsed[1])
+                trailing = text[parsed[1] : close if close >= 0 else len(text)]
+                if not trailing.strip():
+                    guard_syntax(text[first : parsed[1]], limits)
+                    calls.extend(calls_from_objects(parsed[0], limits, from_json=True))
+                    if close < 0:
+                        break
+                    start = text.find(_TOOL_CALL, close + len(_TOOL_CALL_END))
+                    continue
+        close = text.find(_TOOL_CALL_END, body)
+        block = text[body:] if close < 0 else text[body:close]
+        try:
+            calls.extend(_block_calls(block, limits, schemas, closed=close >= 0))
+        except DecodeError as error:
+            if close >= 0:
+                raise
+            cut_off = error  # the last block, cut off before its end: the complete calls before it stand
+        if close < 0:
+            break
+        start = text.find(_TOOL_CALL, close + len(_TOOL_CALL_END))
+    if cut_off is not None and not calls:
+        raise cut_off  # nothing complete at all: not a call, as before
+    return calls
+
+
+def _block_calls(block: str, limits: Limits, schemas: Schemas, *, closed: bool) -> list[Call]:
+    stripped = block.lstrip()
+    if stripped.startswith("<function="):
+        return xml_block_calls(block, limits, schemas)
+    # A bare name is a GLM call without arguments only in a closed block: "<tool_call> world" in
+    # prose is no call.
+    if "<arg_key>" in block or (closed and is_glm_block(block)):
+        return [glm_block_call(block, limits, schemas)]
+    return _payload_calls(block, limits)
+
+
+def _native(marker: str, reader: NativeReader) -> Callable[[str, int, Limits, Schemas], list[Call]]:
+    def read(text: str, at: int, limits: Limits, schemas: Schemas) -> list[Call]:
+        calls = reader(text, at, limits, schemas).calls
+        if not calls and marker not in NATIVE_MAY_HOLD_NO_CALL:
+            raise DecodeError(f"no complete tool call after {marker}")
+        return calls
+
+    return read
+
+
+EmbeddedReader = Callable[[str, int, Limits, Schemas], list[Call]]
+
+# Markers of formats that may sit inside prose, with their readers (from the marker's position).
+_EMBEDDED: tuple[tuple[str, EmbeddedReader], ...] = (
+    (_TOOL_CALL, lambda text, at, limits, schemas: _tool_call_blocks(text, limits, schemas)),
+    ("```", lambda text, at, limits, schemas: _FENCED_BLOCKS(text, limits)),
+    ("<execute>", lambda text, at, limits, schemas: _EXECUTE_BLOCKS(text, limits)),
+)
+_NATIVE: tuple[tuple[str, EmbeddedReader], ...] = tuple(
+    (marker, _native(marker, reader)) for marker, reader in NATIVE_MARKERS
 )
 
 
-def _embedded_calls(text: str, limits: Limits, first_error: DecodeError | None) -> list[Call]:
-    """The marker that comes first in the text decides the format (a later one may sit in a string)."""
+def _has_native_marker(text: str) -> bool:
+    """Whether the text may hold a native family's markers: every one opens with one of these."""
+    return "<|" in text or "<\uff5c" in text or "[TOOL_CALLS]" in text
+
+
+def first_marker(text: str) -> tuple[int, EmbeddedReader] | None:
+    """The position of the call marker that comes first in the text, and its reader."""
     first_position = len(text)
     chosen = None
-    for marker, decode_blocks in _EMBEDDED:
-        position = text.find(marker)
+    markers = _EMBEDDED + _NATIVE if _has_native_marker(text) else _EMBEDDED
+    for marker, reader in markers:
+        position = text.find(marker, 0, first_position)
         if 0 <= position < first_position:
-            first_position, chosen = position, decode_blocks
-    if chosen is None:
+            first_position, chosen = position, reader
+    return None if chosen is None else (first_position, chosen)
+
+
+def _embedded_calls(
+    text: str, limits: Limits, first_error: DecodeError | None, schemas: Schemas = NO_SCHEMAS
+) -> list[Call]:
+    """The marker that comes first in the text decides the format (a later one may sit in a string)."""
+    found = first_marker(text)
+    if found is None:
         raise first_error or DecodeError("no tool call found")
-    return chosen(text, limits)
+    position, reader = found
+    return reader(text, position, limits, schemas)
 
 
 _NO_CALL_SYNTAX = "no tool call found: no bracket in the text, so no call syntax"
 
 
-def _whole_then_embedded(text: str, limits: Limits) -> list[Call]:
+def _whole_then_embedded(text: str, limits: Limits, schemas: Schemas = NO_SCHEMAS) -> list[Call]:
     if "(" not in text and "[" not in text and "{" not in text and "#" not in text:
         # Prose: with no bracket, JSON is out and python syntax can hold no call, no list of call
         # objects and no empty statement list (that takes a comment), so the parsers would only
@@ -471,43 +577,45 @@ def _whole_then_embedded(text: str, limits: Limits) -> list[Call]:
         try:
             guard_syntax(text, limits)
         except DecodeError as error:
-            return _embedded_calls(text, limits, error)
-        return _embedded_calls(text, limits, DecodeError(_NO_CALL_SYNTAX))
+            return _embedded_calls(text, limits, error, schemas)
+        return _embedded_calls(text, limits, DecodeError(_NO_CALL_SYNTAX), schemas)
     try:
         return _payload_calls(text, limits)
     except DecodeError as error:
-        return _embedded_calls(text, limits, error)
+        return _embedded_calls(text, limits, error, schemas)
 
 
-def _bracketed(text: str, limits: Limits) -> list[Call]:
+def _bracketed(text: str, limits: Limits, schemas: Schemas = NO_SCHEMAS) -> list[Call]:
     """Text that opens with a bracket: what :func:`_whole_then_embedded` does with it, without
     looking for brackets in it first."""
+    if text.startswith("[TOOL_CALLS]"):
+        return _embedded_calls(text, limits, None, schemas)
     try:
         return _payload_calls(text, limits)
     except DecodeError as error:
-        return _embedded_calls(text, limits, error)
+        return _embedded_calls(text, limits, error, schemas)
 
 
-def _embedded_only(text: str, limits: Limits) -> list[Call]:
+def _embedded_only(text: str, limits: Limits, schemas: Schemas = NO_SCHEMAS) -> list[Call]:
     # A marker at the start comes first: no need to look for the others.
-    if text.startswith("<tool_call>"):
-        return _HERMES_BLOCKS(text, limits)
+    if text.startswith(_TOOL_CALL):
+        return _tool_call_blocks(text, limits, schemas)
     if text.startswith("<execute>"):
         return _EXECUTE_BLOCKS(text, limits)
-    return _embedded_calls(text, limits, None)
+    return _embedded_calls(text, limits, None, schemas)
 
 
-def _fenced(text: str, limits: Limits) -> list[Call]:
+def _fenced(text: str, limits: Limits, schemas: Schemas = NO_SCHEMAS) -> list[Call]:
     if text.startswith("```"):
         return _FENCED_BLOCKS(text, limits)
     try:  # `inline code`
         return _payload_calls(text.strip("`"), limits)
     except DecodeError as error:
-        return _embedded_calls(text, limits, error)
+        return _embedded_calls(text, limits, error, schemas)
 
 
 # The first non-blank character picks the strategy; anything else is tried as python call syntax.
-_BY_FIRST_CHAR: dict[str, Callable[[str, Limits], list[Call]]] = {
+_BY_FIRST_CHAR: dict[str, Callable[[str, Limits, Schemas], list[Call]]] = {
     "<": _embedded_only,
     "`": _fenced,
     "[": _bracketed,
@@ -521,14 +629,18 @@ def _utf8_size_over(text: str, cap: int) -> bool:
     return len(text) * 4 > cap and len(text.encode("utf-8", "surrogatepass")) > cap
 
 
-def decode_text(text: str, limits: Limits = DEFAULT_LIMITS) -> list[Call]:
-    """Decode a model's text output; an empty output is an empty list of calls."""
+def decode_text(text: str, limits: Limits = DEFAULT_LIMITS, schemas: Schemas = NO_SCHEMAS) -> list[Call]:
+    """Decode a model's text output; an empty output is an empty list of calls. Reasoning
+    (``<think>``, ``[THINK]``) is dropped first; ``schemas`` type the values that native formats
+    write as text (see :mod:`scoring.native`)."""
     if len(text) * 4 > limits.max_bytes and _utf8_size_over(text, limits.max_bytes):
         raise DecodeError(f"output larger than {limits.max_bytes} bytes")
     body = text.strip()
+    if "THINK]" in body or "think>" in body:
+        body = drop_reasoning(body).strip()
     if not body:
         return []
-    calls = _BY_FIRST_CHAR.get(body[0], _whole_then_embedded)(body, limits)
+    calls = _BY_FIRST_CHAR.get(body[0], _whole_then_embedded)(body, limits, schemas)
     if len(calls) > limits.max_calls:
         raise DecodeError(f"more than {limits.max_calls} calls")
     return calls
@@ -545,15 +657,19 @@ def _size_of_structured(output: Any) -> int:
     return total
 
 
-def decode(output: Any, limits: Limits = DEFAULT_LIMITS) -> list[Call]:
+def decode(output: Any, limits: Limits = DEFAULT_LIMITS, tools: Any = None) -> list[Call]:
     """Decode model output into calls.
 
     ``output`` is the model's text, a list of OpenAI tool-call dicts, an OpenAI assistant message
     dict, or an already decoded list of :class:`Call` (returned as is). Raises :class:`DecodeError`
     (and nothing else) when the output is not a call in any supported format or over a limit.
+    ``tools`` (OpenAI tools or BFCL functions), when given, type the argument values that some
+    model families write as text (Qwen3-Coder's XML, GLM, DeepSeek's DSML): ``"3"`` for an integer
+    parameter is 3. Without them such values are read as JSON when they are JSON.
     """
+    schemas = schemas_of(tools) if tools else NO_SCHEMAS
     if isinstance(output, str):
-        return decode_text(output, limits)
+        return decode_text(output, limits, schemas)
     if (
         isinstance(output, list)
         and (not output or isinstance(output[0], Call))  # skips the generator for tool-call dicts
@@ -569,6 +685,6 @@ def decode(output: Any, limits: Limits = DEFAULT_LIMITS) -> list[Call]:
     try:
         if _size_of_structured(output) > limits.max_bytes:
             raise DecodeError(f"tool-call arguments larger than {limits.max_bytes} bytes")
-        return calls_from_objects(output, limits, from_json=False)
+        return calls_from_objects(output, limits, from_json=False, schemas=schemas)
     except RecursionError:
         raise DecodeError("structure nested too deeply") from None

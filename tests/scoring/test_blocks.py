@@ -79,7 +79,6 @@ def _reference_blocks(
 
 
 _BLOCKS = [
-    (decoding._HERMES_BLOCKS, _reference_blocks("<tool_call>", "</tool_call>")),
     (decoding._FENCED_BLOCKS, _reference_blocks("```", "```", decoding._FENCE_HEADER)),
     (decoding._EXECUTE_BLOCKS, _reference_blocks("<execute>", "</execute>")),
 ]
@@ -113,6 +112,19 @@ _texts = st.lists(_payload_pieces | _markers, max_size=10).map("".join)
 def test_blocks_decode_as_before(text: str, limits: Limits) -> None:
     for decode_blocks, reference in _BLOCKS:
         assert _outcome(decode_blocks, text, limits) == _outcome(reference, text, limits)
+
+
+@SETTINGS
+@given(_texts, st.sampled_from(LIMITS))
+def test_tool_call_blocks_read_whatever_they_read_before(text: str, limits: Limits) -> None:
+    """<tool_call> blocks now also hold Qwen3-Coder XML and GLM calls, a JSON payload is read
+    whole (a closing tag inside a string is part of a value), each block is guarded on its own,
+    and a last block cut off before its closing tag is dropped: every text the reading before
+    decoded still gives the same calls."""
+    before = _outcome(_reference_blocks("<tool_call>", "</tool_call>"), text, limits)
+    if not before.startswith("DecodeError"):
+        now = _outcome(lambda t, lim: decoding._tool_call_blocks(t, lim, decoding.NO_SCHEMAS), text, limits)
+        assert now == before
 
 
 @SETTINGS
