@@ -35,6 +35,7 @@ from scoring.native import (
     drop_reasoning,
     glm_block_call,
     is_glm_block,
+    json_call_sequence,
     json_value_at,
     schemas_of,
     xml_block_calls,
@@ -593,6 +594,10 @@ def _bracketed(text: str, limits: Limits, schemas: Schemas = NO_SCHEMAS) -> list
     try:
         return _payload_calls(text, limits)
     except DecodeError as error:
+        if text[0] == "{" and ";" in text:  # Llama 3: {"name": ...}; {"name": ...}
+            sequence = json_call_sequence(text, limits)
+            if sequence is not None:
+                return sequence
         return _embedded_calls(text, limits, error, schemas)
 
 

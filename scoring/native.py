@@ -269,6 +269,18 @@ def _calls_of_objects(values: list[Any]) -> list[Call]:
     return calls
 
 
+def json_call_sequence(text: str, limits: Limits) -> list[Call] | None:
+    """Llama 3's bare form for several calls, ``{"name": ...}; {"name": ...}``: the calls when
+    the whole text is such a sequence, else None."""
+    values, end = json_objects(text, 0, limits)
+    if len(values) < 2 or text[end:].strip(" \t\n;"):
+        return None
+    try:
+        return _calls_of_objects(values)
+    except DecodeError:
+        return None
+
+
 def read_llama3(text: str, at: int, limits: Limits, schemas: Schemas) -> Reading:
     """``<|python_tag|>{"name": ..., "parameters": {...}}`` (``; `` between several calls)."""
     start = at + len("<|python_tag|>")
@@ -279,19 +291,49 @@ def read_llama3(text: str, at: int, limits: Limits, schemas: Schemas) -> Reading
 
 
 def read_llama4(text: str, at: int, limits: Limits, schemas: Schemas) -> Reading:
-    """``<|python_start|>[f(a=1), g(b="x")]<|python_end|>``: a python call list."""
+    """``<|python_start|>[f(a=1), g(b="x")]<|python_end|>``: a python call list. The end marker
+    may also sit inside a string value: the first end after which the list reads is the end."""
     from scoring.decoding import decode_text
 
     start = at + len("<|python_start|>")
     close = text.find("<|python_end|>", start)
-    body = text[start:] if close < 0 else text[start:close]
-    try:
-        calls = decode_text(body, limits)
+    error = DecodeError("no complete call list after <|python_start|>")
+    for _ in range(limits.max_calls):
+        if close < 0:
+            break
+        try:
+            return Reading(decode_text(text[start:close], limits), at, close + len("<|python_end|>"))
+        except DecodeError as failed:
+            error = failed
+        close = text.find("<|python_end|>", close + 1)
+    try:  # no end marker (the stop token was cut): the rest, if it reads
+        return Reading(decode_text(text[start:], limits), at, len(text))
     except DecodeError:
-        if close >= 0:
-            raise
-        calls = []  # cut off mid-list
-    return Reading(calls, at, len(text) if close < 0 else close + len("<|python_end|>"))
+        pass
+    complete = _complete_python_calls(text[start:], limits)
+    if complete:
+        return Reading(complete, at, len(text))
+    raise error
+
+
+def _complete_python_calls(body: str, limits: Limits, tries: int = 8) -> list[Call]:
+    """The complete calls of a python call list cut off mid-call: the list closed after each of
+    its last few ``)`` in turn, from the end, until one reads (bounded: ``tries`` parses)."""
+    from scoring.decoding import decode_text
+
+    stripped = body.lstrip()
+    if not stripped.startswith("["):
+        return []
+    position = len(body)
+    for _ in range(tries):
+        position = body.rfind(")", 0, position)
+        if position < 0:
+            break
+        try:
+            return decode_text(body[: position + 1] + "]", limits)
+        except DecodeError:
+            continue
+    return []
 
 
 # --- Mistral ---------------------------------------------------------------------------------------
@@ -385,7 +427,7 @@ def read_dsml(text: str, at: int, limits: Limits, schemas: Schemas) -> Reading:
     value</｜DSML｜parameter>``; ``string="false"`` values are JSON."""
     calls: list[Call] = []
     end = at
-    for invoke in _DSML_INVOKE.finditer(text, at):
+    while (invoke := _DSML_INVOKE.search(text, end)) is not None:
         close = text.find("</｜DSML｜invoke>", invoke.end())
         if close < 0:
             break  # cut off
@@ -535,6 +577,27 @@ def gemma_arguments(body: str) -> dict[str, Any]:
     return _object_arguments(value)
 
 
+def _gemma_call_end(text: str, start: int) -> int:
+    """Where the ``<tool_call|>`` that closes a call starting at ``start`` is, skipping any that
+    sit inside a ``<|"|>`` string; -1 when the call is cut off."""
+    inside = False
+    position = start
+    while True:
+        quote = text.find(GEMMA_QUOTE, position)
+        if inside:
+            if quote < 0:
+                return -1
+            inside, position = False, quote + len(GEMMA_QUOTE)
+            continue
+        close = text.find(GEMMA_CALL_END, position)
+        if close < 0:
+            return -1
+        if 0 <= quote < close:
+            inside, position = True, quote + len(GEMMA_QUOTE)
+            continue
+        return close
+
+
 def read_gemma(text: str, at: int, limits: Limits, schemas: Schemas) -> Reading:
     """``<|tool_call>call:NAME{key:<|"|>text<|"|>,n:3}<tool_call|>``, one block per call."""
     calls: list[Call] = []
@@ -542,11 +605,13 @@ def read_gemma(text: str, at: int, limits: Limits, schemas: Schemas) -> Reading:
     position = at
     while position >= 0:
         head = _GEMMA_HEAD.match(text, position + len(GEMMA_CALL))
-        close = text.find(GEMMA_CALL_END, position)
-        if head is None or close < 0:
-            if close < 0:
-                break  # cut off
+        if head is None:
+            if calls:
+                break
             raise DecodeError("a Gemma tool call without call:NAME{...}")
+        close = _gemma_call_end(text, head.end())
+        if close < 0:
+            break  # cut off
         calls.append(make_call(head.group(1), gemma_arguments(text[head.end() - 1 : close].strip())))
         _count(calls, limits)
         end = close + len(GEMMA_CALL_END)
