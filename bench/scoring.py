@@ -30,7 +30,7 @@ from typing import Any
 # Run as a script, this file's folder comes first on sys.path and its name would hide the package.
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
 
-from scoring import FORMATS, Call, check, render  # noqa: E402
+from scoring import FORMATS, NATIVE_FORMATS, Call, check, render  # noqa: E402
 from scoring.simple_calls import MAX_CHARS as SIMPLE_CALLS_MAX_CHARS  # noqa: E402
 from subnet.config import int_arg  # noqa: E402
 
@@ -212,6 +212,26 @@ def throughput(items: list[tuple[Any, _Task]], repeat: int) -> dict[str, float]:
     }
 
 
+def family_rates(repeat: int, per_family: int = 600, seed: int = 3) -> dict[str, float]:
+    """decode+check per CPU second for each model family's native format (and Hermes), over the
+    same valid answers rendered in each: what a miner hosting that family costs the validator."""
+    rng = random.Random(seed)
+    categories = ["simple", "multiple", "parallel", "parallel_multiple"]
+    tasks = [_task(rng, rng.choice(categories)) for _ in range(per_family)]
+    rates = {}
+    for fmt in ("hermes", *NATIVE_FORMATS):
+        items = [(render(task.truth, fmt), task) for task in tasks]
+        for output, task in items[:20]:  # the renderings are right, as the tests say
+            assert check(output, task.functions, task.answer, task.category).valid, (fmt, output)
+
+        def run(items: list[tuple[Any, _Task]] = items) -> None:
+            for output, task in items:
+                check(output, task.functions, task.answer, task.category)
+
+        rates[fmt] = rate_of(len(items), run, repeat)
+    return rates
+
+
 def reference_loop_us(repeat: int = 200) -> float:
     """CPU microseconds of a fixed pure-Python loop (``sum(range(1000))``), to compare machines:
     an idle recent x86 core takes about 8 us."""
@@ -343,10 +363,23 @@ def adversarial(cap: int = 64 * 1024) -> dict[str, str]:
         "bare names up to the fast reader's size cap": "f(a=1) " + "x " * ((SIMPLE_CALLS_MAX_CHARS - 6) // 2),
         "json list at the item cap": '{"name": "f", "arguments": {"a": [' + "1," * 1000 + "1]}}",
         "strings at the item cap": "[f(a=[" + "'abcdefghijklmnopqrstuvwxyz0123'," * 500 + "'x'])]",
+        "many kimi calls": fill("<|tool_calls_section_begin|>", _native_unit("kimi"), ""),
+        "many deepseek calls": fill("", _native_unit("deepseek"), ""),
+        "many qwen3-coder calls": fill("", _native_unit("qwen3_coder"), ""),
+        "many glm calls": fill("", _native_unit("glm"), ""),
+        "many harmony messages": fill("", _native_unit("harmony"), ""),
+        "many gemma calls": fill("", _native_unit("gemma4"), ""),
+        "gemma quotes, unterminated": fill("<|tool_call>call:f{a:", '<|"|>x', ""),
+        "mistral calls, cut off": fill("", '[TOOL_CALLS]f[ARGS]{"a": 1}', "[TOOL_CALLS]f[ARGS]{"),
+        "think tags": fill("", "<think></think>", "[f(a=[1])]"),
         "openai arguments": json.dumps(
             [{"type": "function", "function": {"name": "f", "arguments": fill('{"a": [', "1,", "1]}")}}]
         ),
     }
+
+
+def _native_unit(fmt: str) -> str:
+    return str(render([Call("f", {"a": [1, 2, 3]})], fmt))
 
 
 def worst_case(inputs: dict[str, str], runs: int) -> list[tuple[str, float, float, str]]:
@@ -391,6 +424,9 @@ def main(argv: list[str] | None = None) -> int:
     comparison = bfcl_comparison(items, args.repeat)
     if comparison:
         print(comparison)
+    families = family_rates(args.repeat)
+    print("decode+check per model family's native format, valid answers, best CPU rate:")
+    print("  " + ", ".join(f"{fmt} {rate:,.0f}/s" for fmt, rate in families.items()))
     rows = worst_case(adversarial(), args.runs)
     print(f"adversarial inputs at the 64 KiB cap, CPU time over {args.runs} runs each (target < 5 ms):")
     print("   median     max  input" + " " * 39 + "-> error type")

@@ -55,12 +55,13 @@ from __future__ import annotations
 from scoring.checking import CATEGORIES, check
 from scoring.decoding import decode
 from scoring.model import DEFAULT_LIMITS, Call, DecodeError, Limits, Verdict
-from scoring.rendering import FORMATS, render, to_openai_tool_calls
+from scoring.rendering import FORMATS, NATIVE_FORMATS, render, to_openai_tool_calls
 
 __all__ = [
     "CATEGORIES",
     "DEFAULT_LIMITS",
     "FORMATS",
+    "NATIVE_FORMATS",
     "Call",
     "DecodeError",
     "Limits",

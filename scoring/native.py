@@ -121,6 +121,25 @@ def json_value_at(text: str, start: int) -> tuple[Any, int] | None:
         return None
 
 
+class _Finder:
+    """``text.find(marker, position)`` for positions that only grow, each marker's answer kept:
+    a reader that looks for an end marker the text may not hold at all would otherwise scan the
+    rest of the text once per call (quadratic over a text of many calls)."""
+
+    __slots__ = ("_found", "_text")
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._found: dict[str, int] = {}
+
+    def find(self, marker: str, position: int) -> int:
+        found = self._found.get(marker)
+        if found is None or (0 <= found < position):
+            found = self._text.find(marker, position)
+            self._found[marker] = found
+        return found
+
+
 def _object_arguments(value: Any) -> dict[str, Any]:
     if value is None:
         return {}
@@ -382,17 +401,18 @@ def read_deepseek(text: str, at: int, limits: Limits, schemas: Schemas) -> Readi
     """V3: ``<｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\\n```json\\n{...}\\n```<｜tool▁call▁end｜>``;
     V3.1+: ``<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{...}<｜tool▁call▁end｜>``."""
     calls: list[Call] = []
+    finder = _Finder(text)
     end = at
-    position = text.find(DS_CALL_BEGIN, at)
+    position = finder.find(DS_CALL_BEGIN, at)
     while position >= 0:
         head_start = position + len(DS_CALL_BEGIN)
-        sep = text.find(DS_SEP, head_start)
+        sep = finder.find(DS_SEP, head_start)
         if sep < 0:
             break  # cut off
         head = text[head_start:sep].strip()
         body = sep + len(DS_SEP)
         if head == "function":  # V3: the name on the line after the separator, then fenced JSON
-            line_end = text.find("\n", body)
+            line_end = finder.find("\n", body)
             if line_end < 0:
                 break
             name = text[body:line_end].strip()
@@ -406,11 +426,11 @@ def read_deepseek(text: str, at: int, limits: Limits, schemas: Schemas) -> Readi
             break  # cut off (or broken: the complete calls before it stand)
         calls.append(make_call(name, _object_arguments(found[0])))
         _count(calls, limits)
-        close = text.find(DS_CALL_END, found[1])
+        close = finder.find(DS_CALL_END, found[1])
         end = found[1] if close < 0 else close + len(DS_CALL_END)
-        position = text.find(DS_CALL_BEGIN, end)
+        position = finder.find(DS_CALL_BEGIN, end)
     if calls:
-        calls_end = text.find(DS_CALLS_END, end)
+        calls_end = finder.find(DS_CALLS_END, end)
         end = end if calls_end < 0 else calls_end + len(DS_CALLS_END)
     return Reading(calls, at, end)
 
@@ -465,11 +485,12 @@ _KIMI_ID = re.compile(r"^(?:functions\.)?(.+?)(?::\d+)?$")
 def read_kimi(text: str, at: int, limits: Limits, schemas: Schemas) -> Reading:
     """``<|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>{json}<|tool_call_end|>``."""
     calls: list[Call] = []
+    finder = _Finder(text)
     end = at
-    position = text.find(KIMI_CALL, at)
+    position = finder.find(KIMI_CALL, at)
     while position >= 0:
         head_start = position + len(KIMI_CALL)
-        arguments_at = text.find(KIMI_ARGUMENTS, head_start)
+        arguments_at = finder.find(KIMI_ARGUMENTS, head_start)
         if arguments_at < 0:
             break
         match = _KIMI_ID.match(text[head_start:arguments_at].strip())
@@ -478,10 +499,10 @@ def read_kimi(text: str, at: int, limits: Limits, schemas: Schemas) -> Reading:
             break  # cut off
         calls.append(make_call(match.group(1), _object_arguments(found[0])))
         _count(calls, limits)
-        close = text.find(KIMI_CALL_END, found[1])
+        close = finder.find(KIMI_CALL_END, found[1])
         end = found[1] if close < 0 else close + len(KIMI_CALL_END)
-        position = text.find(KIMI_CALL, end)
-    section_end = text.find("<|tool_calls_section_end|>", end)
+        position = finder.find(KIMI_CALL, end)
+    section_end = finder.find("<|tool_calls_section_end|>", end)
     if calls and section_end >= 0:
         end = section_end + len("<|tool_calls_section_end|>")
     return Reading(calls, at, end)
@@ -494,9 +515,9 @@ _HARMONY_ENDS = ("<|call|>", "<|end|>", "<|return|>")
 _HARMONY_RECIPIENT = re.compile(r"\bto=(?:functions\.)?([^\s<]{1,256})")
 
 
-def _harmony_end(text: str, start: int) -> int:
+def _harmony_end(finder: _Finder, start: int) -> int:
     """Where the Harmony message whose body starts at ``start`` ends (after its end marker), or -1."""
-    ends = [(found, len(marker)) for marker in _HARMONY_ENDS if (found := text.find(marker, start)) >= 0]
+    ends = [(found, len(marker)) for marker in _HARMONY_ENDS if (found := finder.find(marker, start)) >= 0]
     if not ends:
         return -1
     found, length = min(ends)
@@ -510,8 +531,9 @@ def read_harmony(text: str, at: int, limits: Limits, schemas: Schemas) -> Readin
     calls: list[Call] = []
     position = at
     end = at
+    finder = _Finder(text)
     while True:
-        message = text.find(_HARMONY_MESSAGE, position)
+        message = finder.find(_HARMONY_MESSAGE, position)
         if message < 0:
             break
         body_start = message + len(_HARMONY_MESSAGE)
@@ -522,10 +544,10 @@ def read_harmony(text: str, at: int, limits: Limits, schemas: Schemas) -> Readin
                 break  # cut off
             calls.append(make_call(recipient.group(1), _object_arguments(found[0])))
             _count(calls, limits)
-            closed = _harmony_end(text, found[1])
+            closed = _harmony_end(finder, found[1])
             end = found[1] if closed < 0 else closed
         else:
-            closed = _harmony_end(text, body_start)
+            closed = _harmony_end(finder, body_start)
             if closed < 0:
                 break
             end = closed
@@ -577,19 +599,19 @@ def gemma_arguments(body: str) -> dict[str, Any]:
     return _object_arguments(value)
 
 
-def _gemma_call_end(text: str, start: int) -> int:
+def _gemma_call_end(finder: _Finder, start: int) -> int:
     """Where the ``<tool_call|>`` that closes a call starting at ``start`` is, skipping any that
     sit inside a ``<|"|>`` string; -1 when the call is cut off."""
     inside = False
     position = start
     while True:
-        quote = text.find(GEMMA_QUOTE, position)
+        quote = finder.find(GEMMA_QUOTE, position)
         if inside:
             if quote < 0:
                 return -1
             inside, position = False, quote + len(GEMMA_QUOTE)
             continue
-        close = text.find(GEMMA_CALL_END, position)
+        close = finder.find(GEMMA_CALL_END, position)
         if close < 0:
             return -1
         if 0 <= quote < close:
@@ -603,19 +625,20 @@ def read_gemma(text: str, at: int, limits: Limits, schemas: Schemas) -> Reading:
     calls: list[Call] = []
     end = at
     position = at
+    finder = _Finder(text)
     while position >= 0:
         head = _GEMMA_HEAD.match(text, position + len(GEMMA_CALL))
         if head is None:
             if calls:
                 break
             raise DecodeError("a Gemma tool call without call:NAME{...}")
-        close = _gemma_call_end(text, head.end())
+        close = _gemma_call_end(finder, head.end())
         if close < 0:
             break  # cut off
         calls.append(make_call(head.group(1), gemma_arguments(text[head.end() - 1 : close].strip())))
         _count(calls, limits)
         end = close + len(GEMMA_CALL_END)
-        position = text.find(GEMMA_CALL, end)
+        position = finder.find(GEMMA_CALL, end)
     return Reading(calls, at, end)
 
 

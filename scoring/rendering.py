@@ -1,7 +1,9 @@
 """Calls -> text (or OpenAI tool calls) the way each model family writes them.
 
 ``render(calls, fmt)`` is the inverse of :func:`scoring.decode` for every format in
-:data:`FORMATS`: ``decode(render(calls, fmt)) == calls``. The task generator uses it to show that
+:data:`FORMATS`: ``decode(render(calls, fmt)) == calls``, and for the model families' native
+formats in :data:`NATIVE_FORMATS` given the offered tools: ``decode(render(calls, fmt),
+tools=tools) == calls``. The task generator uses it to show that
 every task is solvable in every format; the miner uses :func:`to_openai_tool_calls` to turn the
 calls it decoded from a model's text into an OpenAI ``tool_calls`` list.
 
@@ -101,7 +103,127 @@ def _render_busybeaver(calls: list[Call]) -> str:
     return _json(actions[0] if len(actions) == 1 else actions)
 
 
+# --- the native formats of open model families (scoring.native reads them) ---------------------
+
+
+def _text_value(value: Any) -> str:
+    """A value as families that write values as text write it: a string as is, the rest JSON."""
+    return value if isinstance(value, str) else _json(value)
+
+
+def _render_qwen3_coder(calls: list[Call]) -> str:
+    blocks = []
+    for call in calls:
+        parameters = "".join(
+            f"<parameter={key}>\n{_text_value(value)}\n</parameter>\n"
+            for key, value in call.arguments.items()
+        )
+        blocks.append(f"<tool_call>\n<function={call.name}>\n{parameters}</function>\n</tool_call>")
+    return "\n".join(blocks)
+
+
+def _render_llama3(calls: list[Call]) -> str:
+    return "<|python_tag|>" + "; ".join(_json({"name": c.name, "parameters": c.arguments}) for c in calls)
+
+
+def _render_llama4(calls: list[Call]) -> str:
+    return f"<|python_start|>{_render_pythonic(calls)}<|python_end|>"
+
+
+def _render_mistral(calls: list[Call]) -> str:
+    return "".join(f"[TOOL_CALLS]{call.name}[ARGS]{_json(call.arguments)}" for call in calls)
+
+
+def _render_deepseek(calls: list[Call]) -> str:
+    inner = "".join(
+        f"<｜tool▁call▁begin｜>{call.name}<｜tool▁sep｜>{_json(call.arguments)}<｜tool▁call▁end｜>"
+        for call in calls
+    )
+    return f"<｜tool▁calls▁begin｜>{inner}<｜tool▁calls▁end｜>"
+
+
+def _render_deepseek_dsml(calls: list[Call]) -> str:
+    invokes = []
+    for call in calls:
+        parameters = "".join(
+            f'<｜DSML｜parameter name="{key}" string="{"true" if isinstance(value, str) else "false"}">'
+            f"{_text_value(value)}</｜DSML｜parameter>\n"
+            for key, value in call.arguments.items()
+        )
+        invokes.append(f'<｜DSML｜invoke name="{call.name}">\n{parameters}</｜DSML｜invoke>\n')
+    return "<｜DSML｜function_calls>\n" + "".join(invokes) + "</｜DSML｜function_calls>"
+
+
+def _render_kimi(calls: list[Call]) -> str:
+    inner = "".join(
+        f"<|tool_call_begin|>functions.{call.name}:{index}<|tool_call_argument_begin|>"
+        f"{_json(call.arguments)}<|tool_call_end|>"
+        for index, call in enumerate(calls)
+    )
+    return f"<|tool_calls_section_begin|>{inner}<|tool_calls_section_end|>"
+
+
+def _render_glm(calls: list[Call]) -> str:
+    blocks = []
+    for call in calls:
+        pairs = "".join(
+            f"<arg_key>{key}</arg_key>\n<arg_value>{_text_value(value)}</arg_value>\n"
+            for key, value in call.arguments.items()
+        )
+        blocks.append(f"<tool_call>{call.name}\n{pairs}</tool_call>")
+    return "\n".join(blocks)
+
+
+def _render_harmony(calls: list[Call]) -> str:
+    return "".join(
+        f"<|start|>assistant<|channel|>commentary to=functions.{call.name} <|constrain|>json"
+        f"<|message|>{_json(call.arguments)}<|call|>"
+        for call in calls
+    ).removeprefix("<|start|>assistant")  # the prompt's prefill: an answer opens at its channel
+
+
+def _gemma_value(value: Any) -> str:
+    if isinstance(value, str):
+        return f'<|"|>{value}<|"|>'
+    if isinstance(value, list | tuple):
+        return "[" + ",".join(_gemma_value(item) for item in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{key}:{_gemma_value(item)}" for key, item in value.items()) + "}"
+    return _json(value)
+
+
+def _render_gemma4(calls: list[Call]) -> str:
+    return "".join(
+        f"<|tool_call>call:{call.name}{_gemma_value(call.arguments)}<tool_call|>" for call in calls
+    )
+
+
+# Formats whose text some values do not survive without the offered schema (a string "42" in
+# Qwen3-Coder's XML reads back as 42 unless the schema says string): decode them with tools=.
+NATIVE_FORMATS: tuple[str, ...] = (
+    "qwen3_coder",
+    "llama3",
+    "llama4",
+    "mistral",
+    "deepseek",
+    "deepseek_dsml",
+    "kimi",
+    "glm",
+    "harmony",
+    "gemma4",
+)
+
 _RENDERERS: dict[str, Callable[[list[Call]], str | list[dict[str, Any]]]] = {
+    "qwen3_coder": _render_qwen3_coder,
+    "llama3": _render_llama3,
+    "llama4": _render_llama4,
+    "mistral": _render_mistral,
+    "deepseek": _render_deepseek,
+    "deepseek_dsml": _render_deepseek_dsml,
+    "kimi": _render_kimi,
+    "glm": _render_glm,
+    "harmony": _render_harmony,
+    "gemma4": _render_gemma4,
     "openai": to_openai_tool_calls,
     "pythonic": _render_pythonic,
     "json": _render_json,
@@ -115,5 +237,5 @@ def render(calls: list[Call], fmt: str) -> str | list[dict[str, Any]]:
     """Render calls as a model of family ``fmt`` would emit them ("openai" gives tool-call dicts)."""
     renderer = _RENDERERS.get(fmt)
     if renderer is None:
-        raise ValueError(f"unknown format {fmt!r}; known: {', '.join(FORMATS)}")
+        raise ValueError(f"unknown format {fmt!r}; known: {', '.join(FORMATS + NATIVE_FORMATS)}")
     return renderer(calls)

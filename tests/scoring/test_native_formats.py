@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scoring import Call, DecodeError, check, decode
+from scoring import NATIVE_FORMATS, Call, DecodeError, check, decode, render
 
 Calls = list[tuple[str, dict[str, Any]]]
 Writer = Callable[[Calls], str]
@@ -394,3 +394,33 @@ def test_text_of_markers_only_ever_decodes_or_raises_decode_error(text: str) -> 
     except DecodeError:
         return
     assert all(isinstance(call, Call) and isinstance(call.arguments, dict) for call in calls)
+
+
+# --- the renderers of scoring.rendering (the miner's history, the benchmark) --------------------
+
+RENDER_TOOLS = [
+    {"name": "get_weather", "parameters": {"type": "dict", "properties": {"city": {"type": "string"},
+     "days": {"type": "integer"}, "ratio": {"type": "float"}, "metric": {"type": "boolean"}, "note": {"type": "any"}}}},
+    {"name": "math.hypot", "parameters": {"type": "dict", "properties": {"xs": {"type": "array"},
+     "opts": {"type": "dict"}}}},
+    {"name": "f", "parameters": {"type": "dict", "properties": {"s": {"type": "string"}}}},
+]  # fmt: skip
+RENDER_CALLS = [
+    Call("get_weather", {"city": "Paris", "days": 3, "ratio": 0.5, "metric": True, "note": None}),
+    Call("math.hypot", {"xs": [1, -2.5, 1e300], "opts": {"a": {"b": [True, "x"]}}}),
+    Call("noop", {}),
+]
+
+
+@pytest.mark.parametrize("fmt", NATIVE_FORMATS)
+def test_native_renderings_round_trip_with_the_tools(fmt: str) -> None:
+    assert decode(render(RENDER_CALLS, fmt), tools=RENDER_TOOLS) == RENDER_CALLS
+    assert decode(render(RENDER_CALLS[:1], fmt), tools=RENDER_TOOLS) == RENDER_CALLS[:1]
+    numbers_as_text = [Call("f", {"s": "42"})]
+    assert decode(render(numbers_as_text, fmt), tools=RENDER_TOOLS) == numbers_as_text
+
+
+@pytest.mark.parametrize("fmt", NATIVE_FORMATS)
+def test_native_renderings_keep_markers_in_values(fmt: str) -> None:
+    tricky = [Call("f", {"s": "<tool_call> [TOOL_CALLS] <|call|> <|python_end|> <tool_call|> ' \" \\ \n é"})]
+    assert decode(render(tricky, fmt), tools=RENDER_TOOLS) == tricky
