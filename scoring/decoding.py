@@ -36,7 +36,6 @@ from scoring.native import (
     glm_block_call,
     is_glm_block,
     json_call_sequence,
-    json_value_at,
     schemas_of,
     xml_block_calls,
 )
@@ -477,13 +476,25 @@ def _tool_call_blocks(text: str, limits: Limits, schemas: Schemas) -> list[Call]
         first = len(text) - len(text[body:].lstrip())
         close = -1
         if text[first : first + 1] in ("{", "["):
-            parsed = json_value_at(text, first)
-            if parsed is not None:
-                close = text.find(_TOOL_CALL_END, parsed[1])
-                trailing = text[parsed[1] : close if close >= 0 else len(text)]
-                if not trailing.strip():
-                    guard_syntax(text[first : parsed[1]], limits)
-                    calls.extend(calls_from_objects(parsed[0], limits, from_json=True))
+            try:
+                value, value_end = _JSON_SCAN(text, first)
+            except (StopIteration, ValueError, RecursionError):
+                value_end = -1
+            if value_end >= 0:
+                close = text.find(_TOOL_CALL_END, value_end)
+                trailing = text[value_end : close if close >= 0 else len(text)]
+                if not trailing or trailing.isspace():
+                    payload = text[first:value_end]
+                    if (
+                        len(payload) > limits.max_items
+                        or payload.count("[") + payload.count("{") > limits.max_depth
+                    ):
+                        guard_syntax(payload, limits)
+                    call = _json_call(value) if type(value) is dict else None
+                    if call is not None:
+                        calls.append(call)
+                    else:
+                        calls.extend(calls_from_objects(value, limits, from_json=True))
                     if close < 0:
                         break
                     start = text.find(_TOOL_CALL, close + len(_TOOL_CALL_END))
@@ -628,6 +639,9 @@ _BY_FIRST_CHAR: dict[str, Callable[[str, Limits, Schemas], list[Call]]] = {
 }
 
 
+_NO_REASONING_FIRST = frozenset("{[`")
+
+
 def _utf8_size_over(text: str, cap: int) -> bool:
     if len(text) > cap:
         return True
@@ -641,10 +655,16 @@ def decode_text(text: str, limits: Limits = DEFAULT_LIMITS, schemas: Schemas = N
     if len(text) * 4 > limits.max_bytes and _utf8_size_over(text, limits.max_bytes):
         raise DecodeError(f"output larger than {limits.max_bytes} bytes")
     body = text.strip()
-    if "THINK]" in body or "think>" in body:
-        body = drop_reasoning(body).strip()
     if not body:
         return []
+    # Reasoning comes first (or its closing tag does, the opening one prefilled): an answer that
+    # opens with JSON, a list or a fence has none, bar Magistral's [THINK].
+    if (body[0] not in _NO_REASONING_FIRST or body.startswith("[THINK]")) and (
+        "think>" in body or "THINK]" in body
+    ):
+        body = drop_reasoning(body).strip()
+        if not body:
+            return []
     calls = _BY_FIRST_CHAR.get(body[0], _whole_then_embedded)(body, limits, schemas)
     if len(calls) > limits.max_calls:
         raise DecodeError(f"more than {limits.max_calls} calls")
