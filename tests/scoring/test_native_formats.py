@@ -398,13 +398,18 @@ def test_text_of_markers_only_ever_decodes_or_raises_decode_error(text: str) -> 
 
 # --- the renderers of scoring.rendering (the miner's history, the benchmark) --------------------
 
+_WEATHER_PARAMETERS = {
+    "city": {"type": "string"},
+    "days": {"type": "integer"},
+    "ratio": {"type": "float"},
+    "metric": {"type": "boolean"},
+    "note": {"type": "any"},
+}
 RENDER_TOOLS = [
-    {"name": "get_weather", "parameters": {"type": "dict", "properties": {"city": {"type": "string"},
-     "days": {"type": "integer"}, "ratio": {"type": "float"}, "metric": {"type": "boolean"}, "note": {"type": "any"}}}},
-    {"name": "math.hypot", "parameters": {"type": "dict", "properties": {"xs": {"type": "array"},
-     "opts": {"type": "dict"}}}},
+    {"name": "get_weather", "parameters": {"type": "dict", "properties": _WEATHER_PARAMETERS}},
+    {"name": "math.hypot", "parameters": {"type": "dict", "properties": {"xs": {"type": "array"}}}},
     {"name": "f", "parameters": {"type": "dict", "properties": {"s": {"type": "string"}}}},
-]  # fmt: skip
+]
 RENDER_CALLS = [
     Call("get_weather", {"city": "Paris", "days": 3, "ratio": 0.5, "metric": True, "note": None}),
     Call("math.hypot", {"xs": [1, -2.5, 1e300], "opts": {"a": {"b": [True, "x"]}}}),
