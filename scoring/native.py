@@ -673,6 +673,7 @@ NATIVE_MARKERS: tuple[tuple[str, NativeReader], ...] = (
     ("[TOOL_CALLS]", read_mistral),
     (DS_CALLS_BEGIN, read_deepseek),
     (DS_CALL_BEGIN, read_deepseek),
+    ("<｜DSML｜function_calls>", read_dsml),
     ("<｜DSML｜invoke", read_dsml),
     (KIMI_SECTION, read_kimi),
     (KIMI_CALL, read_kimi),

@@ -38,6 +38,25 @@ USER_ERROR_EXIT_CODE = 2
 # Sections whose environment variables follow bittensor's long-standing BT_<SECTION>_<NAME>.
 _BITTENSOR_SECTIONS = frozenset({"subtensor", "wallet", "axon", "logging"})
 NETWORK_NAMES = ("finney", "test", "local", "dev")
+# --model.format: subnet.miner.adapters.FORMATS (a test keeps the two the same; config imports
+# nothing of the miner).
+MODEL_FORMATS = (
+    "auto",
+    "hermes",
+    "pythonic",
+    "json",
+    "codeact",
+    "qwen3_coder",
+    "llama3",
+    "llama4",
+    "mistral",
+    "deepseek",
+    "deepseek_dsml",
+    "kimi",
+    "glm",
+    "gemma4",
+    "harmony",
+)
 # The networks where any stranger publishes axons: validators there query public addresses only.
 PUBLIC_NETWORKS = frozenset({"finney", "test"})
 T = TypeVar("T")
@@ -621,9 +640,9 @@ FLAGS: tuple[Flag, ...] = (
     ),
     Flag(
         "model.format",
-        "Tool-call output format of the model.",
-        _choice("auto", "hermes", "pythonic", "json", "codeact"),
-        metavar="{auto,hermes,pythonic,json,codeact}",
+        "Tool-call output format of the model (auto: the one its chat template shows; docs/miner.md).",
+        _choice(*MODEL_FORMATS),
+        metavar="FORMAT",
     ),
     Flag("model.device", "auto, cpu, mps, cuda or cuda:N.", _device, metavar="DEV"),
     Flag(

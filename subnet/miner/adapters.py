@@ -1,6 +1,8 @@
 """Output adapters: how to prompt a model for tool calls in its family's format, and how to read it.
 
-One adapter per format (hermes, pythonic, json, codeact), kept in `ADAPTERS`. An adapter says
+One adapter per format (hermes, pythonic, json, codeact, and the native markup of each open
+model family: qwen3_coder, llama3, llama4, mistral, deepseek, deepseek_dsml, kimi, glm, harmony,
+gemma4), kept in `ADAPTERS`. An adapter says
 - how to describe the tools when the model's chat template cannot take ``tools=`` itself
   (a system prompt of our own, in the family's idiom),
 - how earlier assistant calls and tool results are written back into a text-only history,
@@ -21,12 +23,14 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from scoring import Call, DecodeError, decode, render, to_openai_tool_calls
+from scoring.decoding import first_marker
+from scoring.native import drop_reasoning, harmony_final_text
 
 # Reasoning blocks some models write before answering; never part of the answer.
 _THINK_BLOCK = re.compile(r"<think>.*?(?:</think>|$)", re.DOTALL)
-# Markers engines and templates put around a call list (Mistral, Llama 3.1's ipython turn);
-# stripped whatever the format, since an openai-backend engine's text can carry any of them.
-_CALL_MARKERS = re.compile(r"\[TOOL_CALLS\]|<\|python_tag\|>|<\|eom_id\|>|<\|eot_id\|>")
+# Llama's end-of-message tokens, which an engine's text can carry after a call whatever the
+# format; the call markers themselves are read by scoring.decode.
+_CALL_MARKERS = re.compile(r"<\|eom_id\|>|<\|eot_id\|>")
 
 
 def _functions(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -93,22 +97,34 @@ class OutputAdapter:
         """The start of an answer that must call `function_name` (None: any function)."""
         raise NotImplementedError
 
+    # Whether the model's special tokens must be kept when its answer is decoded to text: the
+    # native formats of several families are special tokens (Kimi's <|tool_call_begin|>, Llama's
+    # <|python_tag|>), which a tokenizer's skip_special_tokens would silently remove.
+    keeps_special_tokens: ClassVar[bool] = False
+
     def clean(self, text: str) -> str:
         """The answer with what is not part of it (reasoning blocks) taken out, before decoding."""
-        return _CALL_MARKERS.sub("", _THINK_BLOCK.sub("", text)).strip()
+        return _CALL_MARKERS.sub("", drop_reasoning(_THINK_BLOCK.sub("", text))).strip()
 
-    def read(self, text: str, *, allow_calls: bool = True) -> ReadAnswer:
-        """Model text -> tool calls (via scoring.decode) or content. Nothing is executed."""
+    def content_of(self, cleaned: str) -> str:
+        """What the answer says in words when it holds no call (markup taken out)."""
+        return cleaned
+
+    def read(self, text: str, *, allow_calls: bool = True, tools: Any = None) -> ReadAnswer:
+        """Model text -> tool calls (via scoring.decode; ``tools`` type the values some families
+        write as text) and the text before them as content, or only content. Nothing is executed."""
         cleaned = self.clean(text)
         if allow_calls and cleaned:
             try:
-                calls = decode(cleaned)
+                calls = decode(cleaned, tools=tools)
             except DecodeError:
                 calls = []
             calls = [call for call in calls if call.name]
             if calls:
-                return ReadAnswer(tool_calls=list(to_openai_tool_calls(calls)), content=None)
-        return ReadAnswer(tool_calls=None, content=cleaned)
+                found = first_marker(cleaned)
+                before = cleaned[: found[0]].strip() if found is not None else ""
+                return ReadAnswer(tool_calls=list(to_openai_tool_calls(calls)), content=before or None)
+        return ReadAnswer(tool_calls=None, content=self.content_of(cleaned))
 
 
 class HermesAdapter(OutputAdapter):
@@ -215,6 +231,65 @@ class CodeActAdapter(OutputAdapter):
         return cleaned
 
 
+class NativeFamilyAdapter(OutputAdapter):
+    """A model family whose chat template teaches its own call markup (the table in docs/miner.md).
+
+    Its answers are read by scoring.decode, which knows every family's markup; what an adapter
+    adds is the start of a forced call, and a prompt in the family's idiom for the rare template
+    that cannot render tools itself.
+    """
+
+    keeps_special_tokens = True
+
+    def __init__(self, name: str, forced: tuple[str, str]) -> None:
+        self.name = name  # type: ignore[misc]
+        self._forced_any, self._forced_named = forced
+
+    def system_prompt(self, tools: list[dict[str, Any]]) -> str:
+        listing = "\n".join(json.dumps(tool, ensure_ascii=False) for tool in tools)
+        example = render([Call("function_name", {"parameter": "value"})], self.name)
+        return (
+            "You may call functions to answer the user. The functions, as JSON schemas:\n"
+            f"{listing}\n"
+            f"To call a function, write:\n{example}\n"
+            "Take argument values from the user's words; do not invent them. If no function fits the "
+            "request, or a required argument is missing, answer in plain text and call nothing."
+        )
+
+    def render_calls(self, calls: list[tuple[str, Any]]) -> str:
+        return str(render([Call(n, a if isinstance(a, dict) else {}) for n, a in calls], self.name))
+
+    def forced_prefix(self, function_name: str | None) -> str:
+        if function_name is None:
+            return self._forced_any
+        return self._forced_any + self._forced_named.format(name=function_name)
+
+
+class HarmonyAdapter(NativeFamilyAdapter):
+    """gpt-oss: an answer without a call is its final channel's text, not the markup."""
+
+    def content_of(self, cleaned: str) -> str:
+        final = harmony_final_text(cleaned)
+        return cleaned if final is None else final.strip()
+
+
+# name, the start of a forced call, and its continuation naming the function.
+_NATIVE_FAMILIES: tuple[tuple[str, tuple[str, str]], ...] = (
+    ("qwen3_coder", ("<tool_call>\n<function=", "{name}>\n")),
+    ("llama3", ('<|python_tag|>{"name": "', '{name}", "parameters": ')),
+    ("llama4", ("<|python_start|>[", "{name}(")),
+    ("mistral", ("[TOOL_CALLS]", "{name}[ARGS]")),
+    ("deepseek", ("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>", "{name}<｜tool▁sep｜>")),
+    ("deepseek_dsml", ('<｜DSML｜function_calls>\n<｜DSML｜invoke name="', '{name}">\n')),
+    (
+        "kimi",
+        ("<|tool_calls_section_begin|><|tool_call_begin|>functions.", "{name}:0<|tool_call_argument_begin|>"),
+    ),
+    ("glm", ("<tool_call>", "{name}\n")),
+    ("gemma4", ("<|tool_call>call:", "{name}{{")),
+)
+
+
 _JSON_TO_PYTHON = {
     "string": "str",
     "integer": "int",
@@ -255,16 +330,44 @@ def _python_signature(function: dict[str, Any]) -> str:
 
 
 ADAPTERS: dict[str, OutputAdapter] = {
-    adapter.name: adapter for adapter in (HermesAdapter(), PythonicAdapter(), JsonAdapter(), CodeActAdapter())
+    adapter.name: adapter
+    for adapter in (
+        HermesAdapter(),
+        PythonicAdapter(),
+        JsonAdapter(),
+        CodeActAdapter(),
+        *(NativeFamilyAdapter(name, forced) for name, forced in _NATIVE_FAMILIES),
+        HarmonyAdapter(
+            "harmony", ("<|channel|>commentary to=functions.", "{name} <|constrain|>json<|message|>")
+        ),
+    )
 }
 
 FORMATS = ("auto", *ADAPTERS)
 
 # Template fingerprints -> the format the template's model was trained on; the first match wins.
+# The most specific markup first: Qwen3-Coder's and GLM's templates also write <tool_call>.
 _TEMPLATE_FINGERPRINTS: tuple[tuple[Callable[[str], bool], str], ...] = (
+    (lambda template: "｜DSML｜" in template, "deepseek_dsml"),
+    (lambda template: "tool▁call▁begin" in template or "tool▁calls▁begin" in template, "deepseek"),
+    (
+        lambda template: (
+            "<|tool_call_argument_begin|>" in template or "<|tool_calls_section_begin|>" in template
+        ),
+        "kimi",
+    ),
+    (lambda template: "<arg_key>" in template, "glm"),
+    (lambda template: "<function=" in template and "<parameter=" in template, "qwen3_coder"),
+    (
+        lambda template: "<|channel|>" in template and ("to=functions" in template or "<|call|>" in template),
+        "harmony",
+    ),
+    (lambda template: "<|tool_call>" in template, "gemma4"),
+    (lambda template: "<|python_start|>" in template, "llama4"),
+    (lambda template: "<|python_tag|>" in template, "llama3"),
+    (lambda template: '"parameters": dictionary of argument name' in template, "llama3"),
+    (lambda template: "[TOOL_CALLS]" in template, "mistral"),
     (lambda template: "<tool_call>" in template, "hermes"),
-    (lambda template: "[TOOL_CALLS]" in template, "json"),
-    (lambda template: '"parameters": dictionary of argument name' in template, "json"),
     (lambda template: "func_name1(" in template or "[func_name(" in template, "pythonic"),
     (lambda template: "<execute>" in template or "```python" in template, "codeact"),
 )

@@ -113,7 +113,7 @@ class OpenAIBackend:
             error_kind = BadModelRequest if status in _REFUSED_CONTENT else ModelError
             raise error_kind(f"the model engine refused the request with HTTP {status}: {_snippet(body)}")
         try:
-            result = self._read(body)
+            result = self._read(body, request.tools)
         except ModelError as error:
             raise self._failed(error) from None
         if self._outage is not None:
@@ -127,7 +127,7 @@ class OpenAIBackend:
         self._outage = error.message
         return error
 
-    def _read(self, body: bytes) -> GenerationResult:
+    def _read(self, body: bytes, tools: list[dict[str, Any]]) -> GenerationResult:
         if len(body) > _MAX_ENGINE_BODY:
             raise EngineUnavailable("the model engine's answer is too large")
         try:
@@ -154,7 +154,7 @@ class OpenAIBackend:
             )
         text = message.get("content") or ""
         text = text if isinstance(text, str) else json.dumps(text)
-        answer = self.adapter.read(text)
+        answer = self.adapter.read(text, tools=tools)
         return GenerationResult(
             tool_calls=answer.tool_calls,
             content=answer.content,

@@ -79,6 +79,7 @@ class Prompt:
     allow_calls: bool
     choices: tuple[str, ...] = ()
     native: bool = False  # the chat template rendered the tools itself
+    tools: tuple[dict[str, Any], ...] = ()  # offered, to type the values some families write as text
 
 
 def build_prompt(
@@ -118,7 +119,12 @@ def build_prompt(
         names = [str(tool.get("function", tool).get("name", "")) for tool in tools]
         choices = tuple(adapter.forced_prefix(name)[len(prefix) :] for name in names if name)
     return Prompt(
-        text=str(text) + prefix, prefix=prefix, allow_calls=bool(tools), choices=choices, native=native
+        text=str(text) + prefix,
+        prefix=prefix,
+        allow_calls=bool(tools),
+        choices=choices,
+        native=native,
+        tools=tuple(tools),
     )
 
 
@@ -687,8 +693,9 @@ class TransformersBackend:
         eos = set(self._eos_ids())
         stop = next((position for position, token in enumerate(new_tokens) if token in eos), None)
         kept = new_tokens if stop is None else new_tokens[:stop]
-        text = prompt.prefix + self.tokenizer.decode(kept, skip_special_tokens=True)
-        answer = self.adapter.read(text, allow_calls=prompt.allow_calls)
+        skip_special = not self.adapter.keeps_special_tokens
+        text = prompt.prefix + self.tokenizer.decode(kept, skip_special_tokens=skip_special)
+        answer = self.adapter.read(text, allow_calls=prompt.allow_calls, tools=list(prompt.tools))
         if guided and answer.tool_calls:
             # A small model under the guide tends to repeat its call word for word where the
             # format allows several; the repeats are never meant, keep each call once.

@@ -7,9 +7,11 @@ from typing import Any
 
 import pytest
 
+from scoring import Call, render
 from subnet.miner.adapters import (
     ADAPTERS,
     DEFAULT_FORMAT,
+    FORMATS,
     forced_function,
     format_for_template,
     native_format,
@@ -158,11 +160,11 @@ def test_tool_choice_none_keeps_calls_as_text() -> None:
     ("template", "expected"),
     [
         ("{% for tool in tools %}{{ tool | tojson }}{% endfor %}<tool_call>", "hermes"),
-        ("[TOOL_CALLS] {{ tools }}", "json"),
+        ("[TOOL_CALLS] {{ tools }}", "mistral"),
         (
             'Respond in the format {"name": function name, '
             '"parameters": dictionary of argument name and its value}',
-            "json",
+            "llama3",
         ),
         ("you MUST put it in the format of [func_name1(params_name1=params_value1)]", "pythonic"),
         ("Wrap code in <execute> tags", "codeact"),
@@ -193,7 +195,7 @@ def test_system_prompt_describes_every_tool_and_the_answer_form(fmt: str) -> Non
         "pythonic": "[func_name(",
         "json": '"arguments"',
         "codeact": "```python",
-    }[fmt]
+    }.get(fmt, ADAPTERS[fmt].forced_prefix(None))  # a native family shows its own call's start
     assert marker in prompt
 
 
@@ -205,6 +207,18 @@ def test_a_forced_answer_completed_by_the_model_reads_back(fmt: str) -> None:
         "pythonic": 'city="Paris")]',
         "json": '{"city": "Paris"}}',
         "codeact": 'city="Paris")\n```',
+        "qwen3_coder": "<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>",
+        "llama3": '{"city": "Paris"}}',
+        "llama4": 'city="Paris")]<|python_end|>',
+        "mistral": '{"city": "Paris"}',
+        "deepseek": '{"city": "Paris"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+        "deepseek_dsml": (
+            '<｜DSML｜parameter name="city" string="true">Paris</｜DSML｜parameter>\n</｜DSML｜invoke>'
+        ),
+        "kimi": '{"city": "Paris"}<|tool_call_end|><|tool_calls_section_end|>',
+        "glm": "<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>",
+        "gemma4": 'city:<|"|>Paris<|"|>}<tool_call|>',
+        "harmony": '{"city": "Paris"}<|call|>',
     }
     adapter = ADAPTERS[fmt]
     answer = adapter.read(adapter.forced_prefix("get_weather") + completions[fmt])
@@ -271,3 +285,103 @@ def test_native_history_gives_templates_argument_objects() -> None:
 def test_engine_markers_are_read_whatever_the_format(fmt: str) -> None:
     text = '[TOOL_CALLS] [{"name": "get_weather", "arguments": {"city": "Paris"}}]'
     assert _calls(ADAPTERS[fmt].read(text).tool_calls) == [("get_weather", {"city": "Paris"})]
+
+
+# --- the native markup of every open model family -------------------------------------------------
+
+# Excerpts of each family's chat template: the part that renders an assistant's tool calls (and
+# the tools), written from the family's documented format.
+FAMILY_TEMPLATES = {
+    "hermes": (
+        "<tools>{% for tool in tools %}{{ tool | tojson }}{% endfor %}</tools> For each function call, "
+        'return <tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>'
+    ),
+    "qwen3_coder": (
+        "{% for tc in message.tool_calls %}<tool_call>\n<function={{ tc.function.name }}>\n"
+        "{% for k, v in tc.function.arguments.items() %}<parameter={{ k }}>\n{{ v }}\n</parameter>\n"
+        "{% endfor %}</function>\n</tool_call>{% endfor %}"
+    ),
+    "glm": (
+        "{% for tc in m.tool_calls %}<tool_call>{{ tc.function.name }}\n{% for k, v in tc.function.arguments"
+        ".items() %}<arg_key>{{ k }}</arg_key>\n<arg_value>{{ v }}</arg_value>\n{% endfor %}"
+        "</tool_call>{% endfor %}"
+    ),
+    "kimi": (
+        "<|tool_calls_section_begin|>{% for tc in message.tool_calls %}<|tool_call_begin|>{{ tc.id }}"
+        "<|tool_call_argument_begin|>{{ tc.function.arguments }}<|tool_call_end|>{% endfor %}"
+        "<|tool_calls_section_end|>"
+    ),
+    "deepseek": (
+        "{{'<｜Assistant｜><｜tool▁calls▁begin｜><｜tool▁call▁begin｜>' + tool['function']['name'] + "
+        "'<｜tool▁sep｜>' + tool['function']['arguments'] + '<｜tool▁call▁end｜>'}}"
+    ),
+    "deepseek_dsml": (
+        '<｜DSML｜function_calls>{% for tc in tool_calls %}<｜DSML｜invoke name="{{ tc.name }}">'
+        '{% for k, v in tc.arguments.items() %}<｜DSML｜parameter name="{{ k }}" string="true">{{ v }}'
+        "</｜DSML｜parameter>{% endfor %}</｜DSML｜invoke>{% endfor %}</｜DSML｜function_calls>"
+    ),
+    "harmony": (
+        "{{- '<|start|>assistant to=functions.' + tool_call.name + '<|channel|>commentary json<|message|>' "
+        "+ tool_call.arguments|tojson + '<|call|>' }}{{- '<|start|>assistant<|channel|>final<|message|>' }}"
+    ),
+    "gemma4": (
+        "{% for tc in message.tool_calls %}<|tool_call>call:{{ tc.function.name }}{...}<tool_call|>"
+        "{% endfor %}"
+    ),
+    "llama4": (
+        "<|python_start|>{% for tc in message.tool_calls %}{{ tc.function.name }}(...){% endfor %}"
+        "<|python_end|>"
+    ),
+    "llama3": "Environment: ipython\n{{- '<|python_tag|>' + tool_call.name + '.call(' }}",
+    "mistral": (
+        "[AVAILABLE_TOOLS]{{ tools|tojson }}[/AVAILABLE_TOOLS]{% for tc in tool_calls %}"
+        "[TOOL_CALLS]{{ tc.name }}[ARGS]{{ tc.arguments }}{% endfor %}"
+    ),
+}
+
+
+@pytest.mark.parametrize("family", list(FAMILY_TEMPLATES))
+def test_auto_picks_each_familys_format_from_its_template(family: str) -> None:
+    assert native_format(FAMILY_TEMPLATES[family]) == family
+    assert format_for_template("auto", FAMILY_TEMPLATES[family]).name == family
+
+
+NATIVE = [name for name in ADAPTERS if name not in ("hermes", "pythonic", "json", "codeact")]
+READ_TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+    "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}}}]  # fmt: skip
+
+
+@pytest.mark.parametrize("family", NATIVE)
+def test_each_family_answer_becomes_tool_calls_and_its_words_content(family: str) -> None:
+    call = render([Call("get_weather", {"city": "Paris", "days": 3})], family)
+    text = f"<think>The weather tool fits.</think>\nLet me look that up.\n{call}"
+    answer = ADAPTERS[family].read(text, tools=READ_TOOLS)
+    assert answer.tool_calls is not None
+    assert [(c["function"]["name"], json.loads(c["function"]["arguments"])) for c in answer.tool_calls] == [
+        ("get_weather", {"city": "Paris", "days": 3})
+    ]
+    assert answer.content == "Let me look that up."  # no marker, no reasoning
+
+
+@pytest.mark.parametrize("family", NATIVE)
+def test_a_forced_call_starts_as_the_family_writes_one(family: str) -> None:
+    adapter = ADAPTERS[family]
+    rendered = str(render([Call("get_weather", {"city": "Paris"})], family))
+    assert rendered.startswith(adapter.forced_prefix("get_weather"))
+    assert adapter.forced_prefix("get_weather").startswith(adapter.forced_prefix(None))
+    assert adapter.keeps_special_tokens
+
+
+def test_a_harmony_answer_without_a_call_is_its_final_text() -> None:
+    text = (
+        "<|channel|>analysis<|message|>Nothing fits.<|end|>"
+        "<|start|>assistant<|channel|>final<|message|>I cannot do that.<|return|>"
+    )
+    answer = ADAPTERS["harmony"].read(text, tools=READ_TOOLS)
+    assert (answer.tool_calls, answer.content) == (None, "I cannot do that.")
+
+
+def test_the_flag_offers_every_adapter() -> None:
+    from subnet.config import MODEL_FORMATS
+
+    assert MODEL_FORMATS == FORMATS
