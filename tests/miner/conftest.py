@@ -61,14 +61,17 @@ def _corpus(rng: random.Random) -> list[str]:
     return lines
 
 
-def build_tiny_model(folder: Path, chat_template: str = TINY_CHAT_TEMPLATE, seed: int = 0) -> Path:
-    """A 2-layer, 32-wide Llama and a BPE tokenizer trained on a small corpus, saved in `folder`."""
+def build_tiny_model(
+    folder: Path, chat_template: str = TINY_CHAT_TEMPLATE, seed: int = 0, extra_specials: tuple[str, ...] = ()
+) -> Path:
+    """A 2-layer, 32-wide Llama and a BPE tokenizer trained on a small corpus, saved in `folder`.
+    ``extra_specials``: more special tokens (a model family's call markers)."""
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
     rng = random.Random(seed)
-    specials = ["<pad>", "<|im_start|>", "<|im_end|>"]
+    specials = ["<pad>", "<|im_start|>", "<|im_end|>", *extra_specials]
     tokenizer = Tokenizer(models.BPE(unk_token=None))
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tokenizer.decoder = decoders.ByteLevel()
@@ -155,3 +158,10 @@ async def serve_engine() -> AsyncIterator[Callable[[ChatHandler], Awaitable[str]
     yield serve
     for runner in runners:
         await runner.cleanup()
+
+
+@pytest.fixture(scope="session")
+def tiny_model_builder() -> Callable[..., Path]:
+    """`build_tiny_model` itself, for a test that needs its own template or special tokens
+    (test modules cannot import conftest under importlib mode)."""
+    return build_tiny_model
