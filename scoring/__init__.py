@@ -7,7 +7,13 @@ Public API::
     verdict = check(output, functions, possible_answer, category)
     verdict.valid, verdict.error_type, verdict.score, verdict.components
 
-``decode`` never executes anything from the output and bounds its work (:class:`Limits`: 64 KiB,
+``decode`` reads the native tool-call markup of every major open model family too (Qwen3 /
+Hermes, Qwen3-Coder XML, Llama 3 and 4, Mistral, DeepSeek V3-V4 and DSML, Kimi K2, GLM-4.5+,
+gpt-oss Harmony, Gemma 4; :mod:`scoring.native`), drops reasoning (``<think>``, ``[THINK]``,
+Harmony's analysis channel) first, and keeps the complete calls of an answer cut off in its
+last call. ``decode(output, tools=functions)`` types the values that some families write as text
+by the offered schema (``check`` passes its functions). ``decode`` never executes anything from
+the output and bounds its work (:class:`Limits`: 64 KiB,
 nesting depth 32, 64 calls, 1,024 syntax items by default); whatever it cannot read is a
 :class:`DecodeError`. ``check`` gives BFCL v4's AST-checker verdict and error type
 (``simple_function_checker:wrong_func_name``, ``type_error:simple``, ...; see SCORING.md).
