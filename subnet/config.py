@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
+from scoring.rendering import NATIVE_FORMATS
+
 if TYPE_CHECKING:
     import bittensor as bt
 
@@ -38,25 +40,9 @@ USER_ERROR_EXIT_CODE = 2
 # Sections whose environment variables follow bittensor's long-standing BT_<SECTION>_<NAME>.
 _BITTENSOR_SECTIONS = frozenset({"subtensor", "wallet", "axon", "logging"})
 NETWORK_NAMES = ("finney", "test", "local", "dev")
-# --model.format: subnet.miner.adapters.FORMATS (a test keeps the two the same; config imports
-# nothing of the miner).
-MODEL_FORMATS = (
-    "auto",
-    "hermes",
-    "pythonic",
-    "json",
-    "codeact",
-    "qwen3_coder",
-    "llama3",
-    "llama4",
-    "mistral",
-    "deepseek",
-    "deepseek_dsml",
-    "kimi",
-    "glm",
-    "gemma4",
-    "harmony",
-)
+# --model.format: the adapters' formats (subnet.miner.adapters.FORMATS; a test keeps the two the
+# same). The native families' names come from the scoring package, which config may import.
+MODEL_FORMATS = ("auto", "hermes", "pythonic", "json", "codeact", *NATIVE_FORMATS)
 # The networks where any stranger publishes axons: validators there query public addresses only.
 PUBLIC_NETWORKS = frozenset({"finney", "test"})
 T = TypeVar("T")

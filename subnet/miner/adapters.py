@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from scoring import Call, DecodeError, decode, render, to_openai_tool_calls
+from scoring import NATIVE_FORMATS, Call, DecodeError, decode, render, to_openai_tool_calls
 from scoring.decoding import first_marker
 from scoring.native import drop_reasoning, harmony_final_text
 
@@ -273,21 +273,27 @@ class HarmonyAdapter(NativeFamilyAdapter):
         return cleaned if final is None else final.strip()
 
 
-# name, the start of a forced call, and its continuation naming the function.
-_NATIVE_FAMILIES: tuple[tuple[str, tuple[str, str]], ...] = (
-    ("qwen3_coder", ("<tool_call>\n<function=", "{name}>\n")),
-    ("llama3", ('<|python_tag|>{"name": "', '{name}", "parameters": ')),
-    ("llama4", ("<|python_start|>[", "{name}(")),
-    ("mistral", ("[TOOL_CALLS]", "{name}[ARGS]")),
-    ("deepseek", ("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>", "{name}<｜tool▁sep｜>")),
-    ("deepseek_dsml", ('<｜DSML｜function_calls>\n<｜DSML｜invoke name="', '{name}">\n')),
-    (
-        "kimi",
-        ("<|tool_calls_section_begin|><|tool_call_begin|>functions.", "{name}:0<|tool_call_argument_begin|>"),
+# The start of a forced call in each family's markup, and its continuation naming the function.
+_FORCED_CALL_STARTS: dict[str, tuple[str, str]] = {
+    "qwen3_coder": ("<tool_call>\n<function=", "{name}>\n"),
+    "llama3": ('<|python_tag|>{"name": "', '{name}", "parameters": '),
+    "llama4": ("<|python_start|>[", "{name}("),
+    "mistral": ("[TOOL_CALLS]", "{name}[ARGS]"),
+    "deepseek": ("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>", "{name}<｜tool▁sep｜>"),
+    "deepseek_dsml": ('<｜DSML｜function_calls>\n<｜DSML｜invoke name="', '{name}">\n'),
+    "kimi": (
+        "<|tool_calls_section_begin|><|tool_call_begin|>functions.",
+        "{name}:0<|tool_call_argument_begin|>",
     ),
-    ("glm", ("<tool_call>", "{name}\n")),
-    ("gemma4", ("<|tool_call>call:", "{name}{{")),
-)
+    "glm": ("<tool_call>", "{name}\n"),
+    "harmony": ("<|channel|>commentary to=functions.", "{name} <|constrain|>json<|message|>"),
+    "gemma4": ("<|tool_call>call:", "{name}{{"),
+}
+
+
+def _native_adapter(name: str) -> NativeFamilyAdapter:
+    forced = _FORCED_CALL_STARTS[name]
+    return HarmonyAdapter(name, forced) if name == "harmony" else NativeFamilyAdapter(name, forced)
 
 
 _JSON_TO_PYTHON = {
@@ -336,10 +342,7 @@ ADAPTERS: dict[str, OutputAdapter] = {
         PythonicAdapter(),
         JsonAdapter(),
         CodeActAdapter(),
-        *(NativeFamilyAdapter(name, forced) for name, forced in _NATIVE_FAMILIES),
-        HarmonyAdapter(
-            "harmony", ("<|channel|>commentary to=functions.", "{name} <|constrain|>json<|message|>")
-        ),
+        *(_native_adapter(name) for name in NATIVE_FORMATS),
     )
 }
 
