@@ -566,6 +566,32 @@ def first_marker(text: str) -> tuple[int, EmbeddedReader] | None:
     return None if chosen is None else (first_position, chosen)
 
 
+_CLOSERS = {_TOOL_CALL: _TOOL_CALL_END, "```": "```", "<execute>": "</execute>"}
+
+
+def markup_span(text: str, limits: Limits = DEFAULT_LIMITS) -> tuple[int, int] | None:
+    """Where the call markup of a text starts and ends (the text around it is the answer's
+    words), or None when it holds no marker. For the miner's answers, not for scoring."""
+    first_position = len(text)
+    chosen = None
+    for marker, _ in _EMBEDDED + (_NATIVE if _has_native_marker(text) else ()):
+        position = text.find(marker, 0, first_position)
+        if 0 <= position < first_position:
+            first_position, chosen = position, marker
+    if chosen is None:
+        return None
+    closer = _CLOSERS.get(chosen)
+    if closer is not None:
+        last = text.rfind(closer)
+        return first_position, (len(text) if last <= first_position else last + len(closer))
+    reader = dict(NATIVE_MARKERS)[chosen]
+    try:
+        end = reader(text, first_position, limits, NO_SCHEMAS).end
+    except DecodeError:
+        end = len(text)
+    return first_position, max(end, first_position)
+
+
 def _embedded_calls(
     text: str, limits: Limits, first_error: DecodeError | None, schemas: Schemas = NO_SCHEMAS
 ) -> list[Call]:

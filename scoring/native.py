@@ -470,6 +470,9 @@ def read_dsml(text: str, at: int, limits: Limits, schemas: Schemas) -> Reading:
         calls.append(make_call(name, arguments))
         _count(calls, limits)
         end = close + len("</｜DSML｜invoke>")
+    closing = text.find("</｜DSML｜function_calls>", end)
+    if calls and closing >= 0 and not text[end:closing].strip():
+        end = closing + len("</｜DSML｜function_calls>")
     return Reading(calls, at, end)
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from scoring import NATIVE_FORMATS, Call, DecodeError, decode, render, to_openai_tool_calls
-from scoring.decoding import first_marker
+from scoring.decoding import markup_span
 from scoring.native import drop_reasoning, harmony_final_text
 
 # Reasoning blocks some models write before answering; never part of the answer.
@@ -112,7 +112,7 @@ class OutputAdapter:
 
     def read(self, text: str, *, allow_calls: bool = True, tools: Any = None) -> ReadAnswer:
         """Model text -> tool calls (via scoring.decode; ``tools`` type the values some families
-        write as text) and the text before them as content, or only content. Nothing is executed."""
+        write as text) and the words around them as content, or only content. Nothing is executed."""
         cleaned = self.clean(text)
         if allow_calls and cleaned:
             try:
@@ -121,9 +121,9 @@ class OutputAdapter:
                 calls = []
             calls = [call for call in calls if call.name]
             if calls:
-                found = first_marker(cleaned)
-                before = cleaned[: found[0]].strip() if found is not None else ""
-                return ReadAnswer(tool_calls=list(to_openai_tool_calls(calls)), content=before or None)
+                span = markup_span(cleaned)
+                words = f"{cleaned[: span[0]].strip()}\n{cleaned[span[1] :].strip()}".strip() if span else ""
+                return ReadAnswer(tool_calls=list(to_openai_tool_calls(calls)), content=words or None)
         return ReadAnswer(tool_calls=None, content=self.content_of(cleaned))
 
 

@@ -354,13 +354,13 @@ READ_TOOLS = [{"type": "function", "function": {"name": "get_weather", "paramete
 @pytest.mark.parametrize("family", NATIVE)
 def test_each_family_answer_becomes_tool_calls_and_its_words_content(family: str) -> None:
     call = render([Call("get_weather", {"city": "Paris", "days": 3})], family)
-    text = f"<think>The weather tool fits.</think>\nLet me look that up.\n{call}"
+    text = f"<think>The weather tool fits.</think>\nLet me look that up.\n{call}\nBack soon."
     answer = ADAPTERS[family].read(text, tools=READ_TOOLS)
     assert answer.tool_calls is not None
     assert [(c["function"]["name"], json.loads(c["function"]["arguments"])) for c in answer.tool_calls] == [
         ("get_weather", {"city": "Paris", "days": 3})
     ]
-    assert answer.content == "Let me look that up."  # no marker, no reasoning
+    assert answer.content == "Let me look that up.\nBack soon."  # no marker, no reasoning
 
 
 @pytest.mark.parametrize("family", NATIVE)
