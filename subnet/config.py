@@ -255,6 +255,13 @@ def _host_names(text: str) -> tuple[str, ...]:
     return names
 
 
+def _env_name(text: str) -> str:
+    value = text.strip()
+    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,127}", value):
+        return value
+    raise ValueError(f"expected the name of an environment variable (letters, digits, _), got {text!r}")
+
+
 def _hotkeys(text: str) -> tuple[str, ...]:
     from bittensor.wallets import is_bittensor_address
 
@@ -358,7 +365,11 @@ class ModelSettings:
     prefix_cache_tokens: int = 4096
     base_url: str | None = None
     name: str | None = None
-    timeout: float = 60.0
+    # Seconds the miner gives an answer (the engine's request, the handler's deadline): below
+    # the validators' --query.timeout (30 s), so that a validator gets an answer or the miner's
+    # refusal before it stops waiting.
+    timeout: float = 25.0
+    api_key_env: str | None = None  # the environment variable holding the engine's API key
 
 
 @dataclass(frozen=True)
@@ -664,7 +675,19 @@ FLAGS: tuple[Flag, ...] = (
     ),
     Flag("model.base_url", "OpenAI-compatible engine URL (openai backend).", _http_url, metavar="URL"),
     Flag("model.name", "Model name sent to the engine / reported to callers.", _text, metavar="NAME"),
-    Flag("model.timeout", "Seconds an engine request may take (openai backend).", _POSITIVE, metavar="S"),
+    Flag(
+        "model.timeout",
+        "Seconds the miner gives one answer (keep it below the validators' --query.timeout).",
+        _POSITIVE,
+        metavar="S",
+    ),
+    Flag(
+        "model.api_key_env",
+        "Environment variable that holds the engine's API key (openai backend; the key itself is "
+        "never a flag or a log line).",
+        _env_name,
+        metavar="NAME",
+    ),
     # miner: auth and limits (issue 5)
     Flag(
         "blacklist.min_stake", "Least stake a validator needs to be served.", _NON_NEGATIVE, metavar="STAKE"
@@ -913,6 +936,14 @@ def _check(settings: Any) -> None:
     model: ModelSettings | None = getattr(settings, "model", None)
     if model is not None and model.backend == "openai" and model.base_url is None:
         raise ConfigError("--model.backend openai needs --model.base_url (the engine's http:// URL)")
+    if model is not None and model.backend == "openai" and model.guided != "off":
+        raise ConfigError(
+            f"--model.guided {model.guided} guides the transformers backend's own decoding; an "
+            "openai-backend engine decodes by itself (vLLM and SGLang read tool calls with their "
+            "--tool-call-parser): drop --model.guided or use --model.backend transformers"
+        )
+    if model is not None and model.api_key_env is not None and model.backend != "openai":
+        raise ConfigError("--model.api_key_env is for --model.backend openai (the engine's API key)")
     logging_settings: LoggingSettings = settings.logging
     if logging_settings.logging_dir is not None and logging_settings.logging_dir.is_file():
         raise ConfigError(f"--logging.logging_dir {logging_settings.logging_dir} is a file, not a directory")

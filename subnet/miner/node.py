@@ -56,6 +56,9 @@ def server_policy(settings: MinerSettings) -> ServerPolicy:
         per_caller_max_in_flight=settings.limits.per_caller_concurrency,
         per_caller_rate=settings.limits.per_caller_rate,
         per_caller_burst=settings.limits.per_caller_burst,
+        # The handler gives up a little after the model's own deadline, still before the
+        # validators' (see --model.timeout).
+        handler_timeout_s=settings.model.timeout + 2.0,
         head_timeout_s=settings.limits.head_timeout,
         per_ip_max_connections=settings.limits.per_ip_connections,
         max_connections=settings.limits.max_connections,

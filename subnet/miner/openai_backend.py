@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from typing import Any
 
 import aiohttp
@@ -61,9 +62,20 @@ class OpenAIBackend:
         self._outage: str | None = None  # what went wrong, while the engine is failing
 
     async def start(self) -> None:
+        headers = {}
+        name = self.options.api_key_env
+        if name is not None:
+            key = os.environ.get(name, "")
+            if not key:
+                raise ModelLoadError(
+                    f"--model.api_key_env {name}: the environment variable {name} is not set or empty; "
+                    "export it with the engine's API key before starting the miner"
+                )
+            headers["Authorization"] = f"Bearer {key}"
         self._session = aiohttp.ClientSession(
             timeout=aiohttp.ClientTimeout(total=self.options.timeout),
             connector=aiohttp.TCPConnector(limit=64),
+            headers=headers,
         )
 
     async def close(self) -> None:
@@ -110,6 +122,14 @@ class OpenAIBackend:
             # The engine refused this request (not an outage): that request's problem only. A
             # refusal of its content is the caller's fault (400); others (401, 404: the engine's
             # key or model name) are the miner's set-up (500).
+            if status in (401, 403):
+                key = f"the key in ${self.options.api_key_env}" if self.options.api_key_env else "no API key"
+                raise self._failed(
+                    ModelError(
+                        f"the model engine refused {key} (HTTP {status}); give the engine's key with "
+                        "--model.api_key_env NAME"
+                    )
+                )
             error_kind = BadModelRequest if status in _REFUSED_CONTENT else ModelError
             raise error_kind(f"the model engine refused the request with HTTP {status}: {_snippet(body)}")
         try:

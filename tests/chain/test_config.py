@@ -60,11 +60,12 @@ SAMPLES: dict[str, tuple[str | None, Any]] = {
     "model.batch_wait_ms": ("25", 25.0),
     "model.max_batch": ("16", 16),
     "model.max_new_tokens": ("512", 512),
-    "model.guided": ("on", "on"),
+    "model.guided": ("off", "off"),  # guided modes are for the transformers backend; the rest is openai
     "model.prefix_cache_tokens": ("0", 0),
     "model.base_url": ("http://127.0.0.1:8000/v1/", "http://127.0.0.1:8000/v1"),
     "model.name": ("qwen", "qwen"),
     "model.timeout": ("12", 12.0),
+    "model.api_key_env": ("ENGINE_KEY", "ENGINE_KEY"),
     "blacklist.min_stake": ("0", 0.0),
     "blacklist.hotkeys": (f"{HOTKEY_A}, {HOTKEY_B}", (HOTKEY_A, HOTKEY_B)),
     "whitelist.hotkeys": (HOTKEY_B, (HOTKEY_B,)),
@@ -387,3 +388,27 @@ def test_docs_table_is_current() -> None:
     )
     for flag in FLAGS:
         assert f"`{flag.option}" in text and flag.env in text
+
+
+@pytest.mark.parametrize("mode", ["on", "forced", "grounded"])
+def test_guided_decoding_with_an_engine_is_refused_in_one_line(mode: str) -> None:
+    argv = [
+        "--model.backend",
+        "openai",
+        "--model.base_url",
+        "http://127.0.0.1:8000/v1",
+        "--model.guided",
+        mode,
+    ]
+    with pytest.raises(ConfigError) as error:
+        PARSERS[MinerSettings](argv, env={})
+    assert "\n" not in str(error.value) and "--model.guided" in str(error.value)
+
+
+def test_the_miner_gives_up_before_the_validator_stops_waiting() -> None:
+    from subnet.miner.node import server_policy
+
+    miner = PARSERS[MinerSettings]([], env={})
+    validator = PARSERS[ValidatorSettings]([], env={})
+    assert server_policy(miner).handler_timeout_s < validator.query.timeout
+    assert miner.model.timeout < validator.query.timeout

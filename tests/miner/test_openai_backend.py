@@ -217,3 +217,53 @@ def test_base_url_forms_and_a_missing_url() -> None:
     assert completions_url("http://h/v1/chat/completions") == "http://h/v1/chat/completions"
     with pytest.raises(ModelLoadError, match=r"needs --model\.base_url"):
         build_backend(ModelOptions(backend="openai"))
+
+
+# --- an engine started with an API key (--model.api_key_env) --------------------------------------
+
+
+def _keyed_engine(key: str) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+    async def chat(request: web.Request) -> web.StreamResponse:
+        if request.headers.get("Authorization") != f"Bearer {key}":
+            return web.json_response({"error": {"message": "invalid api key"}}, status=401)
+        return web.json_response(_completion({"content": "hello"}))
+
+    return chat
+
+
+async def test_the_api_key_is_read_from_the_named_variable(serve_engine, monkeypatch, caplog) -> None:
+    url = await serve_engine(_keyed_engine("s3cret-key"))
+    monkeypatch.setenv("ENGINE_KEY", "s3cret-key")
+    backend = OpenAIBackend(ModelOptions(backend="openai", base_url=url, api_key_env="ENGINE_KEY"))
+    await backend.start()
+    try:
+        with caplog.at_level(logging.DEBUG):
+            result = await backend.generate(REQUEST)
+        assert result.content == "hello"
+        assert "s3cret-key" not in caplog.text
+    finally:
+        await backend.close()
+
+
+async def test_a_missing_key_variable_is_one_line_at_start(monkeypatch) -> None:
+    monkeypatch.delenv("ENGINE_KEY", raising=False)
+    backend = OpenAIBackend(
+        ModelOptions(backend="openai", base_url="http://127.0.0.1:9/v1", api_key_env="ENGINE_KEY")
+    )
+    with pytest.raises(ModelLoadError, match=r"--model.api_key_env ENGINE_KEY: the environment variable"):
+        await backend.start()
+
+
+@pytest.mark.parametrize("key_env", [None, "ENGINE_KEY"])
+async def test_a_refused_key_says_which_flag_gives_it(serve_engine, monkeypatch, key_env) -> None:
+    url = await serve_engine(_keyed_engine("right"))
+    monkeypatch.setenv("ENGINE_KEY", "wrong")
+    backend = OpenAIBackend(ModelOptions(backend="openai", base_url=url, api_key_env=key_env))
+    await backend.start()
+    try:
+        with pytest.raises(
+            ModelError, match=r"refused .* \(HTTP 401\); give the engine's key with --model.api_key_env"
+        ):
+            await backend.generate(REQUEST)
+    finally:
+        await backend.close()
