@@ -91,6 +91,41 @@ class WeightPolicy:
         return ((standing.moving_average - self.floor) / (1.0 - self.floor)) ** self.power
 
 
+def why_no_weights(
+    standings: Iterable[Standing],
+    uid_of_hotkey: Mapping[str, int],
+    policy: WeightPolicy,
+    excluded_hotkeys: frozenset[str] = frozenset(),
+) -> str:
+    """Why no hotkey qualifies for weight, in one line an operator can act on: how many miners
+    are still short of --scoring.min_samples answers and how many are at or below the floor
+    (with the best moving average), e.g. "2 miners below the floor 0.40: best 0.048"."""
+    miners = [
+        standing
+        for standing in standings
+        if standing.hotkey in uid_of_hotkey and standing.hotkey not in excluded_hotkeys
+    ]
+    if not miners:
+        return "no miner on the metagraph has been scored yet"
+    few = [s for s in miners if s.responses_total < policy.min_samples]
+    low = [s for s in miners if s.responses_total >= policy.min_samples and s.moving_average <= policy.floor]
+    parts = []
+    if few:
+        most = max(s.responses_total for s in few)
+        flag = f"--scoring.min_samples; most {most}"
+        parts.append(f"{_miners(len(few))} with fewer than {policy.min_samples} answers ({flag})")
+    if low:
+        best = max(s.moving_average for s in low)
+        parts.append(
+            f"{_miners(len(low))} below the floor {policy.floor:.2f} (--weights.floor): best {best:.3f}"
+        )
+    return "; ".join(parts) or "no miner qualifies"
+
+
+def _miners(count: int) -> str:
+    return f"{count} miner{'s' if count != 1 else ''}"
+
+
 def compute_weights(
     standings: Iterable[Standing],
     uid_of_hotkey: Mapping[str, int],

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from subnet.validator.rounds import ChainView
-from subnet.validator.state import WeightPolicy, compute_weights
+from subnet.validator.state import WeightPolicy, compute_weights, why_no_weights
 from subnet.validator.store import Store
 
 log = logging.getLogger(__name__)
@@ -107,14 +107,12 @@ class WeightSetter:
         except Exception as exc:
             return await self._record(view, block, {}, outcome_of(exc), str(exc))
 
-        weights = compute_weights(
-            await self.store.standings(),
-            view.uid_of_hotkey(),
-            self.policy,
-            excluded_hotkeys=view.validator_hotkeys(),
-        )
+        standings = await self.store.standings()
+        uid_of_hotkey, validators = view.uid_of_hotkey(), view.validator_hotkeys()
+        weights = compute_weights(standings, uid_of_hotkey, self.policy, excluded_hotkeys=validators)
         if not weights:
-            return await self._record(view, block, {}, "no_weights", "no hotkey qualifies yet")
+            why = why_no_weights(standings, uid_of_hotkey, self.policy, excluded_hotkeys=validators)
+            return await self._record(view, block, {}, "no_weights", f"no weight set: {why}")
         try:
             result = await call_chain(self.chain.set_weights, weights, self.version_key)
         except Exception as exc:

@@ -24,6 +24,7 @@ from subnet.validator.state import (
     compute_weights,
     summarise_round,
     update_moving_average,
+    why_no_weights,
 )
 from subnet.validator.store import NewTask, Store
 
@@ -368,3 +369,20 @@ async def test_miner_text_with_nul_and_surrogates_is_stored_escaped(
 )
 def test_storable_text_changes_only_what_no_backend_stores(text: str, stored: str) -> None:
     assert storable_text(text) == stored
+
+
+def test_why_no_weights_names_the_flag_that_holds_them_back() -> None:
+    policy = WeightPolicy(floor=0.4, min_samples=20)
+    uids = {"a": 1, "b": 2, "c": 3, "v": 0}
+    standings = [
+        Standing("a", 0.048, 24),
+        Standing("b", 0.02, 30),
+        Standing("c", 0.9, 6),
+        Standing("v", 0.99, 99),  # a validator: not counted
+    ]
+    assert compute_weights(standings, uids, policy, frozenset({"v"})) == {}
+    assert why_no_weights(standings, uids, policy, frozenset({"v"})) == (
+        "1 miner with fewer than 20 answers (--scoring.min_samples; most 6); "
+        "2 miners below the floor 0.40 (--weights.floor): best 0.048"
+    )
+    assert why_no_weights([], uids, policy) == "no miner on the metagraph has been scored yet"
