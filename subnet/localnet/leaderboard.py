@@ -42,11 +42,15 @@ class MinerInfo:
     uid: int
     format: str
     guided: str = "off"  # --model.guided
+    endpoint: str | None = None  # an openai-backend miner: its engine's URL
+    model: str | None = None  # and the model the engine serves
 
     @property
     def setup(self) -> str:
         """The format and the guided mode: ``hermes`` (off), ``json+guided`` (on),
-        ``hermes+forced``, ``json+grounded``."""
+        ``hermes+forced``, ``json+grounded``; for a miner in front of an engine, its model and URL."""
+        if self.endpoint is not None:
+            return f"{self.model} @ {self.endpoint}"
         return self.format + _SETUP_SUFFIX.get(self.guided, f"+{self.guided}")
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import re
 import signal
@@ -87,6 +88,47 @@ def _died_at_start(child: Child, what: str) -> LocalnetError:
     )
 
 
+async def engine_model(url: str, given: str | None, api_key_env: str | None) -> str:
+    """The model an OpenAI-compatible engine serves: ``given``, else the first of its /v1/models.
+    The engine must answer either way; every failure is one line that says what to do."""
+    import aiohttp
+
+    from subnet.miner.openai_backend import completions_url
+
+    models_url = completions_url(url).removesuffix("/chat/completions") + "/models"
+    key = os.environ.get(api_key_env or "", "") if api_key_env else ""
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    where = f"--miner-endpoint {url}"
+    try:
+        async with (
+            aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10.0), headers=headers) as session,
+            session.get(models_url) as response,
+        ):
+            status = response.status
+            body = await response.read()
+    except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+        reason = _one_line(str(exc)) or type(exc).__name__
+        raise LocalnetError(
+            f"{where}: the engine does not answer ({reason}); start it first "
+            "(docs/miner.md, 'Serve your own model')"
+        ) from None
+    if status in (401, 403):
+        raise LocalnetError(
+            f"{where}: the engine wants an API key (HTTP {status}); give it with --model.api_key_env"
+        )
+    if given:
+        return given
+    try:
+        models = [str(entry["id"]) for entry in json.loads(body)["data"]]
+    except (ValueError, KeyError, TypeError):
+        models = []
+    if status != 200 or not models:
+        raise LocalnetError(
+            f"{where}: {models_url} named no model (HTTP {status}); give one with --miner-endpoint-model NAME"
+        )
+    return models[0]
+
+
 async def _answers(url: str) -> bool:
     """True when ``url`` answers 200 within two seconds."""
     import aiohttp
@@ -138,9 +180,10 @@ class Localnet:
 
     async def run(self) -> int:
         self.preflight()
+        endpoints = await self.resolve_endpoints()
         self.prepare_state()
         await self.open_devchain()
-        await self.bootstrap()
+        await self.bootstrap(endpoints)
         # Before the miners: an unreachable or foreign database should not wait behind their model loads.
         await self.prepare_database()
         await self.prepare_demo_model()
@@ -162,9 +205,15 @@ class Localnet:
         from subnet.miner.demo import demo_gguf_path
 
         try:
-            demo_gguf_path()
+            if self.settings.miners:
+                demo_gguf_path()
         except ModelLoadError as exc:
             raise LocalnetError(str(exc)) from None
+        if self.settings.api_key_env and not os.environ.get(self.settings.api_key_env):
+            name = self.settings.api_key_env
+            raise LocalnetError(
+                f"--model.api_key_env {name}: the environment variable {name} is not set or empty"
+            )
         from subnet.db import DatabaseUrlError, normalise_url
 
         try:
@@ -177,6 +226,19 @@ class Localnet:
                 f"--dashboard.port {port} is in use on {HOST}; "
                 "pick another port, or 0 to turn the dashboard off"
             )
+
+    async def resolve_endpoints(self) -> list[tuple[str, str]]:
+        """(URL, served model) of each --miner-endpoint: the engine must answer now, and its
+        /v1/models names the model unless --miner-endpoint-model did."""
+        resolved = []
+        for index, url in enumerate(self.settings.endpoints):
+            given = (
+                self.settings.endpoint_models[index] if index < len(self.settings.endpoint_models) else None
+            )
+            model = await engine_model(url, given, self.settings.api_key_env)
+            self.out(f"engine {index + 1}: {url} serves {model}")
+            resolved.append((url, model))
+        return resolved
 
     def prepare_state(self) -> None:
         try:
@@ -206,11 +268,12 @@ class Localnet:
             )
         self.block_time = block_time
 
-    async def bootstrap(self) -> None:
+    async def bootstrap(self, endpoints: Sequence[tuple[str, str]] = ()) -> None:
         from subnet.bootstrap import BootstrapError, BootstrapSettings
         from subnet.bootstrap import bootstrap as run_bootstrap
 
-        labels = [f"miner{index + 1}" for index in range(self.settings.miners)]
+        demo = [f"miner{index + 1}" for index in range(self.settings.miners)]
+        labels = demo + [f"engine{index + 1}" for index in range(len(endpoints))]
         settings = BootstrapSettings(
             network="dev",
             devchain_path=self.state.devchain,
@@ -243,7 +306,11 @@ class Localnet:
                 self.settings.format_of(index),
                 self.settings.guided_of(index),
             )
-            for index, label in enumerate(labels)
+            for index, label in enumerate(demo)
+        ]
+        self.miners += [
+            MinerInfo(label, report.hotkeys[label], report.uids[label], "auto", "off", url, model)
+            for label, (url, model) in zip(labels[len(demo) :], endpoints, strict=True)
         ]
         self.state.update_record(netuid=self.netuid)
         self.out(
@@ -254,6 +321,8 @@ class Localnet:
 
     async def prepare_demo_model(self) -> None:
         """Convert the demo model once, before the miners start (so they do not all convert it)."""
+        if not self.settings.miners:
+            return
         code = "from subnet.miner.demo import ensure_demo_model; print(ensure_demo_model())"
         child = await self.supervisor.start(
             "demo model", [sys.executable, "-c", code], self.state.log("demo-model")
@@ -269,7 +338,7 @@ class Localnet:
         self.out(f"demo model: {lines[-1] if lines else '?'}")
 
     def miner_argv(self, miner: MinerInfo, port: int) -> list[str]:
-        return [
+        common = [
             sys.executable,
             str(MINER_ENTRY),
             *self.chain_flags(miner.label),
@@ -277,6 +346,28 @@ class Localnet:
             HOST,
             "--axon.port",
             str(port),
+            # Local development stake is whatever the bootstrap staked; do not ask for more.
+            "--blacklist.min_stake",
+            "0",
+            "--model.timeout",
+            f"{self.settings.miner_timeout:g}",
+            "--model.max_new_tokens",
+            str(self.settings.max_new_tokens),
+        ]
+        if miner.endpoint is not None:
+            key = ["--model.api_key_env", self.settings.api_key_env] if self.settings.api_key_env else []
+            return [
+                *common,
+                "--model.backend",
+                "openai",
+                "--model.base_url",
+                miner.endpoint,
+                "--model.name",
+                str(miner.model),
+                *key,
+            ]
+        return [
+            *common,
             "--model.path",
             "demo",
             "--model.format",
@@ -285,13 +376,8 @@ class Localnet:
             miner.guided,
             "--model.device",
             "cpu",
-            "--model.max_new_tokens",
-            str(self.settings.max_new_tokens),
             "--model.max_batch",
             str(self.settings.tasks),
-            # Local development stake is whatever the bootstrap staked; do not ask for more.
-            "--blacklist.min_stake",
-            "0",
         ]
 
     def chain_flags(self, wallet: str) -> list[str]:
@@ -320,11 +406,12 @@ class Localnet:
                 miner.label, self.miner_argv(miner, port), self.state.log(miner.label)
             )
             started.append((miner, child, port))
-            self.out(
-                f"{miner.label} starting: uid {miner.uid}, format {miner.format}, "
-                f"guided {miner.guided}, {HOST}:{port} "
-                f"(log: {child.log_path})"
+            how = (
+                f"engine {miner.model} at {miner.endpoint}"
+                if miner.endpoint is not None
+                else f"format {miner.format}, guided {miner.guided}"
             )
+            self.out(f"{miner.label} starting: uid {miner.uid}, {how}, {HOST}:{port} (log: {child.log_path})")
         for miner, child, port in started:
             try:
                 seconds = await wait_until(

@@ -15,6 +15,7 @@ handed to the miners in turn.
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,6 +57,17 @@ class LocalnetSettings:
     dashboard_port: int | None = None  # None: a free port; 0: off
     start_timeout: float = 300.0
     grace: float = 15.0
+    # One openai-backend miner per URL, in front of the user's own engine (beside the demo miners,
+    # or instead of them with --miners 0); the served model's name by position, else /v1/models.
+    endpoints: tuple[str, ...] = ()
+    endpoint_models: tuple[str, ...] = ()
+    api_key_env: str | None = None
+
+    @property
+    def miner_timeout(self) -> float:
+        """--model.timeout for the miners: below the validator's --query.timeout, so that a slow
+        answer is the miner's refusal the validator still reads, not its own timeout."""
+        return round(self.query_timeout - min(10.0, self.query_timeout * 0.2), 3)
 
     @property
     def state_path(self) -> Path:
@@ -131,6 +143,19 @@ def _guided_modes(text: str) -> tuple[str, ...]:
     return names
 
 
+def _http_url(text: str) -> str:
+    value = text.strip().rstrip("/")
+    if not re.fullmatch(r"https?://[^\s/]+(/\S*)?", value):
+        raise argparse.ArgumentTypeError(f"expected an http:// or https:// URL, got {text!r}")
+    return value
+
+
+def _env_name(text: str) -> str:
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,127}", text):
+        raise argparse.ArgumentTypeError(f"expected the name of an environment variable, got {text!r}")
+    return text
+
+
 def _port(text: str) -> int:
     return _int_at_least(0, 65535)(text)
 
@@ -144,7 +169,38 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     add = parser.add_argument
-    add("--miners", type=_int_at_least(1, MAX_MINERS), default=3, help="miners to run (default 3)")
+    add(
+        "--miners",
+        type=_int_at_least(0, MAX_MINERS),
+        default=3,
+        help="demo-model miners to run (default 3; 0 with --miner-endpoint runs only those)",
+    )
+    add(
+        "--miner-endpoint",
+        dest="endpoints",
+        type=_http_url,
+        action="append",
+        default=[],
+        metavar="URL",
+        help="run an openai-backend miner in front of the OpenAI-compatible engine at URL (repeatable; "
+        "see docs/miner.md, 'Serve your own model')",
+    )
+    add(
+        "--miner-endpoint-model",
+        dest="endpoint_models",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="the model name to send to the n-th --miner-endpoint (default: the engine's /v1/models)",
+    )
+    add(
+        "--model.api_key_env",
+        dest="api_key_env",
+        type=_env_name,
+        default=None,
+        metavar="NAME",
+        help="environment variable holding the engines' API key (passed to the endpoint miners)",
+    )
     add("--rounds", type=_int_at_least(1), default=2, help="validator rounds to run (default 2)")
     add(
         "--state-dir",
@@ -219,7 +275,16 @@ def parse_settings(argv: Sequence[str] | None = None) -> LocalnetSettings:
         args = build_parser().parse_args(argv)
     except argparse.ArgumentTypeError as exc:  # raised by a type= parser outside argparse's own handling
         raise UsageError(str(exc)) from None
+    if args.miners + len(args.endpoints) < 1:
+        raise UsageError("nothing to score: --miners 0 needs at least one --miner-endpoint URL (see --help)")
+    if args.miners + len(args.endpoints) > MAX_MINERS:
+        raise UsageError(f"at most {MAX_MINERS} miners in all, demo and endpoint ones (see --help)")
+    if len(args.endpoint_models) > len(args.endpoints):
+        raise UsageError("more --miner-endpoint-model names than --miner-endpoint URLs (see --help)")
     return LocalnetSettings(
+        endpoints=tuple(args.endpoints),
+        endpoint_models=tuple(args.endpoint_models),
+        api_key_env=args.api_key_env,
         miners=args.miners,
         rounds=args.rounds,
         state_dir=args.state_dir,

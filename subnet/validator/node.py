@@ -1,7 +1,8 @@
 """The validator node: wires settings, database, chain, transport and jobs together, and runs them.
 
 ``Validator.run(rounds=K)`` runs K rounds back to back (each preceded by a
-metagraph sync and followed by a weights check) and returns; ``rounds=None``
+metagraph sync and followed by a weights check; the last one sets weights even when not yet
+due, if none were set during the run) and returns; ``rounds=None``
 starts the scheduler (metagraph sync, round, weights, pruning) and runs until
 stopped. Start-up upgrades a SQLite schema, refuses an out-of-date PostgreSQL
 one, and settles any round a killed process left behind.
@@ -401,6 +402,10 @@ class Validator:
             await jobs["metagraph"].run_once()
             await jobs["round"].run_once()
             await jobs["weights"].run_once()
+        if not self._stop.is_set() and not any(a.outcome == "ok" for a in self.weight_attempts):
+            # A bounded run ends with its standing on chain even when its rounds were quicker
+            # than the weights interval (a fast engine on the devchain ran two rounds in 1 s).
+            await self.set_weights(force=True)
         await jobs["prune"].run_once()
 
     async def _run_forever(self) -> None:

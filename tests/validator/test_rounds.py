@@ -17,6 +17,7 @@ from subnet.config import (
     MetricsSettings,
     RoundSettings,
     ValidatorSettings,
+    WeightsSettings,
     load_wallet,
 )
 from subnet.db import ResponseRecord, create_engine, upgrade
@@ -226,3 +227,12 @@ async def test_a_hostile_miners_bytes_cost_nobody_their_round(
         assert "\x00" not in stored
     finally:
         await engine.dispose()
+
+
+async def test_a_bounded_run_ends_with_weights_even_before_they_are_due(
+    quick_subnet: SimulatedSubnet,
+) -> None:
+    settings = quick_subnet.settings_with(weights=WeightsSettings(interval=100_000))
+    validator = build_validator(quick_subnet, settings)
+    await validator.run(rounds=1)
+    assert [attempt.outcome for attempt in validator.weight_attempts] == ["ok"]

@@ -1,0 +1,158 @@
+"""`python -m subnet.localnet --miner-endpoint URL`: a miner in front of one's own OpenAI-compatible
+engine, scored and weighted on the devchain like the demo miners. Here the engine is a stand-in
+served by the test on loopback (it calls the offered tool the request names, with the values the
+request's words give, and wants an API key); `test_real_engine.py` runs the same against a real
+llama.cpp server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from subnet.localnet.settings import UsageError, parse_settings
+
+REPO = Path(__file__).resolve().parents[2]
+KEY = "engine-secret"
+
+
+class StandInEngine:
+    """An OpenAI-compatible engine on loopback: /v1/models names one model; each chat completion
+    (after 1.5 s) calls the first offered tool with "x" for each required parameter, or refuses
+    in words when no tool is offered."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self.keys: set[str | None] = set()
+
+    async def models(self, request: web.Request) -> web.Response:
+        return web.json_response({"object": "list", "data": [{"id": "standin-7b", "object": "model"}]})
+
+    async def chat(self, request: web.Request) -> web.Response:
+        self.keys.add(request.headers.get("Authorization"))
+        if request.headers.get("Authorization") != f"Bearer {KEY}":
+            return web.json_response({"error": {"message": "bad key"}}, status=401)
+        body = await request.json()
+        self.requests.append(body)
+        # A CPU engine's pace: the two rounds then span the devchain's weights rate limit (10
+        # blocks of 0.5 s), so the validator's weights are accepted.
+        await asyncio.sleep(1.5)
+        tools = body.get("tools") or []
+        message: dict[str, Any] = {"role": "assistant", "content": "No tool fits."}
+        if tools:
+            function = tools[0]["function"]
+            required = function.get("parameters", {}).get("required", [])
+            arguments = {name: "x" for name in required}
+            call = {
+                "id": "c0",
+                "type": "function",
+                "function": {"name": function["name"], "arguments": json.dumps(arguments)},
+            }
+            message = {"role": "assistant", "content": None, "tool_calls": [call]}
+        return web.json_response(
+            {"id": "s", "object": "chat.completion", "model": body.get("model"),
+             "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}
+        )  # fmt: skip
+
+    async def serve(self) -> tuple[web.AppRunner, str]:
+        app = web.Application()
+        app.router.add_get("/v1/models", self.models)
+        app.router.add_post("/v1/chat/completions", self.chat)
+        runner = web.AppRunner(app, shutdown_timeout=0.1)
+        await runner.setup()
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        return runner, f"http://127.0.0.1:{runner.addresses[0][1]}/v1"
+
+
+async def _localnet(state: Path, *args: str, env_key: str | None = KEY) -> tuple[int, str]:
+    env = {"ENGINE_KEY": env_key} if env_key else {}
+    import os
+
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "subnet.localnet", "--state-dir", str(state), "--dashboard.port", "0", *args,
+        cwd=REPO, env={**os.environ, **env}, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+    output, _ = await asyncio.wait_for(process.communicate(), timeout=600)
+    return process.returncode or 0, output.decode()
+
+
+async def test_an_endpoint_miner_is_scored_and_weighted(tmp_path: Path) -> None:
+    engine = StandInEngine()
+    runner, url = await engine.serve()
+    try:
+        code, output = await _localnet(
+            tmp_path / "state", "--miners", "0", "--miner-endpoint", url, "--rounds", "2", "--tasks", "4",
+            "--model.api_key_env", "ENGINE_KEY",
+        )  # fmt: skip
+    finally:
+        await runner.cleanup()
+    assert code == 0, output
+    assert f"engine 1: {url} serves standin-7b" in output
+    assert "engine1 ready" in output
+    assert "round 2 scored" in output
+    row = next(line for line in output.split("leaderboard (netuid", 1)[1].splitlines() if " engine1 " in line)
+    assert f"standin-7b @ {url}" in row
+    cells = row.split()
+    weight, incentive = float(cells[-2]), float(cells[-1])
+    assert weight == pytest.approx(1.0) and incentive > 0, output  # the only miner: all the weight
+    assert re.search(r"\d\.\d{3}", row)
+    assert engine.requests and {request["model"] for request in engine.requests} == {"standin-7b"}
+    assert engine.keys == {f"Bearer {KEY}"}
+    assert KEY not in output and KEY not in (tmp_path / "state" / "logs" / "engine1.log").read_text()
+
+
+async def test_an_engine_that_does_not_answer_is_one_line(tmp_path: Path, unused_tcp_port: int) -> None:
+    code, output = await _localnet(
+        tmp_path / "state", "--miners", "0", "--miner-endpoint", f"http://127.0.0.1:{unused_tcp_port}/v1"
+    )
+    assert code == 2, output
+    lines = [line for line in output.strip().splitlines() if line.strip()]
+    assert len(lines) == 1 and "the engine does not answer" in lines[0] and "Serve your own model" in lines[0]
+
+
+async def test_an_engine_wanting_a_key_is_one_line(tmp_path: Path) -> None:
+    async def locked(request: web.Request) -> web.Response:
+        return web.json_response({"error": {"message": "no key"}}, status=401)
+
+    app = web.Application()
+    app.router.add_get("/v1/models", locked)
+    runner = web.AppRunner(app, shutdown_timeout=0.1)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    try:
+        code, output = await _localnet(
+            tmp_path / "state",
+            "--miners",
+            "0",
+            "--miner-endpoint",
+            f"http://127.0.0.1:{runner.addresses[0][1]}",
+        )
+    finally:
+        await runner.cleanup()
+    assert code == 2 and "wants an API key (HTTP 401)" in output and "--model.api_key_env" in output, output
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--miners", "0"], "--miners 0 needs at least one --miner-endpoint"),
+        (["--miner-endpoint", "ftp://x"], "expected an http:// or https:// URL"),
+        (["--miner-endpoint-model", "m"], "more --miner-endpoint-model names than --miner-endpoint URLs"),
+        (["--model.api_key_env", "NOT-A-NAME"], "expected the name of an environment variable"),
+    ],
+)
+def test_endpoint_flags_are_checked(argv: list[str], message: str) -> None:
+    with pytest.raises(UsageError, match=re.escape(message)):
+        parse_settings(argv)
+
+
+def test_endpoint_miners_give_up_before_the_validator() -> None:
+    settings = parse_settings(["--miner-endpoint", "http://127.0.0.1:8080", "--query-timeout", "60"])
+    assert settings.endpoints == ("http://127.0.0.1:8080",)
+    assert settings.miner_timeout < settings.query_timeout
