@@ -116,6 +116,11 @@ async def engine_model(url: str, given: str | None, api_key_env: str | None) -> 
         raise LocalnetError(
             f"{where}: the engine wants an API key (HTTP {status}); give it with --model.api_key_env"
         )
+    if status == 404 and not given:
+        raise LocalnetError(
+            f"{where}: no OpenAI-compatible engine there ({models_url} answered HTTP 404); check the URL, "
+            "or name the model with --miner-endpoint-model if the engine has no /v1/models"
+        )
     if given:
         return given
     try:
@@ -127,6 +132,60 @@ async def engine_model(url: str, given: str | None, api_key_env: str | None) -> 
             f"{where}: {models_url} named no model (HTTP {status}); give one with --miner-endpoint-model NAME"
         )
     return models[0]
+
+
+# A request that must call the one tool offered: an engine that lets tools reach the model answers
+# it with a call (as tool_calls, or as call markup in its text, which the miner reads too).
+_PROBE_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_time",
+        "description": "The current time in a city.",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    },
+}
+_PROBE = {
+    "messages": [{"role": "user", "content": "What time is it in Paris?"}],
+    "tools": [_PROBE_TOOL],
+    "tool_choice": "required",
+    "max_tokens": 64,
+    "temperature": 0,
+}
+_TOOL_ADVICE = "start the engine with tool support (docs/miner.md, 'Serve your own model')"
+
+
+async def tools_reach_the_model(url: str, model: str, api_key_env: str | None) -> str | None:
+    """None when the engine answers a request that requires a tool call with one; else why not,
+    in a line that says what to do (a warning: a weak model may also fail the probe)."""
+    import aiohttp
+
+    from scoring import DecodeError, decode
+    from subnet.miner.openai_backend import completions_url
+
+    key = os.environ.get(api_key_env or "", "") if api_key_env else ""
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    try:
+        async with (
+            aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=120.0), headers=headers) as session,
+            session.post(completions_url(url), json={**_PROBE, "model": model}) as response,
+        ):
+            status, body = response.status, await response.read()
+    except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+        return f"the engine did not answer a test request ({_one_line(str(exc)) or type(exc).__name__})"
+    if status != 200:
+        said = _one_line(body[:120].decode(errors="replace"))
+        return f"the engine refused a request with tools (HTTP {status}: {said}); {_TOOL_ADVICE}"
+    try:
+        message = json.loads(body)["choices"][0]["message"]
+        calls = decode(message, tools=[_PROBE_TOOL])
+    except (ValueError, KeyError, IndexError, TypeError, DecodeError):
+        calls = []
+    if not calls:
+        return (
+            "the engine answered a request that requires a tool call without one, so the tools may "
+            f"not reach the model; {_TOOL_ADVICE}"
+        )
+    return None
 
 
 async def _answers(url: str) -> bool:
@@ -237,6 +296,9 @@ class Localnet:
             )
             model = await engine_model(url, given, self.settings.api_key_env)
             self.out(f"engine {index + 1}: {url} serves {model}")
+            problem = await tools_reach_the_model(url, model, self.settings.api_key_env)
+            if problem is not None:
+                self.out(f"warning: engine {index + 1}: {problem}")
             resolved.append((url, model))
         return resolved
 

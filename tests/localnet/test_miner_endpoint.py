@@ -104,6 +104,7 @@ async def test_an_endpoint_miner_is_scored_and_weighted(tmp_path: Path) -> None:
     assert re.search(r"\d\.\d{3}", row)
     assert engine.requests and {request["model"] for request in engine.requests} == {"standin-7b"}
     assert engine.keys == {f"Bearer {KEY}"}
+    assert "warning" not in output  # the stand-in lets the tools reach its "model"
     assert KEY not in output and KEY not in (tmp_path / "state" / "logs" / "engine1.log").read_text()
 
 
@@ -156,3 +157,62 @@ def test_endpoint_miners_give_up_before_the_validator() -> None:
     settings = parse_settings(["--miner-endpoint", "http://127.0.0.1:8080", "--query-timeout", "60"])
     assert settings.endpoints == ("http://127.0.0.1:8080",)
     assert settings.miner_timeout < settings.query_timeout
+
+
+async def _serve(routes: list[web.RouteDef]) -> tuple[web.AppRunner, str]:
+    app = web.Application()
+    app.add_routes(routes)
+    runner = web.AppRunner(app, shutdown_timeout=0.1)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    return runner, f"http://127.0.0.1:{runner.addresses[0][1]}/v1"
+
+
+_GET_TIME = {"name": "get_time", "arguments": '{"city": "Paris"}'}
+_HERMES_CALL = '<tool_call>{"name": "get_time", "arguments": {"city": "Paris"}}</tool_call>'
+
+
+def _answering(message: dict[str, Any], status: int = 200) -> web.RouteDef:
+    async def chat(request: web.Request) -> web.Response:
+        if status != 200:
+            return web.json_response({"error": {"message": "tools are not supported"}}, status=status)
+        return web.json_response({"choices": [{"index": 0, "message": {"role": "assistant", **message}}]})
+
+    return web.post("/v1/chat/completions", chat)
+
+
+@pytest.mark.parametrize(
+    ("message", "status", "problem"),
+    [
+        ({"tool_calls": [{"type": "function", "function": _GET_TIME}]}, 200, None),
+        ({"content": _HERMES_CALL}, 200, None),
+        ({"content": "It is noon in Paris."}, 200, "without one, so the tools may not reach the model"),
+        ({}, 400, "refused a request with tools (HTTP 400"),
+    ],
+)  # fmt: skip
+async def test_the_localnet_checks_that_tools_reach_the_model(
+    message: dict[str, Any], status: int, problem: str | None
+) -> None:
+    from subnet.localnet.run import tools_reach_the_model
+
+    runner, url = await _serve([_answering(message, status)])
+    try:
+        found = await tools_reach_the_model(url, "m", None)
+    finally:
+        await runner.cleanup()
+    if problem is None:
+        assert found is None
+    else:
+        assert found is not None and problem in found and "Serve your own model" in found
+
+
+async def test_a_url_with_no_engine_is_one_line(tmp_path: Path) -> None:
+    async def page(request: web.Request) -> web.Response:
+        return web.Response(text="not here", status=404)
+
+    runner, url = await _serve([web.get("/{tail:.*}", page)])
+    try:
+        code, output = await _localnet(tmp_path / "state", "--miners", "0", "--miner-endpoint", url)
+    finally:
+        await runner.cleanup()
+    assert code == 2 and "no OpenAI-compatible engine there" in output and "check the URL" in output, output
