@@ -405,8 +405,27 @@ class Validator:
         if not self._stop.is_set() and not any(a.outcome == "ok" for a in self.weight_attempts):
             # A bounded run ends with its standing on chain even when its rounds were quicker
             # than the weights interval (a fast engine on the devchain ran two rounds in 1 s).
-            await self.set_weights(force=True)
+            attempt = await self.set_weights(force=True)
+            if attempt is not None and attempt.blocks_left and await self._wait_blocks(attempt.blocks_left):
+                await self.set_weights(force=True)
         await jobs["prune"].run_once()
+
+    async def _wait_blocks(self, count: int, limit_s: float = 60.0) -> bool:
+        """Wait until the chain is ``count`` blocks further (True), unless that takes longer than
+        ``limit_s`` or the validator is stopped (False): the chain's weights rate limit on a local
+        chain is seconds, on finney it is far longer than a bounded run should wait."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + limit_s
+        try:
+            target = int(await self.chain.block()) + count
+            while loop.time() < deadline and not self._stop.is_set():
+                if int(await self.chain.block()) >= target:
+                    return True
+                await asyncio.sleep(0.25)
+        except Exception as exc:  # the chain's own failures are logged by the chain client
+            log.debug("waiting for blocks failed: %s", exc)
+        log.info("weights: the chain's rate limit wants %d more blocks; not waiting for them", count)
+        return False
 
     async def _run_forever(self) -> None:
         scheduler, _ = build_scheduler(self.job_specs(), on_finish=self.metrics.job_finished)

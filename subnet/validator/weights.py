@@ -13,7 +13,7 @@ import asyncio
 import inspect
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from subnet.validator.rounds import ChainView
@@ -68,6 +68,7 @@ class WeightsAttempt:
     )
     weights: dict[int, float]
     message: str = ""
+    blocks_left: int | None = None  # too_soon: how many blocks the chain's rate limit still wants
 
 
 class WeightSetter:
@@ -117,7 +118,9 @@ class WeightSetter:
             result = await call_chain(self.chain.set_weights, weights, self.version_key)
         except Exception as exc:
             outcome = outcome_of(exc)
-            return await self._record(view, block, weights, outcome, f"{_error_name(exc)}: {exc}")
+            attempt = await self._record(view, block, weights, outcome, f"{_error_name(exc)}: {exc}")
+            left = getattr(exc, "blocks_left", None)
+            return replace(attempt, blocks_left=int(left)) if isinstance(left, int) and left > 0 else attempt
         success = bool(getattr(result, "success", True))
         message = str(getattr(result, "message", "") or "")
         if success and block is not None:

@@ -64,7 +64,8 @@ def test_flags_are_read() -> None:
 @pytest.mark.parametrize(
     ("argv", "fragment"),
     [
-        (["--miners", "0"], "expected 1..16"),
+        (["--miners", "17"], "expected 0..16"),
+        (["--miners", "0"], "--miners 0 needs at least one --miner-endpoint"),
         (["--rounds", "x"], "expected a whole number"),
         (["--formats", "hermes,xml"], "unknown format xml"),
         (["--guided", "on,maybe"], "expected off/on/forced/grounded values, got maybe"),
