@@ -554,16 +554,15 @@ def _has_native_marker(text: str) -> bool:
     return "<|" in text or "<\uff5c" in text or "[TOOL_CALLS]" in text
 
 
-def first_marker(text: str) -> tuple[int, EmbeddedReader] | None:
-    """The position of the call marker that comes first in the text, and its reader."""
-    first_position = len(text)
-    chosen = None
+def _first_marker(text: str) -> tuple[int, str, EmbeddedReader] | None:
+    """The call marker that comes first in the text: its position, itself and its reader."""
+    found: tuple[int, str, EmbeddedReader] | None = None
     markers = _EMBEDDED + _NATIVE if _has_native_marker(text) else _EMBEDDED
     for marker, reader in markers:
-        position = text.find(marker, 0, first_position)
-        if 0 <= position < first_position:
-            first_position, chosen = position, reader
-    return None if chosen is None else (first_position, chosen)
+        position = text.find(marker, 0, len(text) if found is None else found[0])
+        if position >= 0 and (found is None or position < found[0]):
+            found = (position, marker, reader)
+    return found
 
 
 _CLOSERS = {_TOOL_CALL: _TOOL_CALL_END, "```": "```", "<execute>": "</execute>"}
@@ -572,34 +571,29 @@ _CLOSERS = {_TOOL_CALL: _TOOL_CALL_END, "```": "```", "<execute>": "</execute>"}
 def markup_span(text: str, limits: Limits = DEFAULT_LIMITS) -> tuple[int, int] | None:
     """Where the call markup of a text starts and ends (the text around it is the answer's
     words), or None when it holds no marker. For the miner's answers, not for scoring."""
-    first_position = len(text)
-    chosen = None
-    for marker, _ in _EMBEDDED + (_NATIVE if _has_native_marker(text) else ()):
-        position = text.find(marker, 0, first_position)
-        if 0 <= position < first_position:
-            first_position, chosen = position, marker
-    if chosen is None:
+    found = _first_marker(text)
+    if found is None:
         return None
-    closer = _CLOSERS.get(chosen)
+    start, marker, _ = found
+    closer = _CLOSERS.get(marker)
     if closer is not None:
         last = text.rfind(closer)
-        return first_position, (len(text) if last <= first_position else last + len(closer))
-    reader = dict(NATIVE_MARKERS)[chosen]
+        return start, (len(text) if last <= start else last + len(closer))
     try:
-        end = reader(text, first_position, limits, NO_SCHEMAS).end
+        end = dict(NATIVE_MARKERS)[marker](text, start, limits, NO_SCHEMAS).end
     except DecodeError:
         end = len(text)
-    return first_position, max(end, first_position)
+    return start, max(end, start)
 
 
 def _embedded_calls(
     text: str, limits: Limits, first_error: DecodeError | None, schemas: Schemas = NO_SCHEMAS
 ) -> list[Call]:
     """The marker that comes first in the text decides the format (a later one may sit in a string)."""
-    found = first_marker(text)
+    found = _first_marker(text)
     if found is None:
         raise first_error or DecodeError("no tool call found")
-    position, reader = found
+    position, _, reader = found
     return reader(text, position, limits, schemas)
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import re
 import signal
@@ -22,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from subnet.localnet.endpoints import EndpointError, engine_model, one_line, tools_reach_the_model
 from subnet.localnet.leaderboard import (
     ChainStanding,
     MinerInfo,
@@ -75,117 +75,13 @@ def _rounds(count: int) -> str:
     return f"{count} round" if count == 1 else f"{count} rounds"
 
 
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
-
-
 def _died_at_start(child: Child, what: str) -> LocalnetError:
     code = child.returncode
     tail = child.tail()
     last = tail.splitlines()[-1] if tail else "(no output)"
     return LocalnetError(
-        f"{child.name} {what} (exit code {code}): {_one_line(last)}; last lines of {child.log_path}:\n{tail}"
+        f"{child.name} {what} (exit code {code}): {one_line(last)}; last lines of {child.log_path}:\n{tail}"
     )
-
-
-async def engine_model(url: str, given: str | None, api_key_env: str | None) -> str:
-    """The model an OpenAI-compatible engine serves: ``given``, else the first of its /v1/models.
-    The engine must answer either way; every failure is one line that says what to do."""
-    import aiohttp
-
-    from subnet.miner.openai_backend import completions_url
-
-    models_url = completions_url(url).removesuffix("/chat/completions") + "/models"
-    key = os.environ.get(api_key_env or "", "") if api_key_env else ""
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
-    where = f"--miner-endpoint {url}"
-    try:
-        async with (
-            aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10.0), headers=headers) as session,
-            session.get(models_url) as response,
-        ):
-            status = response.status
-            body = await response.read()
-    except (aiohttp.ClientError, TimeoutError, OSError) as exc:
-        reason = _one_line(str(exc)) or type(exc).__name__
-        raise LocalnetError(
-            f"{where}: the engine does not answer ({reason}); start it first "
-            "(docs/miner.md, 'Serve your own model')"
-        ) from None
-    if status in (401, 403):
-        raise LocalnetError(
-            f"{where}: the engine wants an API key (HTTP {status}); give it with --model.api_key_env"
-        )
-    if status == 404 and not given:
-        raise LocalnetError(
-            f"{where}: no OpenAI-compatible engine there ({models_url} answered HTTP 404); check the URL, "
-            "or name the model with --miner-endpoint-model if the engine has no /v1/models"
-        )
-    if given:
-        return given
-    try:
-        models = [str(entry["id"]) for entry in json.loads(body)["data"]]
-    except (ValueError, KeyError, TypeError):
-        models = []
-    if status != 200 or not models:
-        raise LocalnetError(
-            f"{where}: {models_url} named no model (HTTP {status}); give one with --miner-endpoint-model NAME"
-        )
-    return models[0]
-
-
-# A request that must call the one tool offered: an engine that lets tools reach the model answers
-# it with a call (as tool_calls, or as call markup in its text, which the miner reads too).
-_PROBE_TOOL = {
-    "type": "function",
-    "function": {
-        "name": "get_time",
-        "description": "The current time in a city.",
-        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
-    },
-}
-_PROBE = {
-    "messages": [{"role": "user", "content": "What time is it in Paris?"}],
-    "tools": [_PROBE_TOOL],
-    "tool_choice": "required",
-    "max_tokens": 64,
-    "temperature": 0,
-}
-_TOOL_ADVICE = "start the engine with tool support (docs/miner.md, 'Serve your own model')"
-
-
-async def tools_reach_the_model(url: str, model: str, api_key_env: str | None) -> str | None:
-    """None when the engine answers a request that requires a tool call with one; else why not,
-    in a line that says what to do (a warning: a weak model may also fail the probe)."""
-    import aiohttp
-
-    from scoring import DecodeError, decode
-    from subnet.miner.openai_backend import completions_url
-
-    key = os.environ.get(api_key_env or "", "") if api_key_env else ""
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
-    try:
-        async with (
-            aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=120.0), headers=headers) as session,
-            session.post(completions_url(url), json={**_PROBE, "model": model}) as response,
-        ):
-            status, body = response.status, await response.read()
-    except (aiohttp.ClientError, TimeoutError, OSError) as exc:
-        return f"the engine did not answer a test request ({_one_line(str(exc)) or type(exc).__name__})"
-    if status != 200:
-        said = _one_line(body[:120].decode(errors="replace"))
-        return f"the engine refused a request with tools (HTTP {status}: {said}); {_TOOL_ADVICE}"
-    try:
-        message = json.loads(body)["choices"][0]["message"]
-        calls = decode(message, tools=[_PROBE_TOOL])
-    except (ValueError, KeyError, IndexError, TypeError, DecodeError):
-        calls = []
-    if not calls:
-        return (
-            "the engine answered a request that requires a tool call without one, so the tools may "
-            f"not reach the model; {_TOOL_ADVICE}"
-        )
-    return None
 
 
 async def _answers(url: str) -> bool:
@@ -294,7 +190,10 @@ class Localnet:
             given = (
                 self.settings.endpoint_models[index] if index < len(self.settings.endpoint_models) else None
             )
-            model = await engine_model(url, given, self.settings.api_key_env)
+            try:
+                model = await engine_model(url, given, self.settings.api_key_env)
+            except EndpointError as exc:
+                raise LocalnetError(str(exc)) from None
             self.out(f"engine {index + 1}: {url} serves {model}")
             problem = await tools_reach_the_model(url, model, self.settings.api_key_env)
             if problem is not None:
@@ -321,7 +220,7 @@ class Localnet:
             block_time = (await asyncio.to_thread(self._devchain.clock)).block_time
         except Exception as exc:  # a corrupt or foreign file: the devchain says why in its message
             raise LocalnetError(
-                f"cannot open the devchain {self.state.devchain}: {_one_line(str(exc))}; "
+                f"cannot open the devchain {self.state.devchain}: {one_line(str(exc))}; "
                 "run again with --reset to start over (it deletes this state directory's contents)"
             ) from None
         if abs(block_time - self.settings.block_time) > 1e-9:
@@ -509,7 +408,7 @@ class Localnet:
         except (OSError, ConnectionError) as exc:
             raise LocalnetError(f"cannot reach the database {self.shown_db_url}: {exc}") from None
         except Exception as exc:  # the driver's own error names what is wrong (auth, missing database)
-            reason = f"{type(exc).__name__}: {_one_line(str(exc))}"
+            reason = f"{type(exc).__name__}: {one_line(str(exc))}"
             raise LocalnetError(f"cannot migrate the database {self.shown_db_url}: {reason}") from None
         self.out("database: schema upgraded to the latest revision")
 

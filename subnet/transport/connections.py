@@ -22,6 +22,10 @@ from collections import OrderedDict
 from collections.abc import Callable, Collection
 from typing import Any
 
+from aiohttp import web
+
+from subnet.transport.addresses import peer_key
+
 log = logging.getLogger(__name__)
 
 # Descriptors kept for the miner's own files (model shards, logs, its engine's connections).
@@ -190,3 +194,32 @@ class AdmittedConnection(asyncio.Protocol):
     def resume_writing(self) -> None:
         if self._inner is not None:
             self._inner.resume_writing()
+
+
+class AdmittingSite(web.TCPSite):
+    """aiohttp's TCP site, with every connection passed through the gate's admission first."""
+
+    def __init__(self, runner: web.AppRunner, admission: ConnectionAdmission, **options: Any) -> None:
+        super().__init__(runner, **options)
+        self._admission = admission
+
+    async def start(self) -> None:
+        await web.BaseSite.start(self)  # registers the site with its runner, as TCPSite.start does
+        handler_factory = self._runner.server
+        assert handler_factory is not None
+        admission = self._admission
+        self._server = await asyncio.get_running_loop().create_server(
+            lambda: AdmittedConnection(handler_factory, admission, _peer_of),
+            self._host,
+            self._port,
+            backlog=self._backlog,
+            reuse_address=self._reuse_address,
+            reuse_port=self._reuse_port,
+        )
+        sockets = self._server.sockets
+        self._bound_port = sockets[0].getsockname()[1] if sockets else self._port
+
+
+def _peer_of(peername: Any) -> str:
+    host = peername[0] if isinstance(peername, tuple) and peername else None
+    return peer_key(host if isinstance(host, str) else None)

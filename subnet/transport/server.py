@@ -33,7 +33,7 @@ from subnet.metrics import LATENCY_BUCKETS, add_metrics_route, new_registry
 from subnet.protocol import ChatCompletionRequest, ChatCompletionResponse, ErrorBody
 from subnet.transport.addresses import peer_key
 from subnet.transport.connections import (
-    AdmittedConnection,
+    AdmittingSite,
     ConnectionAdmission,
     accept_backlog,
     connection_capacity,
@@ -585,35 +585,6 @@ def build_miner_app(
     return app
 
 
-class _AdmittingSite(web.TCPSite):
-    """aiohttp's TCP site, with every connection passed through the gate's admission first."""
-
-    def __init__(self, runner: web.AppRunner, admission: ConnectionAdmission, **options: Any) -> None:
-        super().__init__(runner, **options)
-        self._admission = admission
-
-    async def start(self) -> None:
-        await web.BaseSite.start(self)  # registers the site with its runner, as TCPSite.start does
-        handler_factory = self._runner.server
-        assert handler_factory is not None
-        admission = self._admission
-        self._server = await asyncio.get_running_loop().create_server(
-            lambda: AdmittedConnection(handler_factory, admission, _peer_of),
-            self._host,
-            self._port,
-            backlog=self._backlog,
-            reuse_address=self._reuse_address,
-            reuse_port=self._reuse_port,
-        )
-        sockets = self._server.sockets
-        self._bound_port = sockets[0].getsockname()[1] if sockets else self._port
-
-
-def _peer_of(peername: Any) -> str:
-    host = peername[0] if isinstance(peername, tuple) and peername else None
-    return peer_key(host if isinstance(host, str) else None)
-
-
 class MinerServer:
     """Runs a miner app on host:port; `stop()` drains in-flight requests before closing.
 
@@ -666,7 +637,7 @@ class MinerServer:
         else:
             warn_if_file_limit_is_low(gate.connections.capacity)
             backlog = accept_backlog(wanted=self._backlog)
-            site = _AdmittingSite(
+            site = AdmittingSite(
                 runner, gate.connections, host=self.host, port=self.requested_port, backlog=backlog
             )
         try:

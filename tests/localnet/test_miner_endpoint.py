@@ -193,7 +193,7 @@ def _answering(message: dict[str, Any], status: int = 200) -> web.RouteDef:
 async def test_the_localnet_checks_that_tools_reach_the_model(
     message: dict[str, Any], status: int, problem: str | None
 ) -> None:
-    from subnet.localnet.run import tools_reach_the_model
+    from subnet.localnet.endpoints import tools_reach_the_model
 
     runner, url = await _serve([_answering(message, status)])
     try:

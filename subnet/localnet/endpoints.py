@@ -1,0 +1,116 @@
+"""The localnet's checks of a user's own engine (--miner-endpoint): that it answers, which model it
+serves, and whether the tools it is sent reach the model. Every failure is one line that says
+what to do."""
+
+from __future__ import annotations
+
+import json
+import os
+
+
+class EndpointError(Exception):
+    """The engine at a --miner-endpoint cannot serve a miner; the message says what to do."""
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+async def engine_model(url: str, given: str | None, api_key_env: str | None) -> str:
+    """The model an OpenAI-compatible engine serves: ``given``, else the first of its /v1/models.
+    The engine must answer either way; every failure is one line that says what to do."""
+    import aiohttp
+
+    from subnet.miner.openai_backend import completions_url
+
+    models_url = completions_url(url).removesuffix("/chat/completions") + "/models"
+    key = os.environ.get(api_key_env or "", "") if api_key_env else ""
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    where = f"--miner-endpoint {url}"
+    try:
+        async with (
+            aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10.0), headers=headers) as session,
+            session.get(models_url) as response,
+        ):
+            status = response.status
+            body = await response.read()
+    except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+        reason = one_line(str(exc)) or type(exc).__name__
+        raise EndpointError(
+            f"{where}: the engine does not answer ({reason}); start it first "
+            "(docs/miner.md, 'Serve your own model')"
+        ) from None
+    if status in (401, 403):
+        raise EndpointError(
+            f"{where}: the engine wants an API key (HTTP {status}); give it with --model.api_key_env"
+        )
+    if status == 404 and not given:
+        raise EndpointError(
+            f"{where}: no OpenAI-compatible engine there ({models_url} answered HTTP 404); check the URL, "
+            "or name the model with --miner-endpoint-model if the engine has no /v1/models"
+        )
+    if given:
+        return given
+    try:
+        models = [str(entry["id"]) for entry in json.loads(body)["data"]]
+    except (ValueError, KeyError, TypeError):
+        models = []
+    if status != 200 or not models:
+        raise EndpointError(
+            f"{where}: {models_url} named no model (HTTP {status}); give one with --miner-endpoint-model NAME"
+        )
+    return models[0]
+
+
+# A request that must call the one tool offered: an engine that lets tools reach the model answers
+# it with a call (as tool_calls, or as call markup in its text, which the miner reads too).
+_PROBE_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_time",
+        "description": "The current time in a city.",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    },
+}
+_PROBE = {
+    "messages": [{"role": "user", "content": "What time is it in Paris?"}],
+    "tools": [_PROBE_TOOL],
+    "tool_choice": "required",
+    "max_tokens": 64,
+    "temperature": 0,
+}
+_TOOL_ADVICE = "start the engine with tool support (docs/miner.md, 'Serve your own model')"
+
+
+async def tools_reach_the_model(url: str, model: str, api_key_env: str | None) -> str | None:
+    """None when the engine answers a request that requires a tool call with one; else why not,
+    in a line that says what to do (a warning: a weak model may also fail the probe)."""
+    import aiohttp
+
+    from scoring import DecodeError, decode
+    from subnet.miner.openai_backend import completions_url
+
+    key = os.environ.get(api_key_env or "", "") if api_key_env else ""
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    try:
+        async with (
+            aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=120.0), headers=headers) as session,
+            session.post(completions_url(url), json={**_PROBE, "model": model}) as response,
+        ):
+            status, body = response.status, await response.read()
+    except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+        return f"the engine did not answer a test request ({one_line(str(exc)) or type(exc).__name__})"
+    if status != 200:
+        said = one_line(body[:120].decode(errors="replace"))
+        return f"the engine refused a request with tools (HTTP {status}: {said}); {_TOOL_ADVICE}"
+    try:
+        message = json.loads(body)["choices"][0]["message"]
+        calls = decode(message, tools=[_PROBE_TOOL])
+    except (ValueError, KeyError, IndexError, TypeError, DecodeError):
+        calls = []
+    if not calls:
+        return (
+            "the engine answered a request that requires a tool call without one, so the tools may "
+            f"not reach the model; {_TOOL_ADVICE}"
+        )
+    return None
