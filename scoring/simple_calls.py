@@ -108,7 +108,7 @@ class _GiveUp(Exception):
 def read_simple_calls(text: str, max_depth: int) -> list[Call] | None:
     """The calls in ``text`` if it is a simple python-call statement list, else None.
 
-    ``text`` is stripped; its syntax has passed :func:`scoring.decoding.guard_syntax`.
+    ``text`` is stripped; its syntax has passed :func:`scoring.payloads.guard_syntax`.
     ``max_depth`` is the nesting cap of :class:`scoring.model.Limits`: where the reference
     reader would refuse a value as too deep, this one gives up and lets it say so.
     """

@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import scoring.decoding as decoding
+import scoring.payloads as payloads
 from scoring import DecodeError
 from scoring.model import DEFAULT_LIMITS, Call, Limits
 
@@ -31,18 +32,18 @@ def _reference_payload_calls(payload: str, limits: Limits) -> list[Call]:
     payload = payload.strip()
     if not payload:
         return []
-    if decoding._JSON_START.match(payload):
+    if payloads._JSON_START.match(payload):
         try:
-            return decoding.calls_from_objects(decoding._parse_json(payload, limits), limits, from_json=True)
+            return payloads.calls_from_objects(payloads._parse_json(payload, limits), limits, from_json=True)
         except DecodeError:
             pass
     try:
-        return decoding._python_calls(payload, limits)
+        return payloads._python_calls(payload, limits)
     except DecodeError as python_error:
-        if payload[0] != "[" or decoding._JSON_START.match(payload):
+        if payload[0] != "[" or payloads._JSON_START.match(payload):
             raise
         try:
-            return decoding.calls_from_objects(decoding._parse_json(payload, limits), limits, from_json=True)
+            return payloads.calls_from_objects(payloads._parse_json(payload, limits), limits, from_json=True)
         except DecodeError:
             raise python_error from None
 
@@ -67,7 +68,7 @@ def _reference_blocks(
     opener: str, closer: str, header: re.Pattern[str] | None = None
 ) -> Callable[[str, Limits], list[Call]]:
     def decode_blocks(text: str, limits: Limits) -> list[Call]:
-        decoding.guard_syntax(text, limits)
+        payloads.guard_syntax(text, limits)
         calls: list[Call] = []
         for count, body in enumerate(_reference_bodies(text, opener, closer, header)):
             if count == limits.max_calls:
@@ -130,7 +131,7 @@ def test_tool_call_blocks_read_whatever_they_read_before(text: str, limits: Limi
 @SETTINGS
 @given(st.lists(_payload_pieces, max_size=4).map("".join), st.sampled_from(LIMITS))
 def test_payloads_decode_as_before(payload: str, limits: Limits) -> None:
-    assert _outcome(decoding._payload_calls, payload, limits) == _outcome(
+    assert _outcome(payloads._payload_calls, payload, limits) == _outcome(
         _reference_payload_calls, payload, limits
     )
 
@@ -141,7 +142,7 @@ def test_the_json_look_of_a_payload_is_the_pattern_s(rest: str) -> None:
     """What _payload_calls reads as JSON is what _JSON_START matches: any character after "[",
     Unicode digits and blanks included."""
     for payload in ("[" + rest, "{" + rest, rest):
-        assert _outcome(decoding._payload_calls, payload, DEFAULT_LIMITS) == _outcome(
+        assert _outcome(payloads._payload_calls, payload, DEFAULT_LIMITS) == _outcome(
             _reference_payload_calls, payload, DEFAULT_LIMITS
         )
 

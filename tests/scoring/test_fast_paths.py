@@ -31,8 +31,9 @@ from scoring.checking import (
     check_value,
     standardize,
 )
-from scoring.decoding import _embedded_calls, _parse_json, _payload_calls, decode_text
+from scoring.decoding import _embedded_calls, decode_text
 from scoring.model import DEFAULT_LIMITS
+from scoring.payloads import _parse_json, _payload_calls
 
 SETTINGS = settings(
     max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]

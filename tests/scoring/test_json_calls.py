@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import scoring.decoding as decoding
+import scoring.payloads as payloads
 from scoring import Call, DecodeError, decode
 from scoring.model import DEFAULT_LIMITS, Limits
 
@@ -38,18 +38,18 @@ _values = _objects | st.lists(_objects | _scalars, max_size=4) | _scalars
 def _general(value: Any, limits: Limits, from_json: bool) -> str:
     """calls_from_objects with the lean paths switched off (by hand: hypothesis runs many
     examples per test, so no monkeypatch fixture)."""
-    json_call, calls_from_list = decoding._json_call, decoding._calls_from_list
-    decoding._json_call = lambda item: None
-    decoding._calls_from_list = lambda value, limits, from_json: None
+    json_call, calls_from_list = payloads._json_call, payloads._calls_from_list
+    payloads._json_call = lambda item: None
+    payloads._calls_from_list = lambda value, limits, from_json: None
     try:
         return _outcome(value, limits, from_json)
     finally:
-        decoding._json_call, decoding._calls_from_list = json_call, calls_from_list
+        payloads._json_call, payloads._calls_from_list = json_call, calls_from_list
 
 
 def _outcome(value: Any, limits: Limits, from_json: bool) -> str:
     try:
-        return repr(decoding.calls_from_objects(value, limits, from_json))
+        return repr(payloads.calls_from_objects(value, limits, from_json))
     except DecodeError as error:
         return f"DecodeError({error.reason!r})"
 

@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import scoring.decoding as decoding
+import scoring.payloads as payloads
 from scoring import Call, DecodeError, decode
 from scoring.model import DEFAULT_LIMITS, Limits, make_call
 
@@ -81,14 +82,14 @@ def _outcome(read: Callable[[], Any]) -> str:
 
 def _layered(text: str, limits: Limits) -> str:
     return _outcome(
-        lambda: decoding.calls_from_objects(decoding._parse_json(text, limits), limits, from_json=True)
+        lambda: payloads.calls_from_objects(payloads._parse_json(text, limits), limits, from_json=True)
     )
 
 
 @SETTINGS
 @given(_json_texts(), st.sampled_from(LIMITS))
 def test_json_payloads_read_as_the_layers_read_them(text: str, limits: Limits) -> None:
-    assert _outcome(lambda: decoding._json_payload_calls(text, limits)) == _layered(text, limits)
+    assert _outcome(lambda: payloads._json_payload_calls(text, limits)) == _layered(text, limits)
 
 
 @pytest.mark.parametrize(
@@ -110,7 +111,7 @@ def test_json_payloads_read_as_the_layers_read_them(text: str, limits: Limits) -
 )
 @pytest.mark.parametrize("limits", LIMITS)
 def test_common_and_edge_payloads_agree(text: str, limits: Limits) -> None:
-    assert _outcome(lambda: decoding._json_payload_calls(text, limits)) == _layered(text, limits)
+    assert _outcome(lambda: payloads._json_payload_calls(text, limits)) == _layered(text, limits)
 
 
 _argument_texts = (

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 import scoring.simple_calls as simple_calls
 from scoring import Call, DecodeError
-from scoring.decoding import guard_syntax, python_calls_from_tree
 from scoring.model import DEFAULT_LIMITS
+from scoring.payloads import guard_syntax, python_calls_from_tree
 
 SETTINGS = settings(
     max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]

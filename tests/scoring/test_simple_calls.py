@@ -16,10 +16,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import scoring.decoding
+import scoring.payloads
 from scoring import Call, DecodeError, check, decode, render
-from scoring.decoding import guard_syntax, python_calls_from_tree
 from scoring.model import DEFAULT_LIMITS, Limits
+from scoring.payloads import guard_syntax, python_calls_from_tree
 from scoring.simple_calls import MAX_CHARS, read_simple_calls
 
 SETTINGS = settings(
@@ -54,7 +54,7 @@ def _same(text: str, limits: Limits = DEFAULT_LIMITS) -> bool:
 @pytest.fixture
 def reference_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """decode and check without the fast reader."""
-    monkeypatch.setattr(scoring.decoding, "read_simple_calls", lambda text, depth: None)
+    monkeypatch.setattr(scoring.payloads, "read_simple_calls", lambda text, depth: None)
 
 
 def _outcome(output: Any) -> str:
@@ -74,7 +74,7 @@ def test_the_bench_corpus_reads_the_same_on_both_paths(
 ) -> None:
     items = bench.corpus(2000, seed=5)
     fast = [(_outcome(output), _verdict(output, task)) for output, task in items]
-    monkeypatch.setattr(scoring.decoding, "read_simple_calls", lambda text, depth: None)
+    monkeypatch.setattr(scoring.payloads, "read_simple_calls", lambda text, depth: None)
     reference = [(_outcome(output), _verdict(output, task)) for output, task in items]
     assert fast == reference
     # and the fast reader is what reads the python formats of that corpus
