@@ -111,15 +111,24 @@ def _text_value(value: Any) -> str:
     return value if isinstance(value, str) else _json(value)
 
 
-def _render_qwen3_coder(calls: list[Call]) -> str:
-    blocks = []
-    for call in calls:
-        parameters = "".join(
-            f"<parameter={key}>\n{_text_value(value)}\n</parameter>\n"
-            for key, value in call.arguments.items()
+def _text_blocks(calls: list[Call], block: str, pair: str) -> str:
+    """Calls whose values are written as text: ``block`` (with ``{name}`` and ``{pairs}``) per
+    call, ``pair`` (with ``{key}`` and ``{value}``) per argument; blocks one per line."""
+    return "\n".join(
+        block.format(
+            name=call.name,
+            pairs="".join(pair.format(key=k, value=_text_value(v)) for k, v in call.arguments.items()),
         )
-        blocks.append(f"<tool_call>\n<function={call.name}>\n{parameters}</function>\n</tool_call>")
-    return "\n".join(blocks)
+        for call in calls
+    )
+
+
+def _render_qwen3_coder(calls: list[Call]) -> str:
+    return _text_blocks(
+        calls,
+        "<tool_call>\n<function={name}>\n{pairs}</function>\n</tool_call>",
+        "<parameter={key}>\n{value}\n</parameter>\n",
+    )
 
 
 def _render_llama3(calls: list[Call]) -> str:
@@ -164,14 +173,11 @@ def _render_kimi(calls: list[Call]) -> str:
 
 
 def _render_glm(calls: list[Call]) -> str:
-    blocks = []
-    for call in calls:
-        pairs = "".join(
-            f"<arg_key>{key}</arg_key>\n<arg_value>{_text_value(value)}</arg_value>\n"
-            for key, value in call.arguments.items()
-        )
-        blocks.append(f"<tool_call>{call.name}\n{pairs}</tool_call>")
-    return "\n".join(blocks)
+    return _text_blocks(
+        calls,
+        "<tool_call>{name}\n{pairs}</tool_call>",
+        "<arg_key>{key}</arg_key>\n<arg_value>{value}</arg_value>\n",
+    )
 
 
 def _render_harmony(calls: list[Call]) -> str:
