@@ -4,6 +4,7 @@ Public API::
 
     generate(seed, n, mix=None, sources=None) -> list[Task]
     variant(task, seed) -> Task
+    redraw(task, seed, sources=None) -> Task       # a replacement of the same category/source
     derive_round_seed(secret, netuid, block_hash, round_number) -> bytes
     derive_miner_seed(round_seed, hotkey) -> bytes
     CATEGORIES, Task, Source, load_bfcl, load_xlam, load_sources, parse_source_shares
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 from tasks.categories import CATEGORIES, Category, default_mix
 from tasks.errors import SourceFileError, TaskConfigError
-from tasks.generate import BUILTIN, Source, generate, variant
+from tasks.generate import BUILTIN, Source, generate, redraw, variant
 from tasks.model import GENERATOR_VERSION, Task
 from tasks.seeding import derive_miner_seed, derive_round_seed
 from tasks.sources import load_bfcl, load_sources, load_xlam, parse_source_shares
@@ -35,5 +36,6 @@ __all__ = [
     "load_sources",
     "load_xlam",
     "parse_source_shares",
+    "redraw",
     "variant",
 ]

@@ -93,10 +93,16 @@ _JOINERS = (" Also, ", " And ", ". Then ", "; plus ", " - and ", ". After that, 
 # Not frozen (built per request; a frozen dataclass takes 2.5x as long). Treat it as immutable.
 @dataclass(slots=True)
 class Instance:
-    """One filled request template: the words and the call that answers them."""
+    """One filled request template: the words, the call that answers them, and its intent.
+
+    ``ask`` is what the words mean, for the phrasing stage (``tasks.phrasing``): the tool and its
+    purpose, every stated value with the spoken forms that keep it, and the withheld value of a
+    missing_param request. It is JSON-serialisable and never shown to miners.
+    """
 
     text: str
     call: dict[str, dict[str, list[Any]]]
+    ask: dict[str, Any]
 
 
 @cache
@@ -116,6 +122,11 @@ class _Field:
 
     name: str
     gen: ValueGen
+    #: The parameter's description: what the value is, for the phrasing model.
+    about: str
+    #: Every spoken form of every value the generator can draw (a Pick's options), which a request
+    #: withholding this value must not state.
+    forbidden: tuple[str, ...]
     #: Another placeholder of the template draws from the same generator (keep their values apart).
     shares_gen: bool
     #: The default that a drawn value may equal (then omission is accepted too), else NO_DEFAULT.
@@ -141,6 +152,8 @@ def _template_plan(spec: ToolSpec, template: str) -> _TemplatePlan:
         _Field(
             name,
             params[name].gen,
+            params[name].description,
+            _all_forms(params[name].gen),
             gen_uses[id(params[name].gen)] > 1,
             params[name].default if not params[name].required else NO_DEFAULT,
         )
@@ -165,6 +178,8 @@ def instantiate(
     plan = _template_plan(spec, template)
     texts: dict[str, str] = {}
     drawn_args: dict[str, list[Any]] = {}
+    values: list[dict[str, Any]] = []
+    withheld: list[dict[str, Any]] = []
     # Values already drawn per shared generator (by identity), so that two parameters sharing a
     # generator (from and to currency, origin and destination) get different values.
     drawn_by_gen: dict[int, list[Any]] = {}
@@ -174,6 +189,9 @@ def instantiate(
         if name == vague:
             phrases = gen.vague
             texts[name] = phrases[int(rng.random() * len(phrases))]
+            withheld.append(
+                {"slot": name, "about": field.about, "said": texts[name], "forbidden": list(field.forbidden)}
+            )
             continue
         drawn = gen.draw(rng)
         if field.shares_gen:
@@ -184,6 +202,14 @@ def instantiate(
                 drawn = gen.draw(rng)
             earlier.append(drawn.accepted[0])
         texts[name] = drawn.text
+        values.append(
+            {
+                "slot": name,
+                "about": field.about,
+                "said": drawn.text,
+                "mentions": [[kind, list(forms)] for kind, forms in drawn.stated()],
+            }
+        )
         accepted = list(drawn.accepted)
         if field.omittable is not NO_DEFAULT and _same(accepted[0], field.omittable):
             accepted.append("")
@@ -194,7 +220,28 @@ def instantiate(
             args[name] = list(left_out)
         elif name in drawn_args:
             args[name] = drawn_args[name]
-    return Instance(template.format_map(texts), {spec.name: args})
+    text = template.format_map(texts)
+    ask = {
+        "tool": spec.name,
+        "purpose": spec.description,
+        "example": text,
+        "values": values,
+        "withheld": withheld,
+    }
+    return Instance(text, {spec.name: args}, ask)
+
+
+def _all_forms(gen: ValueGen) -> tuple[str, ...]:
+    """Every spoken form of a pick's options (other generators draw from unbounded sets)."""
+    options = getattr(gen, "options", None)
+    if not isinstance(options, tuple):
+        return ()
+    forms: dict[str, None] = {}
+    for choice in options:
+        for form in (*choice.says, *choice.accepted):
+            if isinstance(form, str) and len(form) > 2:
+                forms.setdefault(form, None)
+    return tuple(forms)
 
 
 def _same(value: Any, default: Any) -> bool:

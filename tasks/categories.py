@@ -13,6 +13,7 @@ from types import MappingProxyType
 from typing import Any
 
 from tasks.builtin import (
+    Instance,
     decorate,
     instantiate,
     is_meta,
@@ -36,6 +37,8 @@ class Draft:
     request: str
     tools: tuple[ToolSpec, ...]
     expected: list[dict[str, Any]]
+    #: What the request asks, piece by piece (``Instance.ask``), for the phrasing stage.
+    asks: list[dict[str, Any]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +55,7 @@ class Category:
 def _simple(rng: Random) -> Draft:
     spec = pick_tool(rng)
     instance = instantiate(spec, rng)
-    return Draft(decorate(instance.text, rng), (spec,), [instance.call])
+    return Draft(decorate(instance.text, rng), (spec,), [instance.call], [instance.ask])
 
 
 def _multiple(rng: Random) -> Draft:
@@ -61,14 +64,14 @@ def _multiple(rng: Random) -> Draft:
     distractors = near_misses((spec,), between(rng, 2, 4), rng)
     offered = [spec, *distractors]
     shuffle(rng, offered)
-    return Draft(decorate(instance.text, rng), tuple(offered), [instance.call])
+    return Draft(decorate(instance.text, rng), tuple(offered), [instance.call], [instance.ask])
 
 
-def _calls_of(spec: ToolSpec, count: int, rng: Random) -> tuple[list[str], list[dict[str, Any]]]:
+def _calls_of(spec: ToolSpec, count: int, rng: Random) -> list[Instance]:
     """``count`` distinct requests to one tool, with distinct templates while they last."""
     order = list(range(len(spec.templates)))
     shuffle(rng, order)
-    texts: list[str] = []
+    instances: list[Instance] = []
     calls: list[dict[str, Any]] = []
     for index in range(count):
         template = spec.templates[order[index % len(order)]]
@@ -76,15 +79,21 @@ def _calls_of(spec: ToolSpec, count: int, rng: Random) -> tuple[list[str], list[
             instance = instantiate(spec, rng, template)
             if instance.call not in calls:
                 break
-        texts.append(instance.text)
+        instances.append(instance)
         calls.append(instance.call)
-    return texts, calls
+    return instances
 
 
 def _parallel(rng: Random) -> Draft:
     spec = pick_tool(rng)
-    texts, calls = _calls_of(spec, between(rng, 2, 4), rng)
-    return Draft(decorate(join_requests(texts, rng), rng), (spec,), calls)
+    instances = _calls_of(spec, between(rng, 2, 4), rng)
+    text = join_requests([instance.text for instance in instances], rng)
+    return Draft(
+        decorate(text, rng),
+        (spec,),
+        [instance.call for instance in instances],
+        [instance.ask for instance in instances],
+    )
 
 
 def _parallel_multiple(rng: Random) -> Draft:
@@ -95,17 +104,18 @@ def _parallel_multiple(rng: Random) -> Draft:
         chosen.append(
             pick_tool(rng, exclude=tuple(chosen), pool=pool if len(pool) > len(chosen) + 1 else None)
         )
-    pieces: list[tuple[str, dict[str, Any]]] = []
+    pieces: list[Instance] = []
     for index, spec in enumerate(chosen):
         count = 2 if index == 0 and len(chosen) == 2 and rng.random() < 0.5 else 1
-        texts, calls = _calls_of(spec, count, rng)
-        pieces.extend(zip(texts, calls, strict=True))
+        pieces.extend(_calls_of(spec, count, rng))
     shuffle(rng, pieces)
     distractors = near_misses(tuple(chosen), between(rng, 0, 2), rng)
     offered = [*chosen, *distractors]
     shuffle(rng, offered)
-    text = join_requests([text for text, _ in pieces], rng)
-    return Draft(decorate(text, rng), tuple(offered), [call for _, call in pieces])
+    text = join_requests([piece.text for piece in pieces], rng)
+    return Draft(
+        decorate(text, rng), tuple(offered), [piece.call for piece in pieces], [piece.ask for piece in pieces]
+    )
 
 
 def _irrelevance(rng: Random) -> Draft:
@@ -118,7 +128,7 @@ def _irrelevance(rng: Random) -> Draft:
     if not offered:
         unrelated = [spec for spec in tools() if spec.domain != asked.domain and not is_meta(spec)]
         offered.append(unrelated[below(rng, len(unrelated))])
-    return Draft(decorate(instance.text, rng), tuple(offered), [])
+    return Draft(decorate(instance.text, rng), tuple(offered), [], [instance.ask])
 
 
 def _missing_param(rng: Random) -> Draft:
@@ -136,7 +146,7 @@ def _missing_param(rng: Random) -> Draft:
     instance = instantiate(spec, rng, options[below(rng, len(options))], vague=param.name)
     offered = [spec, *near_misses((spec,), between(rng, 0, 2), rng, allow_meta=False)]
     shuffle(rng, offered)
-    return Draft(decorate(instance.text, rng), tuple(offered), [])
+    return Draft(decorate(instance.text, rng), tuple(offered), [], [instance.ask])
 
 
 # Shares sum to 1. The no-call categories (irrelevance, missing_param) together get 20%, so a

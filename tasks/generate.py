@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from random import Random
+from typing import Any
 
 from tasks.categories import CATEGORIES, default_mix
 from tasks.errors import TaskConfigError
@@ -22,7 +23,7 @@ from tasks.seeding import reseed, rng_from, seed_bytes, sub_seed, sub_seeder
 from tasks.shuffle import ToolPlan, plan_tool, shuffle_planned, shuffle_surface
 from tasks.spec import ToolSpec, openai_tool
 
-__all__ = ["BUILTIN", "Source", "generate", "variant"]
+__all__ = ["BUILTIN", "Source", "generate", "redraw", "variant"]
 
 BUILTIN = "builtin"
 
@@ -110,6 +111,17 @@ def generate(
     ]
 
 
+def redraw(task: Task, seed: bytes | str | int, sources: Sequence[Source] | None = None) -> Task:
+    """A newly drawn task like ``task``: the same builtin category, or a draw from the same
+    external pool (``sources`` must hold it). Replaces a task whose request could not be phrased."""
+    if task.source == BUILTIN:
+        return generate(seed, 1, mix={task.category: 1.0})[0]
+    for source in sources or ():
+        if source.name == task.source and source.tasks:
+            return generate(seed, 1, sources=[Source(source.name, 1.0, source.tasks)])[0]
+    raise TaskConfigError(f"no loaded pool for source {task.source!r} to draw a replacement from")
+
+
 @cache
 def _library_plan(spec: ToolSpec) -> ToolPlan:
     """The shuffle plan of a library tool: its OpenAI dict is shared and never mutated."""
@@ -124,12 +136,14 @@ def _make_task(
         draft = CATEGORIES[category].build(rng)
         surface = shuffle_planned([_library_plan(spec) for spec in draft.tools], draft.expected, rng)
         messages = [{"role": "user", "content": draft.request}]
+        intent: dict[str, Any] | None = {"asks": draft.asks, "example": draft.request}
     else:
         pool = pools[source]
         base = pool[below(rng, len(pool))]
         category = base.category
         surface = shuffle_surface(base.tools, base.expected, rng)
         messages = [dict(message) for message in base.messages]
+        intent = None
     return Task(
         id=f"{source}-{category}-{seed_hex[:16]}",
         category=category,
@@ -139,6 +153,7 @@ def _make_task(
         seed=seed_hex,
         source=source,
         generator_version=GENERATOR_VERSION,
+        intent=intent,
     )
 
 

@@ -28,6 +28,10 @@ class Task:
     seed: str
     source: str
     generator_version: str = GENERATOR_VERSION
+    #: What the request means (``tasks.phrasing.intent``): validator-side only, never sent to miners.
+    intent: dict[str, Any] | None = None
+    #: How the request was phrased (engine, the template text it replaced, attempts); None: as generated.
+    phrasing: dict[str, Any] | None = None
 
     @property
     def scoring_category(self) -> str:
@@ -52,7 +56,7 @@ class Task:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable dict; ``Task.from_dict`` reads it back."""
-        return {
+        data: dict[str, Any] = {
             "id": self.id,
             "category": self.category,
             "messages": self.messages,
@@ -62,6 +66,11 @@ class Task:
             "source": self.source,
             "generator_version": self.generator_version,
         }
+        if self.intent is not None:
+            data["intent"] = self.intent
+        if self.phrasing is not None:
+            data["phrasing"] = self.phrasing
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Task:
@@ -75,4 +84,6 @@ class Task:
             seed=str(data["seed"]),
             source=str(data["source"]),
             generator_version=str(data.get("generator_version", GENERATOR_VERSION)),
+            intent=data.get("intent"),
+            phrasing=data.get("phrasing"),
         )

@@ -19,18 +19,44 @@ from tasks.rand import below, between
 
 __all__ = [
     "Drawn",
+    "Mention",
     "ValueGen",
 ]
+
+#: One value a request states, as a rewording must keep it: (kind, the spoken forms that keep it).
+#: Kinds: "text" (said as written), "quoted" (verbatim), "number", "date", "time", "flag" (a
+#: phrase whose key words must stay).
+Mention = tuple[str, tuple[str, ...]]
 
 
 # Not frozen: one is made per drawn value, and a frozen dataclass takes 2.5x as long to build.
 # Treat it as immutable.
 @dataclass(slots=True)
 class Drawn:
-    """One drawn value: what the person says and what a correct call may contain."""
+    """One drawn value: what the person says and what a correct call may contain.
+
+    ``mentions`` are the values the words state and the forms that keep each one (see
+    ``Mention``); None means the text itself, said as written. The phrasing stage reads them
+    to check that a reworded request still states every value.
+    """
 
     text: str
     accepted: tuple[Any, ...]
+    mentions: tuple[Mention, ...] | None = None
+
+    def stated(self) -> tuple[Mention, ...]:
+        """The mentions, the text itself when none were given."""
+        return self.mentions if self.mentions is not None else (("text", (self.text,)),)
+
+
+def _forms(*groups: tuple[Any, ...] | list[Any]) -> tuple[str, ...]:
+    """Distinct non-empty strings of the groups, in order (non-strings are skipped)."""
+    seen: dict[str, None] = {}
+    for group in groups:
+        for item in group:
+            if isinstance(item, str) and item:
+                seen.setdefault(item, None)
+    return tuple(seen)
 
 
 class ValueGen(Protocol):
@@ -73,7 +99,16 @@ class Pick:
         chosen = options[int(rng.random() * len(options))]
         says = chosen.says
         text = says[0] if len(says) == 1 else says[int(rng.random() * len(says))]
-        return Drawn(text, chosen.accepted)
+        return Drawn(text, chosen.accepted, (("text", _option_forms(chosen)),))
+
+
+@cache
+def _option_forms(chosen: Option) -> tuple[str, ...]:
+    """Every way to state an option: its spoken forms, then its accepted string values that are
+    not short words of their own ("in" for inches, "m" for meters would be found in any text)."""
+    return _forms(
+        chosen.says, [value for value in chosen.accepted if isinstance(value, str) and len(value) > 2]
+    )
 
 
 def words(*items: str, vague: tuple[str, ...] = ()) -> Pick:
@@ -94,7 +129,7 @@ class Quoted:
         bodies = self.bodies
         tails = self.tails
         body = bodies[int(random() * len(bodies))] + tails[int(random() * len(tails))]
-        return Drawn(f'"{body}"', (body,))
+        return Drawn(f'"{body}"', (body,), (("quoted", (body,)),))
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +145,9 @@ class Composed:
         random = rng.random
         chosen = [part[int(random() * len(part))] for part in self.parts]
         value = self.pattern.format(*chosen)
-        return Drawn(f'"{value}"' if self.quote else value, (value,))
+        return Drawn(
+            f'"{value}"' if self.quote else value, (value,), (("quoted" if self.quote else "text", (value,)),)
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +162,7 @@ class Integer:
 
     def draw(self, rng: Random) -> Drawn:
         value = self.low + self.step * int(rng.random() * ((self.high - self.low) // self.step + 1))
-        return Drawn(self.say.format(value), (value,))
+        return Drawn(self.say.format(value), (value,), (("number", (str(value),)),))
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,7 +178,7 @@ class Decimal:
     def draw(self, rng: Random) -> Drawn:
         value = float(round(rng.uniform(self.low, self.high), self.places))
         shown = f"{value:.{self.places}f}" if self.places else str(int(value))
-        return Drawn(self.say.format(shown), (value,))
+        return Drawn(self.say.format(shown), (value,), (("number", _forms((shown, str(value)))),))
 
 
 _MONTHS = (
@@ -191,8 +228,15 @@ class Date:
     vague: tuple[str, ...] = ("the day we talked about", "that date", "the usual day")
 
     def draw(self, rng: Random) -> Drawn:
-        spoken, accepted = _date_forms(int(rng.random() * _DATE_SPAN))
-        return Drawn(spoken[int(rng.random() * len(spoken))], accepted)
+        offset = int(rng.random() * _DATE_SPAN)
+        spoken, accepted = _date_forms(offset)
+        return Drawn(spoken[int(rng.random() * len(spoken))], accepted, _date_mentions(offset))
+
+
+@cache
+def _date_mentions(offset: int) -> tuple[Mention, ...]:
+    spoken, accepted = _date_forms(offset)
+    return (("date", _forms(spoken, accepted)),)
 
 
 @cache
@@ -219,8 +263,16 @@ class ClockTime:
     def draw(self, rng: Random) -> Drawn:
         random = rng.random
         hour = 6 + int(random() * 16)
-        spoken, accepted = _clock_forms(hour, 15 * int(random() * 4))
-        return Drawn(spoken[int(random() * 2)], accepted)
+        minute = 15 * int(random() * 4)
+        spoken, accepted = _clock_forms(hour, minute)
+        return Drawn(spoken[int(random() * 2)], accepted, clock_mentions(hour, minute))
+
+
+@cache
+def clock_mentions(hour: int, minute: int) -> tuple[Mention, ...]:
+    """The ways a rewording may state a time of day."""
+    spoken, accepted = _clock_forms(hour, minute)
+    return (("time", _forms(spoken, accepted)),)
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,8 +285,10 @@ class Flag:
 
     def draw(self, rng: Random) -> Drawn:
         if self.says_false and rng.random() < 0.5:
-            return Drawn(self.says_false[below(rng, len(self.says_false))], (False,))
-        return Drawn(self.says_true[below(rng, len(self.says_true))], (True,))
+            return Drawn(
+                self.says_false[below(rng, len(self.says_false))], (False,), (("flag", self.says_false),)
+            )
+        return Drawn(self.says_true[below(rng, len(self.says_true))], (True,), (("flag", self.says_true),))
 
 
 def _join(texts: list[str]) -> str:
@@ -256,15 +310,17 @@ class ListOf:
         count = between(rng, self.low, self.high)
         texts: list[str] = []
         values: list[Any] = []
+        mentions: list[Mention] = []
         for _ in range(count * 4):
             drawn = self.item.draw(rng)
             if drawn.accepted[0] in values:
                 continue
             texts.append(drawn.text)
             values.append(drawn.accepted[0])
+            mentions.extend(drawn.stated())
             if len(values) == count:
                 break
-        return Drawn(_join(texts), (values,))
+        return Drawn(_join(texts), (values,), tuple(mentions))
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,18 +334,20 @@ class Record:
     say: str
     vague: tuple[str, ...] = ()
 
-    def draw_fields(self, rng: Random) -> tuple[dict[str, str], dict[str, list[Any]]]:
+    def draw_fields(self, rng: Random) -> tuple[dict[str, str], dict[str, list[Any]], list[Mention]]:
         texts: dict[str, str] = {}
         answer: dict[str, list[Any]] = {}
+        mentions: list[Mention] = []
         for key, gen in self.fields:
             drawn = gen.draw(rng)
             texts[key] = drawn.text
             answer[key] = list(drawn.accepted)
-        return texts, answer
+            mentions.extend(drawn.stated())
+        return texts, answer, mentions
 
     def draw(self, rng: Random) -> Drawn:
-        texts, answer = self.draw_fields(rng)
-        return Drawn(self.say.format_map(texts), (answer,))
+        texts, answer, mentions = self.draw_fields(rng)
+        return Drawn(self.say.format_map(texts), (answer,), tuple(mentions))
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,8 +362,10 @@ class Records:
     def draw(self, rng: Random) -> Drawn:
         texts: list[str] = []
         answers: list[dict[str, list[Any]]] = []
+        mentions: list[Mention] = []
         for _ in range(between(rng, self.low, self.high)):
-            said, answer = self.record.draw_fields(rng)
+            said, answer, stated = self.record.draw_fields(rng)
             texts.append(self.record.say.format_map(said))
             answers.append(answer)
-        return Drawn(_join(texts), (answers,))
+            mentions.extend(stated)
+        return Drawn(_join(texts), (answers,), tuple(mentions))

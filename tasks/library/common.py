@@ -7,7 +7,7 @@ from random import Random
 
 from tasks.rand import below
 from tasks.spec import NO_DEFAULT, Param
-from tasks.values import Composed, Drawn, Integer, Option, Pick, ValueGen, option, words
+from tasks.values import Composed, Drawn, Integer, Option, Pick, ValueGen, clock_mentions, option, words
 
 _CITIES = (
     ("Paris", "France"),
@@ -262,7 +262,9 @@ class Coordinates:
     def draw(self, rng: Random) -> Drawn:
         lat = float(round(rng.uniform(-60.0, 70.0), 4))
         lon = float(round(rng.uniform(-179.0, 179.0), 4))
-        return Drawn(f"{lat:.4f}, {lon:.4f}", ([lat, lon],))
+        return Drawn(
+            f"{lat:.4f}, {lon:.4f}", ([lat, lon],), (("number", (f"{lat:.4f}",)), ("number", (f"{lon:.4f}",)))
+        )
 
 
 _WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
@@ -278,12 +280,17 @@ class CronSchedule:
         hour = below(rng, 24)
         minute = 5 * below(rng, 12)
         clock = f"{hour:02d}:{minute:02d}"
+        at = clock_mentions(hour, minute)
         kind = below(rng, 4)
         if kind == 0:
-            return Drawn(f"every day at {clock}", (f"{minute} {hour} * * *",))
+            return Drawn(
+                f"every day at {clock}", (f"{minute} {hour} * * *",), (("flag", ("every day", "daily")), *at)
+            )
         if kind == 1:
             return Drawn(
-                f"every weekday at {clock}", (f"{minute} {hour} * * 1-5", f"{minute} {hour} * * MON-FRI")
+                f"every weekday at {clock}",
+                (f"{minute} {hour} * * 1-5", f"{minute} {hour} * * MON-FRI"),
+                (("flag", ("every weekday", "weekdays")), *at),
             )
         if kind == 2:
             day = below(rng, 7)
@@ -291,8 +298,13 @@ class CronSchedule:
             return Drawn(
                 f"every {_WEEKDAYS[day]} at {clock}",
                 (f"{minute} {hour} * * {cron_day}", f"{minute} {hour} * * {_WEEKDAYS[day][:3].upper()}"),
+                (("text", (_WEEKDAYS[day],)), *at),
             )
-        return Drawn(f"every hour at {minute} minutes past", (f"{minute} * * * *",))
+        return Drawn(
+            f"every hour at {minute} minutes past",
+            (f"{minute} * * * *",),
+            (("flag", ("every hour", "hourly")), ("number", (str(minute),))),
+        )
 
 
 def req(name: str, type_: str, description: str, gen: ValueGen, **schema: object) -> Param:

@@ -28,8 +28,17 @@ _SOURCED_DIGEST = "d80cff858cfcc8ea139ee2668a2ef9dda6bd0e92019ab9ed9ce36f85b98b0
 _ADVERSARIAL_SHUFFLE_DIGEST = "c140444a6a537c4529a20ac1d6d534c7ed4b23e47f3ebdc14503384db89035a9"
 
 
+def _pinned_fields(task: Task) -> dict[str, Any]:
+    """The task as pinned: everything but the validator-side intent and phrasing record (added
+    later; they describe the request, they do not change it)."""
+    data = task.to_dict()
+    data.pop("intent", None)
+    data.pop("phrasing", None)
+    return data
+
+
 def _ordered_digest(task_list: list[Task]) -> str:
-    blob = json.dumps([task.to_dict() for task in task_list], ensure_ascii=True)
+    blob = json.dumps([_pinned_fields(task) for task in task_list], ensure_ascii=True)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
