@@ -1,0 +1,231 @@
+"""Deterministic checks that a reworded request still asks exactly what the task's answer expects.
+
+``verify(text, intent, names)`` returns a ``Checked`` whose ``reason`` is None when the text may
+be shown to miners, else one of ``REASONS``. The rules:
+
+* every stated value appears in one of its forms (numbers and identifiers exact, quoted text
+  verbatim, dates and times in an accepted form, a flag's phrase or most of its key words), each
+  value as many times as the intent states it and no more (``lost_value``, ``duplicated_value``);
+* outside the stated values there is no digit the template text did not have (a changed or
+  invented number, date or time: ``invented_value``);
+* a withheld value stays unstated: none of its generator's forms, and no quoted text when it is
+  free text (``withheld_value_stated``);
+* no offered function or parameter name with more than one word (``names_a_tool``), nothing that
+  talks about tools or functions or answers as an assistant (``addresses_the_model``);
+* the length lies within bounds of the template text (``too_short``, ``too_long``), one message.
+
+What it cannot see: two stated values swapped between their slots (origin and destination), or a
+flag turned into its opposite in other words. ``--phrasing.verify solve`` covers those by having
+the phrasing model answer its own text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from tasks.phrasing.intent import mentions_of, withheld_of
+
+__all__ = ["REASONS", "Checked", "verify"]
+
+REASONS = (
+    "empty",
+    "too_short",
+    "too_long",
+    "lost_value",
+    "duplicated_value",
+    "invented_value",
+    "withheld_value_stated",
+    "names_a_tool",
+    "addresses_the_model",
+)
+
+_MAX_CHARS = 1500
+_STOPWORDS = frozenset(
+    {"a", "an", "and", "the", "to", "of", "in", "on", "at", "for", "it", "its", "is", "be", "by", "as"}
+    | {"or", "with", "from", "that", "this", "these", "those", "my", "me", "our", "your", "you", "i"}
+    | {"we", "they", "them", "all", "any", "some"}
+)
+_MODEL_TALK = re.compile(
+    r"\b(?:call|use|invoke|run|trigger)\s+(?:the|a|an|this|that|your)\s+(?:\w+\s+)?(?:function|tool|api|endpoint)\b"
+    r"|\b(?:function|tool)[ -]?calls?\b|\bparameters?\b|\barguments?\b|\bas an ai\b|\blanguage model\b"
+    r"|^\s*(?:sure|certainly|of course)\b[,.!]"
+    r"|^\s*here(?:'s| is| are) (?:the|your|a|my) (?:rewrit|message|request|version)"
+    r"|\brewritten\b",
+    re.IGNORECASE,
+)
+# Kinds are matched in this order: a date's digits are claimed before a bare number could be.
+_KIND_ORDER = {"date": 0, "time": 1, "quoted": 2, "text": 3, "flag": 4, "number": 5}
+_QUOTED = re.compile(r"\"[^\"\n]*[^\s\"][^\"\n]*\"|“[^”\n]*[^\s”][^”\n]*”")
+_IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+|[a-z]+(?:[A-Z][a-z0-9]+)+")
+
+
+@dataclass
+class Checked:
+    """The outcome: ``reason`` None when the text passed; ``values`` are the spans of the stated values."""
+
+    reason: str | None
+    values: list[tuple[int, int]] = field(default_factory=list)
+
+
+@cache
+def _pattern(kind: str, form: str) -> re.Pattern[str]:
+    escaped = re.escape(form.strip())
+    if kind in ("date", "time"):
+        escaped = escaped.replace(r"\ ", r"\s*").replace(",", r"\s*,?")
+    else:
+        escaped = escaped.replace(r"\ ", r"\s+")
+    if kind == "number":
+        return re.compile(r"(?<![\d.])(?<!\d,)" + escaped + r"(?!\d|[.,]\d)")
+    flags = 0 if kind == "quoted" else re.IGNORECASE
+    return re.compile(r"(?<![0-9A-Za-z])" + escaped + r"(?![0-9A-Za-z])", flags)
+
+
+def _spans(
+    kind: str, forms: tuple[str, ...], text: str, taken: list[tuple[int, int]]
+) -> list[tuple[int, int]]:
+    """Non-overlapping occurrences of any form (longest forms first) outside ``taken``."""
+    found: list[tuple[int, int]] = []
+    for form in sorted(forms, key=len, reverse=True):
+        if not form.strip():
+            continue
+        for match in _pattern(kind, form).finditer(text):
+            span = match.span()
+            if _in_quotes(kind, span, text):
+                span = (span[0] - 1, span[1] + 1)
+            if not _overlaps(span, taken) and not _overlaps(span, found):
+                found.append(span)
+    return found
+
+
+def _in_quotes(kind: str, span: tuple[int, int], text: str) -> bool:
+    """A quoted value with its quote marks around it (they belong to the value)."""
+    start, end = span
+    return (
+        kind == "quoted"
+        and start > 0
+        and end < len(text)
+        and text[start - 1] in "\"“'"
+        and text[end] in "\"”'"
+    )
+
+
+def _overlaps(span: tuple[int, int], spans: list[tuple[int, int]]) -> bool:
+    return any(span[0] < end and start < span[1] for start, end in spans)
+
+
+def _content_words(phrase: str) -> list[str]:
+    return [
+        word for word in re.findall(r"[a-z]+", phrase.lower()) if len(word) > 2 and word not in _STOPWORDS
+    ]
+
+
+def _flag_kept(forms: tuple[str, ...], text: str) -> bool:
+    """A flag's phrase may be reworded: most of the key words of one of its forms must stay."""
+    words = set(re.findall(r"[a-z]+", text.lower()))
+    for form in forms:
+        keys = _content_words(form)
+        if keys and 2 * sum(word in words for word in keys) >= len(keys):
+            return True
+    return False
+
+
+def _masked(text: str, spans: list[tuple[int, int]]) -> str:
+    chars = list(text)
+    for start, end in spans:
+        chars[start:end] = " " * (end - start)
+    return "".join(chars)
+
+
+_Group = tuple[str, frozenset[str]]
+
+
+def _claim(
+    text: str, mentions: list[tuple[str, tuple[str, ...]]], extra: dict[_Group, int] | None = None
+) -> tuple[str | None, list[tuple[int, int]], dict[_Group, int]]:
+    """Find every stated value in the text.
+
+    Returns (reason or None, the spans claimed by values, per value the occurrences left over).
+    Values are claimed kind by kind (dates before the numbers inside them), each at most as many
+    times as it is stated; a value may occur ``extra`` more times (where the template text itself
+    repeats it as a plain word) before the rest counts as a duplicate.
+    """
+    groups: dict[_Group, list[tuple[str, ...]]] = {}
+    for kind, forms in mentions:
+        groups.setdefault((kind, frozenset(forms)), []).append(forms)
+    order = sorted(
+        groups.items(),
+        key=lambda item: (_KIND_ORDER.get(item[0][0], 9), -max(map(len, item[0][1]), default=0)),
+    )
+    claimed: list[tuple[int, int]] = []
+    for (kind, _), members in order:
+        spans = sorted(_spans(kind, members[0], text, claimed))
+        if kind == "flag":
+            if not spans and not _flag_kept(members[0], text):
+                return "lost_value", claimed, {}
+        elif len(spans) < len(members):
+            return "lost_value", claimed, {}
+        claimed.extend(spans[: len(members)])
+    leftover: dict[_Group, int] = {}
+    for key, members in order:
+        if key[0] != "flag":
+            left = len(_spans(key[0], members[0], text, claimed))
+            if left > (extra or {}).get(key, 0):
+                leftover[key] = left
+    if extra is not None and leftover:
+        return "duplicated_value", claimed, leftover
+    return None, claimed, leftover
+
+
+@cache
+def _example_facts(
+    example: str, mentions: tuple[tuple[str, tuple[str, ...]], ...]
+) -> tuple[frozenset[str], dict[_Group, int]]:
+    """What the template text says besides its values: digit runs (the 2 of "x^2") and values
+    repeated as plain words ("I'm away" beside the mode "away"); a rewording may keep them."""
+    _, claimed, leftover = _claim(example, list(mentions))
+    return frozenset(re.findall(r"\d+", _masked(example, claimed))), leftover
+
+
+def _bounds(example: str) -> tuple[int, int]:
+    return max(6, len(example) // 4), min(_MAX_CHARS, 4 * len(example) + 240)
+
+
+def verify(text: str, intent: dict[str, Any], names: list[str] | tuple[str, ...] = ()) -> Checked:
+    """Check one rewording of the intent's request; ``names`` are the offered function and parameter names."""
+    if not text.strip():
+        return Checked("empty")
+    example = str(intent.get("example", ""))
+    low, high = _bounds(example)
+    if len(text) < low:
+        return Checked("too_short")
+    if len(text) > high or text.count("\n") > 4:
+        return Checked("too_long")
+    mentions = mentions_of(intent)
+    allowed, repeats = _example_facts(example, tuple(mentions))
+    reason, claimed, _ = _claim(text, mentions, repeats)
+    if reason is not None:
+        return Checked(reason, claimed)
+    rest = _masked(text, claimed)
+    if any(run not in allowed for run in re.findall(r"\d+", rest)):
+        return Checked("invented_value", claimed)
+    for entry in withheld_of(intent):
+        forbidden = tuple(str(form) for form in entry.get("forbidden", ()))
+        if forbidden and _spans("text", forbidden, rest, []):
+            return Checked("withheld_value_stated", claimed)
+        if not forbidden and _QUOTED.search(rest):
+            return Checked("withheld_value_stated", claimed)
+    lowered = rest.lower()
+    for name in names:
+        if _IDENTIFIER.fullmatch(name) and re.search(
+            r"(?<![0-9a-z_])" + re.escape(name.lower()) + r"(?![0-9a-z_])", lowered
+        ):
+            return Checked("names_a_tool", claimed)
+    if _IDENTIFIER.search(rest) and any(_IDENTIFIER.fullmatch(name) for name in names):
+        # Any other snake_case or camelCase word outside the values reads as an identifier too.
+        return Checked("names_a_tool", claimed)
+    if _MODEL_TALK.search(rest):
+        return Checked("addresses_the_model", claimed)
+    return Checked(None, claimed)
