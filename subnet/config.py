@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from scoring.rendering import NATIVE_FORMATS
+from subnet.phrasing import ENGINES as PHRASING_ENGINES
 
 if TYPE_CHECKING:
     import bittensor as bt
@@ -455,6 +456,32 @@ class TasksSettings:
 
 
 @dataclass(frozen=True)
+class PhrasingSettings:
+    """``--phrasing.*``: the model that writes the requests miners read, and the stage's bounds.
+
+    ``templates`` shows the generator's own text (no model): fine for the localnet and tests, and
+    refused on finney and test unless ``allow_templates``, because template text is invertible by
+    code without a model (see docs/phrasing.md).
+    """
+
+    engine: str = "templates"
+    url: str | None = None
+    model: str | None = None
+    api_key_env: str | None = None
+    path: str | None = None
+    device: str = "auto"
+    timeout: float = 60.0
+    concurrency: int = 16
+    temperature: float = 0.8
+    max_tokens: int = 200
+    verify: str = "values"
+    attempts: int = 3
+    replacements: int = 2
+    deadline: float = 300.0
+    allow_templates: bool = False
+
+
+@dataclass(frozen=True)
 class ValidatorKeySettings:
     secret_path: Path = field(default_factory=default_secret_path)
 
@@ -507,6 +534,7 @@ class ValidatorSettings:
     query: QuerySettings = field(default_factory=QuerySettings)
     weights: WeightsSettings = field(default_factory=WeightsSettings)
     tasks: TasksSettings = field(default_factory=TasksSettings)
+    phrasing: PhrasingSettings = field(default_factory=PhrasingSettings)
     validator: ValidatorKeySettings = field(default_factory=ValidatorKeySettings)
     dashboard: DashboardSettings = field(default_factory=DashboardSettings)
     metrics: MetricsSettings = field(default_factory=MetricsSettings)
@@ -775,6 +803,68 @@ FLAGS: tuple[Flag, ...] = (
         metavar="F",
     ),
     Flag("tasks.sources", "Task sources and their shares, e.g. builtin=0.8,bfcl=0.2.", _text, metavar="SPEC"),
+    Flag(
+        "phrasing.engine",
+        "Model writing each round's requests: templates (no model: localnet, tests), openai, transformers.",
+        _choice(*PHRASING_ENGINES),
+        metavar="NAME",
+    ),
+    Flag(
+        "phrasing.url",
+        "OpenAI-compatible endpoint of the phrasing model (engine openai).",
+        _http_url,
+        metavar="URL",
+    ),
+    Flag(
+        "phrasing.model", "Model name sent to the phrasing endpoint (engine openai).", _text, metavar="NAME"
+    ),
+    Flag(
+        "phrasing.api_key_env",
+        "Environment variable holding the phrasing endpoint's API key (engine openai).",
+        _env_name,
+        metavar="VAR",
+    ),
+    Flag(
+        "phrasing.path",
+        "Local model folder of the phrasing model (engine transformers).",
+        _text,
+        metavar="DIR",
+    ),
+    Flag(
+        "phrasing.device",
+        "Device of the phrasing model: auto, cpu, cuda, cuda:N (engine transformers).",
+        _device,
+        metavar="DEV",
+    ),
+    Flag("phrasing.timeout", "Seconds one phrasing request may take.", _POSITIVE, metavar="S"),
+    Flag("phrasing.concurrency", "Phrasing requests in flight at once.", _POSITIVE_INT, metavar="N"),
+    Flag(
+        "phrasing.temperature",
+        "Sampling temperature of the phrasing model.",
+        _float_in(0.0, 2.0),
+        metavar="T",
+    ),
+    Flag("phrasing.max_tokens", "Longest rewording in tokens.", _POSITIVE_INT, metavar="N"),
+    Flag(
+        "phrasing.verify",
+        "values: deterministic checks; solve: those, and the phrasing model must answer its own text right.",
+        _choice("values", "solve"),
+        metavar="MODE",
+    ),
+    Flag("phrasing.attempts", "Rewordings tried per task before it is dropped.", _POSITIVE_INT, metavar="N"),
+    Flag(
+        "phrasing.replacements",
+        "New tasks drawn for a dropped one before its slot stays empty.",
+        _int_in(0, 16),
+        metavar="N",
+    ),
+    Flag("phrasing.deadline", "Seconds the phrasing of one round may take in all.", _POSITIVE, metavar="S"),
+    Flag(
+        "phrasing.allow_templates",
+        "On finney and test, run with the template text (invertible without a model: not for real rewards).",
+        _boolean,
+        switch=True,
+    ),
     Flag(
         "validator.secret_path",
         "File holding the validator's round-seed secret (created if missing).",

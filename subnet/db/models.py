@@ -118,6 +118,8 @@ class Round(Base):
     n_tasks: Mapped[int] = mapped_column(Integer, default=0)
     n_miners: Mapped[int] = mapped_column(Integer, default=0)
     note: Mapped[str] = mapped_column(StorableText, default="")
+    # What the phrasing step did (tasks.phrasing.PhrasingStats.to_dict); None: none was configured.
+    phrasing: Mapped[dict[str, Any] | None] = mapped_column(nullable=True)
     started_at: Mapped[datetime] = mapped_column(default=utcnow)
     finished_at: Mapped[datetime | None] = mapped_column(nullable=True)
 

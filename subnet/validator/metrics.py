@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
@@ -20,6 +21,10 @@ class ValidatorMetrics:
     miners_queried: Gauge
     last_round_number: Gauge
     chain_view_age: Gauge
+    phrasing_tasks: Counter
+    phrasing_rejections: Counter
+    phrasing_seconds: Counter
+    phrasing_tokens: Counter
 
     @classmethod
     def register(cls, registry: CollectorRegistry) -> ValidatorMetrics:
@@ -67,7 +72,41 @@ class ValidatorMetrics:
                 "Age of the metagraph rounds run against (grows while the chain is away)",
                 registry=registry,
             ),
+            phrasing_tasks=Counter(
+                "subnet_validator_phrasing_tasks",
+                "Task slots by phrasing outcome (phrased, dropped, unfilled, template) and retries",
+                ["outcome"],
+                registry=registry,
+            ),
+            phrasing_rejections=Counter(
+                "subnet_validator_phrasing_rejections",
+                "Rewordings rejected, by reason",
+                ["reason"],
+                registry=registry,
+            ),
+            phrasing_seconds=Counter(
+                "subnet_validator_phrasing_seconds", "Wall time spent phrasing requests", registry=registry
+            ),
+            phrasing_tokens=Counter(
+                "subnet_validator_phrasing_tokens",
+                "Tokens the phrasing engine read (prompt) and wrote (completion)",
+                ["kind"],
+                registry=registry,
+            ),
         )
+
+    def phrasing_done(self, stats: dict[str, Any]) -> None:
+        """Count one round's phrasing (``PhrasingStats.to_dict``)."""
+        if stats.get("engine") == "templates":
+            self.phrasing_tasks.labels("template").inc(stats.get("slots", 0))
+            return
+        for outcome in ("phrased", "retried", "dropped", "unfilled"):
+            self.phrasing_tasks.labels(outcome).inc(stats.get(outcome, 0))
+        for reason, count in dict(stats.get("rejected", {})).items():
+            self.phrasing_rejections.labels(reason).inc(count)
+        self.phrasing_seconds.inc(stats.get("wall_s", 0.0))
+        self.phrasing_tokens.labels("prompt").inc(stats.get("prompt_tokens", 0))
+        self.phrasing_tokens.labels("completion").inc(stats.get("completion_tokens", 0))
 
     def job_finished(self, job: str, outcome: str, seconds: float) -> None:
         self.job_runs.labels(job, outcome).inc()

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 from prometheus_client import CollectorRegistry
@@ -37,6 +37,9 @@ from subnet.validator.rounds import ChainView, Querier, RoundParams, RoundReport
 from subnet.validator.secret import SecretFileError, load_or_create_secret
 from subnet.validator.state import WeightPolicy
 from subnet.validator.store import Store
+
+if TYPE_CHECKING:
+    from subnet.validator.phrasing import RoundPhraser
 from subnet.validator.weights import WeightsAttempt, WeightSetter, call_chain
 
 log = logging.getLogger(__name__)
@@ -130,6 +133,8 @@ class ValidatorOptions:
     querier: Querier | None = None
     registry: CollectorRegistry | None = None
     install_signal_handlers: bool = True
+    # None: the engine --phrasing.engine names (see _phraser).
+    phraser: RoundPhraser | None = None
 
 
 class Validator:
@@ -163,8 +168,9 @@ class Validator:
 
     async def start(self) -> None:
         settings = self.settings
-        # Flags first: a bad --tasks.sources should not wait behind the database.
+        # Flags first: a bad --tasks.sources or phrasing set-up should not wait behind the database.
         task_source = self.options.task_source or _task_source(settings.tasks.sources)
+        phraser = self.options.phraser or _phraser(settings, task_source)
         try:
             engine = create_engine(settings.db.url)
         except DatabaseUrlError as exc:
@@ -223,7 +229,16 @@ class Validator:
             ),
             observer=self.options.observer,
             on_response=lambda status: self.metrics.responses.labels(status).inc(),
+            phraser=phraser,
         )
+        if phraser is not None:
+            try:
+                await phraser.engine.start()
+            except Exception as exc:  # a bad model path, an unset API key: the user's to fix
+                raise StartupError(
+                    f"phrasing engine {phraser.engine.name}: {error_reason(exc)[:300]}"
+                ) from None
+            self._stack.push_async_callback(self._runner.close)
         self._weights = WeightSetter(
             store=self._store,
             chain=self.chain,
@@ -344,6 +359,8 @@ class Validator:
             self.metrics.rounds.labels("failed").inc()
             raise
         self.reports.append(report)
+        if report.phrasing is not None:
+            self.metrics.phrasing_done(report.phrasing.to_dict())
         self.metrics.rounds.labels("scored").inc()
         self.metrics.round_seconds.observe(time.perf_counter() - started)
         self.metrics.miners_queried.set(report.n_miners)
@@ -449,6 +466,34 @@ class Validator:
         finally:
             for signum in installed:
                 loop.remove_signal_handler(signum)
+
+
+def _phraser(settings: ValidatorSettings, task_source: TaskSource) -> RoundPhraser | None:
+    """The phrasing step ``--phrasing.*`` names; refuses template text on finney and test.
+
+    None where the task source is not the library's (tests that bring their own tasks).
+    """
+    from subnet.phrasing import PhrasingSetupError, build_engine
+    from subnet.validator.phrasing import RoundPhraser, policy_from
+
+    phrasing = settings.phrasing
+    if (
+        phrasing.engine == "templates"
+        and settings.subtensor.network in PUBLIC_NETWORKS
+        and not phrasing.allow_templates
+    ):
+        raise StartupError(
+            f"a validator on {settings.subtensor.network} needs a phrasing engine (--phrasing.engine openai "
+            "--phrasing.url URL, or transformers --phrasing.path DIR): template text can be answered by code "
+            "without a model; --phrasing.allow_templates runs without one anyway"
+        )
+    if not isinstance(task_source, LibraryTasks):
+        return None
+    try:
+        engine = build_engine(phrasing)
+    except PhrasingSetupError as exc:
+        raise StartupError(str(exc)) from None
+    return RoundPhraser(engine, policy_from(phrasing), redraw=task_source.redraw)
 
 
 def _task_source(text: str) -> TaskSource:

@@ -105,6 +105,12 @@ class LibraryTasks:
 
         return tasks.generate(seed, n, sources=list(self.sources) if self.sources else None)
 
+    def redraw(self, task: Any, seed: bytes) -> Any:
+        """A new task of the same category or source, for one whose request could not be phrased."""
+        import tasks
+
+        return tasks.redraw(task, seed, list(self.sources) if self.sources else None)
+
     def variant(self, task: TaskLike, seed: bytes) -> TaskLike:
         import tasks
 

@@ -18,7 +18,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sqlalchemy.exc import StatementError
 
@@ -29,6 +29,10 @@ from subnet.validator.ports import Judge, Judgement, TaskLike, TaskSource
 from subnet.validator.secret import seed_commitment
 from subnet.validator.state import RoundSummary, ScoredResponse, summarise_round
 from subnet.validator.store import NewTask, Store
+
+if TYPE_CHECKING:
+    from subnet.validator.phrasing import RoundPhraser
+    from tasks.phrasing import PhrasingStats
 
 log = logging.getLogger(__name__)
 
@@ -103,6 +107,10 @@ def queryable_miners(view: ChainView, *, public_only: bool = False) -> list[Any]
     return sorted(miners, key=lambda neuron: neuron.uid)
 
 
+class PhrasingFailed(RuntimeError):
+    """No task of a round could be phrased (the engine is down or writes nothing usable)."""
+
+
 @dataclass(frozen=True)
 class RoundParams:
     netuid: int
@@ -159,6 +167,8 @@ class RoundReport:
     # seconds of wall time and of process CPU (the validator's share of the round's critical path).
     all_sent_s: float = 0.0
     all_sent_cpu_s: float = 0.0
+    # What the phrasing step did for this round's tasks (None: no phrasing step configured).
+    phrasing: PhrasingStats | None = None
 
 
 def _build_request(variant: TaskLike, max_tokens: int | None) -> ChatCompletionRequest:
@@ -309,6 +319,7 @@ class RoundRunner:
         params: RoundParams,
         observer: VariantObserver | None = None,
         on_response: Callable[[str], None] | None = None,
+        phraser: RoundPhraser | None = None,
     ) -> None:
         self.store = store
         self.querier = querier
@@ -318,6 +329,7 @@ class RoundRunner:
         self.params = params
         self.observer = observer
         self.on_response = on_response
+        self.phraser = phraser
         self.scoring_errors = 0
         self.last_answer_at = 0.0
 
@@ -333,17 +345,31 @@ class RoundRunner:
         self.scoring_errors = 0
         self.last_answer_at = 0.0
         number = await self.store.next_round_number()
-        seed = self.task_source.round_seed(self.secret, params.netuid, view.block_hash, number)
-
-        mark = time.perf_counter()
-        tasks = list(self.task_source.generate(seed, params.n_tasks))
-        clock.add("generate", mark)
+        block, block_hash = view.block, view.block_hash
+        prepared = await self.phraser.take(number) if self.phraser is not None else None
+        phrasing: PhrasingStats | None = None
+        if prepared is not None:
+            ahead, phrased = prepared
+            block, block_hash, seed = ahead.block, ahead.block_hash, ahead.seed
+            tasks: list[TaskLike] = list(phrased.tasks)
+            phrasing = phrased.stats
+        else:
+            seed = self.task_source.round_seed(self.secret, params.netuid, block_hash, number)
+            mark = time.perf_counter()
+            tasks = list(self.task_source.generate(seed, params.n_tasks))
+            clock.add("generate", mark)
+            if self.phraser is not None:
+                phrased = await self.phraser.phrase(tasks, seed)
+                tasks, phrasing = list(phrased.tasks), phrased.stats
+        if self.phraser is not None:
+            self._prepare_next(number + 1, view)
         round_id, task_ids = await self.store.create_round(
             number=number,
             netuid=params.netuid,
-            block=view.block,
-            block_hash=view.block_hash,
+            block=block,
+            block_hash=block_hash,
             seed_commitment=seed_commitment(seed),
+            phrasing=phrasing.to_dict() if phrasing is not None else None,
             generator_version=tasks[0].generator_version if tasks else "",
             tasks=[
                 NewTask(
@@ -357,10 +383,18 @@ class RoundRunner:
                 for task in tasks
             ],
         )
+        if phrasing is not None and not tasks:
+            # Recorded (for the dashboard and the audit), never scored: no miner saw anything.
+            note = f"no request could be phrased: {phrasing.summary()}"
+            await self.store.discard_round(round_id, note[:500])
+            log.warning("round %d discarded: %s", number, note)
+            raise PhrasingFailed(note)
         try:
-            return await self._query_and_score(
+            report = await self._query_and_score(
                 view, number, round_id, seed, tasks, task_ids, clock, started_wall, started_cpu
             )
+            report.phrasing = phrasing
+            return report
         except BaseException as exc:
             # Settle it now rather than at the next start: its responses never count.
             with contextlib.suppress(Exception):
@@ -373,6 +407,20 @@ class RoundRunner:
                 f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__,
             )
             raise
+
+    def _prepare_next(self, number: int, view: ChainView) -> None:
+        """Phrase round ``number``'s tasks while this round runs (model engines only)."""
+        assert self.phraser is not None
+        seed = self.task_source.round_seed(self.secret, self.params.netuid, view.block_hash, number)
+        n_tasks = self.params.n_tasks
+        self.phraser.prefetch(
+            number, view.block, view.block_hash, seed, lambda: self.task_source.generate(seed, n_tasks)
+        )
+
+    async def close(self) -> None:
+        """Stop phrasing ahead and close the phrasing engine."""
+        if self.phraser is not None:
+            await self.phraser.close()
 
     async def _query_and_score(
         self,

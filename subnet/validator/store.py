@@ -130,6 +130,7 @@ class Store:
         seed_commitment: str,
         generator_version: str,
         tasks: Sequence[NewTask],
+        phrasing: dict[str, Any] | None = None,
     ) -> tuple[int, dict[str, int]]:
         """Insert the round and its tasks together; returns the round id and task ids by key."""
         async with self.sessions.begin() as session:
@@ -144,6 +145,7 @@ class Store:
                 n_tasks=len(tasks),
                 n_miners=0,
                 note="",
+                phrasing=phrasing,
                 started_at=utcnow(),
             )
             session.add(round_row)

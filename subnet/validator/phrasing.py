@@ -1,0 +1,153 @@
+"""The validator's phrasing step: each round's requests rewritten by the phrasing engine.
+
+``RoundPhraser`` runs ``tasks.phrasing.phrase`` for a round's tasks, and phrases the next round's
+tasks while the current round runs (``prefetch``/``take``), so a round with a model engine takes
+no longer than one without. A prepared round's seed comes from the block hash seen when it was
+prepared (that block and hash are what the round records), still under the validator's secret.
+With the ``templates`` engine nothing is rewritten and nothing is prepared ahead; the round
+records that its text came from templates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tasks import Task
+from tasks.phrasing import Phrased, PhrasingEngine, PhrasingPolicy, PhrasingStats, phrase
+
+__all__ = ["PhrasingSession", "PreparedRound", "RoundPhraser", "policy_from"]
+
+log = logging.getLogger(__name__)
+
+
+def policy_from(settings: Any) -> PhrasingPolicy:
+    """The stage's bounds from ``--phrasing.*`` (``subnet.config.PhrasingSettings``)."""
+    return PhrasingPolicy(
+        attempts=settings.attempts,
+        replacements=settings.replacements,
+        verify=settings.verify,
+        attempt_timeout=settings.timeout,
+        deadline=settings.deadline,
+        concurrency=settings.concurrency,
+    )
+
+
+@dataclass
+class PreparedRound:
+    """A round's tasks phrased ahead of time, with the seed inputs they were drawn from."""
+
+    number: int
+    block: int
+    block_hash: str
+    seed: bytes
+    work: asyncio.Task[Phrased]
+
+
+class RoundPhraser:
+    """Phrases rounds with one engine; see the module docstring."""
+
+    def __init__(
+        self,
+        engine: PhrasingEngine,
+        policy: PhrasingPolicy,
+        redraw: Callable[[Task, bytes], Task] | None = None,
+    ) -> None:
+        self.engine = engine
+        self.policy = policy
+        self.redraw = redraw
+        self._prepared: PreparedRound | None = None
+
+    @property
+    def rewrites(self) -> bool:
+        return bool(self.engine.rewrites)
+
+    async def phrase(self, tasks: Sequence[Any], seed: bytes) -> Phrased:
+        """The round's tasks as miners will read them, and what phrasing them took."""
+        if not self.rewrites:
+            return Phrased(list(tasks), PhrasingStats(self.engine.name, slots=len(tasks)))
+        for task in tasks:
+            if not isinstance(task, Task):
+                raise TypeError(f"phrasing needs tasks.Task, got {type(task).__name__}")
+        phrased = await phrase(list(tasks), self.engine, seed, policy=self.policy, redraw=self.redraw)
+        log.info("%s", phrased.stats.summary())
+        return phrased
+
+    def prefetch(
+        self, number: int, block: int, block_hash: str, seed: bytes, draw: Callable[[], Sequence[Any]]
+    ) -> None:
+        """Start phrasing round ``number`` in the background (model engines only)."""
+        if not self.rewrites:
+            return
+        self.discard()
+
+        async def work() -> Phrased:
+            return await self.phrase(draw(), seed)
+
+        self._prepared = PreparedRound(
+            number, block, block_hash, seed, asyncio.create_task(work(), name="phrase-next-round")
+        )
+
+    async def take(self, number: int) -> tuple[PreparedRound, Phrased] | None:
+        """The prepared round ``number`` (waiting for it if still phrasing), or None."""
+        prepared, self._prepared = self._prepared, None
+        if prepared is None or prepared.number != number:
+            if prepared is not None:
+                prepared.work.cancel()
+            return None
+        try:
+            return prepared, await prepared.work
+        except Exception as exc:  # phrase it again in the round itself
+            log.warning("phrasing round %d ahead of time failed (%s); phrasing it now", number, exc)
+            return None
+
+    def discard(self) -> None:
+        """Cancel a round being phrased ahead."""
+        prepared, self._prepared = self._prepared, None
+        if prepared is not None:
+            prepared.work.cancel()
+
+    async def close(self) -> None:
+        prepared, self._prepared = self._prepared, None
+        if prepared is not None:
+            prepared.work.cancel()
+            with contextlib.suppress(BaseException):
+                await prepared.work
+        await self.engine.close()
+
+
+class PhrasingSession:
+    """One engine for a command-line run (``tasks sample``/``export``, ``subnet.evaluate``), started
+    once and used for every batch from synchronous code: ``with PhrasingSession(settings) as
+    session: session.phrase(tasks, seed)``. ``PhrasingSetupError`` (one line) when it cannot start."""
+
+    def __init__(self, settings: Any, redraw: Callable[[Task, bytes], Task] | None = None) -> None:
+        from subnet.phrasing import build_engine
+
+        self.settings = settings
+        self.engine = build_engine(settings)
+        self.phraser = RoundPhraser(self.engine, policy_from(settings), redraw)
+        self._runner = asyncio.Runner()
+
+    def __enter__(self) -> PhrasingSession:
+        from subnet.phrasing import PhrasingSetupError
+
+        try:
+            self._runner.run(self.engine.start())
+        except Exception as exc:  # a bad model path, an unset API key: the user's to fix
+            self._runner.close()
+            raise PhrasingSetupError(f"phrasing engine {self.settings.engine}: {exc}") from None
+        return self
+
+    def phrase(self, tasks: Sequence[Task], seed: bytes) -> Phrased:
+        return self._runner.run(self.phraser.phrase(tasks, seed))
+
+    def __exit__(self, *_exc: object) -> None:
+        try:
+            self._runner.run(self.engine.close())
+        finally:
+            self._runner.close()
