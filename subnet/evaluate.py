@@ -36,6 +36,7 @@ import aiohttp
 from pydantic import ValidationError
 
 from subnet.config import float_arg, int_arg, name_arg
+from subnet.phrasing import PhrasingSetupError, add_phrasing_arguments, phrasing_settings
 from subnet.protocol import MAX_RESPONSE_BODY_BYTES, ChatCompletionResponse
 
 PROG = "python -m subnet.evaluate"
@@ -78,6 +79,8 @@ class EvaluateSettings:
     wallet_hotkey: str = "default"
     wallet_path: Path | None = None
     receiver_hotkey: str | None = None
+    # --phrasing.*: the requests rewritten as a validator's phrasing engine would (None: template text).
+    phrasing: Any = None
 
 
 def chat_completions_url(endpoint: str) -> str:
@@ -216,6 +219,7 @@ def build_parser(categories: Sequence[str] = ()) -> argparse.ArgumentParser:
         help="report format on stdout (default table)",
     )
     parser.add_argument("--json", action="store_true", help="same as --format json")
+    add_phrasing_arguments(parser)
     signing = parser.add_argument_group(
         "signing (for a running miner, which only serves registered validators)",
         "With --wallet.name, every request is signed with that wallet's hotkey (bt.http_auth) "
@@ -259,6 +263,10 @@ def parse_settings(argv: Sequence[str] | None, categories: Sequence[str] = ()) -
         parser.error(str(exc))
     if args.miner_hotkey is not None and args.wallet_name is None:
         parser.error("--miner-hotkey only matters with --wallet.name (the wallet that signs)")
+    try:
+        phrasing = phrasing_settings(args)
+    except PhrasingSetupError as exc:
+        parser.error(str(exc))
     return EvaluateSettings(
         endpoint=endpoint,
         n=args.n,
@@ -277,6 +285,7 @@ def parse_settings(argv: Sequence[str] | None, categories: Sequence[str] = ()) -
         wallet_hotkey=args.wallet_hotkey,
         wallet_path=args.wallet_path,
         receiver_hotkey=args.miner_hotkey,
+        phrasing=phrasing,
     )
 
 
@@ -524,9 +533,29 @@ def build_tasks(settings: EvaluateSettings) -> list[Any]:
         generated = tasks.generate(settings.seed, settings.n, mix=mix, sources=sources)
     except (tasks.TaskConfigError, tasks.SourceFileError) as exc:
         raise EvaluateError(f"--tasks.sources {settings.sources!r}: {exc}") from None
+    if settings.phrasing is not None:
+        generated = _phrased(settings, generated, sources)
     # A variant seed derived from the run seed: reproducible, but not the generator's own seed.
     variant_seed = (settings.seed * 1_000_003 + 7) % 2**63
     return [tasks.variant(task, variant_seed) for task in generated]
+
+
+def _phrased(settings: EvaluateSettings, generated: list[Any], sources: Any) -> list[Any]:
+    """The tasks with their requests rewritten by the phrasing engine, as a validator's round has them."""
+    import tasks
+    from subnet.validator.phrasing import PhrasingSession
+
+    try:
+        with PhrasingSession(
+            settings.phrasing, lambda task, seed: tasks.redraw(task, seed, sources)
+        ) as session:
+            result = session.phrase(generated, tasks.derive_round_seed(b"evaluate", 0, "", settings.seed))
+    except PhrasingSetupError as exc:
+        raise EvaluateError(str(exc)) from None
+    if generated and not result.tasks:
+        raise EvaluateError(f"no request could be phrased: {result.stats.summary()}")
+    print(result.stats.summary(), file=sys.stderr)
+    return result.tasks
 
 
 def load_signer(settings: EvaluateSettings) -> Any:
@@ -674,6 +703,17 @@ def rerun_command(settings: EvaluateSettings) -> str:
         "--wallet.path": str(settings.wallet_path) if settings.wallet_path else None,
         "--miner-hotkey": settings.receiver_hotkey,
     }
+    phrasing = settings.phrasing
+    if phrasing is not None:
+        optional.update(
+            {
+                "--phrasing.engine": phrasing.engine,
+                "--phrasing.url": phrasing.url,
+                "--phrasing.model": phrasing.model,
+                "--phrasing.api_key_env": phrasing.api_key_env,
+                "--phrasing.path": phrasing.path,
+            }
+        )
     for flag, value in optional.items():
         if value is not None:
             parts += [flag, value]

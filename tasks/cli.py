@@ -8,17 +8,18 @@ in one line on stderr and exit code 2.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 from tasks.answers import reference_calls
 from tasks.categories import CATEGORIES
 from tasks.errors import SourceFileError, TaskConfigError
-from tasks.generate import Source, generate
+from tasks.generate import Source, generate, redraw
 from tasks.model import Task
 from tasks.seeding import seed_bytes, sub_seed
 from tasks.sources import load_sources, parse_source_shares
@@ -42,17 +43,22 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument("--bfcl", action="append", default=None, help="BFCL question file or data folder")
         sub.add_argument("--xlam", action="append", default=None, help="xLAM-style JSON file")
 
+    # The phrasing engines run models and live with the validator (subnet.phrasing).
+    from subnet.phrasing import add_phrasing_arguments as add_phrasing
+
     sample = commands.add_parser("sample", help="show generated tasks")
     sample.add_argument("--seed", default="0", help="any text; the same seed gives the same tasks")
     sample.add_argument("--n", type=int, default=5, help="number of tasks")
     sample.add_argument("--json", action="store_true", help="one JSON task per line instead of text")
     add_sources(sample)
+    add_phrasing(sample)
 
     export = commands.add_parser("export", help="write a chat-form fine-tuning set (JSON lines)")
     export.add_argument("--n", type=int, required=True, help="number of examples")
     export.add_argument("--out", type=Path, required=True, help="output .jsonl file")
     export.add_argument("--seed", default="export", help="any text; the same seed gives the same set")
     add_sources(export)
+    add_phrasing(export)
     return parser
 
 
@@ -60,6 +66,33 @@ def _sources(args: argparse.Namespace) -> list[Source] | None:
     if args.sources is None:
         return None
     return load_sources(parse_source_shares(args.sources), bfcl=args.bfcl, xlam=args.xlam)
+
+
+@contextlib.contextmanager
+def _phrasing(args: argparse.Namespace, sources: list[Source] | None) -> Iterator[Callable[..., list[Task]]]:
+    """A function phrasing a batch of tasks with ``--phrasing.engine`` (the tasks unchanged
+    without one); the engine is started once for the whole command."""
+    from subnet.phrasing import PhrasingSetupError, phrasing_settings
+    from subnet.validator.phrasing import PhrasingSession
+
+    try:
+        settings = phrasing_settings(args)
+        if settings is None:
+            yield lambda tasks, seed, quiet=False: tasks
+            return
+        with PhrasingSession(settings, lambda task, seed: redraw(task, seed, sources)) as session:
+
+            def phrased(tasks: list[Task], seed: bytes, quiet: bool = False) -> list[Task]:
+                result = session.phrase(tasks, seed)
+                if tasks and not result.tasks:
+                    raise TaskConfigError(f"no request could be phrased: {result.stats.summary()}")
+                if not quiet:
+                    sys.stderr.write(result.stats.summary() + "\n")
+                return result.tasks
+
+            yield phrased
+    except PhrasingSetupError as error:
+        raise TaskConfigError(str(error)) from None
 
 
 def _mix(args: argparse.Namespace) -> dict[str, float] | None:
@@ -79,7 +112,13 @@ def _signature(tool: dict[str, Any]) -> str:
 
 def _show(task: Task, number: int, out: TextIO) -> None:
     out.write(f"#{number} {task.category} [{task.source}] {task.id}\n")
-    out.write(f"  request:  {task.request}\n")
+    if task.phrasing is not None and task.phrasing.get("engine") != "templates":
+        if "replaces" in task.phrasing:
+            out.write(f"  replaces: {task.phrasing['replaces']} (its request could not be phrased)\n")
+        out.write(f"  template: {task.phrasing.get('template', '')}\n")
+        out.write(f"  phrased:  {task.request}\n")
+    else:
+        out.write(f"  request:  {task.request}\n")
     for tool in task.tools:
         out.write(f"  tool:     {_signature(tool)}\n")
     if not task.expected:
@@ -92,7 +131,10 @@ def _show(task: Task, number: int, out: TextIO) -> None:
 def _sample(args: argparse.Namespace) -> int:
     if args.n < 0:
         raise TaskConfigError("--n must not be negative")
-    tasks = generate(args.seed, args.n, mix=_mix(args), sources=_sources(args))
+    sources = _sources(args)
+    tasks = generate(args.seed, args.n, mix=_mix(args), sources=sources)
+    with _phrasing(args, sources) as phrased:
+        tasks = phrased(tasks, seed_bytes(args.seed))
     for number, task in enumerate(tasks, start=1):
         if args.json:
             sys.stdout.write(json.dumps(task.to_dict(), ensure_ascii=False) + "\n")
@@ -157,12 +199,14 @@ def _export(args: argparse.Namespace) -> int:
     partial = target.with_name(target.name + ".partial")
     progress = _Progress(args.n, sys.stderr)
     try:
-        with partial.open("w", encoding="utf-8") as out:
+        with _phrasing(args, sources) as phrased, partial.open("w", encoding="utf-8") as out:
             done = 0
             batch = 0
             while done < args.n:
                 size = min(_EXPORT_BATCH, args.n - done)
-                for task in generate(sub_seed(root, b"export", batch), size, mix=mix, sources=sources):
+                batch_seed = sub_seed(root, b"export", batch)
+                generated = generate(batch_seed, size, mix=mix, sources=sources)
+                for task in phrased(generated, batch_seed, quiet=True):
                     out.write(json.dumps(training_example(task), ensure_ascii=False) + "\n")
                 done += size
                 batch += 1
