@@ -25,7 +25,7 @@ __all__ = [
 
 #: One value a request states, as a rewording must keep it: (kind, the spoken forms that keep it).
 #: Kinds: "text" (said as written), "quoted" (verbatim), "number", "date", "time", "flag" (a
-#: phrase whose key words must stay).
+#: phrase whose key words must stay), "absent" (the opposite of a flag: none of its forms may appear).
 Mention = tuple[str, tuple[str, ...]]
 
 
@@ -285,10 +285,11 @@ class Flag:
 
     def draw(self, rng: Random) -> Drawn:
         if self.says_false and rng.random() < 0.5:
-            return Drawn(
-                self.says_false[below(rng, len(self.says_false))], (False,), (("flag", self.says_false),)
-            )
-        return Drawn(self.says_true[below(rng, len(self.says_true))], (True,), (("flag", self.says_true),))
+            said = self.says_false[below(rng, len(self.says_false))]
+            return Drawn(said, (False,), (("flag", self.says_false), ("absent", self.says_true)))
+        said = self.says_true[below(rng, len(self.says_true))]
+        opposite: tuple[Mention, ...] = (("absent", self.says_false),) if self.says_false else ()
+        return Drawn(said, (True,), (("flag", self.says_true), *opposite))
 
 
 def _join(texts: list[str]) -> str:

@@ -8,6 +8,8 @@ be shown to miners, else one of ``REASONS``. The rules:
   value as many times as the intent states it and no more (``lost_value``, ``duplicated_value``);
 * outside the stated values there is no digit the template text did not have (a changed or
   invented number, date or time: ``invented_value``);
+* a yes/no value is not contradicted: none of the opposite answer's phrases appears, even as the
+  start of a longer word ("unlocks" where the request is to lock: ``contradicted_value``);
 * a withheld value stays unstated: none of its generator's forms, and no quoted text when it is
   free text (``withheld_value_stated``);
 * no offered function or parameter name with more than one word (``names_a_tool``), nothing that
@@ -38,6 +40,7 @@ REASONS = (
     "duplicated_value",
     "invented_value",
     "withheld_value_stated",
+    "contradicted_value",
     "names_a_tool",
     "addresses_the_model",
 )
@@ -81,6 +84,12 @@ def _pattern(kind: str, form: str) -> re.Pattern[str]:
         return re.compile(r"(?<![\d.])(?<!\d,)" + escaped + r"(?!\d|[.,]\d)")
     flags = 0 if kind == "quoted" else re.IGNORECASE
     return re.compile(r"(?<![0-9A-Za-z])" + escaped + r"(?![0-9A-Za-z])", flags)
+
+
+@cache
+def _opposite(form: str) -> re.Pattern[str]:
+    """A flag's opposite phrase, also as the start of a longer word ("unlock" in "unlocks")."""
+    return re.compile(r"(?<![0-9A-Za-z])" + re.escape(form.strip()).replace(r"\ ", r"\s+"), re.IGNORECASE)
 
 
 def _spans(
@@ -154,6 +163,8 @@ def _claim(
     """
     groups: dict[_Group, list[tuple[str, ...]]] = {}
     for kind, forms in mentions:
+        if kind == "absent":
+            continue
         groups.setdefault((kind, frozenset(forms)), []).append(forms)
     order = sorted(
         groups.items(),
@@ -209,6 +220,9 @@ def verify(text: str, intent: dict[str, Any], names: list[str] | tuple[str, ...]
     if reason is not None:
         return Checked(reason, claimed)
     rest = _masked(text, claimed)
+    for kind, forms in mentions:
+        if kind == "absent" and any(_opposite(form).search(rest) for form in forms):
+            return Checked("contradicted_value", claimed)
     if any(run not in allowed for run in re.findall(r"\d+", rest)):
         return Checked("invented_value", claimed)
     for entry in withheld_of(intent):
