@@ -28,6 +28,7 @@ printed beside it. PostgreSQL's own server processes are not counted.
 
     .venv/bin/python bench/validator.py [--miners 256] [--tasks 8] [--delay 0.2]
         [--backends sqlite,postgres] [--rounds 1] [--loop uvloop|asyncio] [--pin 0:1] [--profile PATH]
+        [--phrasing off|standin] [--phrasing-delay S]
 """
 
 from __future__ import annotations
@@ -48,12 +49,16 @@ from pathlib import Path
 
 import psutil
 
-from subnet.config import (
+# Run as a script, bench/ comes first on sys.path, and bench/scoring.py would hide the package.
+sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
+
+from subnet.config import (  # noqa: E402
     ChainRetrySettings,
     DashboardSettings,
     DbSettings,
     DevchainSettings,
     MetricsSettings,
+    PhrasingSettings,
     QuerySettings,
     RoundSettings,
     ScoringSettings,
@@ -65,7 +70,7 @@ from subnet.config import (
     float_arg,
     int_arg,
 )
-from subnet.validator.rounds import RoundReport
+from subnet.validator.rounds import RoundReport  # noqa: E402
 
 MINER_URI = "//BenchMiner/{}"
 BACKENDS = ("sqlite", "postgres")
@@ -139,7 +144,29 @@ def settings_for(root: Path, netuid: int, db_url: str, args: argparse.Namespace)
         validator=ValidatorKeySettings(secret_path=root / "validator.secret"),
         metrics=MetricsSettings(port=0),
         dashboard=DashboardSettings(port=0),
+        phrasing=PhrasingSettings(engine="openai", url=args.phrasing_url, model="standin", concurrency=32)
+        if args.phrasing_url
+        else PhrasingSettings(),
     )
+
+
+def start_standin(root: Path, delay: float) -> tuple[subprocess.Popen[bytes], str]:
+    """The stand-in phrasing model (bench/phrasing_standin.py) in a process of its own."""
+    url_file = root / "standin.url"
+    standin = subprocess.Popen(
+        [
+            sys.executable,
+            str(Path(__file__).with_name("phrasing_standin.py")),
+            f"--url-file={url_file}",
+            f"--delay={delay}",
+        ]
+    )
+    deadline = time.monotonic() + 60
+    while not url_file.exists():
+        if standin.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit("the stand-in phrasing model did not start")
+        time.sleep(0.05)
+    return standin, url_file.read_text().strip()
 
 
 async def run_rounds(
@@ -182,7 +209,13 @@ def _cpu_seconds(process: psutil.Process) -> float:
 
 
 def print_report(
-    backend: str, report: RoundReport, rss_before: float, peak: float, farm_cpu: float, system_s: float
+    backend: str,
+    report: RoundReport,
+    rss_before: float,
+    peak: float,
+    farm_cpu: float,
+    system_s: float,
+    index: int = 1,
 ) -> None:
     responses = max(report.n_responses, 1)
     clock = report.clock.cpu
@@ -213,6 +246,14 @@ def print_report(
     store_ms = 1e3 * report.clock.store_wall / responses
     print(f"    store (wall)    {store_ms:8.3f} ms per response, overlapping the queries")
     print(f"  RSS                 {rss_before:.0f} MB before the round, peak {peak:.0f} MB")
+    if report.phrasing is not None and report.phrasing.engine != "templates":
+        stats = report.phrasing
+        when = "ahead, during the previous round" if index > 1 else "in the round: nothing was prepared yet"
+        print(
+            f"  phrasing            {stats.phrased} of {stats.slots} phrased in {stats.wall_s:.3f} s"
+            f" ({when});"
+            f" {stats.retried} retries, {stats.dropped} dropped, rejected {dict(stats.rejected)}"
+        )
     farm_share = farm_cpu / max(report.wall_s, 1e-9)
     print(
         f"  miner farm CPU      {farm_cpu:.3f} s = {1e3 * farm_cpu / responses:.3f} ms per response"
@@ -251,6 +292,12 @@ async def bench(args: argparse.Namespace) -> None:
         ]
     )
     pinned = _pin(args.pin, farm.pid)
+    standin = None
+    if args.phrasing == "standin":
+        standin, args.phrasing_url = start_standin(root, args.phrasing_delay)
+        print(
+            f"phrasing: stand-in model at {args.phrasing_url} ({args.phrasing_delay * 1e3:.0f} ms per answer)"
+        )
     try:
         deadline = time.monotonic() + 120
         while not ports_file.exists():
@@ -291,13 +338,16 @@ async def bench(args: argparse.Namespace) -> None:
                     print(f"[{backend}] profile of the rounds written to {args.profile}.{backend}")
                 for index, (report, rss_before, farm_cpu, system_s) in enumerate(results, start=1):
                     label = backend if args.rounds == 1 else f"{backend}, round {index}"
-                    print_report(label, report, rss_before, peak_rss_mb(), farm_cpu, system_s)
+                    print_report(label, report, rss_before, peak_rss_mb(), farm_cpu, system_s, index)
             finally:
                 if cluster is not None:
                     cluster.stop()
     finally:
         farm.terminate()
         farm.wait(timeout=30)
+        if standin is not None:
+            standin.terminate()
+            standin.wait(timeout=30)
         await devchain.close()
 
 
@@ -329,6 +379,16 @@ def main() -> None:
         help="rounds per backend (later ones reuse kept-alive connections)",
     )
     parser.add_argument(
+        "--phrasing",
+        choices=("off", "standin"),
+        default="off",
+        help="standin: the round's requests are phrased by the stand-in model (bench/phrasing_standin.py)"
+        " in its own process; round 1 phrases in the round, later rounds use the set phrased ahead",
+    )
+    parser.add_argument(
+        "--phrasing-delay", type=float_arg(0.0), default=0.0, help="seconds the stand-in takes per answer"
+    )
+    parser.add_argument(
         "--loop",
         choices=("uvloop", "asyncio"),
         default="uvloop",
@@ -347,6 +407,7 @@ def main() -> None:
         help="write cProfile stats of the rounds to PATH.<backend> and of the miner farm to PATH.farm",
     )
     args = parser.parse_args()
+    args.phrasing_url = None
     from subnet.validator.node import event_loop_factory
 
     # The farm stands in for miners on other machines: the faster it serves, the more the

@@ -1,0 +1,73 @@
+"""The issue's must-holds: with phrased text the template inverter earns no more than refusing
+everything, the memoriser nothing on external call tasks, and every phrased task keeps a correct
+gold answer (the oracle's 100%, the reference answer valid in every supported format)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+import tasks
+from scoring import FORMATS, Call, check, render
+from tasks.answers import reference_calls
+
+FIXTURES = Path(__file__).resolve().parents[1] / "tasks" / "fixtures"
+
+
+@pytest.fixture(scope="module")
+def integrity(load_bench: Callable[[str], ModuleType]) -> ModuleType:
+    return load_bench("integrity")
+
+
+async def test_the_inverter_needs_template_text_and_honest_answers_do_not(integrity: ModuleType) -> None:
+    redteam = integrity.load_sibling("redteam")
+    templates = tasks.generate(b"integrity", 600)
+    phrased = (await integrity.phrase_with_standin(templates, b"integrity")).tasks
+    assert len(phrased) == len(templates)
+
+    inverter = redteam.TemplateInverter()
+    on_templates = integrity.judge_miner(inverter, templates, b"miner")
+    for category in tasks.CATEGORIES:
+        assert on_templates.rate(category) >= 0.95, category  # it is the attack
+    on_phrased = integrity.judge_miner(inverter, phrased, b"miner")
+    never = integrity.judge_miner(redteam.NeverCalls(), phrased, b"miner")
+    assert on_phrased.call_rate() <= 0.10
+    assert on_phrased.round_score <= never.round_score + 0.05
+
+    oracle = integrity.judge_miner(integrity.Oracle(), phrased, b"miner")
+    for category in tasks.CATEGORIES:
+        assert oracle.rate(category) == 1.0, category
+
+
+async def test_the_memoriser_loses_external_call_tasks_once_phrased(integrity: ModuleType) -> None:
+    redteam = integrity.load_sibling("redteam")
+    pool = (*tasks.sources.load_bfcl_dir(FIXTURES / "bfcl"), *tasks.load_xlam(FIXTURES / "xlam.json"))
+    sources = [tasks.Source("external", 1.0, tuple(pool))]
+    drawn = tasks.generate(b"external", 120, sources=sources)
+    phrased = await integrity.phrase_with_standin(drawn, b"external", sources=sources)
+    memoriser = redteam.DatasetMemoriser(pool)
+    assert integrity.judge_miner(memoriser, drawn, b"m").call_rate() == 1.0
+    assert integrity.judge_miner(memoriser, phrased.tasks, b"m").call_rate() == 0.0
+    assert integrity.judge_miner(integrity.Oracle(), phrased.tasks, b"m").call_rate() == 1.0
+    # Nothing from a public file reaches a miner word for word.
+    public = {task.request for task in pool}
+    assert not any(task.request in public for task in phrased.tasks)
+
+
+async def test_every_phrased_task_keeps_a_gold_answer_valid_in_every_format(integrity: ModuleType) -> None:
+    phrased = (await integrity.phrase_with_standin(tasks.generate(b"gold", 2000), b"gold")).tasks
+    assert len(phrased) == 2000
+    for task in phrased:
+        calls = [Call(name, arguments) for name, arguments in reference_calls(task.expected)]
+        functions = [tool["function"] for tool in task.tools]
+        if not calls:
+            assert check(
+                "I can't do that with these tools.", functions, task.expected, task.scoring_category
+            ).valid
+            continue
+        for fmt in FORMATS:
+            verdict = check(render(calls, fmt), functions, task.expected, task.scoring_category)
+            assert verdict.valid, (fmt, task.id, verdict.error_type)
