@@ -53,6 +53,12 @@ def external_intent(task: Task) -> dict[str, Any]:
     a rewording of an external question is checked for those values, names and length only.
     """
     question = task.request
+    purposes = {
+        str(tool.get("function", tool).get("name", "")): str(
+            tool.get("function", tool).get("description", "")
+        )
+        for tool in task.tools
+    }
     asks: list[dict[str, Any]] = []
     for name, arguments in reference_calls(task.expected):
         values: list[dict[str, Any]] = []
@@ -64,7 +70,15 @@ def external_intent(task: Task) -> dict[str, Any]:
                 values.append(
                     {"slot": slot, "about": slot, "said": str(scalar), "mentions": [[kind, [str(scalar)]]]}
                 )
-        asks.append({"tool": name, "purpose": "", "example": question, "values": values, "withheld": []})
+        asks.append(
+            {
+                "tool": name,
+                "purpose": purposes.get(name, ""),
+                "example": question,
+                "values": values,
+                "withheld": [],
+            }
+        )
     if not asks:
         asks.append({"tool": "", "purpose": "", "example": question, "values": [], "withheld": []})
     return {"asks": asks, "example": question}

@@ -133,7 +133,7 @@ def test_template_text_is_refused_on_public_networks(two_miners: SimulatedSubnet
         )
         assert _phraser(endpoint, LibraryTasks()) is not None
     assert _phraser(two_miners.settings, LibraryTasks()) is not None  # dev: templates are fine
-    with pytest.raises(StartupError, match="needs --phrasing.url"):
+    with pytest.raises(StartupError, match=r"needs --phrasing\.url"):
         _phraser(
             dataclasses.replace(two_miners.settings, phrasing=PhrasingSettings(engine="openai")),
             LibraryTasks(),
