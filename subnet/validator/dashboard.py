@@ -143,6 +143,8 @@ class RoundRow:
     started_at: datetime | None
     finished_at: datetime | None
     note: str
+    # Where the requests miners read came from: "templates", "openai: 8 of 8 phrased, ...", "" (not recorded).
+    requests: str
     responses: int | None  # None while the round runs: nothing about it is shown yet
     valid: int | None
     mean_score: float | None
@@ -470,6 +472,7 @@ class DashboardReader:
                         Round.started_at,
                         Round.finished_at,
                         Round.note,
+                        Round.phrasing,
                     )
                     .order_by(Round.number.desc())
                     .limit(self.limits.recent_rounds)
@@ -504,6 +507,7 @@ class DashboardReader:
                     started_at=row.started_at,
                     finished_at=row.finished_at,
                     note=str(row.note or ""),
+                    requests=_requests_text(row.phrasing),
                     responses=count if finished else None,
                     valid=valid if finished else None,
                     mean_score=(mean if count else None) if finished else None,
@@ -825,6 +829,20 @@ def _categories_html(snapshot: Snapshot) -> Html:
     return _table("categories", headers, rows, "No scored responses yet.")
 
 
+def _requests_text(phrasing: Any) -> str:
+    """What a round's phrasing record says, in a few words."""
+    if not isinstance(phrasing, dict):
+        return ""
+    engine = str(phrasing.get("engine", "?"))
+    if engine == "templates":
+        return "template text (no phrasing engine)"
+    parts = [f"{engine}: {phrasing.get('phrased', 0)} of {phrasing.get('slots', 0)} phrased"]
+    for key in ("retried", "dropped", "unfilled"):
+        if phrasing.get(key):
+            parts.append(f"{phrasing[key]} {key}")
+    return ", ".join(parts)
+
+
 def _rounds_html(snapshot: Snapshot) -> Html:
     def counts(row: RoundRow) -> list[Html]:
         if row.responses is None:
@@ -843,6 +861,7 @@ def _rounds_html(snapshot: Snapshot) -> Html:
             element("td", row.block, class_="num"),
             element("td", row.n_tasks, class_="num"),
             element("td", row.n_miners, class_="num"),
+            element("td", row.requests, class_="note"),
             *counts(row),
             element("td", _when(row.started_at), class_="when"),
             element("td", _when(row.finished_at), class_="when"),
@@ -858,6 +877,7 @@ def _rounds_html(snapshot: Snapshot) -> Html:
         "block",
         "tasks",
         "miners",
+        "requests",
         "responses",
         "valid",
         "mean",

@@ -116,6 +116,13 @@ def _answer(hotkey: str, number: int, index: int) -> dict[str, Any]:
     }
 
 
+# What phrasing did per round: template text in round 1, a model engine in round 2, none recorded after.
+PHRASING: dict[int, dict[str, Any]] = {
+    1: {"engine": "templates", "slots": 6, "phrased": 0},
+    2: {"engine": "openai", "slots": 6, "phrased": 5, "retried": 3, "dropped": 2, "unfilled": 1},
+}
+
+
 async def _add_round(store: Store, number: int, tasks: list[NewTask]) -> tuple[int, dict[str, int]]:
     return await store.create_round(
         number=number,
@@ -125,6 +132,7 @@ async def _add_round(store: Store, number: int, tasks: list[NewTask]) -> tuple[i
         seed_commitment="c" * 64,
         generator_version="test",
         tasks=tasks,
+        phrasing=PHRASING.get(number),
     )
 
 

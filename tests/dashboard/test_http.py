@@ -78,6 +78,15 @@ async def test_page_lists_every_miner_in_the_leaderboard(dashboard: DashboardSer
     assert page.count("<polyline") >= 3 + 2  # three averages, two weighted miners
 
 
+async def test_rounds_say_where_their_requests_came_from(dashboard: DashboardServer, seeded: Any) -> None:
+    status, _, page = await fetch(dashboard, "/")
+    assert status == 200
+    rows = {int(m.group(1)): m.group(2) for m in re.finditer(r'<tr data-round="(\d+)"(.*?)</tr>', page, re.S)}
+    assert "template text (no phrasing engine)" in rows[1]
+    assert "openai: 5 of 6 phrased, 3 retried, 2 dropped, 1 unfilled" in rows[2]
+    assert "phrased" not in rows[3] and "template" not in rows[3]
+
+
 async def test_miner_output_is_escaped_everywhere(dashboard: DashboardServer, seeded: Any) -> None:
     _, _, page = await fetch(dashboard, "/")
     assert seeded.hostile_output not in page

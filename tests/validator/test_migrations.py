@@ -132,3 +132,37 @@ def test_cli_bad_url_is_one_line_and_exit_2(tmp_path: Path) -> None:
     )
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and "unsupported database" in result.stderr
+
+
+async def _rounds_survive_0002(url: str) -> None:
+    """A round stored before rounds.phrasing existed reads as None after 0002 and survives its downgrade."""
+    from sqlalchemy import text
+
+    await upgrade(url, "0001")
+    engine = create_engine(url)
+    insert = text(
+        "INSERT INTO rounds (number, netuid, block, block_hash, seed_commitment, generator_version, status,"
+        " n_tasks, n_miners, note, started_at) VALUES (1, 1, 10, '0x1', 'c', '2', 'scored', 0, 0, '',"
+        " CURRENT_TIMESTAMP)"
+    )
+    try:
+        async with engine.begin() as connection:
+            await connection.execute(insert)
+        await upgrade(url)
+        async with engine.connect() as connection:
+            rows = (await connection.execute(text("SELECT number, phrasing FROM rounds"))).all()
+        assert [(number, phrasing) for number, phrasing in rows] == [(1, None)]
+        await downgrade(url, "0001")
+        async with engine.connect() as connection:
+            assert (await connection.execute(text("SELECT count(*) FROM rounds"))).scalar_one() == 1
+    finally:
+        await engine.dispose()
+
+
+async def test_sqlite_rounds_survive_the_phrasing_column(sqlite_db_url: str) -> None:
+    await _rounds_survive_0002(sqlite_db_url)
+
+
+@pytest.mark.postgres
+async def test_postgres_rounds_survive_the_phrasing_column(pg_url: str) -> None:
+    await _rounds_survive_0002(pg_url)
