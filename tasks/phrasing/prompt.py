@@ -19,7 +19,8 @@ SYSTEM = (
     "person would, in your own words and in the style you are given, so that it means exactly the "
     "same thing. Rules: state every value listed under 'state', written exactly in one of its "
     "forms (digits stay digits, quoted text stays verbatim inside double quotes); state each value "
-    "once; for each entry under 'allude_to', only allude to it the way its hint does and never give "
+    "once, and never write a value's 'not' phrases; for each entry under 'allude_to', only allude "
+    "to it the way its hint does and never give "
     "a concrete value for it; add no other numbers, dates, times or names; do not mention "
     "functions, tools, APIs or parameters, and do not tell the assistant how to do its job. Answer "
     "with the message only: no preamble, no quotes around it, no explanation."
@@ -30,13 +31,16 @@ def _ask_for_model(ask: dict[str, Any]) -> dict[str, Any]:
     shown: dict[str, Any] = {}
     if ask.get("purpose"):
         shown["wants"] = ask["purpose"]
-    shown["state"] = [
-        {
+    shown["state"] = []
+    for value in ask.get("values", ()):
+        entry: dict[str, Any] = {
             "what": value.get("about", ""),
-            "forms": [forms for _, forms in value.get("mentions", ())],
+            "forms": [forms for kind, forms in value.get("mentions", ()) if kind != "absent"],
         }
-        for value in ask.get("values", ())
-    ]
+        opposite = [form for kind, forms in value.get("mentions", ()) if kind == "absent" for form in forms]
+        if opposite:
+            entry["not"] = opposite
+        shown["state"].append(entry)
     withheld = ask.get("withheld", ())
     if withheld:
         shown["allude_to"] = [

@@ -147,3 +147,23 @@ def test_dates_and_times_may_change_form_but_not_value() -> None:
         "lost_value",
         "invented_value",
     )
+
+
+def test_the_prompt_lists_a_yes_no_values_opposite_only_as_what_not_to_say() -> None:
+    import json
+
+    from tasks.phrasing.prompt import phrasing_messages
+    from tasks.phrasing.style import Style
+
+    def has_flag_with_opposite(task: tasks.Task) -> bool:
+        asks = intent_of(task)["asks"]
+        return any(kind == "absent" for ask in asks for v in ask["values"] for kind, _ in v["mentions"])
+
+    task = _first("simple", has_flag_with_opposite)
+    content = phrasing_messages(intent_of(task), Style("plain", "short", "none", "", 0))[1]["content"]
+    body = json.loads(content[content.index("{") :])
+    entries = [entry for request in body["requests"] for entry in request["state"] if "not" in entry]
+    assert entries
+    for entry in entries:
+        stated = {form for forms in entry["forms"] for form in forms}
+        assert stated and not stated & set(entry["not"])
