@@ -549,7 +549,7 @@ def _phrased(settings: EvaluateSettings, generated: list[Any], sources: Any) -> 
         with PhrasingSession(
             settings.phrasing, lambda task, seed: tasks.redraw(task, seed, sources)
         ) as session:
-            result = session.phrase(generated, tasks.derive_round_seed(b"evaluate", 0, "", settings.seed))
+            result = session.phrase(generated, tasks.derive_round_seed(b"evaluate", 0, "0x00", settings.seed))
     except PhrasingSetupError as exc:
         raise EvaluateError(str(exc)) from None
     if generated and not result.tasks:

@@ -264,9 +264,15 @@ class _Slot:
             return phrased
         return None
 
+    def _time_left(self) -> float:
+        """Seconds the next engine call may take: its own bound, within the stage's deadline."""
+        return max(0.0, min(self.policy.attempt_timeout, self.deadline - time.monotonic()))
+
     async def _ask(self, request: PhrasingRequest) -> EngineAnswer:
-        timeout = max(0.0, min(self.policy.attempt_timeout, self.deadline - time.monotonic()))
-        async with self.gate:
+        async with self.gate:  # the wait for a turn counts against the deadline, not the call's bound
+            if self._late():
+                return EngineAnswer(None, error="deadline")
+            timeout = self._time_left()
             try:
                 return await asyncio.wait_for(self.engine.write(request), timeout)
             except TimeoutError:
@@ -278,10 +284,11 @@ class _Slot:
     async def _solves(self, task: Task) -> bool:
         from scoring import check
 
-        timeout = max(0.0, min(self.policy.attempt_timeout, self.deadline - time.monotonic()))
         async with self.gate:
             try:
-                output = await asyncio.wait_for(self.engine.solve(task.messages, task.tools), timeout)
+                output = await asyncio.wait_for(
+                    self.engine.solve(task.messages, task.tools), self._time_left()
+                )
             except Exception:  # a timeout or a failed answer: the text is not shown to be solvable
                 return False
         functions = [dict(tool.get("function", tool)) for tool in task.tools]

@@ -152,3 +152,17 @@ async def test_verify_solve_keeps_only_what_the_phrasing_model_answers_right() -
             assert len(result.tasks) == 40 and result.stats.prompt_tokens == 400
         else:
             assert result.tasks == [] and result.stats.rejected == {"not_solved": 120}
+
+
+async def test_waiting_for_a_turn_counts_against_the_deadline(
+    standin_engine: Callable[..., Awaitable[Any]],
+) -> None:
+    """With one call at a time and 2 s per answer, a 3 s deadline ends the stage at about 3 s,
+    not after every queued call has had its own 10 s bound."""
+    slow = await standin_engine("slow", delay=2.0)
+    policy = PhrasingPolicy(attempts=1, replacements=0, attempt_timeout=10.0, deadline=3.0, concurrency=1)
+    started = time.monotonic()
+    result = await phrase(tasks.generate(b"queue", 6), slow, b"round", policy=policy)
+    assert time.monotonic() - started < 4.5
+    # The first answer (2 s) is kept; the second call has 1 s left and times out; the rest are late.
+    assert result.stats.phrased == 1 and result.stats.rejected == {"timeout": 1, "deadline": 4}

@@ -1,0 +1,48 @@
+"""The demo model as a phrasing engine: the mechanics on a real (tiny, bad) model on this CPU.
+
+SmolLM2-135M phrases badly; what must hold is that its texts are verified, retried, dropped and
+counted, and that nothing unverified is kept.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import tasks
+from subnet.config import PhrasingSettings
+from subnet.phrasing import build_engine
+from subnet.validator.phrasing import policy_from
+from tasks.phrasing import intent_of, phrase, verify
+
+
+@pytest.mark.slow
+async def test_the_demo_model_phrases_through_the_stage(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("SUBNET_MODEL_CACHE", str(tmp_path))
+    settings = PhrasingSettings(
+        engine="transformers",
+        path="demo",
+        device="cpu",
+        max_tokens=48,
+        concurrency=4,
+        attempts=2,
+        replacements=1,
+        deadline=240.0,
+    )
+    engine = build_engine(settings)
+    await engine.start()
+    try:
+        generated = tasks.generate(b"demo-phrasing", 4, mix={"simple": 1.0})
+        result = await phrase(generated, engine, b"round", policy=policy_from(settings), redraw=tasks.redraw)
+    finally:
+        await engine.close()
+    stats = result.stats
+    print(stats.summary())
+    assert stats.slots == 4 and stats.phrased + stats.unfilled == 4 == len(result.tasks) + stats.unfilled
+    assert sum(stats.rejected.values()) == stats.retried + stats.dropped
+    assert stats.prompt_tokens > 0 and stats.completion_tokens > 0
+    for task in result.tasks:
+        assert verify(task.request, intent_of(task)).reason is None
