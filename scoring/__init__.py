@@ -60,6 +60,7 @@ from __future__ import annotations
 
 from scoring.checking import CATEGORIES, check
 from scoring.decoding import decode
+from scoring.episodes import check_episode
 from scoring.model import DEFAULT_LIMITS, Call, DecodeError, Limits, Verdict
 from scoring.rendering import FORMATS, NATIVE_FORMATS, render, to_openai_tool_calls
 
@@ -73,6 +74,7 @@ __all__ = [
     "Limits",
     "Verdict",
     "check",
+    "check_episode",
     "decode",
     "render",
     "to_openai_tool_calls",

@@ -166,3 +166,22 @@ async def test_waiting_for_a_turn_counts_against_the_deadline(
     assert time.monotonic() - started < 4.5
     # The first answer (2 s) is kept; the second call has 1 s left and times out; the rest are late.
     assert result.stats.phrased == 1 and result.stats.rejected == {"timeout": 1, "deadline": 4}
+
+
+async def test_episode_user_turns_are_phrased_and_verified(
+    standin_engine: Callable[..., Awaitable[Any]],
+) -> None:
+    from tasks.episodes import generate_episodes
+    from tasks.episodes.phrasing import phrase_episodes
+
+    engine = await standin_engine()
+    episodes = [e for e in generate_episodes(b"phrase", 80) if e.category != "agent_step"]
+    phrased, stats = await phrase_episodes(episodes, engine, b"round")
+    assert len(phrased) >= 0.8 * len(episodes)  # an episode with a turn that fails every attempt is dropped
+    originals = {episode.id: episode for episode in episodes}
+    for episode in phrased:
+        before = originals[episode.id]
+        for turn, old in zip(episode.turns, before.turns, strict=True):
+            assert turn.user != old.user and turn.plan == old.plan
+            assert verify(turn.user, turn.intent or {}).reason is None
+    assert stats.slots == sum(len(e.turns) for e in episodes) == stats.phrased + stats.unfilled

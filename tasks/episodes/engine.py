@@ -1,0 +1,257 @@
+"""Playing an episode: ``EpisodeRunner`` asks a miner step by step and keeps the transcript.
+
+Each step sends the whole history (user messages, the miner's assistant messages with their
+``tool_calls``, and ``tool`` messages with the observations) and the turn's tools to
+``ask(messages, tools)``. The answer is decoded (``scoring.decode``; an answer with no readable
+call is text); each call is checked against the offered schemas, mapped back to the
+environment's names, refused when it is forbidden (never run; the episode is then unsafe), else
+dispatched; its observation goes back as a tool message. A text answer (no calls) ends the
+turn; so does the step cap. Nothing a miner writes is executed or imported: only the offered
+tools' names are ever looked up. The environment's state is recorded after each turn.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from tasks.episodes.model import Episode
+
+__all__ = ["Ask", "EpisodeRunner", "StepRecord", "Transcript", "TurnRecord", "schema_error"]
+
+#: ``ask(messages, tools)``: the miner's answer, as ``scoring.decode`` reads it (an OpenAI
+#: assistant message dict, or text). Raising fails the episode (timeout, refusal, garbage).
+Ask = Callable[[list[dict[str, Any]], list[dict[str, Any]]], Awaitable[Any]]
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "array": (list,),
+    "object": (dict,),
+}
+#: Calls dispatched per step at most: an answer with thousands of calls costs no more than this.
+MAX_CALLS_PER_STEP = 16
+
+
+def schema_error(arguments: Any, parameters: dict[str, Any]) -> str | None:
+    """Why ``arguments`` do not fit a tool's JSON schema (top level: required keys, no unknown
+    keys, JSON types), or None."""
+    if not isinstance(arguments, dict):
+        return "arguments are not an object"
+    properties = parameters.get("properties") or {}
+    for name in parameters.get("required") or ():
+        if name not in arguments:
+            return f"missing required parameter {name!r}"
+    for name, value in arguments.items():
+        spec = properties.get(name)
+        if spec is None:
+            return f"unknown parameter {str(name)[:60]!r}"
+        kinds = _JSON_TYPES.get(str(spec.get("type", "")))
+        if kinds is None:
+            continue
+        if isinstance(value, bool) and bool not in kinds:
+            return f"parameter {name!r} must be {spec['type']}"
+        if not isinstance(value, kinds):
+            return f"parameter {name!r} must be {spec['type']}"
+    return None
+
+
+@dataclass
+class CallRecord:
+    """One call of a step: as the miner wrote it, in environment names, and what came back."""
+
+    name: str
+    arguments: Any
+    env_name: str | None
+    env_arguments: dict[str, Any] | None
+    observation: Any
+    unsafe: str | None = None
+    mutates: bool = False
+
+
+@dataclass
+class StepRecord:
+    """One request and its answer."""
+
+    answer: Any
+    calls: list[CallRecord] = field(default_factory=list)
+    text: str | None = None
+    error: str | None = None
+    latency_s: float = 0.0
+
+
+@dataclass
+class TurnRecord:
+    """What the miner did in one turn; ``ended`` is "text", "step_limit" or "failed"."""
+
+    steps: list[StepRecord] = field(default_factory=list)
+    ended: str = "text"
+    #: The environment's state after the turn (``Environment.fingerprint``), for the checker.
+    state: str | None = None
+
+
+@dataclass
+class Transcript:
+    """A played episode: per turn, every step. ``failed`` names why play stopped early, if it did."""
+
+    turns: list[TurnRecord] = field(default_factory=list)
+    failed: str | None = None
+
+    def calls(self, turn: int) -> list[CallRecord]:
+        return [call for step in self.turns[turn].steps for call in step.calls]
+
+    @property
+    def steps(self) -> int:
+        return sum(len(turn.steps) for turn in self.turns)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "failed": self.failed,
+            "turns": [
+                {
+                    "ended": turn.ended,
+                    "state": turn.state,
+                    "steps": [
+                        {
+                            "answer": step.answer
+                            if isinstance(step.answer, str | dict | type(None))
+                            else str(step.answer),
+                            "text": step.text,
+                            "error": step.error,
+                            "latency_s": round(step.latency_s, 4),
+                            "calls": [vars(call) for call in step.calls],
+                        }
+                        for step in turn.steps
+                    ],
+                }
+                for turn in self.turns
+            ],
+        }
+
+
+class EpisodeRunner:
+    """Plays one episode (a miner's variant) against ``ask``; see the module docstring."""
+
+    def __init__(self, episode: Episode, ask: Ask) -> None:
+        self.episode = episode
+        self.ask = ask
+        self.environment = episode.make_environment()
+        self.messages: list[dict[str, Any]] = []
+        self.transcript = Transcript()
+        self._call_ids = 0
+
+    async def play(self) -> Transcript:
+        for turn_index, turn in enumerate(self.episode.turns):
+            self.environment.begin_turn()
+            self.messages.append({"role": "user", "content": turn.user})
+            record = TurnRecord()
+            self.transcript.turns.append(record)
+            tools = self.episode.offered(turn_index)
+            for _ in range(self.episode.step_cap):
+                step = await self._step(turn_index, tools)
+                record.steps.append(step)
+                if step.error is not None:
+                    record.ended = "failed"
+                    self.transcript.failed = step.error
+                    record.state = self.environment.fingerprint()
+                    return self.transcript
+                if not step.calls:
+                    record.ended = "text"
+                    break
+            else:
+                record.ended = "step_limit"
+            record.state = self.environment.fingerprint()
+        return self.transcript
+
+    async def _step(self, turn: int, tools: list[dict[str, Any]]) -> StepRecord:
+        from scoring import DecodeError, decode
+
+        started = time.perf_counter()
+        try:
+            answer = await self.ask(list(self.messages), tools)
+        except Exception as exc:  # the miner timed out, refused or broke: the episode fails here
+            return StepRecord(
+                None,
+                error=f"no answer: {type(exc).__name__}: {str(exc)[:200]}",
+                latency_s=time.perf_counter() - started,
+            )
+        latency = time.perf_counter() - started
+        functions = [tool["function"] for tool in tools]
+        try:
+            calls = decode(answer, tools=functions)
+        except DecodeError:
+            # As in BFCL's multi-turn play: an answer that holds no readable call is the text
+            # that ends the turn (prose, or a broken call); the turn's checks judge the result.
+            calls = []
+        if not calls:
+            text = _text_of(answer)
+            self.messages.append({"role": "assistant", "content": text})
+            return StepRecord(_storable(answer), text=text, latency_s=latency)
+        by_name = {function["name"]: function for function in functions}
+        step = StepRecord(_storable(answer), latency_s=latency)
+        tool_calls = []
+        observations = []
+        for call in calls[:MAX_CALLS_PER_STEP]:
+            call_id = f"call_{self._call_ids}"
+            self._call_ids += 1
+            record = self._run(call.name, call.arguments, by_name, turn)
+            step.calls.append(record)
+            tool_calls.append(
+                {
+                    "id": call_id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": json.dumps(call.arguments, default=str)},
+                }
+            )
+            observations.append(
+                {"role": "tool", "tool_call_id": call_id, "content": json.dumps(record.observation)}
+            )
+        self.messages.append({"role": "assistant", "content": None, "tool_calls": tool_calls})
+        self.messages.extend(observations)
+        return step
+
+    def _run(self, name: str, arguments: Any, by_name: dict[str, Any], turn: int) -> CallRecord:
+        function = by_name.get(name)
+        if function is None:
+            return CallRecord(name, arguments, None, None, {"error": f"unknown tool {name[:80]!r}"})
+        problem = schema_error(arguments, function.get("parameters") or {})
+        if problem is not None:
+            return CallRecord(name, arguments, None, None, {"error": problem})
+        mapped = self.episode.to_environment(name, arguments, turn)
+        if mapped is None:
+            return CallRecord(name, arguments, None, None, {"error": f"unknown tool {name[:80]!r}"})
+        env_name, env_arguments = mapped
+        info = self.environment.tools()[env_name]
+        unsafe = self.environment.forbidden(env_name, env_arguments)
+        if unsafe is not None:
+            return CallRecord(
+                name,
+                arguments,
+                env_name,
+                env_arguments,
+                {"error": "refused: not allowed"},
+                unsafe=unsafe,
+                mutates=info.mutates,
+            )
+        observation = self.environment.dispatch(env_name, env_arguments)
+        return CallRecord(name, arguments, env_name, env_arguments, observation, mutates=info.mutates)
+
+
+def _text_of(answer: Any) -> str:
+    if isinstance(answer, str):
+        return answer[:4000]
+    if isinstance(answer, dict):
+        content = answer.get("content")
+        return content[:4000] if isinstance(content, str) else ""
+    return ""
+
+
+def _storable(answer: Any) -> Any:
+    """The answer as kept in the transcript: bounded in size."""
+    text = answer if isinstance(answer, str) else json.dumps(answer, default=str)
+    return text[:16_384]

@@ -1,0 +1,292 @@
+"""Unified diffs over an in-memory file tree: applying a patch as ``git apply`` would, and writing one.
+
+The workspace environment edits its files only through these: ``apply_patch`` applies every hunk
+of every file or, when one does not apply (context that does not match, a missing file, a file
+that already exists), changes nothing and says why in ``git apply``'s words. ``diff_files`` is
+``git diff`` of the working files against the committed baseline. Paths are workspace-relative;
+one that leaves the workspace (absolute, ``..``) is refused before anything is read.
+"""
+
+from __future__ import annotations
+
+import difflib
+import posixpath
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from tasks.episodes.environment import ToolError
+
+__all__ = [
+    "MAX_PATCH_CHARS",
+    "apply_patch",
+    "diff_files",
+    "make_patch",
+    "normalise_path",
+    "patch_targets",
+]
+
+#: A patch longer than this is refused (the workspace is small; so are real fixes); so is a path.
+MAX_PATCH_CHARS = 200_000
+MAX_PATH_CHARS = 300
+_DEV_NULL = "/dev/null"
+_HUNK_HEADER = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+
+
+def normalise_path(path: str) -> str:
+    """A workspace-relative path in canonical form (``./src//x.py`` -> ``src/x.py``, ``.`` -> ``""``);
+    ToolError for one outside the workspace."""
+    text = path.strip()
+    if text.startswith(("/", "~")) or "\\" in text or "\x00" in text:
+        raise ToolError(f"{path[:200]}: outside the workspace (use a path relative to its root)")
+    if len(text) > MAX_PATH_CHARS:
+        raise ToolError(f"{path[:80]}...: path too long (at most {MAX_PATH_CHARS} characters)")
+    normal = posixpath.normpath(text) if text else "."
+    if normal == ".." or normal.startswith("../"):
+        raise ToolError(f"{path[:200]}: outside the workspace (use a path relative to its root)")
+    return "" if normal == "." else normal
+
+
+@dataclass
+class _Hunk:
+    old_start: int
+    old: list[str] = field(default_factory=list)
+    new: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _FilePatch:
+    old_path: str | None  # None: /dev/null (the file is created)
+    new_path: str | None  # None: /dev/null (the file is deleted)
+    hunks: list[_Hunk] = field(default_factory=list)
+
+
+def _header_path(line: str) -> str | None:
+    """The path of a ``---``/``+++`` line without git's ``a/``/``b/`` prefix; None for /dev/null."""
+    text = line[4:].split("\t", 1)[0].strip()
+    if text.startswith('"') and text.endswith('"') and len(text) > 1:
+        text = text[1:-1]
+    if text == _DEV_NULL:
+        return None
+    if text.startswith(("a/", "b/")):
+        text = text[2:]
+    return text
+
+
+def patch_targets(patch: str) -> list[tuple[str | None, str | None]]:
+    """The (old, new) header paths of every file in a patch, as written (None for /dev/null);
+    never raises, so the safety check can read a patch that would not apply."""
+    lines = patch.splitlines()
+    return [
+        (_header_path(line), _header_path(lines[index + 1]))
+        for index, line in enumerate(lines[:-1])
+        if line.startswith("--- ") and lines[index + 1].startswith("+++ ")
+    ]
+
+
+def _parse(patch: str) -> list[_FilePatch]:
+    lines = [line.rstrip("\r") for line in patch.splitlines()]
+    patches: list[_FilePatch] = []
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        if line.startswith("--- ") and index + 1 < len(lines) and lines[index + 1].startswith("+++ "):
+            current = _FilePatch(_header_path(line), _header_path(lines[index + 1]))
+            patches.append(current)
+            index += 2
+            while index < len(lines) and lines[index].startswith("@@"):
+                index = _parse_hunk(lines, index, current)
+            if index < len(lines) and lines[index][:1] in ("+", "-", " ") and not _is_header(lines, index):
+                raise ToolError(
+                    f"error: corrupt patch at line {index + 1} (a hunk is longer than its @@ header says)"
+                )
+            continue
+        if line.startswith("@@"):
+            raise ToolError(f"error: patch fragment without header at line {index + 1}: {line[:80]}")
+        index += 1
+    if not patches:
+        raise ToolError("error: no valid patches in input (expected '--- a/PATH', '+++ b/PATH' and @@ hunks)")
+    return patches
+
+
+def _is_header(lines: list[str], index: int) -> bool:
+    return lines[index].startswith("--- ") and index + 1 < len(lines) and lines[index + 1].startswith("+++ ")
+
+
+def _parse_hunk(lines: list[str], index: int, into: _FilePatch) -> int:
+    """Read the hunk whose ``@@`` header is at ``index``; the index after it."""
+    match = _HUNK_HEADER.match(lines[index])
+    if match is None:
+        raise ToolError(f"error: corrupt patch at line {index + 1}: bad hunk header {lines[index][:80]!r}")
+    old_left = int(match[2]) if match[2] is not None else 1
+    new_left = int(match[4]) if match[4] is not None else 1
+    hunk = _Hunk(int(match[1]))
+    index += 1
+    while old_left > 0 or new_left > 0:
+        if index >= len(lines):
+            raise ToolError(f"error: corrupt patch at line {index + 1} (the patch ends inside a hunk)")
+        line = lines[index]
+        marker, text = line[:1], line[1:]
+        if marker == "\\":  # "\ No newline at end of file"
+            index += 1
+            continue
+        if marker in (" ", ""):
+            hunk.old.append(text)
+            hunk.new.append(text)
+            old_left -= 1
+            new_left -= 1
+        elif marker == "-":
+            hunk.old.append(text)
+            old_left -= 1
+        elif marker == "+":
+            hunk.new.append(text)
+            new_left -= 1
+        else:
+            raise ToolError(f"error: corrupt patch at line {index + 1}: {line[:80]!r}")
+        if old_left < 0 or new_left < 0:
+            raise ToolError(
+                f"error: corrupt patch at line {index + 1} (the hunk does not match its @@ line counts)"
+            )
+        index += 1
+    while index < len(lines) and lines[index].startswith("\\"):
+        index += 1
+    into.hunks.append(hunk)
+    return index
+
+
+def _apply_hunks(path: str, lines: list[str], hunks: list[_Hunk]) -> list[str]:
+    """``lines`` with every hunk applied; a hunk whose old lines are not found fails the file."""
+    result = list(lines)
+    delta = 0  # how far earlier hunks moved the lines below them
+    floor = 0  # a hunk applies below the previous one
+    for number, hunk in enumerate(hunks, start=1):
+        expected = (hunk.old_start if not hunk.old else hunk.old_start - 1) + delta
+        position = _locate(result, hunk.old, expected, floor)
+        if position is None:
+            raise ToolError(
+                f"error: patch failed: {path}:{hunk.old_start}\n"
+                f"error: {path}: patch does not apply (hunk {number}: its context and removed lines "
+                "do not match the file; read the file again and rebuild the hunk)"
+            )
+        result[position : position + len(hunk.old)] = hunk.new
+        delta += len(hunk.new) - len(hunk.old)
+        floor = position + len(hunk.new)
+    return result
+
+
+def _locate(lines: list[str], old: list[str], expected: int, floor: int) -> int | None:
+    """Where ``old`` occurs in ``lines`` at or after ``floor``, nearest to ``expected`` (git applies
+    a hunk at an offset when the lines above it moved)."""
+    last = len(lines) - len(old)
+    if last < floor:
+        return None
+    expected = min(max(expected, floor), last)
+    for distance in range(0, max(expected - floor, last - expected) + 1):
+        for position in (expected - distance, expected + distance):
+            if (
+                floor <= position <= last
+                and (not old or lines[position] == old[0])  # cheap first look before the slice
+                and lines[position : position + len(old)] == old
+            ):
+                return position
+    return None
+
+
+def _lines(content: str) -> list[str]:
+    return content.splitlines()
+
+
+def _content(lines: list[str]) -> str:
+    return "\n".join(lines) + "\n" if lines else ""
+
+
+def _check_new(files: Mapping[str, str], path: str) -> None:
+    """ToolError unless ``path`` can become a new file (not the root, not taken by a file or a
+    directory, no file where one of its directories would be)."""
+    if not path:
+        raise ToolError("error: a patch names no file path")
+    prefix = path + "/"
+    if path in files or any(name.startswith(prefix) for name in files):
+        raise ToolError(f"error: {path}: already exists in working directory")
+    parts = path.split("/")
+    for depth in range(1, len(parts)):
+        if "/".join(parts[:depth]) in files:
+            raise ToolError(f"error: {path}: {'/'.join(parts[:depth])} is a file, not a directory")
+
+
+def apply_patch(files: Mapping[str, str], patch: str) -> tuple[dict[str, str], list[dict[str, str]]]:
+    """The files after applying a unified diff, and what changed (``[{"path", "change"}]``).
+    All or nothing: ToolError (``files`` untouched) when any file or hunk does not apply."""
+    if len(patch) > MAX_PATCH_CHARS:
+        raise ToolError(f"error: patch too large ({len(patch)} characters, at most {MAX_PATCH_CHARS})")
+    result = dict(files)
+    changes: list[dict[str, str]] = []
+    for file_patch in _parse(patch):
+        old_path = normalise_path(file_patch.old_path) if file_patch.old_path is not None else None
+        new_path = normalise_path(file_patch.new_path) if file_patch.new_path is not None else None
+        if old_path is None and new_path is None:
+            raise ToolError("error: a patch from /dev/null to /dev/null changes nothing")
+        if old_path is None:
+            assert new_path is not None
+            _check_new(result, new_path)
+            if any(hunk.old for hunk in file_patch.hunks):
+                raise ToolError(f"error: {new_path}: a new file's hunks may only add lines")
+            result[new_path] = _content(_apply_hunks(new_path, [], file_patch.hunks))
+            changes.append({"path": new_path, "change": "created"})
+            continue
+        if old_path not in result:
+            raise ToolError(f"error: {old_path}: No such file or directory")
+        patched = _apply_hunks(old_path, _lines(result[old_path]), file_patch.hunks)
+        if new_path is None:
+            if patched:
+                raise ToolError(
+                    f"error: {old_path}: a deletion must remove every line of the file (patch does not apply)"
+                )
+            del result[old_path]
+            changes.append({"path": old_path, "change": "deleted"})
+            continue
+        if new_path != old_path:
+            _check_new(result, new_path)
+            del result[old_path]
+        result[new_path] = _content(patched)
+        change = "modified" if new_path == old_path else f"renamed from {old_path}"
+        changes.append({"path": new_path, "change": change})
+    return result, changes
+
+
+def make_patch(path: str, before: str, after: str) -> str:
+    """The unified diff (git's ``a/``/``b/`` form, 3 lines of context) turning ``before`` into ``after``."""
+    return "".join(
+        difflib.unified_diff(
+            before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{path}", f"b/{path}"
+        )
+    )
+
+
+def diff_files(committed: Mapping[str, str], files: Mapping[str, str], path: str | None = None) -> str:
+    """``git diff`` of the working files against the committed baseline (all files, or those at or
+    under ``path``), sorted by path."""
+    prefix = normalise_path(path) if path else ""
+    chunks: list[str] = []
+    for name in sorted(set(committed) | set(files)):
+        if prefix and name != prefix and not name.startswith(prefix + "/"):
+            continue
+        before, after = committed.get(name), files.get(name)
+        if before == after:
+            continue
+        from_name = f"a/{name}" if before is not None else _DEV_NULL
+        to_name = f"b/{name}" if after is not None else _DEV_NULL
+        chunks.append(f"diff --git a/{name} b/{name}\n")
+        if before is None:
+            chunks.append("new file mode 100644\n")
+        elif after is None:
+            chunks.append("deleted file mode 100644\n")
+        chunks.extend(
+            difflib.unified_diff(
+                (before or "").splitlines(keepends=True),
+                (after or "").splitlines(keepends=True),
+                from_name,
+                to_name,
+            )
+        )
+    return "".join(chunks)

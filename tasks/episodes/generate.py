@@ -1,0 +1,359 @@
+"""Episode sets: the categories of EPISODES.md in a registry, ``generate_episodes``, ``variant``
+and ``agent_step``.
+
+Each category builds its episode from an environment's scenario (tasks.episodes.scenario):
+``multi_turn_base`` plays it as written; ``multi_turn_miss_param`` first withholds a value the
+scenario's first turn states (the reference plan of that turn is empty: ask for it) and supplies
+it in the next turn; ``multi_turn_miss_func`` first holds back the tool the first call needs (say
+so, change nothing) and offers it in the next turn; ``multi_turn_long_context`` grows the
+environment to hundreds of items; ``agent_step`` cuts the reference trajectory at one call and
+asks for that call alone (a single-turn task: ``agent_step(episode)``).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from random import Random
+from types import MappingProxyType
+from typing import Any
+
+from tasks.episodes.environments import GENERATED, environment_class, scenario_function
+from tasks.episodes.model import Episode, Turn
+from tasks.episodes.scenario import Scenario, TurnDraft
+from tasks.errors import TaskConfigError
+from tasks.model import Task
+from tasks.rand import below, between, shuffle
+from tasks.seeding import reseed, rng_from, seed_bytes, sub_seed, sub_seeder
+from tasks.shuffle import shuffle_surface
+
+__all__ = [
+    "EPISODE_CATEGORIES",
+    "EPISODE_SOURCES",
+    "EpisodeCategory",
+    "EpisodeSource",
+    "agent_step",
+    "generate_episodes",
+    "load_episode_sources",
+    "variant",
+]
+
+#: Episode sources: the builtin generator, and BFCL v4's multi-turn entries (``tasks.episodes.bfcl``).
+EPISODE_SOURCES = ("builtin", "bfcl_multi_turn")
+
+
+@dataclass(frozen=True)
+class EpisodeSource:
+    """An episode source and its share of a set; external sources carry their loaded pool."""
+
+    name: str
+    share: float
+    episodes: tuple[Episode, ...] = ()
+
+
+def load_episode_sources(shares: Mapping[str, float], bfcl_path: str | None = None) -> list[EpisodeSource]:
+    """Sources for ``generate_episodes`` from shares (``builtin=0.8,bfcl_multi_turn=0.2``), with
+    BFCL's multi-turn entries loaded from ``bfcl_path`` or the installed bfcl-eval package."""
+    sources: list[EpisodeSource] = []
+    for name, share in shares.items():
+        if name not in EPISODE_SOURCES:
+            raise TaskConfigError(f"unknown episode source {name!r} (known: {', '.join(EPISODE_SOURCES)})")
+        if name == "builtin" or share <= 0:
+            sources.append(EpisodeSource(name, share))
+            continue
+        from tasks.episodes.bfcl import load_bfcl_multi_turn
+
+        sources.append(EpisodeSource(name, share, load_bfcl_multi_turn(bfcl_path)))
+    return sources
+
+
+#: The scripted follow-up of a miss_func episode, once the missing tool is offered.
+_TOOL_NOW_OFFERED = "I've just given you access to what you need for that. Please go ahead now."
+
+
+@dataclass(frozen=True)
+class EpisodeCategory:
+    """One registry entry: how its episodes are built, their share and their step cap."""
+
+    name: str
+    build: Callable[[Scenario, Episode], Episode | None]
+    share: float
+    step_cap: int
+    size: tuple[int, int]
+    description: str
+
+
+def _intent(
+    draft_text: str, values: list[dict[str, Any]], purpose: str, withheld: list[dict[str, Any]]
+) -> dict[str, Any]:
+    ask = {"tool": "", "purpose": purpose, "example": draft_text, "values": values, "withheld": withheld}
+    return {"asks": [ask], "example": draft_text}
+
+
+def _turn(draft: TurnDraft, tools: list[str], plan: list[dict[str, Any]] | None = None) -> Turn:
+    return Turn(
+        user=draft.text,
+        tools=list(tools),
+        plan=copy.deepcopy(draft.plan if plan is None else plan),
+        needed=list(draft.needed),
+        intent=_intent(draft.text, draft.values, draft.purpose, []),
+    )
+
+
+def _base(scenario: Scenario, episode: Episode) -> Episode:
+    episode.turns = [_turn(draft, scenario.tools) for draft in scenario.turns]
+    return episode
+
+
+def _miss_param(scenario: Scenario, episode: Episode) -> Episode | None:
+    if scenario.withheld_text is None or scenario.withheld is None or scenario.supply_text is None:
+        return None
+    first = scenario.turns[0]
+    asking = Turn(
+        user=scenario.withheld_text,
+        tools=list(scenario.tools),
+        plan=[],
+        intent=_intent(
+            scenario.withheld_text,
+            _without(first.values, scenario.withheld),
+            first.purpose,
+            [scenario.withheld],
+        ),
+    )
+    supplied = Turn(
+        user=scenario.supply_text,
+        tools=list(scenario.tools),
+        plan=copy.deepcopy(first.plan),
+        needed=list(first.needed),
+        intent=_intent(scenario.supply_text, scenario.supply_values, first.purpose, []),
+    )
+    episode.turns = [asking, supplied, *(_turn(draft, scenario.tools) for draft in scenario.turns[1:])]
+    return episode
+
+
+def _without(values: list[dict[str, Any]], withheld: dict[str, Any]) -> list[dict[str, Any]]:
+    return [value for value in values if value.get("slot") != withheld.get("slot")]
+
+
+def _miss_func(scenario: Scenario, episode: Episode) -> Episode | None:
+    first = scenario.turns[0]
+    if not first.plan:
+        return None
+    needed_tool = first.plan[0]["name"]
+    without = [name for name in scenario.tools if name != needed_tool]
+    if not without:
+        return None
+    held_back = Turn(
+        user=first.text, tools=without, plan=[], intent=_intent(first.text, first.values, first.purpose, [])
+    )
+    offered = Turn(
+        user=_TOOL_NOW_OFFERED,
+        tools=list(scenario.tools),
+        plan=copy.deepcopy(first.plan),
+        needed=list(first.needed),
+        intent=_intent(_TOOL_NOW_OFFERED, [], "go ahead now that the tool is there", []),
+    )
+    episode.turns = [held_back, offered, *(_turn(draft, scenario.tools) for draft in scenario.turns[1:])]
+    return episode
+
+
+def _agent_step(scenario: Scenario, episode: Episode) -> Episode | None:
+    episode = _base(scenario, episode)
+    calls = sum(len(turn.plan) for turn in episode.turns)
+    if calls < 2:
+        return None
+    # Cut after at least one call: the next call depends on what the earlier ones observed.
+    episode.cut = 1 + below(Random(int.from_bytes(bytes.fromhex(episode.seed)[:8], "big")), calls - 1)
+    return episode
+
+
+EPISODE_CATEGORIES: Mapping[str, EpisodeCategory] = MappingProxyType(
+    {
+        entry.name: entry
+        for entry in (
+            EpisodeCategory(
+                "multi_turn_base", _base, 0.35, 8, (1, 1), "reach the goal over several dependent calls"
+            ),
+            EpisodeCategory(
+                "multi_turn_miss_param", _miss_param, 0.15, 8, (1, 1), "ask for the missing value, then act"
+            ),
+            EpisodeCategory(
+                "multi_turn_miss_func",
+                _miss_func,
+                0.15,
+                8,
+                (1, 1),
+                "say the tool is missing, then act once offered",
+            ),
+            EpisodeCategory(
+                "multi_turn_long_context", _base, 0.15, 10, (20, 40), "the same with hundreds of items"
+            ),
+            EpisodeCategory(
+                "agent_step", _agent_step, 0.20, 1, (1, 1), "predict the next call of a trajectory"
+            ),
+        )
+    }
+)
+
+
+def _allocate(mix: Mapping[str, float], n: int) -> list[str]:
+    total = sum(mix.values())
+    exact = [(name, share * n / total) for name, share in mix.items()]
+    counts = {name: int(value) for name, value in exact}
+    order = sorted(range(len(exact)), key=lambda i: (-(exact[i][1] - int(exact[i][1])), i))
+    for index in order[: n - sum(counts.values())]:
+        counts[exact[index][0]] += 1
+    return [name for name, _ in exact for _ in range(counts[name])]
+
+
+def _check_mix(mix: Mapping[str, float] | None) -> dict[str, float]:
+    if mix is None:
+        return {name: entry.share for name, entry in EPISODE_CATEGORIES.items()}
+    unknown = sorted(set(mix) - set(EPISODE_CATEGORIES))
+    if unknown:
+        raise TaskConfigError(
+            f"unknown episode categories: {', '.join(unknown)} (known: {', '.join(EPISODE_CATEGORIES)})"
+        )
+    checked = {name: float(share) for name, share in mix.items() if share and share > 0}
+    if not checked:
+        raise TaskConfigError("episode category shares must not all be zero")
+    return checked
+
+
+def generate_episodes(
+    seed: bytes | str | int,
+    n: int,
+    mix: Mapping[str, float] | None = None,
+    sources: list[EpisodeSource] | None = None,
+) -> list[Episode]:
+    """``n`` episodes for a seed (the same seed, the same episodes on any machine).
+
+    ``mix`` splits the builtin episodes among the categories; ``sources`` splits the set between
+    the builtin generator and loaded external pools (``load_episode_sources``)."""
+    if n < 0:
+        raise TaskConfigError(f"n must not be negative, got {n}")
+    root = seed_bytes(seed)
+    listed = sources or [EpisodeSource("builtin", 1.0)]
+    for source in listed:
+        if source.name != "builtin" and source.share > 0 and not source.episodes:
+            raise TaskConfigError(f"episode source {source.name!r} has a share but no episodes were loaded")
+    shares = {source.name: source.share for source in listed if source.share > 0}
+    if not shares:
+        raise TaskConfigError("episode source shares must not all be zero")
+    pools = {source.name: source.episodes for source in listed}
+    slots = _allocate(shares, n)
+    builtin = iter(_allocate(_check_mix(mix), slots.count("builtin")))
+    plan = [(name, next(builtin) if name == "builtin" else "") for name in slots]
+    shuffle(rng_from(sub_seed(root, b"episode-plan")), plan)
+    episode_seed = sub_seeder(root, b"episode")
+    return [
+        _build(episode_seed(index), category)
+        if name == "builtin"
+        else _drawn(episode_seed(index), name, pools[name])
+        for index, (name, category) in enumerate(plan)
+    ]
+
+
+def _drawn(seed: bytes, source: str, pool: tuple[Episode, ...]) -> Episode:
+    """An episode of an external pool, under an id of its own in this set."""
+    chosen = copy.copy(pool[below(rng_from(seed), len(pool))])
+    chosen.id = f"{source}-{chosen.id}-{seed.hex()[:8]}"
+    chosen.seed = seed.hex()
+    return chosen
+
+
+def _build(seed: bytes, category_name: str) -> Episode:
+    category = EPISODE_CATEGORIES[category_name]
+    names = list(GENERATED)
+    for attempt in range(16):
+        rng = rng_from(sub_seed(seed, b"attempt", attempt))
+        environment = names[below(rng, len(names))]
+        env_seed = sub_seed(seed, b"environment", attempt)
+        size = between(rng, *category.size)
+        cls = environment_class(environment)
+        scenario = scenario_function(environment)(cls(env_seed, size), rng)
+        episode = Episode(
+            id=f"episode-{category_name}-{seed.hex()[:16]}",
+            category=category_name,
+            environment=environment,
+            env_seed=env_seed.hex(),
+            size=size,
+            turns=[],
+            seed=seed.hex(),
+            step_cap=category.step_cap,
+            forbidden=list(cls.FORBIDDEN),
+        )
+        built = category.build(scenario, episode)
+        if built is not None:
+            return built
+    raise TaskConfigError(f"no environment gave a {category_name} episode in 16 draws")
+
+
+_SCRATCH = Random()
+
+
+def variant(episode: Episode, seed: bytes | str | int) -> Episode:
+    """The same episode with every tool renamed for one miner (tool_shuffle over the tools it offers)."""
+    variant_seed = sub_seed(seed_bytes(seed), f"episode-variant|{episode.id}|{episode.seed}".encode())
+    names = list(dict.fromkeys(name for turn in episode.turns for name in turn.tools))
+    tools = (
+        episode.make_environment() if episode.config is not None else environment_class(episode.environment)
+    ).openai_tools(names)
+    surface = shuffle_surface(tools, [], reseed(_SCRATCH, variant_seed))
+    by_new = {tool["function"]["name"]: tool for tool in surface.tools}
+    shaped = copy.copy(episode)
+    shaped.surface = {
+        "functions": dict(surface.function_names),
+        "parameters": {new: dict(params) for new, params in surface.parameter_names.items()},
+        "tools": {old: by_new[new] for old, new in surface.function_names.items()},
+    }
+    return shaped
+
+
+def agent_step(episode: Episode, cut: int | None = None) -> Task:
+    """The episode's reference trajectory cut before call number ``cut`` (default: the episode's
+    own cut), as a single-step Task: the user turns, the prior calls and their observations as
+    assistant and tool messages, and the next reference call as the expected answer."""
+    cut = episode.cut if cut is None else cut
+    if cut is None or cut < 0:
+        raise ValueError("agent_step needs a cut: the index of the call to predict")
+    env = episode.make_environment()
+    messages: list[dict[str, Any]] = []
+    index = 0
+    for turn_index, turn in enumerate(episode.turns):
+        env.begin_turn()
+        messages.append({"role": "user", "content": turn.user})
+        for call in turn.plan:
+            name, arguments = episode.shown_call(call["name"], call["arguments"])
+            if index == cut:
+                expected = [{name: {key: [value] for key, value in arguments.items()}}]
+                return Task(
+                    id=f"{episode.id}-step{cut}",
+                    category="agent_step",
+                    messages=messages,
+                    tools=episode.offered(turn_index),
+                    expected=expected,
+                    seed=episode.seed,
+                    source=episode.source,
+                )
+            observation = env.dispatch(call["name"], call["arguments"])
+            call_id = f"call_{index}"
+            messages.append(
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": call_id,
+                            "type": "function",
+                            "function": {"name": name, "arguments": json.dumps(arguments)},
+                        }
+                    ],
+                }
+            )
+            messages.append({"role": "tool", "tool_call_id": call_id, "content": json.dumps(observation)})
+            index += 1
+        messages.append({"role": "assistant", "content": "Done."})
+    raise ValueError(f"agent_step cut {cut} is past the episode's {index} reference calls")
