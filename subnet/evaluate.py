@@ -81,6 +81,8 @@ class EvaluateSettings:
     receiver_hotkey: str | None = None
     # --phrasing.*: the requests rewritten as a validator's phrasing engine would (None: template text).
     phrasing: Any = None
+    # --episodes N: play N multi-turn episodes instead of single-turn tasks (subnet.evaluate_episodes).
+    episodes: int | None = None
 
 
 def chat_completions_url(endpoint: str) -> str:
@@ -219,6 +221,13 @@ def build_parser(categories: Sequence[str] = ()) -> argparse.ArgumentParser:
         help="report format on stdout (default table)",
     )
     parser.add_argument("--json", action="store_true", help="same as --format json")
+    parser.add_argument(
+        "--episodes",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="play N multi-turn episodes on simulated tools instead of single-turn tasks",
+    )
     add_phrasing_arguments(parser)
     signing = parser.add_argument_group(
         "signing (for a running miner, which only serves registered validators)",
@@ -286,6 +295,7 @@ def parse_settings(argv: Sequence[str] | None, categories: Sequence[str] = ()) -
         wallet_path=args.wallet_path,
         receiver_hotkey=args.miner_hotkey,
         phrasing=phrasing,
+        episodes=args.episodes,
     )
 
 
@@ -872,8 +882,30 @@ def _known_categories() -> tuple[str, ...]:
     return tuple(getattr(tasks, "CATEGORIES", ()))
 
 
+def _main_episodes(settings: EvaluateSettings) -> int:
+    from subnet.evaluate_episodes import render_episodes, run_episodes
+
+    assert settings.episodes is not None
+    print(
+        f"evaluate: seed {settings.seed}, {settings.episodes} episodes at {settings.endpoint}",
+        file=sys.stderr,
+    )
+    try:
+        model, results = asyncio.run(run_episodes(settings, settings.episodes))
+    except EvaluateError as exc:
+        print(f"evaluate: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\nevaluate: interrupted", file=sys.stderr)
+        return 130
+    print(render_episodes(model, results, as_json=settings.output_format == "json"))
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     settings = parse_settings(argv, _known_categories())
+    if settings.episodes is not None:
+        return _main_episodes(settings)
     used_model: list[str] = []
     finished: list[TaskResult] = []
     started = time.perf_counter()

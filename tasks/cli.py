@@ -50,11 +50,17 @@ def _parser() -> argparse.ArgumentParser:
     sample.add_argument("--seed", default="0", help="any text; the same seed gives the same tasks")
     sample.add_argument("--n", type=int, default=5, help="number of tasks")
     sample.add_argument("--json", action="store_true", help="one JSON task per line instead of text")
+    sample.add_argument(
+        "--episodes", type=int, default=None, metavar="N", help="show N multi-turn episodes instead of tasks"
+    )
     add_sources(sample)
     add_phrasing(sample)
 
     export = commands.add_parser("export", help="write a chat-form fine-tuning set (JSON lines)")
-    export.add_argument("--n", type=int, required=True, help="number of examples")
+    export.add_argument("--n", type=int, default=None, help="number of single-turn examples")
+    export.add_argument(
+        "--episodes", type=int, default=None, metavar="N", help="write N episode trajectories instead"
+    )
     export.add_argument("--out", type=Path, required=True, help="output .jsonl file")
     export.add_argument("--seed", default="export", help="any text; the same seed gives the same set")
     add_sources(export)
@@ -128,7 +134,52 @@ def _show(task: Task, number: int, out: TextIO) -> None:
     out.write("\n")
 
 
+def _show_episode(episode: Any, number: int, out: TextIO) -> None:
+    out.write(f"#{number} {episode.category} [{episode.environment}, size {episode.size}] {episode.id}\n")
+    for index, turn in enumerate(episode.turns, start=1):
+        out.write(f"  turn {index} user: {turn.user}\n")
+        out.write(f"    tools:  {', '.join(turn.tools)}\n")
+        if not turn.plan:
+            out.write("    plan:   no state-changing call (ask, or say it cannot be done)\n")
+        for call in turn.plan:
+            out.write(
+                f"    plan:   {call['name']}({json.dumps(call['arguments'], ensure_ascii=False)[:300]})\n"
+            )
+        if turn.needed:
+            out.write(f"    needed: {json.dumps(turn.needed, ensure_ascii=False)}\n")
+    if episode.cut is not None:
+        out.write(f"  agent_step: predict reference call #{episode.cut + 1}\n")
+    out.write("\n")
+
+
+def _episode_sources(args: argparse.Namespace) -> Any:
+    """``--sources`` for episodes (builtin, bfcl_multi_turn; ``--bfcl`` names BFCL's data folder)."""
+    if args.sources is None:
+        return None
+    from tasks.episodes import load_episode_sources
+
+    path = args.bfcl[0] if args.bfcl else None
+    return load_episode_sources(parse_source_shares(args.sources), bfcl_path=path)
+
+
+def _sample_episodes(args: argparse.Namespace) -> int:
+    from tasks.episodes import generate_episodes
+
+    if args.episodes < 0:
+        raise TaskConfigError("--episodes must not be negative")
+    for number, episode in enumerate(
+        generate_episodes(args.seed, args.episodes, sources=_episode_sources(args)), start=1
+    ):
+        if args.json:
+            sys.stdout.write(json.dumps(episode.to_dict(), ensure_ascii=False) + "\n")
+        else:
+            _show_episode(episode, number, sys.stdout)
+    return 0
+
+
 def _sample(args: argparse.Namespace) -> int:
+    if args.episodes is not None:
+        return _sample_episodes(args)
     if args.n < 0:
         raise TaskConfigError("--n must not be negative")
     sources = _sources(args)
@@ -187,7 +238,48 @@ class _Progress:
         self.stream.flush()
 
 
+def _export_episodes(args: argparse.Namespace) -> int:
+    from tasks.episodes import generate_episodes
+    from tasks.episodes.reference import trajectory
+
+    if args.episodes < 0:
+        raise TaskConfigError("--episodes must not be negative")
+    target: Path = args.out
+    if not target.parent.exists():
+        raise TaskConfigError(f"cannot write {target}: folder {target.parent} does not exist")
+    sources = _episode_sources(args)
+    partial = target.with_name(target.name + ".partial")
+    progress = _Progress(args.episodes, sys.stderr)
+    root = seed_bytes(args.seed)
+    try:
+        with partial.open("w", encoding="utf-8") as out:
+            done = 0
+            batch = 0
+            while done < args.episodes:
+                size = min(_EXPORT_BATCH, args.episodes - done)
+                for episode in generate_episodes(
+                    sub_seed(root, b"export-episodes", batch), size, sources=sources
+                ):
+                    out.write(json.dumps(trajectory(episode), ensure_ascii=False) + "\n")
+                done += size
+                batch += 1
+                progress.update(done)
+        os.replace(partial, target)
+    except OSError as error:
+        raise TaskConfigError(f"cannot write {target}: {error.strerror or error}") from None
+    finally:
+        progress.close()
+        if partial.exists():
+            partial.unlink()
+    sys.stderr.write(f"wrote {args.episodes} episode trajectories to {target}\n")
+    return 0
+
+
 def _export(args: argparse.Namespace) -> int:
+    if args.episodes is not None:
+        return _export_episodes(args)
+    if args.n is None:
+        raise TaskConfigError("give --n N (single-turn examples) or --episodes N (episode trajectories)")
     if args.n < 0:
         raise TaskConfigError("--n must not be negative")
     sources = _sources(args)
