@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from scoring import FORMATS, check, check_episode
+from scoring import FORMATS, NATIVE_FORMATS, check, check_episode
 from tasks.episodes import EPISODE_CATEGORIES, Episode, EpisodeRunner, agent_step, generate_episodes, variant
 from tasks.episodes.reference import ReferencePlayer, trajectory
 
@@ -329,3 +329,15 @@ async def test_user_turns_go_through_the_phrasing_stage() -> None:
     for episode in phrased[:20]:
         _, verdict = await _play(episode, ReferencePlayer(episode).ask)
         assert verdict.valid
+
+
+@pytest.mark.slow
+async def test_all_reference_plans_are_valid_in_every_output_format() -> None:
+    """The issue's full bar: 2,000 episodes of the default mix, each variant played in each
+    format, the native families' markup included (the typed values they write as text too)."""
+    episodes = [e for e in generate_episodes(b"formats-full", 2000) if e.category != "agent_step"]
+    for fmt in (*FORMATS, *NATIVE_FORMATS):
+        for episode in episodes:
+            shown = variant(episode, fmt)
+            _, verdict = await _play(shown, ReferencePlayer(shown, fmt).ask)
+            assert verdict.valid, (fmt, shown.id, verdict.error_type, verdict.message)
