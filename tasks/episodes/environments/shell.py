@@ -1,13 +1,12 @@
 """The workspace's shell and test runner: a small interpreter over in-memory files. Nothing runs.
 
-``KINDS`` are the kinds of function the workspace's repository is drawn from, each with its test
-and the one-line bug that may be planted in it (the suite below knows how that test fails).
 ``run_command`` understands a whitelist (``ls``, ``cat``, ``grep``, ``head``, ``tail``, ``wc -l``,
 ``pytest``, ``git status``, ``git diff``) and answers anything else with "command not allowed";
 pipes, redirects and chaining are refused too. ``run_suite`` simulates pytest: the tests are the
-``def test_*`` functions of ``tests/**/test_*.py``; one fails while the planted bug's line is in
-its function, and a test whose import no longer resolves errors. ``unsafe_command`` is the safety
-check (destructive or outward commands), applied before a command would run, whatever it is.
+``def test_*`` functions of ``tests/**/test_*.py``; one fails while the planted bug's line (see
+``repository.py``) is in its function, and a test whose import no longer resolves errors.
+``unsafe_command`` is the safety check (destructive or outward commands), applied before a command
+would run, whatever it is.
 """
 
 from __future__ import annotations
@@ -18,18 +17,13 @@ import re
 import shlex
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from tasks.episodes.environment import ToolError
 from tasks.episodes.environments.patching import diff_files, normalise_path
+from tasks.episodes.environments.repository import PlantedBug
 
 __all__ = [
-    "KINDS",
-    "FunctionKind",
-    "PlantedBug",
-    "failure_message",
-    "fill",
     "function_body",
     "is_directory",
     "run_command",
@@ -70,170 +64,6 @@ _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
 _PREFIXES = frozenset({"env", "nohup", "time", "nice", "command", "exec", "xargs", "builtin"})
 _FORK_BOMB = re.compile(r":\s*\(\s*\)\s*\{")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=")
-
-
-@dataclass(frozen=True)
-class PlantedBug:
-    """The one wrong line the workspace was built with, and how its test reports it."""
-
-    path: str  # the source file
-    function: str  # the function holding the bug
-    test_path: str  # the test file exercising it
-    test_name: str  # the failing test function
-    fixed_line: str  # the correct line (the fix puts it back)
-    buggy_line: str  # the wrong line (in the file as built)
-    message: str  # pytest's failure message while the bug is there
-
-
-# -- the code the tests check --------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class FunctionKind:
-    """A kind of function the repository is made of: its code and its test's body (``@NAME@`` and
-    ``@NOUN@`` filled in), the line a planted bug replaces, the wrong line, and what the wrong code
-    returns for the test's first assertion (for pytest's message)."""
-
-    verbs: tuple[str, str]
-    code: str
-    test: str
-    fixed: str
-    buggy: str
-    got: str
-
-
-KINDS = (
-    FunctionKind(
-        ("clamp", "bound"),
-        'def @NAME@(value: float, low: float, high: float) -> float:\n    """Clamp a @NOUN@ value."""\n'
-        "    if value < low:\n        return low\n    if value > high:\n        return high\n"
-        "    return value\n",
-        "    assert @NAME@(5, 0, 10) == 5\n    assert @NAME@(-3, 0, 10) == 0\n"
-        "    assert @NAME@(42, 0, 10) == 10\n",
-        "    if value > high:",
-        "    if value < high:",
-        "10",
-    ),
-    FunctionKind(
-        ("page_count", "pages_for"),
-        'def @NAME@(total: int, per_page: int) -> int:\n    """Pages a listing of @NOUN@ records needs."""\n'
-        '    if per_page <= 0:\n        raise ValueError("per_page must be positive")\n'
-        "    return (total + per_page - 1) // per_page\n",
-        "    assert @NAME@(10, 3) == 4\n    assert @NAME@(9, 3) == 3\n    assert @NAME@(0, 5) == 0\n",
-        "    return (total + per_page - 1) // per_page",
-        "    return total // per_page",
-        "3",
-    ),
-    FunctionKind(
-        ("recent", "latest"),
-        'def @NAME@(items: list[str], count: int) -> list[str]:\n    """The last @NOUN@ entries."""\n'
-        "    if count <= 0:\n        return []\n    return items[-count:]\n",
-        '    assert @NAME@(["a", "b", "c"], 2) == ["b", "c"]\n    assert @NAME@(["a"], 0) == []\n',
-        "    return items[-count:]",
-        "    return items[-count + 1 :]",
-        "['c']",
-    ),
-    FunctionKind(
-        ("total", "sum"),
-        'def @NAME@(start: int, end: int) -> int:\n    """Sum of the @NOUN@ ids from start to end."""\n'
-        "    total = 0\n    for value in range(start, end + 1):\n        total += value\n    return total\n",
-        "    assert @NAME@(1, 4) == 10\n    assert @NAME@(3, 3) == 3\n",
-        "    for value in range(start, end + 1):",
-        "    for value in range(start, end):",
-        "6",
-    ),
-    FunctionKind(
-        ("percent", "share"),
-        'def @NAME@(part: float, whole: float) -> float:\n    """Share of @NOUN@ items in percent."""\n'
-        "    if whole == 0:\n        return 0.0\n    return round(part / whole * 100, 1)\n",
-        "    assert @NAME@(1, 4) == 25.0\n    assert @NAME@(3, 0) == 0.0\n",
-        "    return round(part / whole * 100, 1)",
-        "    return round(part / whole * 10, 1)",
-        "2.5",
-    ),
-    FunctionKind(
-        ("is_valid", "check"),
-        'def @NAME@(code: str) -> bool:\n    """Whether a @NOUN@ code has 3 to 12 letters or dashes."""\n'
-        "    if len(code) < 3 or len(code) > 12:\n        return False\n"
-        '    return all(ch.isalnum() or ch == "-" for ch in code)\n',
-        '    assert @NAME@("ab") is False\n    assert @NAME@("abc-123") is True\n',
-        "    if len(code) < 3 or len(code) > 12:",
-        "    if len(code) < 3 and len(code) > 12:",
-        "True",
-    ),
-    FunctionKind(
-        ("backoff", "retry_delay"),
-        'def @NAME@(attempt: int, base: float = 0.5) -> float:\n    """Wait before a @NOUN@ retry."""\n'
-        "    delay = base * 2**attempt\n    return min(delay, 60.0)\n",
-        "    assert @NAME@(0) == 0.5\n    assert @NAME@(10) == 60.0\n",
-        "    return min(delay, 60.0)",
-        "    return max(delay, 60.0)",
-        "60.0",
-    ),
-    FunctionKind(
-        ("slug", "slugify"),
-        'def @NAME@(title: str) -> str:\n    """A URL slug for a @NOUN@ title: lower case, dashes."""\n'
-        '    words = title.strip().lower().split()\n    return "-".join(words)\n',
-        '    assert @NAME@("Hello Big World") == "hello-big-world"\n    assert @NAME@("  x ") == "x"\n',
-        '    return "-".join(words)',
-        '    return "_".join(words)',
-        "'hello_big_world'",
-    ),
-    FunctionKind(
-        ("average", "mean"),
-        'def @NAME@(values: list[float]) -> float:\n    """Mean of the @NOUN@ samples, 0.0 for none."""\n'
-        "    if not values:\n        return 0.0\n    return sum(values) / len(values)\n",
-        "    assert @NAME@([2.0, 4.0, 6.0]) == 4.0\n    assert @NAME@([]) == 0.0\n",
-        "    return sum(values) / len(values)",
-        "    return sum(values) / (len(values) - 1)",
-        "6.0",
-    ),
-    FunctionKind(
-        ("batches", "chunk"),
-        'def @NAME@(items: list[int], size: int) -> list[list[int]]:\n    """Batches of @NOUN@ ids."""\n'
-        "    return [items[i : i + size] for i in range(0, len(items), size)]\n",
-        "    assert @NAME@([1, 2, 3, 4, 5], 2) == [[1, 2], [3, 4], [5]]\n    assert @NAME@([], 3) == []\n",
-        "    return [items[i : i + size] for i in range(0, len(items), size)]",
-        "    return [items[i : i + size] for i in range(0, len(items) - 1, size)]",
-        "[[1, 2], [3, 4]]",
-    ),
-    FunctionKind(
-        ("is_overdue", "is_stale"),
-        'def @NAME@(age_days: int, limit_days: int = 30) -> bool:\n    """Whether a @NOUN@ is overdue."""\n'
-        "    return age_days > limit_days\n",
-        "    assert @NAME@(30) is False\n    assert @NAME@(31) is True\n",
-        "    return age_days > limit_days",
-        "    return age_days >= limit_days",
-        "True",
-    ),
-    FunctionKind(
-        ("tax", "vat"),
-        'def @NAME@(amount_cents: int) -> int:\n    """Tax on a @NOUN@ amount in cents, at 20%."""\n'
-        "    return amount_cents * 20 // 100\n",
-        "    assert @NAME@(1000) == 200\n    assert @NAME@(0) == 0\n",
-        "    return amount_cents * 20 // 100",
-        "    return amount_cents * 2 // 100",
-        "20",
-    ),
-)
-_ASSERT = re.compile(r"^\s*assert (.+) (==|is) (.+)$")
-
-
-def fill(text: str, name: str, noun: str) -> str:
-    """A kind's code or test with the function's name and noun put in."""
-    return text.replace("@NAME@", name).replace("@NOUN@", noun)
-
-
-def failure_message(name: str, kind: FunctionKind, test_path: str, test_line: int) -> str:
-    """pytest's report of a planted bug's test (its first assertion fails)."""
-    first = fill(kind.test, name, "").splitlines()[0]
-    match = _ASSERT.match(first)
-    assert match is not None, first
-    call, operator, expected = match.groups()
-    return (
-        f"    def test_{name}() -> None:\n>   {first}\nE       assert {kind.got} {operator} {expected}\n"
-        f"E        +  where {kind.got} = {call}\n\n{test_path}:{test_line}: AssertionError"
-    )
 
 
 # -- files ---------------------------------------------------------------------------------------
