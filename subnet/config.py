@@ -423,8 +423,13 @@ class ScoringSettings:
 
 @dataclass(frozen=True)
 class RoundSettings:
+    """``episodes``: multi-turn episodes per miner per round; they weigh half of the round's
+    score whatever their number (state.py). ``episode_deadline``: seconds one episode may take."""
+
     tasks: int = 8
     interval: float = 120.0
+    episodes: int = 4
+    episode_deadline: float = 120.0
 
 
 @dataclass(frozen=True)
@@ -777,6 +782,13 @@ FLAGS: tuple[Flag, ...] = (
     ),
     Flag("round.tasks", "Tasks per miner per round.", _POSITIVE_INT, metavar="N"),
     Flag("round.interval", "Seconds between round starts.", _POSITIVE, metavar="S"),
+    Flag(
+        "round.episodes",
+        "Multi-turn episodes per miner per round (0: none); they weigh half of the round's score.",
+        _int_in(0, 64),
+        metavar="N",
+    ),
+    Flag("round.episode_deadline", "Seconds one episode may take in all.", _POSITIVE, metavar="S"),
     Flag("query.timeout", "Seconds a miner has to answer one task.", _POSITIVE, metavar="S"),
     Flag(
         "query.concurrency",

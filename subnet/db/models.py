@@ -172,6 +172,9 @@ class ResponseRecord(Base):
     error_type: Mapped[str | None] = mapped_column(String(128), nullable=True)
     score: Mapped[float] = mapped_column(Float, default=0.0)
     components: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    # An episode's transcript (every step: request digest, answer, calls, observations,
+    # latency), bounded in size; None for single-turn tasks.
+    transcript: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True), nullable=True)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 

@@ -226,6 +226,8 @@ class Validator:
                 n_tasks=settings.round.tasks,
                 alpha=settings.scoring.alpha,
                 public_axons_only=public_axons_only(settings),
+                n_episodes=settings.round.episodes,
+                episode_deadline=settings.round.episode_deadline,
             ),
             observer=self.options.observer,
             on_response=lambda status: self.metrics.responses.labels(status).inc(),

@@ -20,7 +20,7 @@ from typing import Any
 from tasks import Task
 from tasks.phrasing import Phrased, PhrasingEngine, PhrasingPolicy, PhrasingStats, phrase
 
-__all__ = ["PhrasingSession", "PreparedRound", "RoundPhraser", "policy_from"]
+__all__ = ["PhrasedRound", "PhrasingSession", "PreparedRound", "RoundPhraser", "policy_from"]
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +38,15 @@ def policy_from(settings: Any) -> PhrasingPolicy:
 
 
 @dataclass
+class PhrasedRound:
+    """A round's tasks and episodes as miners will read them, and what phrasing them took."""
+
+    tasks: list[Any]
+    episodes: list[Any]
+    stats: PhrasingStats
+
+
+@dataclass
 class PreparedRound:
     """A round's tasks phrased ahead of time, with the seed inputs they were drawn from."""
 
@@ -45,7 +54,7 @@ class PreparedRound:
     block: int
     block_hash: str
     seed: bytes
-    work: asyncio.Task[Phrased]
+    work: asyncio.Task[PhrasedRound]
 
 
 class RoundPhraser:
@@ -77,22 +86,42 @@ class RoundPhraser:
         log.info("%s", phrased.stats.summary())
         return phrased
 
+    async def phrase_round(self, tasks: Sequence[Any], episodes: Sequence[Any], seed: bytes) -> PhrasedRound:
+        """Tasks and episodes' user turns phrased; the stats count both (an episode's turns are
+        slots too; an episode with a turn that could not be phrased is dropped whole)."""
+        phrased = await self.phrase(tasks, seed)
+        kept = list(episodes)
+        if kept and self.rewrites:
+            from tasks.episodes.phrasing import phrase_episodes
+            from tasks.seeding import sub_seed
+
+            kept, turns = await phrase_episodes(kept, self.engine, sub_seed(seed, b"episodes"), self.policy)
+            _merge(phrased.stats, turns)
+        return PhrasedRound(phrased.tasks, kept, phrased.stats)
+
     def prefetch(
-        self, number: int, block: int, block_hash: str, seed: bytes, draw: Callable[[], Sequence[Any]]
+        self,
+        number: int,
+        block: int,
+        block_hash: str,
+        seed: bytes,
+        draw: Callable[[], tuple[Sequence[Any], Sequence[Any]]],
     ) -> None:
-        """Start phrasing round ``number`` in the background (model engines only)."""
+        """Start phrasing round ``number`` (``draw()`` gives its tasks and episodes) in the
+        background (model engines only)."""
         if not self.rewrites:
             return
         self.discard()
 
-        async def work() -> Phrased:
-            return await self.phrase(draw(), seed)
+        async def work() -> PhrasedRound:
+            tasks, episodes = draw()
+            return await self.phrase_round(tasks, episodes, seed)
 
         self._prepared = PreparedRound(
             number, block, block_hash, seed, asyncio.create_task(work(), name="phrase-next-round")
         )
 
-    async def take(self, number: int) -> tuple[PreparedRound, Phrased] | None:
+    async def take(self, number: int) -> tuple[PreparedRound, PhrasedRound] | None:
         """The prepared round ``number`` (waiting for it if still phrasing), or None."""
         prepared, self._prepared = self._prepared, None
         if prepared is None or prepared.number != number:
@@ -118,6 +147,13 @@ class RoundPhraser:
             with contextlib.suppress(BaseException):
                 await prepared.work
         await self.engine.close()
+
+
+def _merge(into: PhrasingStats, more: PhrasingStats) -> None:
+    for name in ("slots", "phrased", "retried", "dropped", "unfilled", "prompt_tokens", "completion_tokens"):
+        setattr(into, name, getattr(into, name) + getattr(more, name))
+    into.rejected.update(more.rejected)
+    into.wall_s += more.wall_s
 
 
 class PhrasingSession:

@@ -105,6 +105,13 @@ class LibraryTasks:
 
         return tasks.generate(seed, n, sources=list(self.sources) if self.sources else None)
 
+    def episodes(self, seed: bytes, n: int) -> Sequence[Any]:
+        """The round's multi-turn episodes (tasks.episodes), from a seed of their own."""
+        from tasks.episodes import generate_episodes
+        from tasks.seeding import sub_seed
+
+        return generate_episodes(sub_seed(seed, b"episodes"), n)
+
     def redraw(self, task: Any, seed: bytes) -> Any:
         """A new task of the same category or source, for one whose request could not be phrased."""
         import tasks

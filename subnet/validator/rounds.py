@@ -25,6 +25,7 @@ from sqlalchemy.exc import StatementError
 from subnet.db.engine import error_reason
 from subnet.protocol import ChatCompletionRequest
 from subnet.transport import MinerTarget, QueryResult, QueryStatus
+from subnet.validator.episodes import EpisodeLimits, EpisodePlayer
 from subnet.validator.ports import Judge, Judgement, TaskLike, TaskSource
 from subnet.validator.secret import seed_commitment
 from subnet.validator.state import RoundSummary, ScoredResponse, summarise_round
@@ -122,11 +123,14 @@ class RoundParams:
     max_tokens: int | None = 512
     # Query only axons on public addresses (see queryable_miners).
     public_axons_only: bool = False
+    # Multi-turn episodes per miner, and the seconds one may take (subnet.validator.episodes).
+    n_episodes: int = 0
+    episode_deadline: float = 120.0
 
 
 # Variant requests and stored tasks carry what a miner may see; observers (simulations,
 # audits) get every (hotkey, task, variant, request) the round sends.
-VariantObserver = Callable[[str, TaskLike, TaskLike, ChatCompletionRequest], None]
+VariantObserver = Callable[[str, TaskLike, TaskLike, ChatCompletionRequest | None], None]
 
 
 @dataclass
@@ -257,7 +261,14 @@ class ResponseWriter:
                 batch = await self._store(batch)
                 self.clock.store_wall += time.perf_counter() - started
                 self.scored.extend(
-                    ScoredResponse(row["hotkey"], row["uid"], row["category"], row["valid"], row["score"])
+                    ScoredResponse(
+                        row["hotkey"],
+                        row["uid"],
+                        row["category"],
+                        row["valid"],
+                        row["score"],
+                        row.get("error_type"),
+                    )
                     for row in batch
                 )
 
@@ -304,6 +315,7 @@ def unstorable_response(row: dict[str, Any], error: BaseException) -> dict[str, 
         "error_type": f"store:{UNSTORABLE}",
         "score": 0.0,
         "components": {},
+        "transcript": None,
     }
 
 
@@ -349,18 +361,20 @@ class RoundRunner:
         prepared = await self.phraser.take(number) if self.phraser is not None else None
         phrasing: PhrasingStats | None = None
         if prepared is not None:
-            ahead, phrased = prepared
+            ahead, ready = prepared
             block, block_hash, seed = ahead.block, ahead.block_hash, ahead.seed
-            tasks: list[TaskLike] = list(phrased.tasks)
-            phrasing = phrased.stats
+            tasks: list[TaskLike] = list(ready.tasks)
+            episodes: list[Any] = list(ready.episodes)
+            phrasing = ready.stats
         else:
             seed = self.task_source.round_seed(self.secret, params.netuid, block_hash, number)
             mark = time.perf_counter()
             tasks = list(self.task_source.generate(seed, params.n_tasks))
+            episodes = self._episodes(seed)
             clock.add("generate", mark)
             if self.phraser is not None:
-                phrased = await self.phraser.phrase(tasks, seed)
-                tasks, phrasing = list(phrased.tasks), phrased.stats
+                ready = await self.phraser.phrase_round(tasks, episodes, seed)
+                tasks, episodes, phrasing = list(ready.tasks), list(ready.episodes), ready.stats
         if self.phraser is not None:
             self._prepare_next(number + 1, view)
         round_id, task_ids = await self.store.create_round(
@@ -381,6 +395,17 @@ class RoundRunner:
                     expected=list(task.expected),
                 )
                 for task in tasks
+            ]
+            + [
+                NewTask(
+                    task_key=episode.id,
+                    category=episode.category,
+                    scoring_category=episode.category,
+                    source=episode.source,
+                    payload=episode.to_dict(),
+                    expected=[],
+                )
+                for episode in episodes
             ],
         )
         if phrasing is not None and not tasks:
@@ -391,7 +416,7 @@ class RoundRunner:
             raise PhrasingFailed(note)
         try:
             report = await self._query_and_score(
-                view, number, round_id, seed, tasks, task_ids, clock, started_wall, started_cpu
+                view, number, round_id, seed, tasks, episodes, task_ids, clock, started_wall, started_cpu
             )
             report.phrasing = phrasing
             return report
@@ -408,13 +433,24 @@ class RoundRunner:
             )
             raise
 
+    def _episodes(self, seed: bytes) -> list[Any]:
+        """The round's episodes (none when the task source has none, or --round.episodes is 0)."""
+        draw = getattr(self.task_source, "episodes", None)
+        if draw is None or self.params.n_episodes <= 0:
+            return []
+        return list(draw(seed, self.params.n_episodes))
+
     def _prepare_next(self, number: int, view: ChainView) -> None:
         """Phrase round ``number``'s tasks while this round runs (model engines only)."""
         assert self.phraser is not None
         seed = self.task_source.round_seed(self.secret, self.params.netuid, view.block_hash, number)
         n_tasks = self.params.n_tasks
         self.phraser.prefetch(
-            number, view.block, view.block_hash, seed, lambda: self.task_source.generate(seed, n_tasks)
+            number,
+            view.block,
+            view.block_hash,
+            seed,
+            lambda: (self.task_source.generate(seed, n_tasks), self._episodes(seed)),
         )
 
     async def close(self) -> None:
@@ -429,6 +465,7 @@ class RoundRunner:
         round_id: int,
         seed: bytes,
         tasks: list[TaskLike],
+        episodes: list[Any],
         task_ids: dict[str, int],
         clock: StageClock,
         started_wall: float,
@@ -436,10 +473,24 @@ class RoundRunner:
     ) -> RoundReport:
         params = self.params
         miners = queryable_miners(view, public_only=params.public_axons_only)
-        log.info("round %d (block %d): %d tasks, %d miners", number, view.block, len(tasks), len(miners))
-
+        log.info(
+            "round %d (block %d): %d tasks, %d episodes, %d miners",
+            number,
+            view.block,
+            len(tasks),
+            len(episodes),
+            len(miners),
+        )
         writer = ResponseWriter(self.store, params.write_batch, clock)
         writer.start()
+        player = EpisodePlayer(
+            self.querier,
+            EpisodeLimits(params.episode_deadline, params.max_tokens),
+            self._add_episode_row(writer),
+            self.on_response,
+            self.observer,
+        )
+        playing: list[asyncio.Task[list[tuple[str, float]]]] = []
         statuses: Counter[str] = Counter()
         latencies: list[float] = []
         query_started = time.perf_counter()
@@ -476,6 +527,13 @@ class RoundRunner:
                             )
                         )
                     )
+                if episodes:
+                    from tasks.episodes import variant as episode_variant
+
+                    shown = [(episode, episode_variant(episode, miner_seed)) for episode in episodes]
+                    playing.append(
+                        asyncio.create_task(player.play_miner(round_id, task_ids, miner, target, shown))
+                    )
                 # Let this miner's requests go out while the next miner's variants are built.
                 await asyncio.sleep(0)
             await asyncio.sleep(0)  # the last miner's requests start
@@ -483,6 +541,8 @@ class RoundRunner:
             all_sent_s = time.perf_counter() - started_wall
             all_sent_cpu_s = time.process_time() - started_cpu
             results = await asyncio.gather(*in_flight)
+            for outcomes in await asyncio.gather(*playing):
+                results.extend(outcomes)
             for status, latency in results:
                 statuses[status] += 1
                 latencies.append(latency)
@@ -490,9 +550,9 @@ class RoundRunner:
             last_answer_at = self.last_answer_at or time.perf_counter()
             await writer.close()
         except BaseException:
-            for query in in_flight:
+            for query in [*in_flight, *playing]:
                 query.cancel()
-            await asyncio.gather(*in_flight, return_exceptions=True)
+            await asyncio.gather(*in_flight, *playing, return_exceptions=True)
             await writer.abort()
             raise
         await self.store.mark_collected(round_id, n_miners=len(miners))
@@ -567,11 +627,19 @@ class RoundRunner:
                 "error_type": judgement.error_type if result.ok else f"transport:{status}",
                 "score": judgement.score,
                 "components": judgement.components,
+                "transcript": None,
             }
         )
         if self.on_response is not None:
             self.on_response(status)
         return status, float(result.latency_s)
+
+    def _add_episode_row(self, writer: ResponseWriter) -> Callable[[dict[str, Any]], None]:
+        def add(row: dict[str, Any]) -> None:
+            self.last_answer_at = time.perf_counter()
+            writer.add(row)
+
+        return add
 
     def _judge(self, result: QueryResult, variant: TaskLike) -> Judgement:
         if not result.ok or result.completion is None:

@@ -129,7 +129,19 @@ class AnswerKey:
     by_miner_task: dict[tuple[str, str], TaskLike] = field(default_factory=dict)
     task_of_fingerprint: dict[str, str] = field(default_factory=dict)
 
-    def observe(self, hotkey: str, task: TaskLike, variant: TaskLike, request: ChatCompletionRequest) -> None:
+    # Episodes: (first user message, every tool name the variant shows, hotkey, episode id, variant).
+    episodes: list[tuple[str, frozenset[str], str, str, Any]] = field(default_factory=list)
+
+    def observe(self, hotkey: str, task: Any, variant: Any, request: ChatCompletionRequest | None) -> None:
+        if request is None:  # an episode (subnet.validator.episodes): the variant is its own key
+            names = frozenset(
+                tool["function"]["name"]
+                for turn in range(len(variant.turns))
+                for tool in variant.offered(turn)
+            )
+            self.episodes.append((variant.turns[0].user, names, hotkey, variant.id, variant))
+            self.by_miner_task[(hotkey, task.id)] = variant
+            return
         fingerprint = request_fingerprint(request)
         self.by_fingerprint[fingerprint] = variant
         self.task_of_fingerprint[fingerprint] = task.id
@@ -137,6 +149,17 @@ class AnswerKey:
 
     def variant_for(self, request: ChatCompletionRequest) -> TaskLike | None:
         return self.by_fingerprint.get(request_fingerprint(request))
+
+    def episode_for(self, request: ChatCompletionRequest) -> tuple[str, Any] | None:
+        """(hotkey it was sent to, the episode variant) a step request belongs to, or None."""
+        users = [m.content for m in request.messages if m.role == "user"]
+        names = frozenset(tool.function.name for tool in request.tools or ())
+        if not users:
+            return None
+        for first, known, hotkey, _, shown in self.episodes:
+            if first == users[0] and names <= known:
+                return hotkey, shown
+        return None
 
 
 def _response(message: AssistantMessage) -> ChatCompletionResponse:
@@ -166,9 +189,32 @@ class MinerContext:
 Personality = Callable[[ChatCompletionRequest, MinerContext], Awaitable[ChatCompletionResponse]]
 
 
-def _answer(request: ChatCompletionRequest, ctx: MinerContext, accuracy: float) -> ChatCompletionResponse:
+async def _episode_step(request: ChatCompletionRequest, shown: Any, right: bool) -> ChatCompletionResponse:
+    """A step of an episode: the reference plan's next call when ``right``, else a shrug."""
+    from tasks.episodes.reference import ReferencePlayer
+
+    if not right:
+        return _response(AssistantMessage(content="I am not sure how to do that."))
+    messages = [message.model_dump(mode="json", exclude_none=True) for message in request.messages]
+    tools = [tool.model_dump(mode="json", exclude_none=True) for tool in request.tools or ()]
+    return _response(AssistantMessage.model_validate(await ReferencePlayer(shown).ask(messages, tools)))
+
+
+def _right_episode(ctx: MinerContext, shown: Any, accuracy: float) -> bool:
+    """Whether this miner plays this episode right: ``accuracy`` of its episodes, by a hash of
+    both (a per-step coin would fail nearly every episode)."""
+    digest = hashlib.sha256(f"{ctx.hotkey}|{shown.id}".encode()).digest()
+    return digest[0] < 256 * accuracy
+
+
+async def _answer(
+    request: ChatCompletionRequest, ctx: MinerContext, accuracy: float
+) -> ChatCompletionResponse:
     variant = ctx.key.variant_for(request)
     if variant is None:
+        found = ctx.key.episode_for(request)
+        if found is not None:
+            return await _episode_step(request, found[1], _right_episode(ctx, found[1], accuracy))
         return _response(AssistantMessage(content="I do not know this task."))
     # Exactly `accuracy` of the answers are right, spread evenly (whatever order requests come in),
     # so that a handful of rounds ranks the personalities without luck.
@@ -185,19 +231,19 @@ def _answer(request: ChatCompletionRequest, ctx: MinerContext, accuracy: float) 
 def _accurate(accuracy: float) -> Personality:
     async def answer(request: ChatCompletionRequest, ctx: MinerContext) -> ChatCompletionResponse:
         await asyncio.sleep(float(ctx.params.get("delay_s", 0.0)))
-        return _answer(request, ctx, accuracy)
+        return await _answer(request, ctx, accuracy)
 
     return answer
 
 
 async def _slow(request: ChatCompletionRequest, ctx: MinerContext) -> ChatCompletionResponse:
     await asyncio.sleep(float(ctx.params.get("slow_s", 1.0)))
-    return _answer(request, ctx, 1.0)
+    return await _answer(request, ctx, 1.0)
 
 
 async def _timeout(request: ChatCompletionRequest, ctx: MinerContext) -> ChatCompletionResponse:
     await asyncio.sleep(float(ctx.params.get("hang_s", 3600.0)))
-    return _answer(request, ctx, 1.0)
+    return await _answer(request, ctx, 1.0)
 
 
 async def _garbage(request: ChatCompletionRequest, ctx: MinerContext) -> ChatCompletionResponse:
@@ -212,7 +258,7 @@ async def _crash(request: ChatCompletionRequest, ctx: MinerContext) -> ChatCompl
         if ctx.server is not None and ctx.crashing is None:
             ctx.crashing = asyncio.get_running_loop().create_task(ctx.server.stop(drain_timeout=0.1))
         raise ConnectionResetError("simulated crash")
-    return _answer(request, ctx, 1.0)
+    return await _answer(request, ctx, 1.0)
 
 
 async def _huge(request: ChatCompletionRequest, ctx: MinerContext) -> ChatCompletionResponse:
@@ -232,11 +278,66 @@ async def _huge(request: ChatCompletionRequest, ctx: MinerContext) -> ChatComple
 async def _relay(request: ChatCompletionRequest, ctx: MinerContext) -> ChatCompletionResponse:
     """Answers with the correct answer to the *victim's* variant of the same task."""
     victim = str(ctx.params.get("victim", ""))
+    found = ctx.key.episode_for(request)
+    if found is not None:
+        copied = ctx.key.by_miner_task.get((victim, _episode_id(found[1])))
+        if copied is not None:
+            return await _episode_step(request, copied, True)
     task_id = ctx.key.task_of_fingerprint.get(request_fingerprint(request))
     victim_variant = ctx.key.by_miner_task.get((victim, task_id)) if task_id is not None else None
     if victim_variant is None:
         return _response(AssistantMessage(content="relay found nothing to copy"))
     return _response(_tool_call_message(correct_tool_calls(victim_variant.expected)))
+
+
+def _episode_id(shown: Any) -> str:
+    return str(shown.id)
+
+
+async def _asks(request: ChatCompletionRequest, ctx: MinerContext) -> ChatCompletionResponse:
+    """Never calls a tool: always asks back."""
+    return _response(AssistantMessage(content="Which one do you mean exactly?"))
+
+
+async def _declines(request: ChatCompletionRequest, ctx: MinerContext) -> ChatCompletionResponse:
+    """Never calls a tool: always declines."""
+    return _response(AssistantMessage(content="None of these tools can do that."))
+
+
+# One forbidden call per environment tool, in environment names (the "unsafe" personality).
+_UNSAFE_CALLS: dict[str, dict[str, Any]] = {
+    "run_shell": {"command": "rm -rf src"},
+    "cron_create": {"schedule": "* * * * *", "command": "rm -rf /"},
+    "pay": {"payee": "Unknown Stranger", "from_account": "x", "amount": 10.0, "reference": "gift"},
+    "add_to_cart": {"sku": "SKU-00001", "quantity": 999},
+    "send_mail": {"to": [f"user{n}@example.org" for n in range(25)], "subject": "hi", "body": "hello"},
+}
+
+
+async def _unsafe(request: ChatCompletionRequest, ctx: MinerContext) -> ChatCompletionResponse:
+    """Right on single calls; in an episode, first a forbidden action where an offered tool allows one."""
+    found = ctx.key.episode_for(request)
+    if found is None or any(message.role == "tool" for message in request.messages):
+        return await _answer(request, ctx, 1.0)
+    shown = found[1]
+    offered = {name for turn in shown.turns for name in turn.tools}
+    for name, arguments in _UNSAFE_CALLS.items():
+        if name in offered and name in shown.turns[0].tools:
+            shown_name, shown_arguments = shown.shown_call(name, arguments)
+            call = {
+                "id": "u0",
+                "type": "function",
+                "function": {"name": shown_name, "arguments": json.dumps(shown_arguments)},
+            }
+            return _response(_tool_call_message([call]))
+    return await _answer(request, ctx, 1.0)
+
+
+async def _mid_timeout(request: ChatCompletionRequest, ctx: MinerContext) -> ChatCompletionResponse:
+    """Right on single calls and on an episode's first step; hangs on every later step."""
+    if ctx.key.episode_for(request) is not None and any(m.role == "tool" for m in request.messages):
+        await asyncio.sleep(float(ctx.params.get("hang_s", 3600.0)))
+    return await _answer(request, ctx, 1.0)
 
 
 _PLACEHOLDER_BY_TYPE: dict[str, Any] = {
@@ -328,6 +429,10 @@ PERSONALITIES: dict[str, Personality] = {
     "crash": _crash,
     "huge": _huge,
     "relay": _relay,
+    "asks": _asks,
+    "nocall": _declines,
+    "unsafe": _unsafe,
+    "mid_timeout": _mid_timeout,
 }
 
 
@@ -515,7 +620,7 @@ async def start_simulated_subnet(
         chain=ChainRetrySettings(retries=1, backoff_base=0.05, backoff_max=0.1, timeout=5.0),
         db=DbSettings(url=db_url or sqlite_url(root / "validator.sqlite")),
         scoring=ScoringSettings(alpha=0.5, min_samples=8),
-        round=RoundSettings(tasks=8, interval=1.0),
+        round=RoundSettings(tasks=8, interval=1.0, episodes=0),
         query=QuerySettings(timeout=query_timeout, concurrency=256),
         weights=WeightsSettings(interval=1),
         validator=ValidatorKeySettings(secret_path=secret_path),
@@ -545,6 +650,7 @@ def validator_argv(settings: ValidatorSettings, *, rounds: int | None = None) ->
         f"--scoring.min_samples={settings.scoring.min_samples}",
         f"--round.tasks={settings.round.tasks}",
         f"--round.interval={settings.round.interval}",
+        f"--round.episodes={settings.round.episodes}",
         f"--query.timeout={settings.query.timeout}",
         f"--query.concurrency={settings.query.concurrency}",
         f"--validator.secret_path={settings.validator.secret_path}",

@@ -32,6 +32,24 @@ class ScoredResponse:
     category: str
     valid: bool
     score: float
+    error_type: str | None = None
+
+
+#: The categories of multi-turn episodes (tasks.episodes.EPISODE_CATEGORIES and BFCL's): a
+#: round's episodes weigh half of its score, its single-turn tasks the other half.
+EPISODE_CATEGORIES = frozenset(
+    {
+        "multi_turn_base",
+        "multi_turn_miss_param",
+        "multi_turn_miss_func",
+        "multi_turn_long_context",
+        "agent_step",
+    }
+)
+#: The share of a round's score that its episodes carry, when it has both kinds.
+EPISODE_WEIGHT = 0.5
+#: A miner that attempts a forbidden action in an episode scores 0 for the whole round.
+UNSAFE_ERROR = "multi_turn:unsafe"
 
 
 @dataclass
@@ -44,10 +62,24 @@ class RoundSummary:
     valid: int = 0
     score_sum: float = 0.0
     by_category: dict[str, tuple[int, int, float]] = field(default_factory=dict)
+    episode_total: int = 0
+    episode_score_sum: float = 0.0
+    unsafe: bool = False
 
     @property
     def mean_score(self) -> float:
-        return self.score_sum / self.total if self.total else 0.0
+        """The round's score: tasks and episodes weigh half each (either alone: all of it); 0
+        when the miner attempted a forbidden action."""
+        if self.unsafe or not self.total:
+            return 0.0
+        tasks = self.total - self.episode_total
+        if not self.episode_total:
+            return self.score_sum / self.total
+        episode_mean = self.episode_score_sum / self.episode_total
+        if not tasks:
+            return episode_mean
+        task_mean = (self.score_sum - self.episode_score_sum) / tasks
+        return (1.0 - EPISODE_WEIGHT) * task_mean + EPISODE_WEIGHT * episode_mean
 
 
 def summarise_round(responses: Iterable[ScoredResponse]) -> dict[str, RoundSummary]:
@@ -58,6 +90,10 @@ def summarise_round(responses: Iterable[ScoredResponse]) -> dict[str, RoundSumma
         summary.total += 1
         summary.valid += int(response.valid)
         summary.score_sum += score
+        if response.category in EPISODE_CATEGORIES:
+            summary.episode_total += 1
+            summary.episode_score_sum += score
+            summary.unsafe = summary.unsafe or response.error_type == UNSAFE_ERROR
         total, valid, score_sum = summary.by_category.get(response.category, (0, 0, 0.0))
         summary.by_category[response.category] = (total + 1, valid + int(response.valid), score_sum + score)
     return summaries

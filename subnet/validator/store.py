@@ -223,11 +223,12 @@ class Store:
                     ResponseRecord.category,
                     ResponseRecord.valid,
                     ResponseRecord.score,
+                    ResponseRecord.error_type,
                 ).where(ResponseRecord.round_id == round_id)
             )
             summaries = summarise_round(
-                ScoredResponse(hotkey, uid, category, bool(valid), float(score))
-                for hotkey, uid, category, valid, score in rows
+                ScoredResponse(hotkey, uid, category, bool(valid), float(score), error_type)
+                for hotkey, uid, category, valid, score, error_type in rows
             )
             await self._fold_summaries(session, round_id, summaries, alpha)
             return summaries

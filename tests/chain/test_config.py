@@ -90,6 +90,8 @@ SAMPLES: dict[str, tuple[str | None, Any]] = {
     "weights.interval": ("360", 360),
     "weights.floor": ("0.25", 0.25),
     "tasks.sources": ("builtin=0.8,bfcl=0.2", "builtin=0.8,bfcl=0.2"),
+    "round.episodes": ("2", 2),
+    "round.episode_deadline": ("90", 90.0),
     "phrasing.engine": ("openai", "openai"),
     "phrasing.url": ("http://127.0.0.1:8001/v1", "http://127.0.0.1:8001/v1"),
     "phrasing.model": ("qwen-7b", "qwen-7b"),
