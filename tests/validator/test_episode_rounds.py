@@ -127,3 +127,70 @@ async def test_a_round_with_episodes_stores_transcripts_with_request_digests(tmp
     finally:
         await stop_simulated_miners(list(subnet.miners.values()))
         await subnet.devchain.close()
+
+
+class _StepCounter:
+    """Wraps the round's querier; sets ``reached`` when the ``stop_at``-th episode step is asked."""
+
+    def __init__(self, inner: Any, stop_at: int) -> None:
+        import asyncio
+
+        self.inner = inner
+        self.stop_at = stop_at
+        self.steps = 0
+        self.reached = asyncio.Event()
+
+    async def query(self, target: Any, request: Any, **kwargs: Any) -> Any:
+        if any(message.role == "tool" for message in request.messages) or len(request.messages) > 1:
+            self.steps += 1
+            if self.steps >= self.stop_at:
+                self.reached.set()
+        return await self.inner.query(target, request, **kwargs)
+
+
+@pytest.mark.parametrize("stop_at", [1, 2, 4, 7])
+async def test_a_round_stopped_at_any_episode_step_counts_nothing_twice(tmp_path: Path, stop_at: int) -> None:
+    import asyncio
+
+    from subnet.db import Round
+    from subnet.validator.store import Store
+
+    subnet = await start_simulated_subnet(tmp_path, ("right", "slow"), query_timeout=1.0)
+    subnet.settings = dataclasses.replace(
+        subnet.settings, round=RoundSettings(tasks=2, interval=1.0, episodes=3, episode_deadline=20.0)
+    )
+    try:
+        first = _validator(subnet)
+        await first.start()
+        await first.sync_metagraph()
+        assert first._runner is not None
+        counter = _StepCounter(first._runner.querier, stop_at)
+        first._runner.querier = counter
+        round_task = asyncio.create_task(first.run_round())
+        await asyncio.wait(
+            {round_task, asyncio.create_task(counter.reached.wait())},
+            timeout=30,
+            return_when=asyncio.FIRST_COMPLETED,
+        )
+        assert counter.reached.is_set(), "the round never reached that step"
+        round_task.cancel()  # the process stops mid-episode
+        with pytest.raises(asyncio.CancelledError):
+            await round_task
+        await first.close()
+
+        second = _validator(subnet)
+        await second.run(rounds=1)
+        engine = create_engine(subnet.settings.db.url)
+        try:
+            async with engine.connect() as connection:
+                statuses = (await connection.execute(select(Round.number, Round.status))).all()
+            states = await Store(engine).score_states()
+        finally:
+            await engine.dispose()
+        assert sorted(statuses) == [(1, "discarded"), (2, "scored")]
+        for miner in subnet.miners.values():
+            state = states[miner.hotkey]
+            assert state.rounds_scored == 1 and state.responses_total == 2 + 3  # round 2 only
+    finally:
+        await stop_simulated_miners(list(subnet.miners.values()))
+        await subnet.devchain.close()

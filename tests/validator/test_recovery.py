@@ -130,3 +130,69 @@ async def test_cli_refuses_an_out_of_date_postgresql_in_one_line(
     errors = [line for line in stderr.decode().splitlines() if "error" in line.lower()]
     assert len(errors) == 1 and "python -m subnet.db upgrade" in errors[0], stderr.decode()
     assert "Traceback" not in stderr.decode()
+
+
+def _episode_in_flight(db_path: str) -> int | None:
+    """The number of a running round that already stored a played episode, if any."""
+    if not Path(db_path).exists():
+        return None
+    try:
+        with sqlite3.connect(db_path, timeout=0.2) as connection:
+            row = connection.execute(
+                "SELECT r.number FROM rounds r JOIN responses s ON s.round_id = r.id "
+                "WHERE r.status = 'running' AND s.transcript IS NOT NULL LIMIT 1"
+            ).fetchone()
+    except sqlite3.Error:
+        return None
+    return int(row[0]) if row else None
+
+
+@pytest.mark.slow
+async def test_kill_minus_nine_mid_episode_then_restart(tmp_path: Path) -> None:
+    import dataclasses
+
+    from subnet.config import RoundSettings
+    from subnet.validator.simulation import start_simulated_subnet, stop_simulated_miners
+
+    subnet = await start_simulated_subnet(tmp_path, ("right", "slow"), query_timeout=2.0)
+    settings = dataclasses.replace(
+        subnet.settings, round=RoundSettings(tasks=2, interval=1.0, episodes=3, episode_deadline=30.0)
+    )
+    db_path = _sqlite_path(settings.db.url)
+    log_path = tmp_path / "validator.log"
+    try:
+        first = await _start(validator_argv(settings, rounds=50), log_path)
+        killed: int | None = None
+        for _ in range(1500):
+            await asyncio.sleep(0.02)
+            killed = _episode_in_flight(db_path)
+            if killed is not None:
+                break
+            assert first.returncode is None, log_path.read_text()
+        assert killed is not None, log_path.read_text()
+        os.kill(first.pid, signal.SIGKILL)
+        await first.wait()
+        second = await _start(validator_argv(settings, rounds=1), log_path)
+        assert await asyncio.wait_for(second.wait(), 60) == 0, log_path.read_text()
+        engine = create_engine(settings.db.url)
+        try:
+            store = Store(engine)
+            statuses = {r.number: r.status for r in await store.rounds()}
+            assert statuses[killed] == RoundStatus.DISCARDED.value
+            async with store.sessions() as session:
+                kept = (
+                    await session.execute(
+                        select(ResponseRecord.id)
+                        .join(Round)
+                        .where(Round.number == killed, ResponseRecord.transcript.is_not(None))
+                    )
+                ).all()
+            assert kept  # the episodes finished before the kill stay stored, for the audit
+            scored = sum(status == RoundStatus.SCORED.value for status in statuses.values())
+            for state in (await store.score_states()).values():
+                assert state.rounds_scored == scored  # the killed round counted for nobody
+        finally:
+            await engine.dispose()
+    finally:
+        await stop_simulated_miners(list(subnet.miners.values()))
+        await subnet.devchain.close()

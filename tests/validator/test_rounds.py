@@ -122,7 +122,9 @@ async def test_unreachable_database_is_refused_in_one_line(quick_subnet: Simulat
 
 
 async def test_scheduled_mode_runs_jobs_until_stopped(quick_subnet: SimulatedSubnet) -> None:
-    settings = dataclasses.replace(quick_subnet.settings, round=RoundSettings(tasks=4, interval=0.5, episodes=0))
+    settings = dataclasses.replace(
+        quick_subnet.settings, round=RoundSettings(tasks=4, interval=0.5, episodes=0)
+    )
     validator = build_validator(quick_subnet, settings)
 
     run_round = validator.run_round
