@@ -28,7 +28,7 @@ printed beside it. PostgreSQL's own server processes are not counted.
 
     .venv/bin/python bench/validator.py [--miners 256] [--tasks 8] [--delay 0.2]
         [--backends sqlite,postgres] [--rounds 1] [--loop uvloop|asyncio] [--pin 0:1] [--profile PATH]
-        [--phrasing off|standin] [--phrasing-delay S]
+        [--phrasing off|standin] [--phrasing-delay S] [--episodes N]
 """
 
 from __future__ import annotations
@@ -137,7 +137,7 @@ def settings_for(root: Path, netuid: int, db_url: str, args: argparse.Namespace)
         chain=ChainRetrySettings(retries=1, backoff_base=0.05, backoff_max=0.1, timeout=30.0),
         db=DbSettings(url=db_url),
         scoring=ScoringSettings(alpha=0.1, min_samples=8),
-        round=RoundSettings(tasks=args.tasks, interval=60.0),
+        round=RoundSettings(tasks=args.tasks, interval=60.0, episodes=args.episodes, episode_deadline=120.0),
         # Every query of the round in flight at once: the round then lasts as long as its slowest miner.
         query=QuerySettings(timeout=30.0, concurrency=args.miners * args.tasks),
         weights=WeightsSettings(interval=None),
@@ -233,6 +233,11 @@ def print_report(
         f" ({report.all_sent_cpu_s:.3f} s of validator CPU by then)"
     )
     print(f"  after last answer   {report.after_last_answer_s:.3f} s (last answer in -> round scored)")
+    if report.slowest_episodes_s:
+        print(
+            f"  episodes            slowest miner's own serial time {report.slowest_episodes_s:.3f} s;"
+            f" the round took {report.wall_s - report.slowest_episodes_s:.3f} s beyond it"
+        )
     cpu_ms = 1e3 * report.cpu_s / responses
     print(
         f"  validator CPU       {report.cpu_s:.3f} s of process CPU = {cpu_ms:.3f} ms per response"
@@ -369,6 +374,13 @@ def main() -> None:
     parser.add_argument("--miners", type=int_arg(1), default=256)
     parser.add_argument("--tasks", type=int_arg(1), default=8)
     parser.add_argument("--delay", type=float_arg(0.0), default=0.2)
+    parser.add_argument(
+        "--episodes",
+        type=int_arg(0),
+        default=0,
+        help="multi-turn episodes per miner (each step one request answered after --delay; the farm"
+        " makes one call per turn, then answers in words)",
+    )
     parser.add_argument(
         "--backends", type=_backends, default=list(BACKENDS), help="sqlite,postgres or one of them"
     )

@@ -173,6 +173,8 @@ class RoundReport:
     all_sent_cpu_s: float = 0.0
     # What the phrasing step did for this round's tasks (None: no phrasing step configured).
     phrasing: PhrasingStats | None = None
+    # The longest time one miner spent playing its episodes, one after the other.
+    slowest_episodes_s: float = 0.0
 
 
 def _build_request(variant: TaskLike, max_tokens: int | None) -> ChatCompletionRequest:
@@ -541,8 +543,10 @@ class RoundRunner:
             all_sent_s = time.perf_counter() - started_wall
             all_sent_cpu_s = time.process_time() - started_cpu
             results = await asyncio.gather(*in_flight)
+            slowest_serial = 0.0
             for outcomes in await asyncio.gather(*playing):
                 results.extend(outcomes)
+                slowest_serial = max(slowest_serial, sum(latency for _, latency in outcomes))
             for status, latency in results:
                 statuses[status] += 1
                 latencies.append(latency)
@@ -570,6 +574,7 @@ class RoundRunner:
             wall_s=time.perf_counter() - started_wall,
             query_wall_s=query_wall,
             slowest_response_s=max(latencies, default=0.0),
+            slowest_episodes_s=slowest_serial,
             after_last_answer_s=time.perf_counter() - last_answer_at,
             cpu_s=time.process_time() - started_cpu,
             clock=clock,

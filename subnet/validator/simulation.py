@@ -353,10 +353,11 @@ _PLACEHOLDER_BY_TYPE: dict[str, Any] = {
 
 
 async def _plausible(request: ChatCompletionRequest, ctx: MinerContext) -> ChatCompletionResponse:
-    """Calls the first offered tool with placeholder values, after ``delay_s`` (needs no answer key)."""
+    """Calls the first offered tool with placeholder values, after ``delay_s`` (needs no answer
+    key); in an episode, answers in words once it has made one call in the turn."""
     await asyncio.sleep(float(ctx.params.get("delay_s", 0.0)))
-    if not request.tools:
-        return _response(AssistantMessage(content="No tool fits."))
+    if not request.tools or request.messages[-1].role == "tool":
+        return _response(AssistantMessage(content="No tool fits." if not request.tools else "Done."))
     function = request.tools[0].function
     properties = function.parameters.get("properties", {})
     arguments = {
