@@ -248,6 +248,13 @@ def _choice(*choices: str) -> Callable[[str], str]:
     return parse
 
 
+def _paths(text: str) -> tuple[Path, ...]:
+    paths = tuple(Path(part.strip()).expanduser() for part in text.split(",") if part.strip())
+    if not paths:
+        raise ValueError("expected one or more paths, comma-separated")
+    return paths
+
+
 def _host_names(text: str) -> tuple[str, ...]:
     names = tuple(part.strip().lower().strip("[]") for part in text.split(",") if part.strip())
     bad = [name for name in names if not re.fullmatch(r"[a-z0-9.:_-]+", name)]
@@ -455,9 +462,13 @@ class WeightsSettings:
 
 @dataclass(frozen=True)
 class TasksSettings:
-    """``sources`` stays a string here (``builtin=0.8,bfcl=0.2``); tasks/ parses it."""
+    """``sources`` stays a string here (``builtin=0.8,bfcl=0.2``); tasks/ parses it. ``bfcl`` and
+    ``xlam`` name the files of those sources (BFCL: question files or data folders, default: the
+    installed bfcl-eval package; xLAM: JSON files, required when it has a share)."""
 
     sources: str = "builtin=1.0"
+    bfcl: tuple[Path, ...] = ()
+    xlam: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -815,6 +826,18 @@ FLAGS: tuple[Flag, ...] = (
         metavar="F",
     ),
     Flag("tasks.sources", "Task sources and their shares, e.g. builtin=0.8,bfcl=0.2.", _text, metavar="SPEC"),
+    Flag(
+        "tasks.bfcl",
+        "BFCL question files or data folders, comma-separated (default: the installed bfcl-eval).",
+        _paths,
+        metavar="PATH,...",
+    ),
+    Flag(
+        "tasks.xlam",
+        "xLAM-style JSON files, comma-separated (needed when xlam has a share).",
+        _paths,
+        metavar="FILE,...",
+    ),
     Flag(
         "phrasing.engine",
         "Model writing each round's requests: templates (no model: localnet, tests), openai, transformers.",

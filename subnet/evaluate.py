@@ -64,6 +64,8 @@ class EvaluateSettings:
     seed: int = 0
     categories: tuple[str, ...] = ()  # empty: the generator's default mix
     sources: str | None = None  # --tasks.sources, as the validator's (builtin=0.8,bfcl=0.2); None: builtin
+    bfcl: tuple[str, ...] = ()  # --tasks.bfcl: BFCL question files or data folders (default: bfcl-eval's)
+    xlam: tuple[str, ...] = ()  # --tasks.xlam: xLAM-style JSON files
     concurrency: int = 8
     rate: float | None = None  # requests started per second at most; None: no pacing
     timeout_s: float = 60.0
@@ -180,6 +182,22 @@ def build_parser(categories: Sequence[str] = ()) -> argparse.ArgumentParser:
         help="task sources and shares, as the validator's flag (e.g. builtin=0.8,bfcl=0.2); default builtin",
     )
     parser.add_argument(
+        "--tasks.bfcl",
+        dest="bfcl",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="a BFCL question file or data folder (repeatable; default: the installed bfcl-eval)",
+    )
+    parser.add_argument(
+        "--tasks.xlam",
+        dest="xlam",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="an xLAM-style JSON file (repeatable; needed when xlam has a share)",
+    )
+    parser.add_argument(
         "--concurrency",
         type=_positive_int,
         default=8,
@@ -282,6 +300,8 @@ def parse_settings(argv: Sequence[str] | None, categories: Sequence[str] = ()) -
         seed=args.seed if args.seed is not None else secrets.randbelow(2**31),
         categories=tuple(dict.fromkeys(args.category)),
         sources=args.sources,
+        bfcl=tuple(args.bfcl),
+        xlam=tuple(args.xlam),
         concurrency=args.concurrency,
         rate=args.rate,
         timeout_s=args.timeout,
@@ -539,7 +559,11 @@ def build_tasks(settings: EvaluateSettings) -> list[Any]:
     sources = None
     try:
         if settings.sources is not None:
-            sources = tasks.load_sources(tasks.parse_source_shares(settings.sources))
+            sources = tasks.load_sources(
+                tasks.parse_source_shares(settings.sources),
+                bfcl=list(settings.bfcl) or None,
+                xlam=list(settings.xlam) or None,
+            )
         generated = tasks.generate(settings.seed, settings.n, mix=mix, sources=sources)
     except (tasks.TaskConfigError, tasks.SourceFileError) as exc:
         raise EvaluateError(f"--tasks.sources {settings.sources!r}: {exc}") from None
@@ -705,6 +729,10 @@ def rerun_command(settings: EvaluateSettings) -> str:
         parts += ["--category", category]
     if settings.sources is not None:
         parts += ["--tasks.sources", settings.sources]
+    for path in settings.bfcl:
+        parts += ["--tasks.bfcl", path]
+    for path in settings.xlam:
+        parts += ["--tasks.xlam", path]
     optional = {
         "--model": settings.model,
         "--rate": None if settings.rate is None else f"{settings.rate:g}",

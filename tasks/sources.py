@@ -417,7 +417,10 @@ def load_sources(
 
 def _load_xlam_paths(paths: Sequence[str | Path] | None) -> tuple[Task, ...]:
     if not paths:
-        raise TaskConfigError("source 'xlam' has a share but no xLAM file was given")
+        raise TaskConfigError(
+            "source 'xlam' has a share but no xLAM file was given: name it with --tasks.xlam FILE "
+            "(python -m tasks: --xlam FILE)"
+        )
     return tuple(task for path in paths for task in load_xlam(path))
 
 

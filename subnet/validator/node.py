@@ -169,7 +169,7 @@ class Validator:
     async def start(self) -> None:
         settings = self.settings
         # Flags first: a bad --tasks.sources or phrasing set-up should not wait behind the database.
-        task_source = self.options.task_source or _task_source(settings.tasks.sources)
+        task_source = self.options.task_source or _task_source(settings.tasks)
         phraser = self.options.phraser or _phraser(settings, task_source)
         try:
             engine = create_engine(settings.db.url)
@@ -498,11 +498,12 @@ def _phraser(settings: ValidatorSettings, task_source: TaskSource) -> RoundPhras
     return RoundPhraser(engine, policy_from(phrasing), redraw=task_source.redraw)
 
 
-def _task_source(text: str) -> TaskSource:
+def _task_source(settings: Any) -> TaskSource:
     """The task source ``--tasks.sources`` names; a bad value or pool file is a one-line StartupError."""
     from tasks import SourceFileError, TaskConfigError
 
+    text = settings.sources
     try:
-        return LibraryTasks.from_flag(text)
+        return LibraryTasks.from_flag(text, settings.bfcl, settings.xlam)
     except (TaskConfigError, SourceFileError) as exc:
         raise StartupError(f"--tasks.sources {text!r}: {exc}") from None

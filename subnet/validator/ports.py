@@ -78,7 +78,7 @@ class LibraryTasks:
     sources: Sequence[Any] | None = None
 
     @classmethod
-    def from_flag(cls, text: str) -> LibraryTasks:
+    def from_flag(cls, text: str, bfcl: Sequence[Any] = (), xlam: Sequence[Any] = ()) -> LibraryTasks:
         """Parse ``--tasks.sources`` (``builtin=0.8,bfcl=0.2``) and load the pools it names.
 
         Raises ``tasks.TaskConfigError`` / ``tasks.SourceFileError`` with a one-line reason.
@@ -88,7 +88,7 @@ class LibraryTasks:
         shares = tasks.parse_source_shares(text)
         if set(shares) <= {tasks.BUILTIN}:
             return cls(None)
-        return cls(tasks.load_sources(shares))
+        return cls(tasks.load_sources(shares, bfcl=list(bfcl) or None, xlam=list(xlam) or None))
 
     def round_seed(self, secret: bytes, netuid: int, block_hash: str, round_number: int) -> bytes:
         import tasks

@@ -90,6 +90,8 @@ SAMPLES: dict[str, tuple[str | None, Any]] = {
     "weights.interval": ("360", 360),
     "weights.floor": ("0.25", 0.25),
     "tasks.sources": ("builtin=0.8,bfcl=0.2", "builtin=0.8,bfcl=0.2"),
+    "tasks.bfcl": ("/data/bfcl,/data/q.json", (Path("/data/bfcl"), Path("/data/q.json"))),
+    "tasks.xlam": ("/data/xlam.json", (Path("/data/xlam.json"),)),
     "round.episodes": ("2", 2),
     "round.episode_deadline": ("90", 90.0),
     "phrasing.engine": ("openai", "openai"),

@@ -10,6 +10,7 @@ known exactly.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import json
 import os
@@ -598,3 +599,25 @@ def test_bad_task_sources_are_one_line(capsys: pytest.CaptureFixture[str]) -> No
     assert evaluate.main(argv) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and "--tasks.sources 'poetry=1'" in lines[0]
+
+
+def test_the_xlam_and_bfcl_sources_take_their_files_from_flags() -> None:
+    """--tasks.sources builtin=0.8,xlam=0.2 needs the file: --tasks.xlam names it (no flag did)."""
+    fixture = str(Path(__file__).resolve().parents[1] / "tasks" / "fixtures" / "xlam.json")
+    parsed = evaluate.parse_settings(
+        [
+            "--endpoint",
+            "http://127.0.0.1:9/v1",
+            "--tasks.sources",
+            "builtin=0.5,xlam=0.5",
+            "--tasks.xlam",
+            fixture,
+        ]
+    )
+    assert parsed.xlam == (fixture,)
+    sources = {task.source for task in evaluate.build_tasks(dataclasses.replace(parsed, n=40))}
+    assert sources == {"builtin", "xlam"}
+    assert "--tasks.xlam" in evaluate.rerun_command(parsed)
+    missing = dataclasses.replace(parsed, xlam=())
+    with pytest.raises(evaluate.EvaluateError, match=r"--tasks\.xlam FILE"):
+        evaluate.build_tasks(missing)
