@@ -4,11 +4,15 @@
     .venv/bin/python bench/miner.py --device cuda --dtype bfloat16 --requests 64
     .venv/bin/python bench/miner.py --model-path /models/Qwen2.5-1.5B-Instruct
 
-Two workloads (``--workload``): ``validator`` sends tasks as a validator does (``tasks.generate``:
+Three workloads (``--workload``): ``validator`` sends tasks as a validator does (``tasks.generate``:
 every request has its own tools, prompts of 300-800 tokens), ``agent`` sends questions against one
 fixed set of two tools (an agent's traffic: every prompt begins with the same system prompt and
-tools, which the miner's prompt-prefix store reuses). The prefix store is emptied before every
-timed run, so no run reuses what another one prefilled.
+tools, which the miner's prompt-prefix store reuses), ``episode`` sends the steps of multi-turn
+episodes (reference trajectories cut before each answer; an episode's steps in order, one episode
+per concurrent caller, so each step's prompt begins with the one before). The prefix store is
+emptied before every timed run, so no run reuses what another one prefilled; each row says which
+share of the prompt tokens came from it, and for ``episode`` a table gives prompt, prefilled and
+reused tokens per step (concurrency 1).
 
 For each concurrency level (1, 4, 8 by default) the same requests run with batching on
 (``--max-batch``, ``--batch-wait-ms``) and off (max_batch 1): requests/s, completion tokens/s,
@@ -88,6 +92,41 @@ def validator_workload(count: int, max_tokens: int) -> list[GenerationRequest]:
     ]
 
 
+def episode_workload(count: int, max_tokens: int) -> list[GenerationRequest]:
+    """The steps of multi-turn episodes as a validator plays them with one miner: each reference
+    trajectory cut before each of its answers, with that turn's tools, the steps of an episode in
+    order (fixed seed). The last episode may be cut short to make ``count``."""
+    from tasks.episodes import generate_episodes
+    from tasks.episodes.reference import trajectory
+
+    requests: list[GenerationRequest] = []
+    for episode in generate_episodes(b"bench-miner-episodes", count):
+        messages = trajectory(episode)["messages"]
+        for cut, message in enumerate(messages):
+            if message["role"] == "assistant":
+                turn = sum(1 for earlier in messages[:cut] if earlier["role"] == "user") - 1
+                tools = episode.offered(turn)
+                requests.append(
+                    GenerationRequest(messages=messages[:cut], tools=tools, max_tokens=max_tokens)
+                )
+        if len(requests) >= count:
+            break
+    return requests[:count]
+
+
+def chains(requests: Sequence[GenerationRequest]) -> list[list[GenerationRequest]]:
+    """The requests in runs that one caller sends in turn: a request whose history extends the
+    one before it (the next step of an episode) joins its run; any other starts a run of its own."""
+    runs: list[list[GenerationRequest]] = []
+    for request in requests:
+        previous = runs[-1][-1].messages if runs else None
+        if previous is not None and request.messages[: len(previous)] == previous:
+            runs[-1].append(request)
+        else:
+            runs.append([request])
+    return runs
+
+
 def workload(count: int, max_tokens: int) -> list[GenerationRequest]:
     """Distinct tool-calling requests against one set of tools (different cities and phrasing,
     so prompt lengths vary)."""
@@ -113,6 +152,18 @@ def workload(count: int, max_tokens: int) -> list[GenerationRequest]:
 
 
 @dataclass(frozen=True)
+class StepServed:
+    """One request of a run, served alone (concurrency 1): its place in the run, its prompt's
+    tokens, the part prefilled (the rest came from the prefix store), answer tokens, latency."""
+
+    step: int
+    prompt: int
+    prefilled: int
+    answer: int
+    seconds: float
+
+
+@dataclass(frozen=True)
 class Figures:
     label: str
     concurrency: int
@@ -121,19 +172,24 @@ class Figures:
     tokens: int
     latencies: list[float]
     batches: int
+    prompt_tokens: int = 0
+    reused_tokens: int = 0  # prompt tokens taken from the prefix store instead of prefilled
+    steps: tuple[StepServed, ...] = ()  # at concurrency 1 only
 
     def row(self) -> str:
         ordered = sorted(self.latencies)
         p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+        reused = f"{self.reused_tokens / self.prompt_tokens:.0%}" if self.prompt_tokens else "-"
         return (
             f"{self.label:<16} {self.concurrency:>3} {self.requests / self.seconds:>8.2f} "
             f"{self.tokens / self.seconds:>9.1f} {statistics.median(ordered):>8.3f} {p95:>8.3f} "
-            f"{self.batches:>7} {peak_rss_mib():>9.0f}"
+            f"{self.batches:>7} {reused:>7} {peak_rss_mib():>9.0f}"
         )
 
 
 HEADER = (
-    f"{'mode':<16} {'c':>3} {'req/s':>8} {'tok/s':>9} {'p50 s':>8} {'p95 s':>8} {'batches':>7} {'peakMiB':>9}"
+    f"{'mode':<16} {'c':>3} {'req/s':>8} {'tok/s':>9} {'p50 s':>8} {'p95 s':>8} {'batches':>7} "
+    f"{'reused':>7} {'peakMiB':>9}"
 )
 
 
@@ -143,31 +199,71 @@ def peak_rss_mib() -> float:
 
 
 async def drive(
-    backend: TransformersBackend, requests: Sequence[GenerationRequest], concurrency: int, label: str
+    backend: TransformersBackend, runs: Sequence[Sequence[GenerationRequest]], concurrency: int, label: str
 ) -> Figures:
-    """Send every request with at most `concurrency` in flight; time each one."""
-    if backend.engine is not None and backend.engine.prefixes is not None:
-        backend.engine.prefixes.clear()
-    queue = list(reversed(requests))
+    """Send every run with at most `concurrency` runs in flight, each run's requests in turn (the
+    next once the last is answered); time each request."""
+    store = backend.engine.prefixes if backend.engine is not None else None
+    if store is not None:
+        store.clear()
+    reused_before = store.reused_tokens if store is not None else 0
+    queue = list(reversed(runs))
     latencies: list[float] = []
-    tokens = 0
+    steps: list[StepServed] = []
+    tokens = prompt_tokens = 0
     batches_before = backend.batches_run
 
     async def worker() -> None:
-        nonlocal tokens
+        nonlocal tokens, prompt_tokens
         while queue:
-            request = queue.pop()
-            started = time.perf_counter()
-            result = await backend.generate(request)
-            latencies.append(time.perf_counter() - started)
-            tokens += result.usage.completion_tokens
+            for step, request in enumerate(queue.pop(), 1):
+                prefilled_before = store.prefilled_tokens if store is not None else 0
+                started = time.perf_counter()
+                result = await backend.generate(request)
+                latencies.append(time.perf_counter() - started)
+                usage = result.usage
+                tokens += usage.completion_tokens
+                prompt_tokens += usage.prompt_tokens
+                if concurrency == 1:  # alone in the engine: the store's counts are this request's
+                    prefilled = store.prefilled_tokens - prefilled_before if store else usage.prompt_tokens
+                    steps.append(
+                        StepServed(
+                            step, usage.prompt_tokens, prefilled, usage.completion_tokens, latencies[-1]
+                        )
+                    )
 
     started = time.perf_counter()
     await asyncio.gather(*(worker() for _ in range(concurrency)))
     seconds = time.perf_counter() - started
+    reused = store.reused_tokens - reused_before if store is not None else 0
+    batches = backend.batches_run - batches_before
     return Figures(
-        label, concurrency, len(requests), seconds, tokens, latencies, backend.batches_run - batches_before
+        label,
+        concurrency,
+        len(latencies),
+        seconds,
+        tokens,
+        latencies,
+        batches,
+        prompt_tokens,
+        reused,
+        tuple(steps),
     )
+
+
+def print_steps(figures: Figures) -> None:
+    """Prompt, prefilled and reused tokens by a request's place in its run (an episode's step)."""
+    print(f"\nprefix reuse by episode step ({figures.label}, concurrency 1; tokens are means per request):")
+    print(f"{'step':>4} {'n':>3} {'prompt':>7} {'prefilled':>9} {'reused':>7} {'answer':>7} {'p50 s':>7}")
+    for step in sorted({served.step for served in figures.steps}):
+        served = [item for item in figures.steps if item.step == step]
+        prompt = statistics.mean(item.prompt for item in served)
+        prefilled = statistics.mean(item.prefilled for item in served)
+        print(
+            f"{step:>4} {len(served):>3} {prompt:>7.0f} {prefilled:>9.0f} {prompt - prefilled:>7.0f} "
+            f"{statistics.mean(item.answer for item in served):>7.1f} "
+            f"{statistics.median(item.seconds for item in served):>7.3f}"
+        )
 
 
 def plain_generate_one(
@@ -227,7 +323,7 @@ async def paired_single(
     return plain, served, ratios
 
 
-WORKLOADS = {"validator": validator_workload, "agent": workload}
+WORKLOADS = {"validator": validator_workload, "agent": workload, "episode": episode_workload}
 
 
 # -- --profile-steps: what one decoding step costs, and the ceiling it sets ------------------------
@@ -623,6 +719,9 @@ def merge(parts: list[Figures]) -> Figures:
         sum(part.tokens for part in parts),
         [latency for part in parts for latency in part.latencies],
         sum(part.batches for part in parts),
+        sum(part.prompt_tokens for part in parts),
+        sum(part.reused_tokens for part in parts),
+        tuple(step for part in parts for step in part.steps),
     )
 
 
@@ -642,28 +741,30 @@ async def run(args: argparse.Namespace) -> int:
         f"batch_wait_ms {args.batch_wait_ms:g}"
     )
     requests = WORKLOADS[args.workload](args.requests, args.max_new_tokens)
+    runs = chains(requests)
     lengths = sorted(len(backend._prepare(request)[1]) for request in requests)
     print(
         f"workload {args.workload}: prompts of {lengths[0]}-{lengths[-1]} tokens "
-        f"(median {statistics.median(lengths):.0f}); continuous batching "
+        f"(median {statistics.median(lengths):.0f}), {len(runs)} runs of requests sent in turn; "
+        "continuous batching "
         f"{'on' if backend.engine is not None else 'off (generate)'}, prefix store "
         f"{options.prefix_cache_tokens} tokens"
     )
     modes = {"batching off": 1, "batching on": args.max_batch}
     results: dict[tuple[str, int], Figures] = {}
     try:
-        await drive(backend, requests[: min(4, len(requests))], 4, "warm-up")
+        await drive(backend, [[request] for request in requests[:4]], 4, "warm-up")
         print(HEADER)
         ratios: list[float] = []
         if not args.no_baseline:
             plain, served, ratios = await paired_single(backend, requests, args.max_new_tokens)
             print(plain.row())
             print(served.row(), flush=True)
-        per_round = max(1, len(requests) // args.rounds)
+        per_round = max(1, len(runs) // args.rounds)
         for concurrency in args.concurrency:
             parts: dict[str, list[Figures]] = {label: [] for label in modes}
             for round_index in range(args.rounds):
-                chunk = requests[round_index * per_round : (round_index + 1) * per_round]
+                chunk = runs[round_index * per_round : (round_index + 1) * per_round]
                 order = list(modes) if round_index % 2 == 0 else list(reversed(modes))
                 for label in order:
                     backend.options = dataclasses.replace(options, max_batch=modes[label])
@@ -674,6 +775,9 @@ async def run(args: argparse.Namespace) -> int:
     finally:
         await backend.close()
 
+    alone = results.get(("batching on", 1))
+    if alone is not None and any(len(run) > 1 for run in runs):
+        print_steps(alone)
     top = max(args.concurrency)
     on, off = results[("batching on", top)], results[("batching off", top)]
     speedup = (on.requests / on.seconds) / (off.requests / off.seconds)

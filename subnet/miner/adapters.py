@@ -5,7 +5,9 @@ model family: qwen3_coder, llama3, llama4, mistral, deepseek, deepseek_dsml, kim
 gemma4), kept in `ADAPTERS`. An adapter says
 - how to describe the tools when the model's chat template cannot take ``tools=`` itself
   (a system prompt of our own, in the family's idiom),
-- how earlier assistant calls and tool results are written back into a text-only history,
+- how earlier assistant calls and tool results are written back into a text-only history (a
+  template that renders tools itself gets them as OpenAI messages instead, `native_history`;
+  `history_forms` lists the fallbacks for templates that refuse a form),
 - which text to put at the start of the answer when the caller forces a call (``tool_choice``),
 - how to read the answer: model text -> OpenAI ``tool_calls`` through `scoring.decode` (the one
   decoder of the project), or plain ``content`` when the text holds no call.
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -420,13 +422,41 @@ def forced_function(
     return False, None
 
 
+def _answered_calls(messages: list[dict[str, Any]]) -> dict[int, tuple[int, str]]:
+    """For each tool message (by position), the call it answers: the call's number in the
+    conversation and its function's name. Paired by ``tool_call_id``; a result whose id names no
+    call answers the first unanswered call of the assistant message before it (OpenAI's order)."""
+    by_id: dict[str, tuple[int, str]] = {}
+    waiting: list[tuple[int, str]] = []
+    answered: dict[int, tuple[int, str]] = {}
+    number = 0
+    for position, message in enumerate(messages):
+        if message.get("role") == "assistant" and message.get("tool_calls"):
+            waiting = []
+            for tool_call in message["tool_calls"]:
+                call = (number, str((tool_call.get("function") or {}).get("name", "")))
+                number += 1
+                waiting.append(call)
+                if tool_call.get("id"):
+                    by_id[str(tool_call["id"])] = call
+        elif message.get("role") == "tool":
+            found = by_id.get(str(message.get("tool_call_id") or "")) or (waiting[0] if waiting else None)
+            if found is not None:
+                answered[position] = found
+                if found in waiting:
+                    waiting.remove(found)
+    return answered
+
+
 def text_history(
     adapter: OutputAdapter, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
     """Messages for a template without tool support: our tool prompt in the system message, earlier
-    calls and tool results written out as text."""
+    calls and tool results written out as text (the results of one step in one user message)."""
     converted: list[dict[str, Any]] = []
-    for message in messages:
+    answered = _answered_calls(messages)
+    after_result = False
+    for position, message in enumerate(messages):
         role = message.get("role", "user")
         if role == "developer":
             role = "system"
@@ -435,10 +465,15 @@ def text_history(
             calls = adapter.render_calls(_history_calls(message))
             converted.append({"role": "assistant", "content": f"{text}\n{calls}".strip()})
         elif role == "tool":
-            result = adapter.render_tool_result(str(message.get("name") or ""), text_of(message))
-            converted.append({"role": "user", "content": result})
+            name = str(message.get("name") or answered.get(position, (0, ""))[1])
+            result = adapter.render_tool_result(name, text_of(message))
+            if after_result:  # parallel calls: their results together, as one turn
+                converted[-1] = {"role": "user", "content": f"{converted[-1]['content']}\n{result}"}
+            else:
+                converted.append({"role": "user", "content": result})
         else:
             converted.append({"role": role, "content": text_of(message)})
+        after_result = role == "tool"
     if tools:
         instructions = adapter.system_prompt(tools)
         if converted and converted[0]["role"] == "system":
@@ -451,25 +486,108 @@ def text_history(
     return converted
 
 
-def native_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Messages for a template that renders tools itself: call arguments as objects, as templates expect."""
+# Ids of earlier calls as some families' templates need them: Kimi K2's template writes a call's
+# id where other templates write its name (the model was trained on functions.NAME:N), and
+# Mistral's refuses any id that is not 9 letters or digits.
+_HISTORY_CALL_IDS: dict[str, Callable[[str, int], str]] = {
+    "kimi": lambda name, number: f"functions.{name}:{number}",
+    "mistral": lambda name, number: f"call{number:05d}",
+}
+
+
+def native_history(
+    messages: list[dict[str, Any]], adapter: OutputAdapter | None = None, *, arguments_as_text: bool = False
+) -> list[dict[str, Any]]:
+    """Messages for a template that renders tools itself: call arguments as objects, as most
+    templates expect (``arguments_as_text``: JSON strings, for templates that concatenate them, as
+    DeepSeek's do); each tool result named after its call, and call ids as the family writes them."""
+    answered = _answered_calls(messages)
+    style = _HISTORY_CALL_IDS.get(adapter.name) if adapter is not None else None
     converted = []
-    for message in messages:
+    number = 0
+    for position, message in enumerate(messages):
         copy = {key: value for key, value in message.items() if value is not None}
         if copy.get("role") == "developer":
             copy["role"] = "system"
         if isinstance(copy.get("content"), list):
             copy["content"] = text_of(copy)
         if copy.get("tool_calls"):
-            copy["tool_calls"] = [
-                {
-                    **tool_call,
-                    "function": {
-                        **tool_call.get("function", {}),
-                        "arguments": _arguments_object(tool_call.get("function", {}).get("arguments", {})),
-                    },
-                }
-                for tool_call in copy["tool_calls"]
-            ]
+            tool_calls = []
+            for tool_call in copy["tool_calls"]:
+                function = tool_call.get("function") or {}
+                arguments = function.get("arguments", {})
+                if not arguments_as_text:
+                    arguments = _arguments_object(arguments)
+                elif not isinstance(arguments, str):
+                    arguments = json.dumps(arguments, ensure_ascii=False)
+                tool_call = {**tool_call, "function": {**function, "arguments": arguments}}
+                if style is not None:
+                    tool_call["id"] = style(str(function.get("name", "")), number)
+                number += 1
+                tool_calls.append(tool_call)
+            copy["tool_calls"] = tool_calls
+        if copy.get("role") == "tool" and position in answered:
+            call_number, name = answered[position]
+            if name:
+                copy.setdefault("name", name)
+            if style is not None:
+                copy["tool_call_id"] = style(name, call_number)
         converted.append(copy)
     return converted
+
+
+def history_forms(
+    adapter: OutputAdapter, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, native: bool
+) -> Iterator[list[dict[str, Any]]]:
+    """The ways to hand a conversation to a chat template, the most faithful first: the backend
+    renders the first one its template accepts. Templates refuse in their own ways: DeepSeek's
+    concatenate call arguments as strings; Llama 2's, Mistral v0.1's and CodeActAgent's take no
+    system turn (it is said at the start of the first user turn instead); some insist that user
+    and assistant turns alternate (a turn cut by the step cap leaves two user turns in a row,
+    joined then)."""
+    if native:
+        histories = [
+            native_history(messages, adapter),
+            native_history(messages, adapter, arguments_as_text=True),
+        ]
+    else:
+        histories = [text_history(adapter, messages, tools)]
+    yield from histories
+    for history in histories:
+        forms = [_alternating(history)]
+        if history and history[0].get("role") == "system":
+            folded = _system_into_first_user(history)
+            forms += [folded, _alternating(folded)]
+        yield from (form for form in forms if form != history)
+
+
+def _system_into_first_user(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    system, rest = messages[0], [dict(message) for message in messages[1:]]
+    for message in rest:
+        if message.get("role") == "user":
+            message["content"] = f"{system.get('content') or ''}\n\n{message.get('content') or ''}".strip()
+            return rest
+    return [{"role": "user", "content": system.get("content") or ""}, *rest]
+
+
+def _alternating(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Runs of plain user (or plain assistant) turns joined into one turn each, and an empty
+    assistant turn between tool results and a user turn (where the step cap ended a turn)."""
+    joined: list[dict[str, Any]] = []
+    for message in messages:
+        previous = joined[-1] if joined else None
+        if previous is not None and previous.get("role") == "tool" and message.get("role") == "user":
+            joined.append({"role": "assistant", "content": ""})
+            previous = None
+        if (
+            previous is not None
+            and message.get("role") in ("user", "assistant")
+            and previous.get("role") == message.get("role")
+            and not previous.get("tool_calls")
+            and not message.get("tool_calls")
+        ):
+            content = f"{previous.get('content') or ''}\n\n{message.get('content') or ''}".strip()
+            joined[-1] = {**previous, "content": content}
+        else:
+            joined.append(message)
+    return joined

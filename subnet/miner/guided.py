@@ -714,9 +714,9 @@ _NUMBER_PATTERN = re.compile(r"(?<![\w.])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![\w.
 
 @dataclass(frozen=True)
 class Extraction:
-    """What a request offers to copy into argument values: the text of its user turns, where a
-    copied span may start (the start of a word, a number or a bracketed or quoted phrase), and
-    the numbers it writes.
+    """What a request offers to copy into argument values: the text of its user turns and tool
+    results, where a copied span may start (the start of a word, a number or a bracketed or
+    quoted phrase), and the numbers it writes.
 
     A small model picks argument values badly but copies well: under ``--model.guided
     grounded`` a free string value must be a span of this text (starting at a word start, ending
@@ -757,12 +757,14 @@ class Extraction:
 
     @classmethod
     def of_messages(cls, messages: Sequence[dict[str, Any]]) -> Extraction | None:
-        """The user turns' text (None: no user text to copy from)."""
+        """The text of the user turns and of the tool results (None: nothing to copy from). In an
+        episode a later call takes its values from what earlier calls returned (the file that
+        list_files found, the id that a search gave)."""
         texts = [
             message["content"]
             for message in messages
             if isinstance(message, dict)
-            and message.get("role") == "user"
+            and message.get("role") in ("user", "tool")
             and isinstance(message.get("content"), str)
         ]
         text = "\n".join(text for text in texts if text.strip())

@@ -89,7 +89,7 @@ class OpenAIBackend:
     def _payload(self, request: GenerationRequest) -> dict[str, Any]:
         payload: dict[str, Any] = {
             "model": self.options.name or self.options.path or "default",
-            "messages": request.messages,
+            "messages": [_forwarded(message) for message in request.messages],
             "max_tokens": min(request.max_tokens or self.options.max_new_tokens, self.options.max_new_tokens),
             "temperature": request.temperature if request.temperature is not None else 0.0,
         }
@@ -184,17 +184,38 @@ class OpenAIBackend:
         )
 
 
+def _forwarded(message: dict[str, Any]) -> dict[str, Any]:
+    """A history message as the engine takes it: the same message, unless an earlier call's
+    arguments are an object (OpenAI's API takes them as a JSON string only)."""
+    tool_calls = message.get("tool_calls")
+    if not tool_calls or all(
+        isinstance((call.get("function") or {}).get("arguments"), str) for call in tool_calls
+    ):
+        return message
+    return {
+        **message,
+        "tool_calls": [
+            {**call, "function": {**call["function"], "arguments": _arguments_text(call["function"])}}
+            if isinstance(call.get("function"), dict)
+            else call
+            for call in tool_calls
+        ],
+    }
+
+
+def _arguments_text(function: dict[str, Any]) -> str:
+    arguments = function.get("arguments", "{}")
+    return arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+
+
 def _normalised_call(call: Any, index: int) -> dict[str, Any]:
     if not isinstance(call, dict) or not isinstance(call.get("function"), dict):
         raise EngineUnavailable("the model engine sent a malformed tool call")
     function = call["function"]
-    arguments = function.get("arguments", "{}")
-    if not isinstance(arguments, str):
-        arguments = json.dumps(arguments, ensure_ascii=False)
     return {
         "id": str(call.get("id") or f"call_{index}"),
         "type": "function",
-        "function": {"name": str(function.get("name", "")), "arguments": arguments},
+        "function": {"name": str(function.get("name", "")), "arguments": _arguments_text(function)},
     }
 
 

@@ -29,10 +29,9 @@ from subnet.miner.adapters import (
     OutputAdapter,
     forced_function,
     format_for_template,
+    history_forms,
     native_format,
-    native_history,
     template_takes_tools,
-    text_history,
 )
 from subnet.miner.base import (
     BadModelRequest,
@@ -88,7 +87,8 @@ def build_prompt(
     """Render a request with the model's chat template.
 
     The template's own tool rendering (``tools=``) is used when it has one and it speaks the
-    chosen format; otherwise the adapter's system prompt describes the tools.
+    chosen format; otherwise the adapter's system prompt describes the tools. Earlier calls and
+    their results go in the first form of the history that the template accepts (`history_forms`).
     """
     template = getattr(tokenizer, "chat_template", None)
     template = template if isinstance(template, str) else None
@@ -96,22 +96,19 @@ def build_prompt(
     native = template_takes_tools(template) and (
         requested_format == "auto" or native_format(template) == adapter.name
     )
-    if native:
-        messages = native_history(request.messages)
-        extra: dict[str, Any] = {"tools": tools} if tools else {}
+    extra: dict[str, Any] = {"tools": tools} if native and tools else {}
+    refusal: Exception | None = None
+    for messages in history_forms(adapter, request.messages, tools, native=native):
+        try:
+            text = tokenizer.apply_chat_template(
+                messages, tokenize=False, add_generation_prompt=True, **extra
+            )
+            break
+        except Exception as error:  # the template refuses this form: try the next one
+            refusal = refusal or error
     else:
-        messages = text_history(adapter, request.messages, tools)
-        extra = {}
-    try:
-        text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True, **extra)
-    except Exception:
-        # Some templates (Llama 2, Mistral v0.1, CodeActAgent) refuse a system turn: say the
-        # same thing at the start of the first user turn instead.
-        if not messages or messages[0].get("role") != "system":
-            raise
-        text = tokenizer.apply_chat_template(
-            _system_into_first_user(messages), tokenize=False, add_generation_prompt=True, **extra
-        )
+        assert refusal is not None
+        raise refusal
     must_call, function_name = forced_function(request.tool_choice, tools)
     prefix = adapter.forced_prefix(function_name) if must_call and tools else ""
     choices: tuple[str, ...] = ()
@@ -126,15 +123,6 @@ def build_prompt(
         native=native,
         tools=tuple(tools),
     )
-
-
-def _system_into_first_user(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    system, rest = messages[0], [dict(message) for message in messages[1:]]
-    for message in rest:
-        if message.get("role") == "user":
-            message["content"] = f"{system.get('content') or ''}\n\n{message.get('content') or ''}".strip()
-            return rest
-    return [{"role": "user", "content": system.get("content") or ""}, *rest]
 
 
 @dataclass

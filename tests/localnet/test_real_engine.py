@@ -87,3 +87,29 @@ def test_a_miner_in_front_of_llama_cpp_is_scored_and_weighted(llama_server: str,
     cells = row.split()
     assert f"smollm2-135m @ {llama_server}" in row
     assert float(cells[-2]) == pytest.approx(1.0) and float(cells[-1]) > 0, output  # weight and incentive
+
+
+async def test_a_step_of_an_episode_reaches_llama_cpp_with_its_whole_history(llama_server: str) -> None:
+    """One episode step (earlier calls and their observations as assistant and tool messages)
+    forwarded by the miner's openai backend: the engine takes the history and answers."""
+    from subnet.miner import GenerationRequest, ModelOptions
+    from subnet.miner.openai_backend import OpenAIBackend
+    from tasks.episodes import generate_episodes
+    from tasks.episodes.reference import trajectory
+
+    episode = generate_episodes(b"real-engine-episode", 1)[0]
+    messages = trajectory(episode)["messages"]
+    cut = max(index for index, message in enumerate(messages) if message["role"] == "tool") + 1
+    turn = sum(1 for message in messages[:cut] if message["role"] == "user") - 1
+    step = GenerationRequest(messages=messages[:cut], tools=episode.offered(turn), max_tokens=48)
+    assert any(message.get("tool_calls") for message in step.messages)
+    backend = OpenAIBackend(
+        ModelOptions(backend="openai", base_url=llama_server, name="smollm2-135m", timeout=120.0)
+    )
+    await backend.start()
+    try:
+        result = await backend.generate(step)
+    finally:
+        await backend.close()
+    assert result.tool_calls or result.content is not None
+    assert result.usage.prompt_tokens > 0
