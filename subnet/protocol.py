@@ -21,8 +21,10 @@ MAX_REQUEST_BODY_BYTES = 1 << 20
 MAX_RESPONSE_BODY_BYTES = 1 << 20
 
 # Structural caps. Generous for tool-calling tasks (BFCL's largest prompts hold a few dozen
-# functions and a handful of turns) while bounding validation work.
-MAX_MESSAGES = 64
+# functions and a handful of turns) and for a multi-turn episode's history (3 turns of up to 10
+# steps, each step an assistant message and its tool results), while bounding validation work;
+# the body cap bounds the total.
+MAX_MESSAGES = 256
 MAX_MESSAGE_CHARS = 64_000
 MAX_CONTENT_PARTS = 16
 MAX_TOOLS = 128

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import aiohttp
 import pytest
 
-from subnet.protocol import ChatCompletionResponse, ErrorBody
+from subnet.protocol import MAX_MESSAGES, ChatCompletionResponse, ErrorBody
 from subnet.transport import CHAT_PATH, AuthPolicy, Refusal, ServerPolicy
 
 NS = 1_000_000_000
@@ -130,7 +130,7 @@ FORGERIES: dict[str, Forgery] = {
     "unknown role": Forgery(
         400, "invalid_request", _signed_body({"messages": [{"role": "wizard", "content": "x"}]})
     ),
-    "too many messages": Forgery(400, "invalid_request", _signed_body({"messages": _USER * 65})),
+    "too many messages": Forgery(400, "invalid_request", _signed_body({"messages": _USER * (MAX_MESSAGES + 1)})),
     "too many tools": Forgery(
         400,
         "invalid_request",
