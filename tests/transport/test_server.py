@@ -130,7 +130,9 @@ FORGERIES: dict[str, Forgery] = {
     "unknown role": Forgery(
         400, "invalid_request", _signed_body({"messages": [{"role": "wizard", "content": "x"}]})
     ),
-    "too many messages": Forgery(400, "invalid_request", _signed_body({"messages": _USER * (MAX_MESSAGES + 1)})),
+    "too many messages": Forgery(
+        400, "invalid_request", _signed_body({"messages": _USER * (MAX_MESSAGES + 1)})
+    ),
     "too many tools": Forgery(
         400,
         "invalid_request",
