@@ -1,7 +1,8 @@
 """The final leaderboard: what the validator stored about each miner, and what the devchain made of it.
 
 From the validator's database (``subnet.db`` models): the moving-average score, answers valid
-per category, latency. From the devchain: the weight the validator's row gives each miner, and
+per category (the multi-turn episodes' categories after the single-turn ones), latency of the
+single-turn answers. From the devchain: the weight the validator's row gives each miner, and
 the incentive the epoch after those weights computed.
 """
 
@@ -16,6 +17,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from subnet.db import CategoryScore, ResponseRecord, ScoreState, WeightSubmission, session_factory
+from subnet.validator.state import EPISODE_CATEGORIES
 
 U16_MAX = 65535
 # Short column titles for the task categories (tasks/categories.py); unknown ones show as named.
@@ -27,6 +29,21 @@ CATEGORY_TITLES: dict[str, str] = {
     "irrelevance": "irrel",
     "missing_param": "miss-param",
 }
+# The multi-turn episodes' categories (docs/episodes.md), in this order after the single-turn ones.
+EPISODE_TITLES: dict[str, str] = {
+    "multi_turn_base": "mt-base",
+    "multi_turn_miss_param": "mt-miss-param",
+    "multi_turn_miss_func": "mt-miss-func",
+    "multi_turn_long_context": "mt-long",
+    "agent_step": "agent-step",
+}
+LEGEND = (
+    "score: the validator's moving average; valid and per-category: answers right / asked; "
+    "mt-*: multi-turn episodes (base, missing parameter, missing function, long context) and "
+    "agent-step: one step of an episode, each right when it passed as a whole; "
+    "latency: median single-turn answer time; weight: the validator's weights on chain; "
+    "incentive: the devchain's"
+)
 
 
 _SETUP_SUFFIX = {"off": "", "on": "+guided"}  # other --model.guided modes show as +mode
@@ -111,8 +128,11 @@ async def database_rows(engine: AsyncEngine, miners: Sequence[MinerInfo]) -> lis
         for tally in await session.scalars(select(CategoryScore).where(CategoryScore.hotkey.in_(hotkeys))):
             categories.setdefault(tally.hotkey, {})[tally.category] = (tally.valid, tally.total)
         latencies: dict[str, list[float]] = {}
+        # Single-turn answers only: an episode's row times the whole episode, many requests.
         answered = select(ResponseRecord.hotkey, ResponseRecord.latency_s).where(
-            ResponseRecord.hotkey.in_(hotkeys), ResponseRecord.status == "ok"
+            ResponseRecord.hotkey.in_(hotkeys),
+            ResponseRecord.status == "ok",
+            ResponseRecord.category.not_in(sorted(EPISODE_CATEGORIES)),
         )
         for hotkey, latency in await session.execute(answered):
             latencies.setdefault(hotkey, []).append(float(latency))
@@ -160,7 +180,7 @@ def render(rows: Sequence[Row]) -> str:
     """A plain-text table, best score first; a category column per category any miner saw."""
     seen = sorted({name for row in rows for name in row.categories}, key=_category_order)
     titles = ["#", "uid", "miner", "hotkey", "format", "score", "valid"]
-    titles += [CATEGORY_TITLES.get(name, name) for name in seen]
+    titles += [category_title(name) for name in seen]
     titles += ["latency", "weight", "incentive"]
     table = []
     for place, row in enumerate(rows, start=1):
@@ -195,6 +215,14 @@ def render(rows: Sequence[Row]) -> str:
     return "\n".join([line(titles), line(["-" * width for width in widths]), *(line(c) for c in table)])
 
 
-def _category_order(name: str) -> tuple[int, str]:
+def category_title(name: str) -> str:
+    return CATEGORY_TITLES.get(name) or EPISODE_TITLES.get(name) or name
+
+
+def _category_order(name: str) -> tuple[int, int, str]:
+    """Single-turn categories first (the known ones in order, then the rest by name), episodes last."""
+    if name in EPISODE_CATEGORIES or name in EPISODE_TITLES:
+        order = list(EPISODE_TITLES)
+        return (1, order.index(name) if name in order else len(order), name)
     order = list(CATEGORY_TITLES)
-    return (order.index(name) if name in order else len(order), name)
+    return (0, order.index(name) if name in order else len(order), name)

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from sqlalchemy import Integer, cast, func, select
+from sqlalchemy import Integer, case, cast, func, select
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from subnet.db import ResponseRecord, Round, RoundStatus, session_factory
+from subnet.validator.state import EPISODE_CATEGORIES, UNSAFE_ERROR, RoundSummary
 
 # The neurons' log format (subnet/logs.py): "<date> <time> LEVEL   logger: message".
 _LOG_LINE = re.compile(r"^\S+ \S+ (?P<level>[A-Z]+)\s+(?P<logger>[\w.]+): (?P<message>.*)$")
@@ -25,20 +27,43 @@ SHOWN_LEVELS = frozenset({"WARNING", "ERROR", "CRITICAL"})
 class FinishedRound:
     number: int
     status: str
-    n_tasks: int
+    n_tasks: int  # tasks and episodes
     seconds: float | None
-    # label -> (mean score, valid answers, answers)
+    # label -> (round score, valid answers, answers); the score as the validator folds it in
     miners: dict[str, tuple[float, int, int]]
+    n_episodes: int = 0
+    # label -> (episodes passed, episodes played)
+    episodes: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def describe(self) -> str:
         took = f" in {self.seconds:.0f} s" if self.seconds is not None else ""
         if self.status != RoundStatus.SCORED.value:
             return f"round {self.number} {self.status}{took}"
-        parts = [
-            f"{label} {mean:.2f} ({valid}/{total} valid)"
-            for label, (mean, valid, total) in sorted(self.miners.items())
-        ]
-        return f"round {self.number} scored{took}, {self.n_tasks} tasks: " + ", ".join(parts or ["no miners"])
+        parts = []
+        for label, (mean, valid, total) in sorted(self.miners.items()):
+            passed = ""
+            if self.n_episodes:
+                won, played = self.episodes.get(label, (0, 0))
+                passed = f", episodes {won}/{played}"
+            parts.append(f"{label} {mean:.2f} ({valid}/{total} valid{passed})")
+        what = f"{self.n_tasks} tasks"
+        if self.n_episodes:
+            tasks = self.n_tasks - self.n_episodes
+            what = f"{_count(tasks, 'task')} + {_count(self.n_episodes, 'episode')}"
+        return f"round {self.number} scored{took}, {what}: " + ", ".join(parts or ["no miners"])
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
+def _clamped_score() -> Any:
+    """A response's score as the validator counts it: within [0, 1]."""
+    return case(
+        (ResponseRecord.score < 0.0, 0.0),
+        (ResponseRecord.score > 1.0, 1.0),
+        else_=ResponseRecord.score,
+    )
 
 
 async def last_round_number(engine: AsyncEngine) -> int:
@@ -72,25 +97,54 @@ class RoundWatcher:
                 )
                 results = []
                 for round_ in rounds:
-                    per_hotkey = await session.execute(
+                    per_category = await session.execute(
                         select(
                             ResponseRecord.hotkey,
-                            func.avg(ResponseRecord.score),
-                            func.sum(cast(ResponseRecord.valid, Integer)),
+                            ResponseRecord.category,
                             func.count(),
+                            func.sum(cast(ResponseRecord.valid, Integer)),
+                            func.sum(_clamped_score()),
+                            func.max(case((ResponseRecord.error_type == UNSAFE_ERROR, 1), else_=0)),
                         )
                         .where(ResponseRecord.round_id == round_.id)
-                        .group_by(ResponseRecord.hotkey)
+                        .group_by(ResponseRecord.hotkey, ResponseRecord.category)
                     )
-                    miners = {
-                        self.labels.get(hotkey, hotkey[:8]): (float(mean or 0.0), int(valid or 0), int(total))
-                        for hotkey, mean, valid, total in per_hotkey
-                    }
+                    # The round's score per miner as the validator folds it in (state.RoundSummary:
+                    # episodes weigh half, a forbidden action zeroes the round), and episodes passed.
+                    summaries: dict[str, RoundSummary] = {}
+                    passed: dict[str, int] = {}
+                    for hotkey, category, count, valid, score_sum, unsafe in per_category:
+                        summary = summaries.setdefault(hotkey, RoundSummary(hotkey, 0))
+                        summary.total += int(count)
+                        summary.valid += int(valid or 0)
+                        summary.score_sum += float(score_sum or 0.0)
+                        if category in EPISODE_CATEGORIES:
+                            passed[hotkey] = passed.get(hotkey, 0) + int(valid or 0)
+                            summary.episode_total += int(count)
+                            summary.episode_score_sum += float(score_sum or 0.0)
+                            summary.unsafe = summary.unsafe or bool(unsafe)
+                    miners: dict[str, tuple[float, int, int]] = {}
+                    episodes: dict[str, tuple[int, int]] = {}
+                    for hotkey, summary in summaries.items():
+                        label = self.labels.get(hotkey, hotkey[:8])
+                        miners[label] = (summary.mean_score, summary.valid, summary.total)
+                        if summary.episode_total:
+                            episodes[label] = (passed.get(hotkey, 0), summary.episode_total)
+                    # Every miner's episodes are stored, played or failed: the most any played.
+                    n_episodes = max((summary.episode_total for summary in summaries.values()), default=0)
                     seconds = None
                     if round_.finished_at is not None and round_.started_at is not None:
                         seconds = (round_.finished_at - round_.started_at).total_seconds()
                     results.append(
-                        FinishedRound(round_.number, round_.status, round_.n_tasks, seconds, miners)
+                        FinishedRound(
+                            round_.number,
+                            round_.status,
+                            round_.n_tasks,
+                            seconds,
+                            miners,
+                            n_episodes,
+                            episodes,
+                        )
                     )
         except DBAPIError:
             return []

@@ -23,6 +23,7 @@ from typing import Any
 
 from subnet.localnet.endpoints import EndpointError, engine_model, one_line, tools_reach_the_model
 from subnet.localnet.leaderboard import (
+    LEGEND,
     ChainStanding,
     MinerInfo,
     chain_standing,
@@ -431,6 +432,9 @@ class Localnet:
             str(settings.rounds),
             "--round.tasks",
             str(settings.tasks),
+            # Multi-turn episodes beside the tasks (docs/episodes.md): they weigh half of a round.
+            "--round.episodes",
+            str(settings.episodes),
             "--query.timeout",
             f"{settings.query_timeout:g}",
             "--scoring.alpha",
@@ -450,9 +454,11 @@ class Localnet:
 
     async def start_validator(self) -> Child:
         child = await self.supervisor.start("validator", self.validator_argv(), self.state.log("validator"))
+        episodes = self.settings.episodes
+        and_episodes = f" and {episodes} episode{'s' if episodes != 1 else ''}" if episodes else ""
         self.out(
             f"validator starting: uid {self.validator_uid}, {self.settings.rounds} rounds of "
-            f"{self.settings.tasks} tasks per miner (log: {child.log_path})"
+            f"{self.settings.tasks} tasks{and_episodes} per miner (log: {child.log_path})"
         )
         return child
 
@@ -496,7 +502,8 @@ class Localnet:
                 next_in_flight_at = time.monotonic() + IN_FLIGHT_EVERY_S
                 in_flight = await answers_in_flight(self.engine())
                 if in_flight is not None and in_flight[1] > 0 and in_flight != last_in_flight:
-                    expected = self.settings.tasks * len(self.miners)
+                    # One answer per task and one per episode (its row holds every step).
+                    expected = (self.settings.tasks + self.settings.episodes) * len(self.miners)
                     self.out(f"round {in_flight[0]}: {in_flight[1]}/{expected} answers in")
                 last_in_flight = in_flight
             if dashboard is not None and not finished and await _answers(dashboard):
@@ -558,12 +565,7 @@ class Localnet:
         epoch = f" after the epoch at block {chain.last_epoch_block}" if chain is not None else ""
         print(f"\nleaderboard (netuid {self.netuid}, devchain{epoch}):", flush=True)
         print(render(rows), flush=True)
-        print(
-            "\nscore: the validator's moving average; valid and per-category: answers right / asked; "
-            "latency: median answer time; weight: the validator's weights on chain; "
-            "incentive: the devchain's",
-            flush=True,
-        )
+        print(f"\n{LEGEND}", flush=True)
         self.out(f"database: {self.shown_db_url}")
         self.out(f"logs: {self.state.logs}")
         self.out(f"state: {self.state.root} (run again to continue, --reset to start over)")

@@ -1,8 +1,8 @@
 """The localnet's flags, parsed into one frozen settings object.
 
 Defaults are chosen so that ``--miners 3 --rounds 2`` finishes in a few minutes on a small CPU
-machine: a short block time and tempo (an epoch every few seconds), few tasks per round and a
-short generation cap for the demo model.
+machine: a short block time and tempo (an epoch every few seconds), few tasks and two multi-turn
+episodes per round, and a short generation cap for the demo model.
 
 The demo miners differ in how they answer, so their scores differ for real reasons: by default
 miner 1 writes JSON calls decoded as a call and kept only where the request grounds them
@@ -49,6 +49,7 @@ class LocalnetSettings:
     block_time: float = 0.5
     tempo: int = 20
     tasks: int = 6  # one task of every category of the default mix
+    episodes: int = 2  # multi-turn episodes per miner per round (the validator's --round.episodes)
     formats: tuple[str, ...] = DEFAULT_FORMATS
     guided: tuple[str, ...] = DEFAULT_GUIDED
     max_new_tokens: int = 48
@@ -223,6 +224,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="tasks per miner per round (default 6: one of each category)",
     )
     add(
+        "--episodes",
+        type=_int_at_least(0, 16),
+        default=2,
+        help="multi-turn episodes per miner per round, played step by step against simulated tools "
+        "(default 2; 0: none; the validator's --round.episodes)",
+    )
+    add(
         "--formats",
         type=_formats,
         default=DEFAULT_FORMATS,
@@ -292,6 +300,7 @@ def parse_settings(argv: Sequence[str] | None = None) -> LocalnetSettings:
         block_time=args.block_time,
         tempo=args.tempo,
         tasks=args.tasks,
+        episodes=args.episodes,
         formats=args.formats,
         guided=args.guided,
         max_new_tokens=args.max_new_tokens,

@@ -20,6 +20,7 @@ Start it with :func:`start_dashboard` and stop it with ``await server.stop()``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import html
 import json
 import logging
@@ -27,10 +28,11 @@ import math
 import statistics
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlencode
 
 from aiohttp import hdrs, web
 from sqlalchemy import case, event, func, select
@@ -47,7 +49,7 @@ from subnet.db import (
     WeightSubmission,
     create_engine,
 )
-from subnet.validator.state import update_moving_average
+from subnet.validator.state import EPISODE_CATEGORIES, UNSAFE_ERROR, RoundSummary, update_moving_average
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +71,8 @@ SECURITY_HEADERS: Mapping[str, str] = {
     "Cross-Origin-Resource-Policy": "same-origin",
 }
 
-# Categories in the order BFCL's tables use; anything else follows alphabetically.
+# Categories in the order BFCL's tables use; any other single-turn one follows alphabetically,
+# and the multi-turn episodes' categories come last, in EPISODE_ORDER.
 CATEGORY_ORDER: tuple[str, ...] = (
     "simple",
     "multiple",
@@ -78,6 +81,29 @@ CATEGORY_ORDER: tuple[str, ...] = (
     "irrelevance",
     "missing_param",
 )
+EPISODE_ORDER: tuple[str, ...] = (
+    "multi_turn_base",
+    "multi_turn_miss_param",
+    "multi_turn_miss_func",
+    "multi_turn_long_context",
+    "agent_step",
+)
+# Column and row titles; a category not named here shows as stored.
+CATEGORY_TITLES: Mapping[str, str] = {
+    "multi_turn_base": "multi-turn",
+    "multi_turn_miss_param": "multi-turn: missing param",
+    "multi_turn_miss_func": "multi-turn: missing function",
+    "multi_turn_long_context": "multi-turn: long context",
+    "agent_step": "agent step",
+}
+
+
+EPISODE_PATH = "/episode"
+
+
+def episode_href(round_number: int, task_key: str, hotkey: str) -> str:
+    """The address of one miner's transcript of one episode (served by dashboard_episodes.py)."""
+    return f"{EPISODE_PATH}?{urlencode({'round': round_number, 'task': task_key, 'hotkey': hotkey})}"
 
 
 class DashboardStartError(UserError):
@@ -97,9 +123,17 @@ class DashboardLimits:
     weight_rows: int = 10  # attempts listed in the table
     sample_rounds: int = 3  # finished rounds whose tasks and answers are shown
     sample_tasks_per_round: int = 3
+    sample_episodes_per_round: int = 2  # and their multi-turn episodes, each answer linking its transcript
     answers_per_task: int = 8
     raw_output_chars: int = 600
     prompt_chars: int = 600
+    # An episode's page (dashboard_episodes.py): each miner-written string cut at this many
+    # characters, at most this many steps and calls per step shown, and all of its miner text
+    # together held under a budget.
+    transcript_chars: int = 2000
+    transcript_steps: int = 40
+    transcript_calls_per_step: int = 16
+    transcript_budget_chars: int = 200_000
     chart_series: int = 8  # hotkeys drawn in the charts (the leaderboard's top ones)
     cache_seconds: float = 5.0
 
@@ -161,6 +195,7 @@ class SampleAnswer:
     latency_s: float
     raw_output: str | None  # None once pruned
     truncated: bool
+    transcript_href: str | None = None  # an episode's answer: the page of its transcript
 
 
 @dataclass(frozen=True)
@@ -173,6 +208,12 @@ class SampleTask:
     tool_names: list[str]
     expected: str
     answers: list[SampleAnswer]
+    environment: str = ""  # an episode's environment; "" for a single-turn task
+    turns: int = 0  # an episode's user turns
+
+    @property
+    def is_episode(self) -> bool:
+        return self.category in EPISODE_CATEGORIES
 
 
 @dataclass(frozen=True)
@@ -236,8 +277,21 @@ def _weight_json(row: WeightRow) -> dict[str, Any]:
 
 
 def order_categories(names: Iterable[str]) -> list[str]:
+    """Single-turn categories first (BFCL's order, then the rest alphabetically), episodes last."""
     known = {name: index for index, name in enumerate(CATEGORY_ORDER)}
-    return sorted(set(names), key=lambda name: (known.get(name, len(known)), name))
+    episodes = {name: index for index, name in enumerate(EPISODE_ORDER)}
+
+    def key(name: str) -> tuple[int, int, str]:
+        if name in EPISODE_CATEGORIES or name in episodes:
+            return (1, episodes.get(name, len(episodes)), name)
+        return (0, known.get(name, len(known)), name)
+
+    return sorted(set(names), key=key)
+
+
+def category_title(name: str) -> str:
+    """A category as a column or row title: the episodes' ones in words, the others as stored."""
+    return CATEGORY_TITLES.get(name, name)
 
 
 # -- the moving average, replayed -------------------------------------------------------------
@@ -322,13 +376,22 @@ class DashboardReader:
         self.alpha = alpha
         self.limits = limits or DashboardLimits()
 
-    async def snapshot(self) -> Snapshot:
+    @contextlib.asynccontextmanager
+    async def reading(self) -> AsyncIterator[AsyncConnection]:
+        """A connection for one page's reads, rolled back after them (never committed)."""
         async with self.engine.connect() as connection:
             if connection.dialect.name == "postgresql":
                 # One consistent view of all the tables, and the server refuses any write.
                 connection = await connection.execution_options(
                     isolation_level="REPEATABLE READ", postgresql_readonly=True
                 )
+            try:
+                yield connection
+            finally:
+                await connection.rollback()
+
+    async def snapshot(self) -> Snapshot:
+        async with self.reading() as connection:
             states = await self._states(connection)
             leaderboard = await self._leaderboard(connection, states)
             hotkeys = [row.hotkey for row in leaderboard]
@@ -345,7 +408,6 @@ class DashboardReader:
                 moving_average_chart=await self._moving_average_chart(connection, states, chart_hotkeys),
                 weight_chart=_weight_chart(submissions, chart_hotkeys),
             )
-            await connection.rollback()
         return snapshot
 
     async def _states(self, connection: AsyncConnection) -> list[Any]:
@@ -416,6 +478,8 @@ class DashboardReader:
                 ResponseRecord.round_id.in_([round_id for round_id, _ in rounds]),
                 ResponseRecord.status == OK_STATUS,
                 ResponseRecord.hotkey.in_(hotkeys),
+                # One request per answer: an episode's row times the whole episode.
+                ResponseRecord.category.not_in(sorted(EPISODE_CATEGORIES)),
             )
             .limit(self.limits.latency_samples)
         ):
@@ -526,36 +590,60 @@ class DashboardReader:
             )
         ).all()
         samples: list[SampleTask] = []
+        episode_categories = sorted(EPISODE_CATEGORIES)
         for round_row in rounds:
-            tasks = await connection.execute(
-                select(
-                    TaskRecord.id,
-                    TaskRecord.task_key,
-                    TaskRecord.category,
-                    TaskRecord.payload,
-                    TaskRecord.expected,
-                )
-                .join(Round, Round.id == TaskRecord.round_id)
-                # Checked again here, not only above: a running round's tasks must never be read out.
-                .where(TaskRecord.round_id == round_row.id, Round.status.in_(FINISHED_STATUSES))
-                .order_by(TaskRecord.id)
-                .limit(limits.sample_tasks_per_round)
-            )
-            for task in tasks.all():
-                prompt, tool_names = _prompt_of(task.payload, limits.prompt_chars)
-                samples.append(
-                    SampleTask(
-                        round_number=int(round_row.number),
-                        round_status=str(round_row.status),
-                        task_key=str(task.task_key),
-                        category=str(task.category),
-                        prompt=prompt,
-                        tool_names=tool_names,
-                        expected=_clip(json.dumps(task.expected, default=str), limits.prompt_chars),
-                        answers=await self._answers(connection, int(round_row.id), int(task.id)),
+            for wanted, count in (
+                (TaskRecord.category.not_in(episode_categories), limits.sample_tasks_per_round),
+                (TaskRecord.category.in_(episode_categories), limits.sample_episodes_per_round),
+            ):
+                if count <= 0:
+                    continue
+                tasks = await connection.execute(
+                    select(
+                        TaskRecord.id,
+                        TaskRecord.task_key,
+                        TaskRecord.category,
+                        TaskRecord.payload,
+                        TaskRecord.expected,
                     )
+                    .join(Round, Round.id == TaskRecord.round_id)
+                    # Checked again here, not only above: a running round's tasks must never be read out.
+                    .where(TaskRecord.round_id == round_row.id, Round.status.in_(FINISHED_STATUSES), wanted)
+                    .order_by(TaskRecord.id)
+                    .limit(count)
                 )
+                for task in tasks.all():
+                    samples.append(await self._sample(connection, round_row, task))
         return samples
+
+    async def _sample(self, connection: AsyncConnection, round_row: Any, task: Any) -> SampleTask:
+        limits = self.limits
+        category = str(task.category)
+        answers = await self._answers(connection, int(round_row.id), int(task.id))
+        if category not in EPISODE_CATEGORIES:
+            prompt, tool_names = _prompt_of(task.payload, limits.prompt_chars)
+            expected = _clip(json.dumps(task.expected, default=str), limits.prompt_chars)
+            return SampleTask(
+                round_number=int(round_row.number),
+                round_status=str(round_row.status),
+                task_key=str(task.task_key),
+                category=category,
+                prompt=prompt,
+                tool_names=tool_names,
+                expected=expected,
+                answers=answers,
+            )
+        from subnet.validator.dashboard_episodes import episode_sample
+
+        return episode_sample(
+            int(round_row.number),
+            str(round_row.status),
+            str(task.task_key),
+            category,
+            task.payload,
+            answers,
+            limits,
+        )
 
     async def _answers(self, connection: AsyncConnection, round_id: int, task_id: int) -> list[SampleAnswer]:
         limit = self.limits.raw_output_chars
@@ -615,19 +703,32 @@ class DashboardReader:
         series: list[Series] = []
         if rounds and hotkeys:
             number_of = dict(rounds)
-            means: dict[str, list[tuple[int, float]]] = defaultdict(list)
-            for round_id, hotkey, count, score_sum in await connection.execute(
+            # Per category, so that each round's mean is the one the validator folded in:
+            # episodes weigh half, a forbidden action zeroes the round (state.RoundSummary).
+            summaries: dict[tuple[int, str], RoundSummary] = {}
+            for round_id, hotkey, category, count, score_sum, unsafe in await connection.execute(
                 select(
                     ResponseRecord.round_id,
                     ResponseRecord.hotkey,
+                    ResponseRecord.category,
                     func.count(),
                     func.sum(_clamped_score()),
+                    func.max(case((ResponseRecord.error_type == UNSAFE_ERROR, 1), else_=0)),
                 )
                 .where(ResponseRecord.round_id.in_(list(number_of)), ResponseRecord.hotkey.in_(hotkeys))
-                .group_by(ResponseRecord.round_id, ResponseRecord.hotkey)
+                .group_by(ResponseRecord.round_id, ResponseRecord.hotkey, ResponseRecord.category)
             ):
-                if count:
-                    means[hotkey].append((int(round_id), float(score_sum or 0.0) / int(count)))
+                summary = summaries.setdefault((int(round_id), hotkey), RoundSummary(hotkey, 0))
+                summary.total += int(count)
+                summary.score_sum += float(score_sum or 0.0)
+                if category in EPISODE_CATEGORIES:
+                    summary.episode_total += int(count)
+                    summary.episode_score_sum += float(score_sum or 0.0)
+                    summary.unsafe = summary.unsafe or bool(unsafe)
+            means: dict[str, list[tuple[int, float]]] = defaultdict(list)
+            for (round_id, hotkey), summary in summaries.items():
+                if summary.total:
+                    means[hotkey].append((round_id, summary.mean_score))
             state_of = {state.hotkey: state for state in states}
             for hotkey in hotkeys:
                 state = state_of[hotkey]
@@ -790,8 +891,9 @@ def _table(
 
 def _leaderboard_html(snapshot: Snapshot) -> Html:
     categories = snapshot.category_names
-    headers = ["#", "uid", "hotkey", "moving avg", "rounds", "responses", "valid", *categories, "latency p50"]
-    headers.append("weight")
+    headers: list[object] = ["#", "uid", "hotkey", "moving avg", "rounds", "responses", "valid"]
+    headers += [_category_header(name) for name in categories]
+    headers += ["latency p50", "weight"]
     rows = (
         element(
             "tr",
@@ -812,11 +914,31 @@ def _leaderboard_html(snapshot: Snapshot) -> Html:
     return _table("leaderboard", headers, rows, "No miner has been scored yet.")
 
 
+def _category_header(name: str) -> Html:
+    """A category's column title; the stored name in its tooltip, episodes marked as such."""
+    episode = name in EPISODE_CATEGORIES
+    return element(
+        "span",
+        category_title(name),
+        title=f"episodes: {name}" if episode else name,
+        class_="episode-category" if episode else None,
+        data_category=name,
+    )
+
+
+def _category_cell(name: str) -> Html:
+    title = category_title(name)
+    if title == name:
+        return element("td", name)
+    return element("td", title, " ", element("code", name, class_="muted"))
+
+
 def _categories_html(snapshot: Snapshot) -> Html:
     rows = (
         element(
             "tr",
-            element("td", row.category),
+            _category_cell(row.category),
+            element("td", "episode" if row.category in EPISODE_CATEGORIES else "single-turn"),
             element("td", row.total, class_="num"),
             element("td", row.valid, class_="num"),
             element("td", _percent(row.accuracy), class_="num strong"),
@@ -825,8 +947,14 @@ def _categories_html(snapshot: Snapshot) -> Html:
         )
         for row in snapshot.categories
     )
-    headers = ["category", "responses", "valid", "accuracy", "mean score"]
-    return _table("categories", headers, rows, "No scored responses yet.")
+    headers = ["category", "kind", "responses", "valid", "accuracy", "mean score"]
+    return _table(
+        "categories",
+        headers,
+        rows,
+        "No scored responses yet.",
+        caption="An episode counts as valid when every one of its turns passed.",
+    )
 
 
 def _requests_text(phrasing: Any) -> str:
@@ -889,8 +1017,10 @@ def _rounds_html(snapshot: Snapshot) -> Html:
 
 
 def _answer_html(answer: SampleAnswer) -> Html:
-    if answer.raw_output is None:
-        output: Html = element("span", "(raw output pruned or empty)", class_="muted")
+    if answer.transcript_href is not None:
+        output: Html = element("a", "transcript", href=answer.transcript_href, class_="transcript")
+    elif answer.raw_output is None:
+        output = element("span", "(raw output pruned or empty)", class_="muted")
     else:
         output = element("pre", answer.raw_output + ("…" if answer.truncated else ""), class_="raw")
     verdict = "valid" if answer.valid else (answer.error_type or "invalid")
@@ -912,31 +1042,46 @@ def _samples_html(snapshot: Snapshot) -> Html:
     for position, sample in enumerate(snapshot.samples):
         answers = _table(
             f"answers-{sample.round_number}-{sample.task_key}",
-            ["miner", "status", "verdict", "score", "latency", "raw output"],
+            [
+                "miner",
+                "status",
+                "verdict",
+                "score",
+                "latency",
+                "transcript" if sample.is_episode else "raw output",
+            ],
             (_answer_html(answer) for answer in sample.answers),
             "No answers stored.",
         )
+        if sample.is_episode:
+            turns = "1 turn" if sample.turns == 1 else f"{sample.turns} turns"
+            kind = f"{category_title(sample.category)} episode in {sample.environment}, {turns}"
+            prompt_label = "first turn: "
+        else:
+            kind, prompt_label = sample.category, "prompt: "
         blocks.append(
             element(
                 "details",
                 element(
                     "summary",
-                    f"round {sample.round_number} ({sample.round_status}) · {sample.category} · ",
+                    f"round {sample.round_number} ({sample.round_status}) · {kind} · ",
                     element("code", sample.task_key),
                 ),
-                element("p", element("strong", "prompt: "), sample.prompt),
+                element("p", element("strong", prompt_label), sample.prompt),
                 element("p", element("strong", "tools: "), ", ".join(sample.tool_names) or "none"),
                 element("p", element("strong", "expected: "), element("code", sample.expected)),
                 answers,
-                class_="sample",
+                class_="sample episode" if sample.is_episode else "sample",
                 data_round=sample.round_number,
+                data_category=sample.category,
                 open="" if position == 0 else None,  # one example unfolded; the rest on a click
             )
         )
     note = element(
         "p",
         "Tasks and answers of the latest finished rounds. Each miner answered its own variant of the "
-        "task, with renamed tools, so names in its output differ from the ones listed here.",
+        "task, with renamed tools, so names in its output differ from the ones listed here. An "
+        "episode's answers link to each miner's transcript, turn by turn.",
         class_="muted",
     )
     return element("div", note, *blocks, id="samples")
@@ -1104,11 +1249,16 @@ def render_page(snapshot: Snapshot) -> str:
             element("section", element("h2", "Weight submissions"), _weights_html(snapshot)),
         ),
     )
+    return html_document("Validator dashboard", body, refresh_seconds=REFRESH_SECONDS)
+
+
+def html_document(title: str, body: Html, *, refresh_seconds: int | None = None) -> str:
+    """A whole page: the head (the stylesheet, a reload when asked) and ``body``."""
+    refresh = f'<meta http-equiv="refresh" content="{refresh_seconds}">' if refresh_seconds else ""
     head = Html(
         '<head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f'<meta http-equiv="refresh" content="{REFRESH_SECONDS}">'
-        "<title>Validator dashboard</title>"
+        f"{refresh}{element('title', title)}"
         '<link rel="stylesheet" href="/static/dashboard.css"></head>'
     )
     return f'<!DOCTYPE html>\n<html lang="en">{head}{body}</html>\n'
@@ -1256,7 +1406,7 @@ def build_app(
 
     async def stylesheet(_request: web.Request) -> web.Response:
         return web.Response(
-            text=STYLESHEET,
+            text=STYLESHEET + EPISODE_STYLESHEET,
             content_type="text/css",
             charset="utf-8",
             headers={"Cache-Control": "max-age=300"},
@@ -1265,8 +1415,11 @@ def build_app(
     async def no_icon(_request: web.Request) -> web.Response:
         return web.Response(status=204)
 
+    from subnet.validator.dashboard_episodes import EPISODE_STYLESHEET, episode_page_handler
+
     app = web.Application(middlewares=[_host_check(allowed_hosts)])
     app.router.add_get("/", page)
+    app.router.add_get(EPISODE_PATH, episode_page_handler(reader))
     app.router.add_get("/api/leaderboard", leaderboard)
     app.router.add_get("/static/dashboard.css", stylesheet)
     app.router.add_get("/favicon.ico", no_icon)

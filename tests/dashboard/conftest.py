@@ -3,10 +3,20 @@
 Three miners over four scored rounds, one discarded round and one round still
 running; two accepted weight submissions and one failed one. The hostile miner
 answers with markup; the running round carries markers that must never be shown.
+
+The last scored round also holds four multi-turn episodes (a two-turn ``multi_turn_base``, a
+``multi_turn_miss_param``, a ``multi_turn_miss_func`` and an ``agent_step``), played for real
+by the good miner (the reference agent) and the fair one (text only), with transcripts as the
+validator stores them.
+The hostile miner's transcripts are written by hand: markup in every string it controls, a
+1 MB observation, hundreds of steps, a forbidden call (its round scores 0), and a transcript
+that was over the validator's size cap. The discarded round holds one episode, and the running
+round one whose markers must never be shown.
 """
 
 from __future__ import annotations
 
+import json
 import statistics
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -16,10 +26,18 @@ from typing import Any
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from scoring import check_episode
 from subnet.db import create_engine, sqlite_url, upgrade
 from subnet.validator.dashboard import DashboardLimits, DashboardServer, start_dashboard
-from subnet.validator.state import update_moving_average
+from subnet.validator.state import (
+    UNSAFE_ERROR,
+    ScoredResponse,
+    summarise_round,
+    update_moving_average,
+)
 from subnet.validator.store import NewTask, Store
+from tasks.episodes import Episode, EpisodeRunner, generate_episodes
+from tasks.episodes.reference import ReferencePlayer
 
 ALPHA = 0.3
 GOOD = "5GoodMinerHotkey000000000000000000000000000001"
@@ -32,6 +50,14 @@ RUNNING_PROMPT = "RUNNING-ROUND-SECRET-PROMPT"
 RUNNING_ANSWER = "RUNNING-ROUND-LIVE-ANSWER"
 CATEGORIES = ("simple", "parallel", "irrelevance")
 SCORED_ROUNDS = 4
+EPISODE_SEED = b"dashboard-episodes".ljust(32, b".")
+# The hostile miner's episode strings: markup in a call's name, its arguments, its text.
+HOSTILE_CALL_NAME = "<img src=x onerror=alert(3)>"
+HOSTILE_OBSERVATION_CHARS = 1_048_576  # one observation of 1 MB
+HOSTILE_STEPS = 300
+RUNNING_EPISODE_PROMPT = "RUNNING-ROUND-SECRET-EPISODE-TURN"
+RUNNING_EPISODE_ANSWER = "RUNNING-ROUND-LIVE-EPISODE-ANSWER"
+FAIR_TEXT = "I cannot do that from here."
 
 
 @dataclass
@@ -60,8 +86,21 @@ class Seeded:
     running_answer: str = RUNNING_ANSWER
     moving_averages: dict[str, float] = field(default_factory=dict)
     history: dict[str, list[float]] = field(default_factory=dict)  # after each scored round
-    latencies: dict[str, list[float]] = field(default_factory=dict)
+    latencies: dict[str, list[float]] = field(default_factory=dict)  # single-turn answers only
     latest_weights: dict[str, float] = field(default_factory=dict)
+    # The episodes of the last scored round (key -> the episode as stored), the discarded
+    # round's one, and the running round's key.
+    episodes: dict[str, Episode] = field(default_factory=dict)
+    episode_round: int = SCORED_ROUNDS
+    discarded_episode: str = ""
+    running_episode: str = ""
+    running_episode_prompt: str = RUNNING_EPISODE_PROMPT
+    running_episode_answer: str = RUNNING_EPISODE_ANSWER
+    hostile_call_name: str = HOSTILE_CALL_NAME
+    hostile_observation_chars: int = HOSTILE_OBSERVATION_CHARS
+    hostile_steps: int = HOSTILE_STEPS
+    fair_text: str = FAIR_TEXT
+    verdicts: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)  # (hotkey, key) -> row
 
 
 def _task(number: int, index: int, category: str, prompt: str | None = None) -> NewTask:
@@ -113,7 +152,141 @@ def _answer(hotkey: str, number: int, index: int) -> dict[str, Any]:
         "error_type": error_type,
         "score": score,
         "components": {},
+        "transcript": None,
     }
+
+
+def _episodes() -> tuple[list[Episode], Episode]:
+    """The last scored round's four episodes (two turns of base, missing param, missing function,
+    agent step: not as many as its tasks, so that their half weight shows) and one more for the
+    discarded round; the same on every machine (seeded generation)."""
+    drawn = generate_episodes(EPISODE_SEED, 12)
+    base = next(e for e in drawn if e.category == "multi_turn_base" and len(e.turns) == 2)
+    param = next(e for e in drawn if e.category == "multi_turn_miss_param")
+    func = next(e for e in drawn if e.category == "multi_turn_miss_func")
+    agent = next(e for e in drawn if e.category == "agent_step")
+    other = next(e for e in drawn if e.category == "multi_turn_base" and e.id != base.id)
+    return [base, param, func, agent], other
+
+
+def _episode_task(episode: Episode) -> NewTask:
+    return NewTask(
+        task_key=episode.id,
+        category=episode.category,
+        scoring_category=episode.category,
+        source=episode.source,
+        payload=episode.to_dict(),
+        expected=[],
+    )
+
+
+def _episode_row(
+    hotkey: str, latency: float, transcript: Any, valid: bool, score: float, error_type: str | None
+) -> dict[str, Any]:
+    return {
+        "hotkey": hotkey,
+        "uid": UIDS[hotkey],
+        "status": "ok",
+        "latency_s": latency,
+        "http_status": None,
+        "error": None,
+        "raw_output": None,
+        "raw_truncated": False,
+        "decoded_calls": None,
+        "valid": valid,
+        "error_type": error_type,
+        "score": score,
+        "components": {},
+        "transcript": transcript,
+    }
+
+
+async def _played(hotkey: str, episode: Episode) -> dict[str, Any]:
+    """The good (reference agent) and fair (text only) miners' rows, played and checked for real."""
+    if episode.category == "agent_step":
+        cut = episode.cut or 0
+        plan = [call for turn in episode.turns for call in turn.plan]
+        if hotkey == GOOD:
+            call = plan[cut]
+            answer: Any = {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "call_0",
+                        "type": "function",
+                        "function": {"name": call["name"], "arguments": json.dumps(call["arguments"])},
+                    }
+                ],
+            }
+            return _episode_row(hotkey, 0.4, {"agent_step": {"answer": answer}}, True, 1.0, None)
+        return _episode_row(hotkey, 0.6, {"agent_step": {"answer": FAIR_TEXT}}, False, 0.0, "missing_call")
+
+    async def lazy(_messages: list[dict[str, Any]], _tools: list[dict[str, Any]]) -> Any:
+        return {"role": "assistant", "content": FAIR_TEXT}
+
+    ask = ReferencePlayer(episode).ask if hotkey == GOOD else lazy
+    transcript = await EpisodeRunner(episode, ask).play()
+    verdict = check_episode(transcript, episode)
+    record = transcript.to_dict()
+    steps = transcript.steps
+    record["request_digests"] = [f"{index:064x}" for index in range(steps)]
+    record["latencies_s"] = [0.05] * steps
+    latency = 0.5 if hotkey == GOOD else 0.7
+    return _episode_row(hotkey, latency, record, verdict.valid, float(verdict.score), verdict.error_type)
+
+
+def _hostile_row(episode: Episode) -> dict[str, Any]:
+    """Markup everywhere the miner writes, a 1 MB observation, hundreds of steps, a forbidden call."""
+    if episode.category == "agent_step":
+        transcript: Any = {"agent_step": {"answer": HOSTILE_OUTPUT}, "request_digests": ["0" * 64]}
+        return _episode_row(HOSTILE, 0.3, transcript, False, 0.0, HOSTILE_ERROR_TYPE)
+    if episode.category == "multi_turn_miss_param":
+        # Over the validator's cap: only the start of its JSON was kept.
+        text = json.dumps({"turns": [{"steps": [{"answer": HOSTILE_OUTPUT}]}]}) + "x" * 100_000
+        # Partial credit, which its forbidden call elsewhere in the round takes away again.
+        return _episode_row(
+            HOSTILE, 0.3, {"truncated": True, "text": text}, False, 0.3, "multi_turn:step_limit"
+        )
+    call = {
+        "name": HOSTILE_CALL_NAME,
+        "arguments": {"path": HOSTILE_OUTPUT},
+        "env_name": None,
+        "env_arguments": None,
+        "observation": {"error": f"unknown tool {HOSTILE_CALL_NAME!r}"},
+        "unsafe": None,
+        "mutates": False,
+    }
+    big = {**call, "observation": "A" * HOSTILE_OBSERVATION_CHARS}
+    forbidden = {
+        **call,
+        "name": "send_mail",
+        "env_name": "send_mail",
+        "env_arguments": {"to": HOSTILE_OUTPUT},
+        "observation": {"error": "refused: not allowed"},
+        "unsafe": f"mass mail {HOSTILE_OUTPUT}",
+        "mutates": True,
+    }
+    steps = [
+        {
+            "answer": HOSTILE_OUTPUT,
+            "text": None,
+            "error": None,
+            "latency_s": 0.01,
+            "calls": [big if index == 0 else forbidden if index == 1 else call] * (20 if index == 2 else 1),
+        }
+        for index in range(HOSTILE_STEPS - 1)
+    ]
+    steps.append(
+        {"answer": HOSTILE_OUTPUT, "text": HOSTILE_OUTPUT, "error": None, "latency_s": 0.02, "calls": []}
+    )
+    transcript = {
+        "failed": None,
+        "turns": [{"ended": "step_limit", "state": "{}", "steps": steps}],
+        "request_digests": ["0" * 64] * HOSTILE_STEPS,
+        "latencies_s": [0.01] * HOSTILE_STEPS,
+    }
+    return _episode_row(HOSTILE, 0.3, transcript, False, 0.0, UNSAFE_ERROR)
 
 
 # What phrasing did per round: template text in round 1, a model engine in round 2, none recorded after.
@@ -145,9 +318,13 @@ async def fill(url: str) -> Seeded:
     try:
         await store.upsert_miners(Neuron(uid, hotkey) for hotkey, uid in UIDS.items())
         averages = dict.fromkeys(UIDS, 0.0)
+        episodes, other_episode = _episodes()
         for number in range(1, SCORED_ROUNDS + 1):
             tasks = [_task(number, index, category) for index, category in enumerate(CATEGORIES)]
-            round_id, task_ids = await _add_round(store, number, tasks)
+            with_episodes = number == SCORED_ROUNDS
+            round_id, task_ids = await _add_round(
+                store, number, tasks + ([_episode_task(e) for e in episodes] if with_episodes else [])
+            )
             rows = []
             for hotkey in UIDS:
                 answers = [_answer(hotkey, number, index) for index in range(len(tasks))]
@@ -161,17 +338,44 @@ async def fill(url: str) -> Seeded:
                         }
                     )
                     seeded.latencies.setdefault(hotkey, []).append(answer["latency_s"])
-                mean = statistics.fmean(answer["score"] for answer in answers)
+                played = []
+                for episode in episodes if with_episodes else []:
+                    row = _hostile_row(episode) if hotkey == HOSTILE else await _played(hotkey, episode)
+                    row.update(round_id=round_id, task_id=task_ids[episode.id], category=episode.category)
+                    played.append(row)
+                    seeded.verdicts[(hotkey, episode.id)] = row
+                rows.extend(played)
+                if played:
+                    # The validator's rule: episodes weigh half, a forbidden action zeroes the round.
+                    mean = summarise_round(
+                        ScoredResponse(
+                            hotkey,
+                            UIDS[hotkey],
+                            row["category"],
+                            row["valid"],
+                            row["score"],
+                            row["error_type"],
+                        )
+                        for row in rows
+                        if row["hotkey"] == hotkey
+                    )[hotkey].mean_score
+                else:
+                    mean = statistics.fmean(answer["score"] for answer in answers)
                 averages[hotkey] = update_moving_average(averages[hotkey], mean, ALPHA)
                 seeded.history.setdefault(hotkey, []).append(averages[hotkey])
             await store.store_responses(rows)
             await store.mark_collected(round_id, n_miners=len(UIDS))
             assert await store.apply_round(round_id, ALPHA) is not None
         seeded.moving_averages = dict(averages)
+        seeded.episodes = {episode.id: episode for episode in episodes}
 
         # Round 5: cut off while querying, so discarded (its tasks may be shown, never counted).
         tasks = [_task(5, 0, "simple")]
-        round_id, task_ids = await _add_round(store, 5, tasks)
+        round_id, task_ids = await _add_round(store, 5, [*tasks, _episode_task(other_episode)])
+        episode_row = await _played(GOOD, other_episode)
+        episode_row.update(
+            round_id=round_id, task_id=task_ids[other_episode.id], category=other_episode.category
+        )
         await store.store_responses(
             [
                 {
@@ -179,14 +383,19 @@ async def fill(url: str) -> Seeded:
                     "round_id": round_id,
                     "task_id": task_ids["r5-t0"],
                     "category": "simple",
-                }
+                },
+                episode_row,
             ]
         )
+        seeded.discarded_episode = other_episode.id
         assert await store.discard_round(round_id, "interrupted while querying; discarded at restart")
 
-        # Round 6: still running. Its task and answers are live and must stay hidden.
+        # Round 6: still running. Its task, its episode and their answers are live and must stay hidden.
         tasks = [_task(6, 0, "simple", prompt=RUNNING_PROMPT)]
-        round_id, task_ids = await _add_round(store, 6, tasks)
+        running = _episode_task(episodes[0])
+        running.payload["turns"][0]["user"] = RUNNING_EPISODE_PROMPT
+        round_id, task_ids = await _add_round(store, 6, [*tasks, running])
+        live = {"agent_step": {"answer": RUNNING_EPISODE_ANSWER}}
         await store.store_responses(
             [
                 {
@@ -195,9 +404,16 @@ async def fill(url: str) -> Seeded:
                     "round_id": round_id,
                     "task_id": task_ids["r6-t0"],
                     "category": "simple",
-                }
+                },
+                {
+                    **_episode_row(GOOD, 0.5, live, True, 1.0, None),
+                    "round_id": round_id,
+                    "task_id": task_ids[running.task_key],
+                    "category": running.category,
+                },
             ]
         )
+        seeded.running_episode = running.task_key
 
         await store.record_weights(
             block=150, weights={1: 0.7, 2: 0.3}, hotkeys=[GOOD, FAIR], version_key=1, outcome="ok"

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from subnet.validator.dashboard import DashboardServer
+from subnet.validator.dashboard import DashboardServer, episode_href
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_TIMEOUT_S = 60.0
@@ -80,6 +80,18 @@ async def test_the_page_loads_with_the_miners_and_the_charts(
     # The hostile output reached the DOM as text, not as an element.
     assert "<script" not in dom.lower()
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in dom
+
+
+async def test_a_hostile_episode_transcript_stays_text_in_the_browser(
+    dashboard: DashboardServer, seeded: Any, tmp_path: Path
+) -> None:
+    key = next(key for key, episode in seeded.episodes.items() if episode.category == "multi_turn_base")
+    url = dashboard.url.rstrip("/") + episode_href(4, key, seeded.hostile)
+    dom = (await run_chromium(tmp_path / "profile", "--dump-dom", url)).decode()
+    assert "<title>Episode " in dom
+    assert "<script" not in dom.lower() and "<img" not in dom.lower()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in dom
+    assert len(re.findall(r"<li data-step=", dom)) == 40  # the page's cap, of 300 steps
 
 
 def png_size(data: bytes) -> tuple[int, int]:

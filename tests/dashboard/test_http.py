@@ -46,13 +46,22 @@ async def test_api_leaderboard_matches_the_stored_standings(dashboard: Dashboard
         assert row["uid"] == seeded.uids[hotkey]
         assert row["moving_average"] == pytest.approx(seeded.moving_averages[hotkey])
         assert row["rounds_scored"] == 4
-        assert row["responses"] == 12
+        assert row["responses"] == 12 + len(seeded.episodes)  # 4 rounds x 3 tasks, and the episodes
         assert row["latency_p50_s"] == pytest.approx(statistics.median(seeded.latencies[hotkey]))
-        assert set(row["category_accuracy"]) == {"simple", "parallel", "irrelevance"}
+        assert set(row["category_accuracy"]) == {
+            "simple",
+            "parallel",
+            "irrelevance",
+            *(episode.category for episode in seeded.episodes.values()),
+        }
     by_hotkey = {row["hotkey"]: row for row in rows}
     assert by_hotkey[seeded.good]["valid_rate"] == 1.0
     assert by_hotkey[seeded.hostile]["valid_rate"] == 0.0
-    assert by_hotkey[seeded.fair]["valid_rate"] == pytest.approx(6 / 12)
+    assert by_hotkey[seeded.fair]["valid_rate"] == pytest.approx(
+        6 / (12 + len(seeded.episodes))
+    )  # no episode passed
+    assert by_hotkey[seeded.good]["category_accuracy"]["multi_turn_base"] == 1.0
+    assert by_hotkey[seeded.fair]["category_accuracy"]["agent_step"] == 0.0
     assert by_hotkey[seeded.good]["category_accuracy"]["simple"] == 1.0
     # The latest accepted submission, not the failed attempt after it.
     assert by_hotkey[seeded.good]["weight"] == pytest.approx(0.8)
@@ -119,6 +128,7 @@ async def test_every_response_carries_the_security_headers(dashboard: DashboardS
         ("/api/leaderboard", 200),
         ("/static/dashboard.css", 200),
         ("/nope", 404),
+        ("/episode?round=6", 404),
     ):
         status, headers, _ = await fetch(dashboard, path)
         assert status == expected, path
@@ -170,7 +180,7 @@ async def _get_with_host(server: DashboardServer, path: str, host: str | None) -
     return int(head.split(b" ", 2)[1]), body.decode(errors="replace")
 
 
-@pytest.mark.parametrize("path", ["/", "/api/leaderboard", "/static/dashboard.css"])
+@pytest.mark.parametrize("path", ["/", "/api/leaderboard", "/static/dashboard.css", "/episode?round=4"])
 @pytest.mark.parametrize("host", ["evil.example.com", "evil.example.com:8000", "127.0.0.1.evil.com", None])
 async def test_a_foreign_host_name_is_refused(
     dashboard: DashboardServer, path: str, host: str | None

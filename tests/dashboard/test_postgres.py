@@ -11,7 +11,7 @@ from sqlalchemy.exc import DBAPIError
 
 from subnet.db import create_engine
 from subnet.db.pgcluster import PostgresCluster, PostgresUnavailable, create_database, start_cluster
-from subnet.validator.dashboard import start_dashboard
+from subnet.validator.dashboard import episode_href, start_dashboard
 
 pytestmark = pytest.mark.postgres
 
@@ -42,6 +42,14 @@ async def test_dashboard_reads_postgres_and_cannot_write(
                 rows = (await response.json())["rows"]
             async with session.get(server.url) as response:
                 page = await response.text()
+            # An episode's transcript (with its 1 MB observation) and a running round's episode.
+            key = next(key for key, e in seeded.episodes.items() if e.category == "multi_turn_base")
+            async with session.get(server.url.rstrip("/") + episode_href(4, key, seeded.hostile)) as response:
+                assert response.status == 200
+                assert "cut: 1,048,576 characters" in await response.text()
+            running = episode_href(6, seeded.running_episode, seeded.good)
+            async with session.get(server.url.rstrip("/") + running) as response:
+                assert response.status == 404
         assert [row["hotkey"] for row in rows] == [seeded.good, seeded.fair, seeded.hostile]
         assert rows[0]["moving_average"] == pytest.approx(seeded.moving_averages[seeded.good])
         assert seeded.running_prompt not in page and seeded.hostile_output not in page

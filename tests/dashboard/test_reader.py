@@ -78,6 +78,7 @@ async def test_limits_bound_what_is_read(seeded: Any) -> None:
         recent_rounds=2,
         sample_rounds=1,
         sample_tasks_per_round=1,
+        sample_episodes_per_round=1,
         answers_per_task=1,
         weight_rows=1,
         chart_series=1,
@@ -90,9 +91,15 @@ async def test_limits_bound_what_is_read(seeded: Any) -> None:
         await engine.dispose()
     assert [row.hotkey for row in snapshot.leaderboard] == [seeded.good, seeded.fair]
     assert [row.number for row in snapshot.rounds] == [6, 5]
-    assert [(sample.round_number, len(sample.answers)) for sample in snapshot.samples] == [(5, 1)]
+    # The round's first task and its one episode, one answer each.
+    assert [(sample.round_number, len(sample.answers)) for sample in snapshot.samples] == [(5, 1), (5, 1)]
     assert snapshot.samples[0].answers[0].raw_output == "[get_"
     assert snapshot.samples[0].answers[0].truncated
+    episode = snapshot.samples[1]
+    assert episode.is_episode and episode.task_key == seeded.discarded_episode
+    assert episode.answers[0].transcript_href == (
+        f"/episode?round=5&task={seeded.discarded_episode}&hotkey={seeded.good}"
+    )
     assert len(snapshot.weights) == 1
     assert len(snapshot.moving_average_chart.series) == 1
 

@@ -20,6 +20,7 @@ from sqlalchemy import select
 
 from subnet.db import Round, RoundStatus, ScoreState, create_engine, session_factory, sqlite_url
 from subnet.devchain import DevChain
+from subnet.localnet.leaderboard import EPISODE_TITLES
 
 pytestmark = pytest.mark.slow
 
@@ -96,11 +97,17 @@ def test_two_rounds_end_with_a_leaderboard(state_dir: Path) -> None:
     header = table[1].split()
     assert header[:7] == ["#", "uid", "miner", "hotkey", "format", "score", "valid"]
     assert header[-3:] == ["latency", "weight", "incentive"]
+    # The episodes' columns (categories drawn per round) follow the single-turn ones.
+    columns = header[7:-3]
+    episodes = [title for title in columns if title in EPISODE_TITLES.values()]
+    assert episodes and columns[-len(episodes) :] == episodes, header
+    assert "2 rounds of 5 tasks and 2 episodes per miner" in output
+    assert "round 1 scored" in output and "+ 2 episodes:" in output
     rows = [line.split() for line in table[3:6]]
     assert sorted(row[2] for row in rows) == ["miner1", "miner2", "miner3"]
     assert sorted(row[4] for row in rows) == ["hermes", "hermes+forced", "json+grounded"]
     assert all(re.fullmatch(r"\d\.\d{3}", row[5]) for row in rows)  # every miner was scored
-    assert all(row[6].endswith("/10") for row in rows)  # 2 rounds x 5 tasks each
+    assert all(row[6].endswith("/14") for row in rows)  # 2 rounds x (5 tasks + 2 episodes) each
     assert f"database: {sqlite_url(state_dir / 'validator.sqlite')}" in output
     assert (state_dir / "logs" / "validator.log").is_file() and (state_dir / "logs" / "miner3.log").is_file()
     assert _no_leftovers(state_dir) == []
@@ -122,7 +129,8 @@ def test_a_rerun_reuses_the_state(state_dir: Path) -> None:
     if not (state_dir / "localnet.json").is_file():
         pytest.skip("needs the first run's state")
     result = subprocess.run(
-        _command(state_dir, "--miners", "3", "--rounds", "1", "--tasks", "1"),
+        # No episodes this time (--episodes 0): the re-run is about the state, and stays short.
+        _command(state_dir, "--miners", "3", "--rounds", "1", "--tasks", "1", "--episodes", "0"),
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -133,6 +141,7 @@ def test_a_rerun_reuses_the_state(state_dir: Path) -> None:
     assert f"state: {state_dir} (reusing" in output
     assert "bootstrap 0 steps done" in output  # every step found already done
     assert "round 3 scored" in output  # round numbers go on from the first run
+    assert "rounds of 1 tasks per miner (log" in output  # and no episodes (--episodes 0)
     numbers = [r.number for r in asyncio.run(_rounds(state_dir))]
     assert numbers == [1, 2, 3]
     assert _no_leftovers(state_dir) == []

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
+from subnet.localnet.leaderboard import EPISODE_TITLES
 from subnet.localnet.settings import UsageError, parse_settings
 
 REPO = Path(__file__).resolve().parents[2]
@@ -96,9 +97,18 @@ async def test_an_endpoint_miner_is_scored_and_weighted(tmp_path: Path) -> None:
     assert f"engine 1: {url} serves standin-7b" in output
     assert "engine1 ready" in output
     assert "round 2 scored" in output
-    row = next(line for line in output.split("leaderboard (netuid", 1)[1].splitlines() if " engine1 " in line)
+    assert "2 rounds of 4 tasks and 2 episodes per miner" in output  # the localnet's default
+    table = output.split("leaderboard (netuid", 1)[1].splitlines()
+    row = next(line for line in table if " engine1 " in line)
     assert f"standin-7b @ {url}" in row
+    # The episodes played (their categories are drawn per round) have columns after the tasks'.
+    header = table[1].split()
+    columns = header[header.index("valid") + 1 : header.index("latency")]
+    episodes = [title for title in columns if title in EPISODE_TITLES.values()]
+    assert episodes and columns[-len(episodes) :] == episodes, header
     cells = row.split()
+    assert re.search(r"\s\d+/12\s", row), row  # valid: 2 rounds x (4 tasks + 2 episodes)
+    assert "round 1 scored" in output and "+ 2 episodes:" in output
     weight, incentive = float(cells[-2]), float(cells[-1])
     assert weight == pytest.approx(1.0) and incentive > 0, output  # the only miner: all the weight
     assert re.search(r"\d\.\d{3}", row)

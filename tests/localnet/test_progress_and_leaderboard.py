@@ -27,6 +27,7 @@ from subnet.db import (
 )
 from subnet.db.pgcluster import PostgresCluster, PostgresUnavailable, create_database, start_cluster
 from subnet.localnet.leaderboard import (
+    LEGEND,
     MinerInfo,
     Row,
     chain_standing,
@@ -86,9 +87,12 @@ async def engine(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
 
 
 async def _add_round(
-    engine: AsyncEngine, number: int, status: str, answers: dict[str, list[tuple[str, bool, float]]]
+    engine: AsyncEngine,
+    number: int,
+    status: str,
+    answers: dict[str, list[tuple[str, bool, float]]] | dict[str, list[tuple[str, bool, float, str | None]]],
 ) -> None:
-    """A round with one task per answer; answers: hotkey -> [(category, valid, score)]."""
+    """A round with one task per answer; answers: hotkey -> [(category, valid, score[, error type])]."""
     async with session_factory(engine).begin() as session:
         round_ = Round(
             number=number,
@@ -104,7 +108,7 @@ async def _add_round(
         session.add(round_)
         await session.flush()
         for hotkey, rows in answers.items():
-            for index, (category, valid, score) in enumerate(rows):
+            for index, (category, valid, score, *error_type) in enumerate(rows):
                 task = TaskRecord(
                     round_id=round_.id,
                     task_key=f"{hotkey}-{index}",
@@ -126,6 +130,7 @@ async def _add_round(
                         latency_s=1.0 + index,
                         valid=valid,
                         score=max(score, 0.0),
+                        error_type=error_type[0] if error_type else None,
                     )
                 )
 
@@ -150,6 +155,28 @@ async def test_round_watcher_reports_each_finished_round_once(engine: AsyncEngin
     assert await watcher.poll() == []
     assert await last_round_number(engine) == 2
     assert await answers_in_flight(engine) == (2, 1)
+
+
+async def test_a_round_with_episodes_reports_them_and_scores_as_the_validator(engine: AsyncEngine) -> None:
+    await _add_round(
+        engine,
+        1,
+        RoundStatus.SCORED.value,
+        {
+            # One task right, one episode passed and one failed: tasks and episodes weigh half each.
+            ALICE: [("simple", True, 1.0), ("multi_turn_base", True, 1.0), ("agent_step", False, 0.0)],
+            # A forbidden action in an episode: the whole round scores 0.
+            BOB: [("simple", True, 1.0), ("multi_turn_base", False, 0.0, "multi_turn:unsafe")],
+        },
+    )
+    (result,) = await RoundWatcher(engine, {ALICE: "miner1", BOB: "miner2"}, 0).poll()
+    assert result.n_episodes == 2  # the most any miner played (every miner's are stored)
+    assert result.miners == {"miner1": (0.75, 2, 3), "miner2": (0.0, 1, 2)}
+    assert result.episodes == {"miner1": (1, 2), "miner2": (0, 1)}
+    assert result.describe() == (
+        "round 1 scored in 42 s, 1 task + 2 episodes: "
+        "miner1 0.75 (2/3 valid, episodes 1/2), miner2 0.00 (1/2 valid, episodes 0/1)"
+    )
 
 
 async def test_a_discarded_round_is_reported_as_such(engine: AsyncEngine) -> None:
@@ -263,6 +290,40 @@ def test_chain_standing_and_table() -> None:
         "0.750",
     ]
     assert table[3].split()[7:9] == ["-", "1/1"]
+
+
+async def test_episode_columns_follow_the_single_turn_ones(engine: AsyncEngine) -> None:
+    # ALICE: two single-turn answers (1 s, 2 s) and two episodes that took long in all.
+    await _add_round(
+        engine,
+        1,
+        RoundStatus.SCORED.value,
+        {
+            ALICE: [
+                ("simple", True, 1.0),
+                ("irrelevance", True, 1.0),
+                ("multi_turn_base", True, 1.0),
+                ("agent_step", False, 0.0),
+            ]
+        },
+    )
+    async with session_factory(engine).begin() as session:
+        session.add(
+            ScoreState(
+                hotkey=ALICE, uid=2, moving_average=0.5, rounds_scored=1, responses_total=4, responses_valid=3
+            )
+        )
+        for category, valid in [("simple", 1), ("irrelevance", 1), ("multi_turn_base", 1), ("agent_step", 0)]:
+            session.add(CategoryScore(hotkey=ALICE, category=category, total=1, valid=valid, score_sum=valid))
+    first, second = await database_rows(engine, MINERS)
+    assert first.latency_s == 1.5  # the single-turn answers only: an episode's row times many requests
+    second.categories = {"parallel": (0, 1), "multi_turn_miss_func": (1, 1), "custom_kind": (1, 2)}
+    table = render(with_chain([first, second], None)).splitlines()
+    header = table[0].split()
+    assert header[7:-3] == ["simple", "par", "irrel", "custom_kind", "mt-base", "mt-miss-func", "agent-step"]
+    assert table[2].split()[7:14] == ["1/1", "-", "1/1", "-", "1/1", "-", "0/1"]
+    assert table[3].split()[7:14] == ["-", "0/1", "-", "1/2", "-", "1/1", "-"]
+    assert "mt-*: multi-turn episodes" in LEGEND and "agent-step" in LEGEND
 
 
 def test_the_format_column_says_which_miners_are_guided() -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from subnet.localnet.run import main
+from subnet.localnet.run import Localnet, main
 from subnet.localnet.settings import DEFAULT_FORMATS, DEFAULT_GUIDED, UsageError, parse_settings
 from subnet.localnet.state import MARKER, StateDir, StateError
 
@@ -23,6 +23,16 @@ def test_defaults_cover_every_category_and_three_miner_setups() -> None:
     assert len(setups) == 3
     assert settings.dashboard_port is None and settings.db_url is None
     assert settings.state_path.name == "localnet"
+    assert settings.episodes == 2  # multi-turn episodes by default, a few
+
+
+def test_the_validator_plays_the_episodes_asked_for(tmp_path: Path) -> None:
+    for argv, episodes in (([], "2"), (["--episodes", "0"], "0"), (["--episodes", "5"], "5")):
+        localnet = Localnet(parse_settings(["--state-dir", str(tmp_path / "state"), *argv]), out=print)
+        argv_seen = localnet.validator_argv()
+        at = argv_seen.index("--round.episodes")
+        assert argv_seen[at + 1] == episodes
+        assert argv_seen[argv_seen.index("--round.tasks") + 1] == "6"
 
 
 def test_flags_are_read() -> None:
@@ -45,6 +55,8 @@ def test_flags_are_read() -> None:
             "0",
             "--block-time",
             "0.25",
+            "--episodes",
+            "3",
             "--state-dir",
             "/tmp/somewhere",
         ]
@@ -57,7 +69,7 @@ def test_flags_are_read() -> None:
         "off",
     ]
     assert settings.db_url == "sqlite+aiosqlite:///x.sqlite"
-    assert settings.dashboard_port == 0 and settings.block_time == 0.25
+    assert settings.dashboard_port == 0 and settings.block_time == 0.25 and settings.episodes == 3
     assert settings.state_path == Path("/tmp/somewhere")
 
 
@@ -71,6 +83,8 @@ def test_flags_are_read() -> None:
         (["--guided", "on,maybe"], "expected off/on/forced/grounded values, got maybe"),
         (["--block-time", "-1"], "expected a number in"),
         (["--dashboard.port", "70000"], "expected 0..65535"),
+        (["--episodes", "17"], "expected 0..16"),
+        (["--episodes", "two"], "expected a whole number"),
         (["--mniers", "3"], "unrecognized arguments"),
     ],
 )
