@@ -21,7 +21,7 @@ try:
     from subnet.chain import ChainClient, ChainUnavailable
     from subnet.config import ValidatorSettings, load_wallet, parse_validator_settings, user_errors
     from subnet.logs import configure_logging
-    from subnet.validator.node import Validator, event_loop_factory
+    from subnet.validator.node import Validator, check_phrasing, event_loop_factory
 except KeyboardInterrupt:
     print("validator: interrupted while starting", file=sys.stderr)
     raise SystemExit(130) from None
@@ -30,6 +30,7 @@ log = logging.getLogger("validator")
 
 
 async def run(settings: ValidatorSettings) -> None:
+    check_phrasing(settings)
     wallet = load_wallet(settings.wallet)
     chain = ChainClient.from_settings(settings, wallet)
     try:

@@ -470,6 +470,21 @@ class Validator:
                 loop.remove_signal_handler(signum)
 
 
+def check_phrasing(settings: ValidatorSettings) -> None:
+    """Refuse template text on finney and test (a StartupError line): code without a model can
+    answer it. Run before anything connects, so the mistake costs no wait."""
+    if (
+        settings.phrasing.engine == "templates"
+        and settings.subtensor.network in PUBLIC_NETWORKS
+        and not settings.phrasing.allow_templates
+    ):
+        raise StartupError(
+            f"a validator on {settings.subtensor.network} needs a phrasing engine (--phrasing.engine openai "
+            "--phrasing.url URL, or transformers --phrasing.path DIR): template text can be answered by code "
+            "without a model; --phrasing.allow_templates runs without one anyway"
+        )
+
+
 def _phraser(settings: ValidatorSettings, task_source: TaskSource) -> RoundPhraser | None:
     """The phrasing step ``--phrasing.*`` names; refuses template text on finney and test.
 
@@ -478,17 +493,8 @@ def _phraser(settings: ValidatorSettings, task_source: TaskSource) -> RoundPhras
     from subnet.phrasing import PhrasingSetupError, build_engine
     from subnet.validator.phrasing import RoundPhraser, policy_from
 
+    check_phrasing(settings)
     phrasing = settings.phrasing
-    if (
-        phrasing.engine == "templates"
-        and settings.subtensor.network in PUBLIC_NETWORKS
-        and not phrasing.allow_templates
-    ):
-        raise StartupError(
-            f"a validator on {settings.subtensor.network} needs a phrasing engine (--phrasing.engine openai "
-            "--phrasing.url URL, or transformers --phrasing.path DIR): template text can be answered by code "
-            "without a model; --phrasing.allow_templates runs without one anyway"
-        )
     if not isinstance(task_source, LibraryTasks):
         return None
     try:

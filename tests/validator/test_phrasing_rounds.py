@@ -138,3 +138,31 @@ def test_template_text_is_refused_on_public_networks(two_miners: SimulatedSubnet
             dataclasses.replace(two_miners.settings, phrasing=PhrasingSettings(engine="openai")),
             LibraryTasks(),
         )
+
+
+def test_the_neuron_refuses_template_text_on_test_before_touching_the_chain(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    neuron = Path(__file__).resolve().parents[2] / "neurons" / "validator.py"
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(neuron),
+            "--subtensor.network",
+            "test",
+            "--netuid",
+            "3",
+            "--wallet.name",
+            "absent",
+            "--wallet.path",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "needs a phrasing engine" in lines[0], result.stderr
+    assert "unreachable" not in result.stderr  # refused before any chain connection was tried
