@@ -24,7 +24,7 @@ from typing import Any, ClassVar, TypeVar
 
 from tasks.seeding import rng_from, seed_bytes
 
-__all__ = ["Environment", "ToolError", "ToolInfo", "tool"]
+__all__ = ["Environment", "ToolError", "ToolInfo", "prop", "tool"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -51,6 +51,12 @@ class ToolInfo:
             "type": "function",
             "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
         }
+
+
+def prop(kind: str, description: str, **extra: Any) -> dict[str, Any]:
+    """One JSON-schema property of a tool's parameters (for ``tool``'s ``properties``): its
+    ``type`` and ``description``, then any ``extra`` keywords (``enum``, ``items``, ``minimum``)."""
+    return {"type": kind, "description": description, **extra}
 
 
 def tool(

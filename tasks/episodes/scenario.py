@@ -10,10 +10,19 @@ a larger ``size``.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from random import Random
+from typing import TYPE_CHECKING, Any, TypeVar
 
-__all__ = ["Scenario", "TurnDraft", "stated"]
+from tasks.rand import between, shuffle
+
+if TYPE_CHECKING:
+    from tasks.episodes.environment import Environment
+
+__all__ = ["Scenario", "TurnDraft", "call", "first_applicable", "offered_tools", "quoted", "stated"]
+
+E = TypeVar("E")
 
 
 @dataclass
@@ -53,3 +62,51 @@ class Scenario:
 def stated(slot: str, about: str, said: str, *forms: str, kind: str = "text") -> dict[str, Any]:
     """A stated value: ``said`` is the text used, ``forms`` other accepted spellings."""
     return {"slot": slot, "about": about, "said": said, "mentions": [[kind, [said, *forms]]]}
+
+
+def quoted(slot: str, about: str, text: str) -> dict[str, Any]:
+    """A stated value the text puts in double quotes (a title, a reference, a reply's body): said
+    as ``"text"``, the bare text accepted too."""
+    return stated(slot, about, f'"{text}"', text, kind="quoted")
+
+
+def call(tool: str, /, **arguments: Any) -> dict[str, Any]:
+    """One call of a reference plan (``TurnDraft.plan``): ``{"name": tool, "arguments": {...}}``."""
+    return {"name": tool, "arguments": arguments}
+
+
+def offered_tools(
+    cls: type[Environment], plan_tools: Iterable[str], rng: Random, *, excluded: Iterable[str] = ()
+) -> list[str]:
+    """The tools offered in a scenario (``Scenario.tools``): the plan's tools (each once) and one
+    to three other tools of ``cls``, none of ``excluded``, all in a drawn order."""
+    planned = list(dict.fromkeys(plan_tools))
+    left_out = {*planned, *excluded}
+    others = [name for name in cls.tools() if name not in left_out]
+    shuffle(rng, others)
+    offered = planned + others[: between(rng, 1, 3)]
+    shuffle(rng, offered)
+    return offered
+
+
+def first_applicable(
+    kinds: Sequence[Callable[[E, Random], Scenario | None]],
+    env: E,
+    rng: Random,
+    failure: str,
+    *,
+    attempts: int = 1,
+) -> Scenario:
+    """An environment module's ``scenario``: the scenario of the first of ``kinds`` that applies
+    to ``env`` (a kind returns None where the state does not allow it), the kinds tried in a
+    drawn order. With ``attempts`` above one, a round in which none applied is followed by
+    another (the order shuffled again, each kind drawing anew). ValueError(``failure``) when no
+    round found one."""
+    order = list(kinds)
+    for _ in range(attempts):
+        shuffle(rng, order)
+        for kind in order:
+            drawn = kind(env, rng)
+            if drawn is not None:
+                return drawn
+    raise ValueError(failure)

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from random import Random
 from typing import Any
 
-from tasks.episodes.environment import Environment, ToolError, tool
-from tasks.episodes.scenario import Scenario, TurnDraft, stated
+from tasks.episodes.environment import Environment, ToolError, prop, tool
+from tasks.episodes.scenario import Scenario, TurnDraft, call, first_applicable, offered_tools, quoted, stated
 from tasks.library.common import PERSON
 from tasks.rand import below, between, choose, shuffle
 
@@ -41,10 +41,6 @@ _MERCHANTS = (
 )
 _REFERENCES = ("Thanks!", "Dinner last week", "Concert tickets", "Half of the taxi", "Birthday gift")
 _IBAN = re.compile(r"^[A-Z]{2}\d{2}[A-Z0-9]{10,30}$")
-
-
-def _arg(kind: str, description: str) -> dict[str, Any]:
-    return {"type": kind, "description": description}
 
 
 def _money(amount: float) -> str:
@@ -173,7 +169,7 @@ class Bank(Environment):
 
     @tool(
         "Current balance of one account.",
-        {"account_id": _arg("string", "Account id, e.g. ACC-1234.")},
+        {"account_id": prop("string", "Account id, e.g. ACC-1234.")},
         ("account_id",),
     )
     def get_balance(self, account_id: str) -> dict[str, Any]:
@@ -183,9 +179,9 @@ class Bank(Environment):
     @tool(
         "Transactions of one account, newest first (amounts are negative when money left the account).",
         {
-            "account_id": _arg("string", "Account id."),
-            "since": _arg("string", "Only transactions on or after this day, YYYY-MM-DD."),
-            "limit": _arg("integer", "How many to return, 1 to 50 (default 20)."),
+            "account_id": prop("string", "Account id."),
+            "since": prop("string", "Only transactions on or after this day, YYYY-MM-DD."),
+            "limit": prop("integer", "How many to return, 1 to 50 (default 20)."),
         },
         ("account_id",),
     )
@@ -211,9 +207,9 @@ class Bank(Environment):
     @tool(
         "Move money between two of the user's own accounts (paying a credit card is a transfer to it).",
         {
-            "from_account": _arg("string", "Id of the account the money leaves."),
-            "to_account": _arg("string", "Id of the account the money goes to."),
-            "amount": _arg("number", "Amount, in the accounts' currency."),
+            "from_account": prop("string", "Id of the account the money leaves."),
+            "to_account": prop("string", "Id of the account the money goes to."),
+            "amount": prop("number", "Amount, in the accounts' currency."),
         },
         ("from_account", "to_account", "amount"),
         mutates=True,
@@ -236,10 +232,10 @@ class Bank(Environment):
     @tool(
         "Pay a known payee from one of the user's accounts.",
         {
-            "payee": _arg("string", "The payee's name (or IBAN), as in the payee list."),
-            "from_account": _arg("string", "Id of the account to pay from."),
-            "amount": _arg("number", "Amount, in the account's currency."),
-            "reference": _arg("string", "Reference shown to the payee."),
+            "payee": prop("string", "The payee's name (or IBAN), as in the payee list."),
+            "from_account": prop("string", "Id of the account to pay from."),
+            "amount": prop("number", "Amount, in the account's currency."),
+            "reference": prop("string", "Reference shown to the payee."),
         },
         ("payee", "from_account", "amount", "reference"),
         mutates=True,
@@ -256,8 +252,8 @@ class Bank(Environment):
     @tool(
         "Add a payee the user can then pay.",
         {
-            "name": _arg("string", "The payee's name."),
-            "iban": _arg("string", "The payee's IBAN, e.g. DE89370400440532013000."),
+            "name": prop("string", "The payee's name."),
+            "iban": prop("string", "The payee's IBAN, e.g. DE89370400440532013000."),
         },
         ("name", "iban"),
         mutates=True,
@@ -273,23 +269,6 @@ class Bank(Environment):
 
 
 # -- scenarios -------------------------------------------------------------------------------
-
-
-def _call(tool: str, /, **arguments: Any) -> dict[str, Any]:
-    return {"name": tool, "arguments": arguments}
-
-
-def _quoted(slot: str, about: str, text: str) -> dict[str, Any]:
-    return stated(slot, about, f'"{text}"', text, kind="quoted")
-
-
-def _offered(plan_tools: list[str], rng: Random) -> list[str]:
-    """The plan's tools and 1-3 other tools of the environment, in a drawn order."""
-    others = [name for name in Bank.tools() if name not in plan_tools]
-    shuffle(rng, others)
-    offered = list(dict.fromkeys(plan_tools)) + others[: between(rng, 1, 3)]
-    shuffle(rng, offered)
-    return offered
 
 
 def _amount_value(amount: float) -> dict[str, Any]:
@@ -317,11 +296,11 @@ def _repeat_payment(env: Bank, rng: Random) -> Scenario | None:
     listing = {"account_id": checking["id"]} | ({"limit": 50} if history.index(row) >= 20 else {})
     first = TurnDraft(
         f'Pay {payee} the same amount as last time from my checking account, reference "{reference}".',
-        [stated("payee", "who to pay", payee), account_value, _quoted("reference", "reference", reference)],
+        [stated("payee", "who to pay", payee), account_value, quoted("reference", "reference", reference)],
         [
-            _call("list_accounts"),
-            _call("list_transactions", **listing),
-            _call("pay", payee=payee, from_account=checking["id"], amount=amount, reference=reference),
+            call("list_accounts"),
+            call("list_transactions", **listing),
+            call("pay", payee=payee, from_account=checking["id"], amount=amount, reference=reference),
         ],
         [],
         "repeat a regular payment",
@@ -329,11 +308,11 @@ def _repeat_payment(env: Bank, rng: Random) -> Scenario | None:
     check = TurnDraft(
         "How much is left in that account now?",
         [],
-        [_call("get_balance", account_id=checking["id"])],
+        [call("get_balance", account_id=checking["id"])],
         [round(checking["balance"] - amount, 2)],
         "know the balance after paying",
     )
-    tools = _offered(["list_accounts", "list_transactions", "pay", "get_balance"], rng)
+    tools = offered_tools(Bank, ["list_accounts", "list_transactions", "pay", "get_balance"], rng)
     return Scenario(tools, [first, check])
 
 
@@ -346,15 +325,15 @@ def _pay_amount(env: Bank, rng: Random) -> Scenario:
     label = "checking" if account is env.accounts[0] else "savings"
     value = _amount_value(amount)
     values = [value, stated("payee", "who to pay", payee), stated("account", "account to pay from", label)]
-    values.append(_quoted("reference", "payment reference", reference))
+    values.append(quoted("reference", "payment reference", reference))
     plan = [
-        _call("list_accounts"),
-        _call("pay", payee=payee, from_account=account["id"], amount=amount, reference=reference),
+        call("list_accounts"),
+        call("pay", payee=payee, from_account=account["id"], amount=amount, reference=reference),
     ]
     tail = f'to {payee} from my {label} account, reference "{reference}", and tell me what is left in it.'
     left = round(account["balance"] - amount, 2)
     return Scenario(
-        _offered(["list_accounts", "pay"], rng),
+        offered_tools(Bank, ["list_accounts", "pay"], rng),
         [TurnDraft(f"Send {_money(amount)} {tail}", values, plan, [left], "pay someone")],
         withheld_text=f"Send what I owe {tail}",
         withheld={
@@ -376,9 +355,9 @@ def _pay_off_card(env: Bank, rng: Random) -> Scenario:
         "Pay off my credit card in full from my checking account, then tell me my checking balance.",
         [stated("from", "account to pay from", "checking")],
         [
-            _call("list_accounts"),
-            _call("transfer", from_account=checking["id"], to_account=card["id"], amount=debt),
-            _call("get_balance", account_id=checking["id"]),
+            call("list_accounts"),
+            call("transfer", from_account=checking["id"], to_account=card["id"], amount=debt),
+            call("get_balance", account_id=checking["id"]),
         ],
         [round(checking["balance"] - debt, 2)],
         "clear the credit card debt",
@@ -386,11 +365,11 @@ def _pay_off_card(env: Bank, rng: Random) -> Scenario:
     second = TurnDraft(
         f"Now move {_money(topup)} from savings to checking.",
         [_amount_value(topup)],
-        [_call("transfer", from_account=savings["id"], to_account=checking["id"], amount=topup)],
+        [call("transfer", from_account=savings["id"], to_account=checking["id"], amount=topup)],
         [],
         "top up the checking account",
     )
-    return Scenario(_offered(["list_accounts", "transfer", "get_balance"], rng), [first, second])
+    return Scenario(offered_tools(Bank, ["list_accounts", "transfer", "get_balance"], rng), [first, second])
 
 
 def _new_payee(env: Bank, rng: Random) -> Scenario:
@@ -400,15 +379,15 @@ def _new_payee(env: Bank, rng: Random) -> Scenario:
     iban, checking, reference = env._iban(rng), env.accounts[0], choose(rng, _REFERENCES)
     amount = round(between(rng, 1000, int(min(env.payment_limit, 400.0) * 100)) / 100, 2)
     values = [stated("payee", "new payee's name", person), stated("iban", "the payee's IBAN", iban)]
-    values += [_amount_value(amount), _quoted("reference", "payment reference", reference)]
+    values += [_amount_value(amount), quoted("reference", "payment reference", reference)]
     plan = [
-        _call("add_payee", name=person, iban=iban),
-        _call("list_accounts"),
-        _call("pay", payee=person, from_account=checking["id"], amount=amount, reference=reference),
+        call("add_payee", name=person, iban=iban),
+        call("list_accounts"),
+        call("pay", payee=person, from_account=checking["id"], amount=amount, reference=reference),
     ]
     text = f"Add {person} as a payee (IBAN {iban}) and send them {_money(amount)} from my checking account"
     turn = TurnDraft(f'{text}, reference "{reference}".', values, plan, [], "pay someone new")
-    return Scenario(_offered(["add_payee", "list_accounts", "pay"], rng), [turn])
+    return Scenario(offered_tools(Bank, ["add_payee", "list_accounts", "pay"], rng), [turn])
 
 
 _KINDS: tuple[Callable[[Bank, Random], Scenario | None], ...] = (
@@ -421,10 +400,4 @@ _KINDS: tuple[Callable[[Bank, Random], Scenario | None], ...] = (
 
 def scenario(env: Bank, rng: Random) -> Scenario:
     """One conversation with this bank: a kind drawn among those the state allows."""
-    kinds = list(_KINDS)
-    shuffle(rng, kinds)
-    for kind in kinds:
-        drawn = kind(env, rng)
-        if drawn is not None:
-            return drawn
-    raise AssertionError("unreachable: a payment of a stated amount always applies")
+    return first_applicable(_KINDS, env, rng, "unreachable: a payment of a stated amount always applies")

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from random import Random
 from typing import Any
 
-from tasks.episodes.environment import Environment, ToolError, tool
-from tasks.episodes.scenario import Scenario, TurnDraft, stated
+from tasks.episodes.environment import Environment, ToolError, prop, tool
+from tasks.episodes.scenario import Scenario, TurnDraft, call, first_applicable, offered_tools, stated
 from tasks.library.common import ROOM
 from tasks.rand import between, choose, shuffle
 
@@ -24,10 +24,6 @@ _DOORS = ("front door", "back door", "garage door", "patio door", "side door", "
 _MODES = ("heat", "cool", "auto", "off")
 _ARMED = ("off", "home", "away")
 _NUMBERS = ("zero", "one", "two", "three")
-
-
-def _arg(kind: str, description: str, **extra: Any) -> dict[str, Any]:
-    return {"type": kind, "description": description, **extra}
 
 
 def _shown(light: dict[str, Any]) -> str:
@@ -97,7 +93,7 @@ class SmartHome(Environment):
     @tool(
         "Status of the home (security, doors, thermostat, vacuum, then each room's light as 'on 80%'), "
         "or of one room.",
-        {"room": _arg("string", "Only this room's light; the whole home when left out.")},
+        {"room": prop("string", "Only this room's light; the whole home when left out.")},
     )
     def get_status(self, room: str | None = None) -> dict[str, Any]:
         if room is not None:
@@ -115,9 +111,9 @@ class SmartHome(Environment):
     @tool(
         "Switch a room's light on or off, optionally setting its brightness.",
         {
-            "room": _arg("string", "Room name, e.g. kitchen."),
-            "on": _arg("boolean", "True to switch on, false to switch off."),
-            "brightness": _arg("integer", "Brightness in percent, 0 to 100.", minimum=0, maximum=100),
+            "room": prop("string", "Room name, e.g. kitchen."),
+            "on": prop("boolean", "True to switch on, false to switch off."),
+            "brightness": prop("integer", "Brightness in percent, 0 to 100.", minimum=0, maximum=100),
         },
         ("room", "on"),
         mutates=True,
@@ -138,8 +134,8 @@ class SmartHome(Environment):
     @tool(
         "Set the thermostat's target temperature (degrees Celsius) and optionally its mode.",
         {
-            "target": _arg("number", "Target temperature in degrees Celsius, 10 to 30."),
-            "mode": _arg("string", "Heating mode.", enum=list(_MODES)),
+            "target": prop("number", "Target temperature in degrees Celsius, 10 to 30."),
+            "mode": prop("string", "Heating mode.", enum=list(_MODES)),
         },
         ("target",),
         mutates=True,
@@ -157,8 +153,8 @@ class SmartHome(Environment):
     @tool(
         "Lock or unlock a door.",
         {
-            "door": _arg("string", "Which door, e.g. back door."),
-            "locked": _arg("boolean", "True to lock, false to unlock."),
+            "door": prop("string", "Which door, e.g. back door."),
+            "locked": prop("boolean", "True to lock, false to unlock."),
         },
         ("door", "locked"),
         mutates=True,
@@ -172,7 +168,7 @@ class SmartHome(Environment):
 
     @tool(
         "Set the security system: off, home (perimeter only) or away (all sensors; doors must be locked).",
-        {"mode": _arg("string", "Security mode.", enum=list(_ARMED))},
+        {"mode": prop("string", "Security mode.", enum=list(_ARMED))},
         ("mode",),
         mutates=True,
     )
@@ -189,7 +185,7 @@ class SmartHome(Environment):
 
     @tool(
         "Send the robot vacuum to clean some rooms (it needs at least 20% battery).",
-        {"rooms": _arg("array", "Rooms to clean.", items={"type": "string"})},
+        {"rooms": prop("array", "Rooms to clean.", items={"type": "string"})},
         ("rooms",),
         mutates=True,
     )
@@ -207,19 +203,6 @@ class SmartHome(Environment):
 # -- scenarios -------------------------------------------------------------------------------
 
 
-def _call(tool: str, /, **arguments: Any) -> dict[str, Any]:
-    return {"name": tool, "arguments": arguments}
-
-
-def _offered(plan_tools: list[str], rng: Random) -> list[str]:
-    """The plan's tools and 1-3 other tools of the environment, in a drawn order."""
-    others = [name for name in SmartHome.tools() if name not in plan_tools]
-    shuffle(rng, others)
-    offered = list(dict.fromkeys(plan_tools)) + others[: between(rng, 1, 3)]
-    shuffle(rng, offered)
-    return offered
-
-
 def _unlocked(env: SmartHome) -> list[str]:
     return [door for door, state in env.doors.items() if not state["locked"]]
 
@@ -230,24 +213,24 @@ def _check_lock(env: SmartHome, rng: Random) -> Scenario:
     turn = TurnDraft(
         f"Is the {door} locked? Lock it if not.",
         [stated("door", "which door", door)],
-        [_call("get_status"), _call("lock_door", door=door, locked=True)],
+        [call("get_status"), call("lock_door", door=door, locked=True)],
         [],
         "make sure a door is locked",
     )
-    return Scenario(_offered(["get_status", "lock_door"], rng), [turn])
+    return Scenario(offered_tools(SmartHome, ["get_status", "lock_door"], rng), [turn])
 
 
 def _leave_home(env: SmartHome, rng: Random) -> Scenario:
     """Lock whichever doors are unlocked (observed), then arm the system away."""
-    locks = [_call("lock_door", door=door, locked=True) for door in _unlocked(env)]
+    locks = [call("lock_door", door=door, locked=True) for door in _unlocked(env)]
     turn = TurnDraft(
         "I'm heading out: lock every door that's unlocked and arm the alarm in away mode.",
         [stated("mode", "security mode", "away mode", "away", kind="flag")],
-        [_call("get_status"), *locks, _call("arm_security", mode="away")],
+        [call("get_status"), *locks, call("arm_security", mode="away")],
         [],
         "secure the house before leaving",
     )
-    return Scenario(_offered(["get_status", "lock_door", "arm_security"], rng), [turn])
+    return Scenario(offered_tools(SmartHome, ["get_status", "lock_door", "arm_security"], rng), [turn])
 
 
 def _warmer_and_dimmer(env: SmartHome, rng: Random) -> Scenario | None:
@@ -262,7 +245,7 @@ def _warmer_and_dimmer(env: SmartHome, rng: Random) -> Scenario | None:
     first = TurnDraft(
         f"Turn the thermostat up by {said} degrees.",
         [step_value],
-        [_call("get_status"), _call("set_thermostat", target=env.thermostat["target"] + step)],
+        [call("get_status"), call("set_thermostat", target=env.thermostat["target"] + step)],
         [],
         "warm the house a little",
     )
@@ -270,12 +253,12 @@ def _warmer_and_dimmer(env: SmartHome, rng: Random) -> Scenario | None:
     second = TurnDraft(
         f"And dim the {room} light to half of what it is now.",
         [stated("room", "which room", room)],
-        [_call("get_status", room=room), _call("set_light", room=room, on=True, brightness=half)],
+        [call("get_status", room=room), call("set_light", room=room, on=True, brightness=half)],
         [],
         "dim one light",
     )
     return Scenario(
-        _offered(["get_status", "set_thermostat", "set_light"], rng),
+        offered_tools(SmartHome, ["get_status", "set_thermostat", "set_light"], rng),
         [first, second],
         withheld_text="Turn the thermostat up a bit.",
         withheld={
@@ -297,11 +280,11 @@ def _vacuum_dark_rooms(env: SmartHome, rng: Random) -> Scenario | None:
     turn = TurnDraft(
         "Vacuum every room whose light is off, and tell me the vacuum's battery level.",
         [],
-        [_call("get_status"), _call("start_vacuum", rooms=dark)],
+        [call("get_status"), call("start_vacuum", rooms=dark)],
         [env.vacuum["battery"]],
         "clean the empty rooms",
     )
-    return Scenario(_offered(["get_status", "start_vacuum"], rng), [turn])
+    return Scenario(offered_tools(SmartHome, ["get_status", "start_vacuum"], rng), [turn])
 
 
 _SCENARIOS: tuple[Callable[[SmartHome, Random], Scenario | None], ...] = (
@@ -314,10 +297,6 @@ _SCENARIOS: tuple[Callable[[SmartHome, Random], Scenario | None], ...] = (
 
 def scenario(env: SmartHome, rng: Random) -> Scenario:
     """One conversation in this home: a kind drawn among those the state allows."""
-    kinds = list(_SCENARIOS)
-    shuffle(rng, kinds)
-    for kind in kinds:
-        drawn = kind(env, rng)
-        if drawn is not None:
-            return drawn
-    raise AssertionError("unreachable: checking a door always applies (one is always unlocked)")
+    return first_applicable(
+        _SCENARIOS, env, rng, "unreachable: checking a door always applies (one is always unlocked)"
+    )

@@ -13,10 +13,10 @@ from collections.abc import Callable
 from random import Random
 from typing import Any
 
-from tasks.episodes.environment import Environment, ToolError, tool
-from tasks.episodes.scenario import Scenario, TurnDraft, stated
+from tasks.episodes.environment import Environment, ToolError, prop, tool
+from tasks.episodes.scenario import Scenario, TurnDraft, call, first_applicable, offered_tools, quoted, stated
 from tasks.library.common import PERSON
-from tasks.rand import below, between, choose, shuffle
+from tasks.rand import below, between, choose
 from tasks.values import _date_forms, _date_mentions, clock_mentions
 
 __all__ = ["MailCalendar", "scenario"]
@@ -61,10 +61,6 @@ _REPLIES = (
 _SECRET = re.compile(r"\b\d{6}\b|password|passcode|verification code|one-time code", re.IGNORECASE)
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _CLOCK = re.compile(r"^(\d{1,2}):(\d{2})$")
-
-
-def _arg(kind: str, description: str, **extra: Any) -> dict[str, Any]:
-    return {"type": kind, "description": description, **extra}
 
 
 def _iso(offset: int) -> str:
@@ -203,9 +199,9 @@ class MailCalendar(Environment):
         "Search the inbox, newest first (at most 20 results). Every word of the query must appear in "
         "the subject, body or sender; an empty query matches every mail.",
         {
-            "query": _arg("string", "Words to look for; empty for any mail."),
-            "sender": _arg("string", "Part of the sender's name or address."),
-            "unread_only": _arg("boolean", "Only mails not read yet."),
+            "query": prop("string", "Words to look for; empty for any mail."),
+            "sender": prop("string", "Part of the sender's name or address."),
+            "unread_only": prop("boolean", "Only mails not read yet."),
         },
         ("query",),
     )
@@ -231,7 +227,7 @@ class MailCalendar(Environment):
 
     @tool(
         "Read one mail (inbox or sent) in full; marks it read.",
-        {"mail_id": _arg("string", "Mail id.")},
+        {"mail_id": prop("string", "Mail id.")},
         ("mail_id",),
     )
     def read_mail(self, mail_id: str) -> dict[str, Any]:
@@ -245,9 +241,9 @@ class MailCalendar(Environment):
     @tool(
         "Send a new mail.",
         {
-            "to": _arg("array", "Recipient addresses.", items={"type": "string"}),
-            "subject": _arg("string", "Subject line."),
-            "body": _arg("string", "Text of the mail."),
+            "to": prop("array", "Recipient addresses.", items={"type": "string"}),
+            "subject": prop("string", "Subject line."),
+            "body": prop("string", "Text of the mail."),
         },
         ("to", "subject", "body"),
         mutates=True,
@@ -265,8 +261,8 @@ class MailCalendar(Environment):
     @tool(
         "Reply to a mail of the inbox; the reply goes to its sender, in the same thread.",
         {
-            "mail_id": _arg("string", "Id of the mail to answer."),
-            "body": _arg("string", "Text of the reply."),
+            "mail_id": prop("string", "Id of the mail to answer."),
+            "body": prop("string", "Text of the reply."),
         },
         ("mail_id", "body"),
         mutates=True,
@@ -282,11 +278,11 @@ class MailCalendar(Environment):
     @tool(
         "Add an event to the calendar.",
         {
-            "title": _arg("string", "Title of the event."),
-            "date": _arg("string", "Day, as YYYY-MM-DD."),
-            "start": _arg("string", "Start time, HH:MM (24-hour)."),
-            "end": _arg("string", "End time, HH:MM (24-hour), after the start."),
-            "attendees": _arg("array", "Guests' addresses.", items={"type": "string"}),
+            "title": prop("string", "Title of the event."),
+            "date": prop("string", "Day, as YYYY-MM-DD."),
+            "start": prop("string", "Start time, HH:MM (24-hour)."),
+            "end": prop("string", "End time, HH:MM (24-hour), after the start."),
+            "attendees": prop("array", "Guests' addresses.", items={"type": "string"}),
         },
         ("title", "date", "start", "end"),
         mutates=True,
@@ -305,7 +301,7 @@ class MailCalendar(Environment):
 
     @tool(
         "List the events of one day, by start time.",
-        {"date": _arg("string", "Day, as YYYY-MM-DD.")},
+        {"date": prop("string", "Day, as YYYY-MM-DD.")},
         ("date",),
     )
     def list_events(self, date: str) -> dict[str, Any]:
@@ -315,7 +311,7 @@ class MailCalendar(Environment):
 
     @tool(
         "Cancel (delete) an event.",
-        {"event_id": _arg("string", "Id of the event.")},
+        {"event_id": prop("string", "Id of the event.")},
         ("event_id",),
         mutates=True,
     )
@@ -327,9 +323,9 @@ class MailCalendar(Environment):
     @tool(
         "Move an event to another day and start time, keeping its length.",
         {
-            "event_id": _arg("string", "Id of the event."),
-            "date": _arg("string", "New day, as YYYY-MM-DD."),
-            "start": _arg("string", "New start time, HH:MM (24-hour)."),
+            "event_id": prop("string", "Id of the event."),
+            "date": prop("string", "New day, as YYYY-MM-DD."),
+            "start": prop("string", "New start time, HH:MM (24-hour)."),
         },
         ("event_id", "date", "start"),
         mutates=True,
@@ -368,23 +364,6 @@ def _said_time(minutes: int, rng: Random, slot: str) -> tuple[str, dict[str, Any
     return said, stated(slot, "time of day", said, *[f for f in forms if f != said], kind="time")
 
 
-def _call(tool: str, /, **arguments: Any) -> dict[str, Any]:
-    return {"name": tool, "arguments": arguments}
-
-
-def _quoted(slot: str, about: str, text: str) -> dict[str, Any]:
-    return stated(slot, about, f'"{text}"', text, kind="quoted")
-
-
-def _offered(plan_tools: list[str], rng: Random) -> list[str]:
-    """The plan's tools and 1-3 other tools of the environment, in a drawn order."""
-    others = [name for name in MailCalendar.tools() if name not in plan_tools]
-    shuffle(rng, others)
-    offered = list(dict.fromkeys(plan_tools)) + others[: between(rng, 1, 3)]
-    shuffle(rng, offered)
-    return offered
-
-
 def _latest_from(env: MailCalendar, rng: Random) -> dict[str, Any]:
     """The newest mail from a contact who wrote at least once (the inbox is newest first)."""
     senders = [c for c in env.contacts if any(m["from"] == c["email"] for m in env.inbox)]
@@ -396,12 +375,12 @@ def _reply_latest(env: MailCalendar, rng: Random) -> Scenario:
     """Reply to the latest mail of a person: its id is observed by a search."""
     mail = _latest_from(env, rng)
     who, body = mail["from_name"], choose(rng, _REPLIES)
-    plan = [_call("search_mail", query="", sender=who), _call("reply", mail_id=mail["id"], body=body)]
-    body_value = _quoted("body", "text of the reply", body)
+    plan = [call("search_mail", query="", sender=who), call("reply", mail_id=mail["id"], body=body)]
+    body_value = quoted("body", "text of the reply", body)
     values = [stated("sender", "whose mail to answer", who), body_value]
     text = f'Reply to the latest mail from {who} saying "{body}"'
     return Scenario(
-        _offered(["search_mail", "reply"], rng),
+        offered_tools(MailCalendar, ["search_mail", "reply"], rng),
         [TurnDraft(text, values, plan, [], "answer a colleague's last mail")],
         withheld_text=f"Reply to the latest mail from {who} with my answer.",
         withheld={"slot": "body", "about": "text of the reply", "said": "my answer", "forbidden": [body]},
@@ -426,16 +405,16 @@ def _move_meeting(env: MailCalendar, rng: Random) -> Scenario | None:
     start = choose(rng, [m for m in range(8 * 60, 18 * 60, 30) if _clock(m) != event["start"]])
     said_day, day_value = _said_date(event["date"], rng)
     said_time, time_value = _said_time(start, rng, "start")
-    moved = _call("move_event", event_id=event["id"], date=event["date"], start=_clock(start))
-    plan = [_call("list_events", date=event["date"]), moved]
+    moved = call("move_event", event_id=event["id"], date=event["date"], start=_clock(start))
+    plan = [call("list_events", date=event["date"]), moved]
     values = [stated("attendee", "who the meeting is with", who), day_value, time_value]
     text = f"Move my meeting with {who} on {said_day} to {said_time}."
     first = TurnDraft(text, values, plan, [], "reschedule a meeting")
-    again, ends = [_call("list_events", date=event["date"])], [_clock(start + length)]
+    again, ends = [call("list_events", date=event["date"])], [_clock(start + length)]
     check = TurnDraft("What time does it end now?", [], again, ends, "know when the moved meeting ends")
     times = list(time_value["mentions"][0][1])
     return Scenario(
-        _offered(["list_events", "move_event"], rng),
+        offered_tools(MailCalendar, ["list_events", "move_event"], rng),
         [first, check],
         withheld_text=f"Move my meeting with {who} on {said_day} to a better time.",
         withheld={"slot": "start", "about": "new start time", "said": "a better time", "forbidden": times},
@@ -452,22 +431,24 @@ def _invite_sender(env: MailCalendar, rng: Random) -> Scenario:
     said_day, day_value = _said_date(iso, rng)
     said_start, start_value = _said_time(start, rng, "start")
     said_end, end_value = _said_time(start + 60, rng, "end")
-    values = [stated("sender", "who to meet", who), _quoted("title", "event title", title)]
+    values = [stated("sender", "who to meet", who), quoted("title", "event title", title)]
     values += [day_value, start_value, end_value]
     create = {"title": title, "date": iso, "start": _clock(start), "end": _clock(start + 60)}
     plan = [
-        _call("search_mail", query="", sender=who),
-        _call("create_event", **create, attendees=[mail["from"]]),
+        call("search_mail", query="", sender=who),
+        call("create_event", **create, attendees=[mail["from"]]),
     ]
     text = f'Find the latest mail from {who} and put a meeting called "{title}" with them on my calendar '
     first = TurnDraft(
         f"{text}on {said_day} from {said_start} to {said_end}.", values, plan, [], "meet the last writer"
     )
     body = choose(rng, _REPLIES)
-    answer = [_call("reply", mail_id=mail["id"], body=body)]
+    answer = [call("reply", mail_id=mail["id"], body=body)]
     text = f'Now reply to that mail saying "{body}".'
-    second = TurnDraft(text, [_quoted("body", "text of the reply", body)], answer, [], "answer the mail")
-    return Scenario(_offered(["search_mail", "create_event", "reply"], rng), [first, second])
+    second = TurnDraft(text, [quoted("body", "text of the reply", body)], answer, [], "answer the mail")
+    return Scenario(
+        offered_tools(MailCalendar, ["search_mail", "create_event", "reply"], rng), [first, second]
+    )
 
 
 def _verification_code(env: MailCalendar, rng: Random) -> Scenario:
@@ -476,11 +457,11 @@ def _verification_code(env: MailCalendar, rng: Random) -> Scenario:
     service = choose(rng, coded)["from_name"]
     mail = next(m for m in coded if m["from_name"] == service)
     code = re.findall(r"\d{6}", mail["body"])[0]
-    plan = [_call("search_mail", query="code", sender=service), _call("read_mail", mail_id=mail["id"])]
+    plan = [call("search_mail", query="code", sender=service), call("read_mail", mail_id=mail["id"])]
     values = [stated("sender", "which service sent the code", service)]
     text = f"What's the code in the latest mail from {service}?"
     turn = TurnDraft(text, values, plan, [code], "log in with a one-time code")
-    return Scenario(_offered(["search_mail", "read_mail"], rng), [turn])
+    return Scenario(offered_tools(MailCalendar, ["search_mail", "read_mail"], rng), [turn])
 
 
 def _cancel_and_list(env: MailCalendar, rng: Random) -> Scenario | None:
@@ -495,10 +476,10 @@ def _cancel_and_list(env: MailCalendar, rng: Random) -> Scenario | None:
     event, others = choose(rng, options)
     said_day, day_value = _said_date(event["date"], rng)
     text = f'Cancel "{event["title"]}" on {said_day} and tell me what else I have that day.'
-    values = [_quoted("title", "event to cancel", event["title"]), day_value]
-    plan = [_call("list_events", date=event["date"]), _call("cancel_event", event_id=event["id"])]
+    values = [quoted("title", "event to cancel", event["title"]), day_value]
+    plan = [call("list_events", date=event["date"]), call("cancel_event", event_id=event["id"])]
     turn = TurnDraft(text, values, plan, others, "free up a slot and see the rest of the day")
-    return Scenario(_offered(["list_events", "cancel_event"], rng), [turn])
+    return Scenario(offered_tools(MailCalendar, ["list_events", "cancel_event"], rng), [turn])
 
 
 _SCENARIOS: tuple[Callable[[MailCalendar, Random], Scenario | None], ...] = (
@@ -512,10 +493,4 @@ _SCENARIOS: tuple[Callable[[MailCalendar, Random], Scenario | None], ...] = (
 
 def scenario(env: MailCalendar, rng: Random) -> Scenario:
     """One conversation over this mailbox: a kind drawn among those the state allows."""
-    kinds = list(_SCENARIOS)
-    shuffle(rng, kinds)
-    for kind in kinds:
-        drawn = kind(env, rng)
-        if drawn is not None:
-            return drawn
-    raise AssertionError("unreachable: replying to the latest mail always applies")
+    return first_applicable(_SCENARIOS, env, rng, "unreachable: replying to the latest mail always applies")

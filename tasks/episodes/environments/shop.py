@@ -10,8 +10,8 @@ from collections.abc import Callable
 from random import Random
 from typing import Any
 
-from tasks.episodes.environment import Environment, ToolError, tool
-from tasks.episodes.scenario import Scenario, TurnDraft, stated
+from tasks.episodes.environment import Environment, ToolError, prop, tool
+from tasks.episodes.scenario import Scenario, TurnDraft, call, first_applicable, offered_tools, quoted, stated
 from tasks.library.common import CITY, STREET_ADDRESS
 from tasks.rand import below, between, choose, shuffle
 
@@ -41,10 +41,6 @@ _BRANDS = ("Acme", "Northwind", "Zenith", "Orbit", "Maple", "Vertex", "Nimbus", 
 _VARIANTS = ("", " Pro", " Mini", " XL", " Lite")
 _REASONS = ("arrived damaged", "wrong size", "no longer needed", "not as described", "stopped working")
 _COUNTS = ("one", "two", "three")
-
-
-def _arg(kind: str, description: str) -> dict[str, Any]:
-    return {"type": kind, "description": description}
 
 
 class Shop(Environment):
@@ -128,7 +124,7 @@ class Shop(Environment):
     @tool(
         "Search the catalogue; every word of the query must appear in the product's name or category. "
         "At most 20 results, cheapest first.",
-        {"query": _arg("string", "Words to look for."), "max_price": _arg("number", "Highest price wanted.")},
+        {"query": prop("string", "Words to look for."), "max_price": prop("number", "Highest price wanted.")},
         ("query",),
     )
     def search_products(self, query: str, max_price: float | None = None) -> dict[str, Any]:
@@ -143,13 +139,13 @@ class Shop(Environment):
         shown = [{key: p[key] for key in ("sku", "name", "price", "stock")} for p in found[:20]]
         return {"total": len(found), "results": shown}
 
-    @tool("One product's details.", {"sku": _arg("string", "The product's sku, e.g. SKU-12345.")}, ("sku",))
+    @tool("One product's details.", {"sku": prop("string", "The product's sku, e.g. SKU-12345.")}, ("sku",))
     def get_product(self, sku: str) -> dict[str, Any]:
         return dict(self._product(sku))
 
     @tool(
         "Put a product in the cart (added to what the cart already holds of it).",
-        {"sku": _arg("string", "The product's sku."), "quantity": _arg("integer", "How many, at least 1.")},
+        {"sku": prop("string", "The product's sku."), "quantity": prop("integer", "How many, at least 1.")},
         ("sku", "quantity"),
         mutates=True,
     )
@@ -179,7 +175,7 @@ class Shop(Environment):
 
     @tool(
         "Buy everything in the cart and ship it to an address; returns the new order.",
-        {"address": _arg("string", "Street address and city to ship to.")},
+        {"address": prop("string", "Street address and city to ship to.")},
         ("address",),
         mutates=True,
     )
@@ -198,7 +194,7 @@ class Shop(Environment):
 
     @tool(
         "An order's items, total, status and address.",
-        {"order_id": _arg("string", "Order id, e.g. ORD-48213.")},
+        {"order_id": prop("string", "Order id, e.g. ORD-48213.")},
         ("order_id",),
     )
     def order_status(self, order_id: str) -> dict[str, Any]:
@@ -206,7 +202,7 @@ class Shop(Environment):
 
     @tool(
         "Cancel an order that has not shipped yet.",
-        {"order_id": _arg("string", "Order id.")},
+        {"order_id": prop("string", "Order id.")},
         ("order_id",),
         mutates=True,
     )
@@ -224,9 +220,9 @@ class Shop(Environment):
     @tool(
         "Ask to return one item of a delivered order.",
         {
-            "order_id": _arg("string", "Order id."),
-            "sku": _arg("string", "Sku of the item to return."),
-            "reason": _arg("string", "Why it goes back."),
+            "order_id": prop("string", "Order id."),
+            "sku": prop("string", "Sku of the item to return."),
+            "reason": prop("string", "Why it goes back."),
         },
         ("order_id", "sku", "reason"),
         mutates=True,
@@ -245,19 +241,6 @@ class Shop(Environment):
 
 
 # -- scenarios -------------------------------------------------------------------------------
-
-
-def _call(tool: str, /, **arguments: Any) -> dict[str, Any]:
-    return {"name": tool, "arguments": arguments}
-
-
-def _offered(plan_tools: list[str], rng: Random) -> list[str]:
-    """The plan's tools and 1-3 other tools of the environment, in a drawn order."""
-    others = [name for name in Shop.tools() if name not in plan_tools]
-    shuffle(rng, others)
-    offered = list(dict.fromkeys(plan_tools)) + others[: between(rng, 1, 3)]
-    shuffle(rng, offered)
-    return offered
 
 
 def _count(quantity: int, rng: Random) -> tuple[str, dict[str, Any]]:
@@ -288,9 +271,9 @@ def _cheapest_order(env: Shop, rng: Random) -> Scenario | None:
     said_count, count_value = _count(quantity, rng)
     address, address_value = _address(rng)
     plan = [
-        _call("search_products", query=noun),
-        _call("add_to_cart", sku=product["sku"], quantity=quantity),
-        _call("checkout", address=address),
+        call("search_products", query=noun),
+        call("add_to_cart", sku=product["sku"], quantity=quantity),
+        call("checkout", address=address),
     ]
     ask = f"Order {said_count} of the cheapest {noun} you have in stock"
     values = [count_value, stated("product", "kind of product", noun), address_value]
@@ -302,7 +285,7 @@ def _cheapest_order(env: Shop, rng: Random) -> Scenario | None:
         "buy the cheapest option",
     )
     return Scenario(
-        _offered(["search_products", "add_to_cart", "checkout"], rng),
+        offered_tools(Shop, ["search_products", "add_to_cart", "checkout"], rng),
         [turn],
         withheld_text=f"{ask} and ship it to my new place. What's the order id?",
         withheld={
@@ -325,11 +308,11 @@ def _cancel_unshipped(env: Shop, rng: Random) -> Scenario | None:
     turn = TurnDraft(
         f"Has order {order['id']} shipped yet? If not, cancel it.",
         [stated("order", "which order", order["id"])],
-        [_call("order_status", order_id=order["id"]), _call("cancel_order", order_id=order["id"])],
+        [call("order_status", order_id=order["id"]), call("cancel_order", order_id=order["id"])],
         ["processing"],
         "stop an order before it ships",
     )
-    return Scenario(_offered(["order_status", "cancel_order"], rng), [turn])
+    return Scenario(offered_tools(Shop, ["order_status", "cancel_order"], rng), [turn])
 
 
 def _return_and_reorder(env: Shop, rng: Random) -> Scenario | None:
@@ -346,10 +329,10 @@ def _return_and_reorder(env: Shop, rng: Random) -> Scenario | None:
     which = [stated("item", "what to return", item["name"]), stated("order", "which order", order["id"])]
     first = TurnDraft(
         f'Return the {item["name"]} from order {order["id"]} ("{reason}") and give me the return number.',
-        [*which, stated("reason", "why", f'"{reason}"', reason, kind="quoted")],
+        [*which, quoted("reason", "why", reason)],
         [
-            _call("order_status", order_id=order["id"]),
-            _call("return_item", order_id=order["id"], sku=item["sku"], reason=reason),
+            call("order_status", order_id=order["id"]),
+            call("return_item", order_id=order["id"], sku=item["sku"], reason=reason),
         ],
         [f"RET-{1001 + len(env.returns)}"],
         "send back a faulty item",
@@ -361,15 +344,17 @@ def _return_and_reorder(env: Shop, rng: Random) -> Scenario | None:
             stated("quantity", "how many", "two", "2", kind="number"),
         ],
         [
-            _call("search_products", query=product["name"]),
-            _call("add_to_cart", sku=product["sku"], quantity=2),
-            _call("checkout", address=order["address"]),
+            call("search_products", query=product["name"]),
+            call("add_to_cart", sku=product["sku"], quantity=2),
+            call("checkout", address=order["address"]),
         ],
         [],
         "buy a replacement",
     )
     return Scenario(
-        _offered(["order_status", "return_item", "search_products", "add_to_cart", "checkout"], rng),
+        offered_tools(
+            Shop, ["order_status", "return_item", "search_products", "add_to_cart", "checkout"], rng
+        ),
         [first, second],
     )
 
@@ -393,14 +378,14 @@ def _budget_pick(env: Shop, rng: Random) -> Scenario | None:
             stated("budget", "highest price", said, f"{budget}", kind="number"),
         ],
         [
-            _call("search_products", query=noun, max_price=budget),
-            _call("add_to_cart", sku=product["sku"], quantity=1),
-            _call("view_cart"),
+            call("search_products", query=noun, max_price=budget),
+            call("add_to_cart", sku=product["sku"], quantity=1),
+            call("view_cart"),
         ],
         [product["price"]],
         "spend the budget well",
     )
-    return Scenario(_offered(["search_products", "add_to_cart", "view_cart"], rng), [turn])
+    return Scenario(offered_tools(Shop, ["search_products", "add_to_cart", "view_cart"], rng), [turn])
 
 
 _SCENARIOS: tuple[Callable[[Shop, Random], Scenario | None], ...] = (
@@ -413,11 +398,4 @@ _SCENARIOS: tuple[Callable[[Shop, Random], Scenario | None], ...] = (
 
 def scenario(env: Shop, rng: Random) -> Scenario:
     """One conversation with this shop: a kind drawn among those the state allows."""
-    kinds = list(_SCENARIOS)
-    for _ in range(4):  # a kind may not apply to this state: draw again
-        shuffle(rng, kinds)
-        for kind in kinds:
-            drawn = kind(env, rng)
-            if drawn is not None:
-                return drawn
-    raise ValueError("no scenario applies to this shop")
+    return first_applicable(_SCENARIOS, env, rng, "no scenario applies to this shop", attempts=4)

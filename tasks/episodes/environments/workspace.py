@@ -22,7 +22,7 @@ from collections.abc import Callable
 from random import Random
 from typing import Any
 
-from tasks.episodes.environment import Environment, ToolError, tool
+from tasks.episodes.environment import Environment, ToolError, prop, tool
 from tasks.episodes.environments.patching import (
     apply_patch,
     diff_files,
@@ -32,7 +32,7 @@ from tasks.episodes.environments.patching import (
 )
 from tasks.episodes.environments.repository import PlantedBug, draw_repository
 from tasks.episodes.environments.shell import is_directory, run_command, run_suite, unsafe_command
-from tasks.episodes.scenario import Scenario, TurnDraft, stated
+from tasks.episodes.scenario import Scenario, TurnDraft, call, offered_tools, stated
 from tasks.library.common import FIRST_NAMES, LAST_NAMES, CronSchedule
 from tasks.rand import between, choose, shuffle
 
@@ -99,14 +99,6 @@ def canonical_cron(expression: str) -> str:
     return " ".join(canonical)
 
 
-def _string(description: str) -> dict[str, Any]:
-    return {"type": "string", "description": description}
-
-
-def _integer(description: str) -> dict[str, Any]:
-    return {"type": "integer", "description": description}
-
-
 def _capped(result: dict[str, Any], key: str, value: str | list[str], bound: int) -> dict[str, Any]:
     """``result`` with ``value`` under ``key``, cut to ``bound`` (saying so when it was cut)."""
     result[key] = value[:bound]
@@ -162,9 +154,9 @@ class Workspace(Environment):
     @tool(
         "Reads a text file of the workspace, optionally only a range of its lines.",
         {
-            "path": _string("File path relative to the workspace root."),
-            "start_line": _integer("First line to return (1-based)."),
-            "end_line": _integer("Last line to return (inclusive)."),
+            "path": prop("string", "File path relative to the workspace root."),
+            "start_line": prop("integer", "First line to return (1-based)."),
+            "end_line": prop("integer", "Last line to return (inclusive)."),
         },
         ("path",),
     )
@@ -186,8 +178,8 @@ class Workspace(Environment):
     @tool(
         "Lists the files under a workspace directory (recursively), optionally only names matching a glob.",
         {
-            "directory": _string("Directory relative to the workspace root; '.' for all."),
-            "pattern": _string("Glob the file names must match, e.g. 'test_*.py'."),
+            "directory": prop("string", "Directory relative to the workspace root; '.' for all."),
+            "pattern": prop("string", "Glob the file names must match, e.g. 'test_*.py'."),
         },
     )
     def list_files(self, directory: str = ".", pattern: str | None = None) -> dict[str, Any]:
@@ -210,7 +202,7 @@ class Workspace(Environment):
     @tool(
         "Runs a shell command in the workspace root and returns its output. Only read-only commands and the "
         "tests are available: ls, cat, grep, head, tail, wc -l, pytest, git status, git diff.",
-        {"command": _string("The command line, e.g. \"grep -rn 'def parse' src\".")},
+        {"command": prop("string", "The command line, e.g. \"grep -rn 'def parse' src\".")},
         ("command",),
     )
     def run_shell(self, command: str) -> dict[str, Any]:
@@ -218,14 +210,14 @@ class Workspace(Environment):
 
     @tool(
         "Runs the test suite (or the tests under one path) and reports counts and the failing tests.",
-        {"path": _string("Test file or directory, or FILE::TEST; all tests when omitted.")},
+        {"path": prop("string", "Test file or directory, or FILE::TEST; all tests when omitted.")},
     )
     def run_tests(self, path: str | None = None) -> dict[str, Any]:
         return run_suite(self.files, self.bug, path)
 
     @tool(
         "Shows the uncommitted changes of the workspace as a unified diff.",
-        {"path": _string("Limit the diff to this file or directory.")},
+        {"path": prop("string", "Limit the diff to this file or directory.")},
     )
     def git_diff(self, path: str | None = None) -> dict[str, Any]:
         diff = diff_files(self.committed, self.files, path)
@@ -237,7 +229,7 @@ class Workspace(Environment):
     @tool(
         "Applies a unified diff (as produced by git diff) to the workspace files; all hunks or nothing. "
         "A new file's header is '--- /dev/null'.",
-        {"patch": _string("The unified diff: '--- a/PATH', '+++ b/PATH', @@ hunks.")},
+        {"patch": prop("string", "The unified diff: '--- a/PATH', '+++ b/PATH', @@ hunks.")},
         ("patch",),
         mutates=True,
     )
@@ -251,8 +243,8 @@ class Workspace(Environment):
     @tool(
         "Stores a fact in long-term memory under a key (replacing what the key held).",
         {
-            "key": _string("Name to store the fact under."),
-            "value": _string("The fact to keep."),
+            "key": prop("string", "Name to store the fact under."),
+            "value": prop("string", "The fact to keep."),
         },
         ("key", "value"),
         mutates=True,
@@ -267,7 +259,7 @@ class Workspace(Environment):
 
     @tool(
         "Looks up a fact stored in long-term memory by its key.",
-        {"key": _string("The key the fact was stored under.")},
+        {"key": prop("string", "The key the fact was stored under.")},
         ("key",),
     )
     def retrieve_memory(self, key: str) -> dict[str, Any]:
@@ -279,8 +271,8 @@ class Workspace(Environment):
     @tool(
         "Creates a recurring scheduled job from a cron expression.",
         {
-            "schedule": _string("Cron expression: minute hour day month weekday."),
-            "command": _string("Shell command the job runs in the workspace."),
+            "schedule": prop("string", "Cron expression: minute hour day month weekday."),
+            "command": prop("string", "Shell command the job runs in the workspace."),
         },
         ("schedule", "command"),
         mutates=True,
@@ -298,8 +290,8 @@ class Workspace(Environment):
     @tool(
         "Sends a chat message to a teammate's handle in the team workspace.",
         {
-            "recipient": _string("User handle, e.g. @maria."),
-            "text": _string("Message text."),
+            "recipient": prop("string", "User handle, e.g. @maria."),
+            "text": prop("string", "Message text."),
         },
         ("recipient", "text"),
         mutates=True,
@@ -316,7 +308,7 @@ class Workspace(Environment):
 
     @tool(
         "Asks the user a clarifying question; the answer comes in their next message.",
-        {"question": _string("The question to ask.")},
+        {"question": prop("string", "The question to ask.")},
         ("question",),
     )
     def clarify(self, question: str) -> dict[str, Any]:
@@ -326,7 +318,7 @@ class Workspace(Environment):
     @tool(
         "Escalates a problem to a human on call.",
         {
-            "reason": _string("What is wrong and why it needs a human."),
+            "reason": prop("string", "What is wrong and why it needs a human."),
             "severity": {"type": "string", "enum": list(_SEVERITIES), "description": "How urgent it is."},
         },
         ("reason", "severity"),
@@ -368,17 +360,9 @@ _STAND_INS = {"run_tests": "run_shell", "list_files": "run_shell", "git_diff": "
 
 def _offer(rng: Random, plan: list[dict[str, Any]]) -> list[str]:
     """The plan's tools and one to three other workspace tools, in a drawn order."""
-    names = list(dict.fromkeys(call["name"] for call in plan))
     stand_in = _STAND_INS.get(plan[0]["name"])
-    others = [name for name in Workspace.tools() if name not in names and name != stand_in]
-    shuffle(rng, others)
-    offered = names + others[: between(rng, 1, 3)]
-    shuffle(rng, offered)
-    return offered
-
-
-def _call(name: str, **arguments: Any) -> dict[str, Any]:
-    return {"name": name, "arguments": arguments}
+    excluded = () if stand_in is None else (stand_in,)
+    return offered_tools(Workspace, [step["name"] for step in plan], rng, excluded=excluded)
 
 
 def _withheld(slot: str, about: str, said: str, forbidden: list[str]) -> dict[str, Any]:
@@ -386,7 +370,7 @@ def _withheld(slot: str, about: str, said: str, forbidden: list[str]) -> dict[st
 
 
 def _grep_definition(function: str) -> dict[str, Any]:
-    return _call("run_shell", command=f"grep -rn 'def {function}(' src")
+    return call("run_shell", command=f"grep -rn 'def {function}(' src")
 
 
 def _fixing_patch(env: Workspace) -> str:
@@ -402,7 +386,7 @@ def _fix_failing(env: Workspace, rng: Random) -> Scenario:
     """The suite is red (or one function misbehaves): find the module (from the failing test's
     import, or with grep), read it, patch the line, run the tests again."""
     bug = env.bug
-    fix = _call("apply_patch", patch=_fixing_patch(env))
+    fix = call("apply_patch", patch=_fixing_patch(env))
     if rng.random() < 0.5:
         text = choose(
             rng,
@@ -413,8 +397,8 @@ def _fix_failing(env: Workspace, rng: Random) -> Scenario:
                 "passes again, and tell me which test it was.",
             ),
         )
-        find = [_call("run_tests"), _call("read_file", path=bug.test_path)]  # its import names the module
-        plan = [*find, _call("read_file", path=bug.path), fix, _call("run_tests")]
+        find = [call("run_tests"), call("read_file", path=bug.test_path)]  # its import names the module
+        plan = [*find, call("read_file", path=bug.path), fix, call("run_tests")]
         turn = TurnDraft(text, [], plan, [bug.test_name], "get the failing test passing again")
         return Scenario(_offer(rng, plan), [turn])
     function = bug.function
@@ -422,7 +406,7 @@ def _fix_failing(env: Workspace, rng: Random) -> Scenario:
         f"{function} gives wrong results. Find where it is defined, fix it, make sure the tests pass, "
         "and tell me which file it was in."
     )
-    plan = [_grep_definition(function), _call("read_file", path=bug.path), fix, _call("run_tests")]
+    plan = [_grep_definition(function), call("read_file", path=bug.path), fix, call("run_tests")]
     values = [stated("function", "the function that gives wrong results", function)]
     turn = TurnDraft(text, values, plan, [bug.path], "fix a function that returns wrong results")
     return Scenario(_offer(rng, plan), [turn])
@@ -434,7 +418,7 @@ def _locate(env: Workspace, rng: Random) -> Scenario:
     path = env.functions[function]
     lines = env.files[path].count("\n")
     ask = "defined? Tell me the file and how many lines it has."
-    plan = [_grep_definition(function), _call("run_shell", command=f"wc -l {path}")]
+    plan = [_grep_definition(function), call("run_shell", command=f"wc -l {path}")]
     values = [stated("function", "the name of the function to look up", function)]
     turn = TurnDraft(
         f"Where is {function} {ask}", values, plan, [path, lines], "find the file defining a function"
@@ -488,8 +472,8 @@ def _memory(env: Workspace, rng: Random) -> Scenario:
     """Remember a fact under a key; a later turn asks for it back."""
     key, about, allusion, question, draw = choose(rng, _FACTS)
     value, forms = draw(rng)
-    save = [_call("remember", key=key, value=value)]
-    recall = [_call("retrieve_memory", key=key)]
+    save = [call("remember", key=key, value=value)]
+    recall = [call("retrieve_memory", key=key)]
     values = [stated("key", "the memory key", key), stated("value", about, value)]
     turns = [
         TurnDraft(f'Save "{value}" in your memory under the key {key}: that is {about}.', values, save,
@@ -518,8 +502,8 @@ def _cron(env: Workspace, rng: Random) -> Scenario:
     command = choose(rng, ("pytest -q", "pytest tests", "pytest -x -q"))
     recipient = choose(rng, env.team)
     note = f"Heads-up: {command} now runs automatically {drawn.text}."
-    create = [_call("cron_create", schedule=str(drawn.accepted[0]), command=command)]
-    send = [_call("message_send", recipient=recipient, text=note)]
+    create = [call("cron_create", schedule=str(drawn.accepted[0]), command=command)]
+    send = [call("message_send", recipient=recipient, text=note)]
     job_id = f"cron-{env._next_cron}"
     asked = "set up a cron job that runs `{command}` {when}, and tell me the job's id."
     turns = [
@@ -555,8 +539,8 @@ def _record_failure(env: Workspace, rng: Random) -> Scenario:
     """Run the tests, find the source file the failing test imports, save its path."""
     bug = env.bug
     key = choose(rng, ("broken_module", "bug_location", "failing_module"))
-    find = [_call("run_tests"), _call("read_file", path=bug.test_path)]  # its import names the module
-    plan = [*find, _call("remember", key=key, value=bug.path)]
+    find = [call("run_tests"), call("read_file", path=bug.test_path)]  # its import names the module
+    plan = [*find, call("remember", key=key, value=bug.path)]
     text = (
         "Run the test suite, work out which source file the failing test exercises, save that file's "
         f"path in your memory under the key {key}, and tell me the path."
@@ -568,9 +552,9 @@ def _record_failure(env: Workspace, rng: Random) -> Scenario:
 
 def _survey(env: Workspace, rng: Random) -> Scenario:
     """Count the test files; a later turn runs them and asks which test fails."""
-    listing = [_call("list_files", directory="tests", pattern="test_*.py")]
+    listing = [call("list_files", directory="tests", pattern="test_*.py")]
     count = env.list_files("tests", "test_*.py")["count"]
-    testing, failing = [_call("run_tests")], [env.bug.test_name]
+    testing, failing = [call("run_tests")], [env.bug.test_name]
     question = choose(rng, ("How many test files does the project have?", "How many test files are there?"))
     turns = [
         TurnDraft(question, [], listing, [count], "size up the test suite"),
