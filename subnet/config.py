@@ -248,6 +248,21 @@ def _choice(*choices: str) -> Callable[[str], str]:
     return parse
 
 
+def model_backends() -> list[str]:
+    """The ``--model.backend`` choices: the names of `subnet.miner.backends.BACKENDS`, in its order.
+
+    Read when a miner's flags are built or parsed, never at import: the registry's package builds
+    on `ModelSettings` (subnet.miner.base), so importing it with this module would be circular.
+    """
+    from subnet.miner.backends import BACKENDS
+
+    return list(BACKENDS)
+
+
+def _model_backend(text: str) -> str:
+    return _choice(*model_backends())(text)
+
+
 def _paths(text: str) -> tuple[Path, ...]:
     paths = tuple(Path(part.strip()).expanduser() for part in text.split(",") if part.strip())
     if not paths:
@@ -358,7 +373,9 @@ class ChainRetrySettings:
 
 @dataclass(frozen=True)
 class ModelSettings:
-    """What the miner serves (issue 6)."""
+    """What the miner serves (issue 6): the settings of every backend, flat. Which ones are a
+    backend's own (and what it needs or refuses) is declared with the backend, in
+    `subnet.miner.backends.BACKEND_SETTINGS`; the rest every backend reads."""
 
     backend: str = "transformers"
     path: str | None = None
@@ -670,9 +687,8 @@ FLAGS: tuple[Flag, ...] = (
     Flag("logging.trace", "Log at DEBUG level, the SDK's RPC traffic included.", _boolean, switch=True),
     Flag("logging.logging_dir", "Also write logs to a file in this directory.", _path, metavar="DIR"),
     # miner: model (issue 6)
-    Flag(
-        "model.backend", "Model backend.", _choice("transformers", "openai"), metavar="{transformers,openai}"
-    ),
+    # Its choices (and metavar) are subnet.miner.backends.BACKENDS, read when the flag is used.
+    Flag("model.backend", "Model backend.", _model_backend),
     Flag(
         "model.path",
         "Local model folder (or a hub id where the machine can reach a hub); 'demo' for SmolLM2.",
@@ -705,7 +721,7 @@ FLAGS: tuple[Flag, ...] = (
     Flag("model.max_new_tokens", "Generation length cap.", _POSITIVE_INT, metavar="N"),
     Flag(
         "model.guided",
-        "Schema-guided decoding of calls (json, hermes, pythonic formats; transformers backend): on "
+        "Schema-guided decoding of calls (json, hermes, pythonic formats): on "
         "(the model decides whether to call), forced (always a call, values copied from the request), "
         "grounded (forced, kept only when the request grounds it).",
         _choice("off", "on", "forced", "grounded"),
@@ -717,7 +733,7 @@ FLAGS: tuple[Flag, ...] = (
         _int_in(0),
         metavar="N",
     ),
-    Flag("model.base_url", "OpenAI-compatible engine URL (openai backend).", _http_url, metavar="URL"),
+    Flag("model.base_url", "OpenAI-compatible engine URL.", _http_url, metavar="URL"),
     Flag("model.name", "Model name sent to the engine / reported to callers.", _text, metavar="NAME"),
     Flag(
         "model.timeout",
@@ -727,8 +743,8 @@ FLAGS: tuple[Flag, ...] = (
     ),
     Flag(
         "model.api_key_env",
-        "Environment variable that holds the engine's API key (openai backend; the key itself is "
-        "never a flag or a log line).",
+        "Environment variable that holds the engine's API key (the key itself is never a flag or a "
+        "log line).",
         _env_name,
         metavar="NAME",
     ),
@@ -956,6 +972,22 @@ def _resolve_type(settings_cls: type, section: str) -> type:
     return resolved
 
 
+def _metavar(flag: Flag) -> str | None:
+    if flag.parse is _model_backend:
+        return "{" + ",".join(model_backends()) + "}"
+    return flag.metavar
+
+
+def _help(flag: Flag) -> str:
+    """The flag's help; a backend's own ``--model.*`` setting (subnet.miner.backends) names it."""
+    if flag.section != "model":
+        return flag.help
+    from subnet.miner.backends import owners_of
+
+    owners = owners_of(flag.attr)
+    return f"{flag.help} For --model.backend {' or '.join(owners)}." if owners else flag.help
+
+
 def _show_default(value: Any) -> str:
     if value is None:
         return "unset"
@@ -980,11 +1012,11 @@ def build_parser(settings_cls: type, prog: str) -> argparse.ArgumentParser:
         group = groups.get(group_name) or parser.add_argument_group(group_name)
         groups[group_name] = group
         default = _describe_default(settings_cls, flag)
-        text = f"{flag.help} [default: {default}; env {flag.env}]"
+        text = f"{_help(flag)} [default: {default}; env {flag.env}]"
         if flag.switch:
             group.add_argument(flag.option, dest=flag.dest, action="store_true", default=None, help=text)
         else:
-            group.add_argument(flag.option, dest=flag.dest, metavar=flag.metavar, default=None, help=text)
+            group.add_argument(flag.option, dest=flag.dest, metavar=_metavar(flag), default=None, help=text)
         if flag.name == "wallet.name":
             group.add_argument(
                 "--wallet",
@@ -1059,16 +1091,13 @@ def _assemble(settings_cls: type[T], values: dict[str, Any]) -> T:
 def _check(settings: Any) -> None:
     """Cross-flag rules that no single flag's parser can see."""
     model: ModelSettings | None = getattr(settings, "model", None)
-    if model is not None and model.backend == "openai" and model.base_url is None:
-        raise ConfigError("--model.backend openai needs --model.base_url (the engine's http:// URL)")
-    if model is not None and model.backend == "openai" and model.guided != "off":
-        raise ConfigError(
-            f"--model.guided {model.guided} guides the transformers backend's own decoding; an "
-            "openai-backend engine decodes by itself (vLLM and SGLang read tool calls with their "
-            "--tool-call-parser): drop --model.guided or use --model.backend transformers"
-        )
-    if model is not None and model.api_key_env is not None and model.backend != "openai":
-        raise ConfigError("--model.api_key_env is for --model.backend openai (the engine's API key)")
+    if model is not None:
+        # What a backend needs and what only it may be given: its own settings (subnet.miner.backends).
+        from subnet.miner.backends import settings_mistake
+
+        mistake = settings_mistake(model)
+        if mistake is not None:
+            raise ConfigError(mistake)
     logging_settings: LoggingSettings = settings.logging
     if logging_settings.logging_dir is not None and logging_settings.logging_dir.is_file():
         raise ConfigError(f"--logging.logging_dir {logging_settings.logging_dir} is a file, not a directory")
@@ -1108,10 +1137,10 @@ def flags_markdown() -> str:
     for flag in FLAGS:
         owner = MinerSettings if flag.name in users["miner"] else ValidatorSettings
         used_by = ", ".join(name for name, names in users.items() if flag.name in names)
-        value = "" if flag.switch else f" {flag.metavar or 'VALUE'}"
+        value = "" if flag.switch else f" {_metavar(flag) or 'VALUE'}"
         rows.append(
             f"| `{flag.option}{value}` | {_describe_default(owner, flag)} | `{flag.env}` | {used_by} "
-            f"| {flag.help.replace('|', '/')} |"
+            f"| {_help(flag).replace('|', '/')} |"
         )
     return "\n".join(rows) + "\n"
 

@@ -18,6 +18,7 @@ from typing import Any
 import aiohttp
 
 from subnet.miner.adapters import OutputAdapter, format_for_template
+from subnet.miner.backends import missing_setting
 from subnet.miner.base import (
     BadModelRequest,
     EngineTimeout,
@@ -53,7 +54,7 @@ class OpenAIBackend:
 
     def __init__(self, options: ModelOptions) -> None:
         if not options.base_url:
-            raise ModelLoadError("--model.backend openai needs --model.base_url (the engine's http:// URL)")
+            raise ModelLoadError(missing_setting("openai", "base_url"))
         self.options = options
         self.url = completions_url(options.base_url)
         # The engine's template is unknown here: auto reads every format scoring.decode knows.
