@@ -7,7 +7,19 @@ from random import Random
 
 from tasks.rand import below
 from tasks.spec import NO_DEFAULT, Param
-from tasks.values import Composed, Drawn, Integer, Option, Pick, ValueGen, clock_mentions, option, words
+from tasks.values import (
+    Composed,
+    Date,
+    Drawn,
+    Integer,
+    Option,
+    Pick,
+    Quoted,
+    ValueGen,
+    clock_mentions,
+    option,
+    words,
+)
 
 _CITIES = (
     ("Paris", "France"),
@@ -240,6 +252,22 @@ ROOM = words(
     "patio",
     vague=("that room", "the room we talked about"),
 )
+DAY = Date()
+NOTE = Quoted(
+    (
+        "running 10 minutes late",
+        "call me when you land",
+        "the build is green again",
+        "lunch at noon?",
+        "can you review my PR today",
+        "meeting moved to 3pm",
+        "don't forget the keys",
+        "server is back up",
+        "I'll bring the slides",
+        "happy birthday!",
+    ),
+    ("", " - thanks", ", see you soon", " :)"),
+)
 
 
 def ident(prefix: str, digits: int, vague: tuple[str, ...]) -> Composed:
@@ -338,9 +366,11 @@ def _enum_values(options: tuple[Option, ...]) -> tuple[str, ...]:
 __all__ = [
     "CITY",
     "CURRENCY",
+    "DAY",
     "DIRECTORY",
     "EMAIL",
     "HANDLE",
+    "NOTE",
     "PERSON",
     "PHONE",
     "ROOM",
