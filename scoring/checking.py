@@ -581,6 +581,9 @@ _PARALLEL = Category(_check_parallel, True)
 _IRRELEVANCE = Category(_check_irrelevance, False, decode_failure=None)
 _RELEVANCE = Category(_check_relevance, False, decode_failure="relevance_error:decoder_failed")
 
+# The scorer's dispatch table: BFCL's category names and the generator's. Every scoring category
+# the task registry names (tasks.categories: Category.scoring_category) must be a key here
+# (tests/tasks/test_category_registry.py); scoring itself never imports tasks.
 CATEGORIES: dict[str, Category] = {
     "simple": _SIMPLE,
     "simple_python": _SIMPLE,

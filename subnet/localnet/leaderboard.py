@@ -18,25 +18,12 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from subnet.db import CategoryScore, ResponseRecord, ScoreState, WeightSubmission, session_factory
 from subnet.validator.state import EPISODE_CATEGORIES
+from tasks.categories import category_label, order_categories, ordered_categories
 
 U16_MAX = 65535
-# Short column titles for the task categories (tasks/categories.py); unknown ones show as named.
-CATEGORY_TITLES: dict[str, str] = {
-    "simple": "simple",
-    "multiple": "multi",
-    "parallel": "par",
-    "parallel_multiple": "par-multi",
-    "irrelevance": "irrel",
-    "missing_param": "miss-param",
-}
-# The multi-turn episodes' categories (docs/episodes.md), in this order after the single-turn ones.
-EPISODE_TITLES: dict[str, str] = {
-    "multi_turn_base": "mt-base",
-    "multi_turn_miss_param": "mt-miss-param",
-    "multi_turn_miss_func": "mt-miss-func",
-    "multi_turn_long_context": "mt-long",
-    "agent_step": "agent-step",
-}
+# The episodes' column titles: their short labels (tasks.categories, the registry of every
+# category's title, label and order).
+EPISODE_TITLES: dict[str, str] = {info.name: info.label for info in ordered_categories() if info.episode}
 LEGEND = (
     "score: the validator's moving average; valid and per-category: answers right / asked; "
     "mt-*: multi-turn episodes (base, missing parameter, missing function, long context) and "
@@ -178,9 +165,9 @@ def _number(value: float | None, digits: int = 3) -> str:
 
 def render(rows: Sequence[Row]) -> str:
     """A plain-text table, best score first; a category column per category any miner saw."""
-    seen = sorted({name for row in rows for name in row.categories}, key=_category_order)
+    seen = order_categories(name for row in rows for name in row.categories)
     titles = ["#", "uid", "miner", "hotkey", "format", "score", "valid"]
-    titles += [category_title(name) for name in seen]
+    titles += [category_label(name) for name in seen]
     titles += ["latency", "weight", "incentive"]
     table = []
     for place, row in enumerate(rows, start=1):
@@ -213,16 +200,3 @@ def render(rows: Sequence[Row]) -> str:
         return "  ".join(padded).rstrip()
 
     return "\n".join([line(titles), line(["-" * width for width in widths]), *(line(c) for c in table)])
-
-
-def category_title(name: str) -> str:
-    return CATEGORY_TITLES.get(name) or EPISODE_TITLES.get(name) or name
-
-
-def _category_order(name: str) -> tuple[int, int, str]:
-    """Single-turn categories first (the known ones in order, then the rest by name), episodes last."""
-    if name in EPISODE_CATEGORIES or name in EPISODE_TITLES:
-        order = list(EPISODE_TITLES)
-        return (1, order.index(name) if name in order else len(order), name)
-    order = list(CATEGORY_TITLES)
-    return (0, order.index(name) if name in order else len(order), name)

@@ -50,6 +50,7 @@ from subnet.db import (
     create_engine,
 )
 from subnet.validator.state import EPISODE_CATEGORIES, UNSAFE_ERROR, RoundSummary, update_moving_average
+from tasks.categories import category_title, order_categories  # the categories' registry
 
 log = logging.getLogger(__name__)
 
@@ -70,33 +71,6 @@ SECURITY_HEADERS: Mapping[str, str] = {
     "Cross-Origin-Opener-Policy": "same-origin",
     "Cross-Origin-Resource-Policy": "same-origin",
 }
-
-# Categories in the order BFCL's tables use; any other single-turn one follows alphabetically,
-# and the multi-turn episodes' categories come last, in EPISODE_ORDER.
-CATEGORY_ORDER: tuple[str, ...] = (
-    "simple",
-    "multiple",
-    "parallel",
-    "parallel_multiple",
-    "irrelevance",
-    "missing_param",
-)
-EPISODE_ORDER: tuple[str, ...] = (
-    "multi_turn_base",
-    "multi_turn_miss_param",
-    "multi_turn_miss_func",
-    "multi_turn_long_context",
-    "agent_step",
-)
-# Column and row titles; a category not named here shows as stored.
-CATEGORY_TITLES: Mapping[str, str] = {
-    "multi_turn_base": "multi-turn",
-    "multi_turn_miss_param": "multi-turn: missing param",
-    "multi_turn_miss_func": "multi-turn: missing function",
-    "multi_turn_long_context": "multi-turn: long context",
-    "agent_step": "agent step",
-}
-
 
 EPISODE_PATH = "/episode"
 
@@ -274,24 +248,6 @@ def _weight_json(row: WeightRow) -> dict[str, Any]:
         "outcome": row.outcome,
         "n_uids": row.n_uids,
     }
-
-
-def order_categories(names: Iterable[str]) -> list[str]:
-    """Single-turn categories first (BFCL's order, then the rest alphabetically), episodes last."""
-    known = {name: index for index, name in enumerate(CATEGORY_ORDER)}
-    episodes = {name: index for index, name in enumerate(EPISODE_ORDER)}
-
-    def key(name: str) -> tuple[int, int, str]:
-        if name in EPISODE_CATEGORIES or name in episodes:
-            return (1, episodes.get(name, len(episodes)), name)
-        return (0, known.get(name, len(known)), name)
-
-    return sorted(set(names), key=key)
-
-
-def category_title(name: str) -> str:
-    """A category as a column or row title: the episodes' ones in words, the others as stored."""
-    return CATEGORY_TITLES.get(name, name)
 
 
 # -- the moving average, replayed -------------------------------------------------------------

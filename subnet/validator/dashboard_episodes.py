@@ -37,12 +37,12 @@ from subnet.validator.dashboard import (
     Html,
     SampleAnswer,
     SampleTask,
-    category_title,
     element,
     episode_href,
     html_document,
 )
 from subnet.validator.state import EPISODE_CATEGORIES
+from tasks.categories import category_title
 
 __all__ = [
     "EPISODE_STYLESHEET",

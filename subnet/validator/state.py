@@ -22,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from tasks.categories import episode_category_names
+
 
 @dataclass(frozen=True)
 class ScoredResponse:
@@ -35,17 +37,11 @@ class ScoredResponse:
     error_type: str | None = None
 
 
-#: The categories of multi-turn episodes (tasks.episodes.EPISODE_CATEGORIES and BFCL's): a
-#: round's episodes weigh half of its score, its single-turn tasks the other half.
-EPISODE_CATEGORIES = frozenset(
-    {
-        "multi_turn_base",
-        "multi_turn_miss_param",
-        "multi_turn_miss_func",
-        "multi_turn_long_context",
-        "agent_step",
-    }
-)
+#: The categories of multi-turn episodes, from their registry (tasks.episodes.EPISODE_CATEGORIES;
+#: BFCL's multi-turn entries use the same names): a round's episodes weigh half of its score, its
+#: single-turn tasks the other half. Reading it imports the task generator's modules, not the
+#: episodes' environments nor BFCL's package.
+EPISODE_CATEGORIES: frozenset[str] = episode_category_names()
 #: The share of a round's score that its episodes carry, when it has both kinds.
 EPISODE_WEIGHT = 0.5
 #: A miner that attempts a forbidden action in an episode scores 0 for the whole round.

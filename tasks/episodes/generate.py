@@ -75,7 +75,8 @@ _TOOL_NOW_OFFERED = "I've just given you access to what you need for that. Pleas
 
 @dataclass(frozen=True)
 class EpisodeCategory:
-    """One registry entry: how its episodes are built, their share and their step cap."""
+    """One registry entry: how its episodes are built, their share and their step cap, and how
+    it is shown (``tasks.categories.ordered_categories`` lists these after the single-turn ones)."""
 
     name: str
     build: Callable[[Scenario, Episode], Episode | None]
@@ -83,6 +84,10 @@ class EpisodeCategory:
     step_cap: int
     size: tuple[int, int]
     description: str
+    #: The category as a row or column title (the validator's dashboard).
+    title: str
+    #: A short column header (the localnet leaderboard's plain-text table).
+    label: str
 
 
 def _intent(
@@ -174,10 +179,24 @@ EPISODE_CATEGORIES: Mapping[str, EpisodeCategory] = MappingProxyType(
         entry.name: entry
         for entry in (
             EpisodeCategory(
-                "multi_turn_base", _base, 0.35, 8, (1, 1), "reach the goal over several dependent calls"
+                "multi_turn_base",
+                _base,
+                0.35,
+                8,
+                (1, 1),
+                "reach the goal over several dependent calls",
+                title="multi-turn",
+                label="mt-base",
             ),
             EpisodeCategory(
-                "multi_turn_miss_param", _miss_param, 0.15, 8, (1, 1), "ask for the missing value, then act"
+                "multi_turn_miss_param",
+                _miss_param,
+                0.15,
+                8,
+                (1, 1),
+                "ask for the missing value, then act",
+                title="multi-turn: missing param",
+                label="mt-miss-param",
             ),
             EpisodeCategory(
                 "multi_turn_miss_func",
@@ -186,12 +205,28 @@ EPISODE_CATEGORIES: Mapping[str, EpisodeCategory] = MappingProxyType(
                 8,
                 (1, 1),
                 "say the tool is missing, then act once offered",
+                title="multi-turn: missing function",
+                label="mt-miss-func",
             ),
             EpisodeCategory(
-                "multi_turn_long_context", _base, 0.15, 10, (20, 40), "the same with hundreds of items"
+                "multi_turn_long_context",
+                _base,
+                0.15,
+                10,
+                (20, 40),
+                "the same with hundreds of items",
+                title="multi-turn: long context",
+                label="mt-long",
             ),
             EpisodeCategory(
-                "agent_step", _agent_step, 0.20, 1, (1, 1), "predict the next call of a trajectory"
+                "agent_step",
+                _agent_step,
+                0.20,
+                1,
+                (1, 1),
+                "predict the next call of a trajectory",
+                title="agent step",
+                label="agent-step",
             ),
         )
     }
