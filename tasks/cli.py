@@ -12,7 +12,7 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -238,29 +238,26 @@ class _Progress:
         self.stream.flush()
 
 
-def _export_episodes(args: argparse.Namespace) -> int:
-    from tasks.episodes import generate_episodes
-    from tasks.episodes.reference import trajectory
-
-    if args.episodes < 0:
-        raise TaskConfigError("--episodes must not be negative")
-    target: Path = args.out
+def _check_folder(target: Path) -> None:
+    """Refuse an output whose folder does not exist (before any work)."""
     if not target.parent.exists():
         raise TaskConfigError(f"cannot write {target}: folder {target.parent} does not exist")
-    sources = _episode_sources(args)
+
+
+def _write_jsonl(target: Path, total: int, batches: Callable[[int, int], Iterable[dict[str, Any]]]) -> None:
+    """Write ``total`` rows to ``target`` as JSON lines, ``batches(index, size)`` giving them in
+    batches, with a progress bar; the file appears whole or not at all (a ``.partial`` first)."""
+    _check_folder(target)
     partial = target.with_name(target.name + ".partial")
-    progress = _Progress(args.episodes, sys.stderr)
-    root = seed_bytes(args.seed)
+    progress = _Progress(total, sys.stderr)
     try:
         with partial.open("w", encoding="utf-8") as out:
             done = 0
             batch = 0
-            while done < args.episodes:
-                size = min(_EXPORT_BATCH, args.episodes - done)
-                for episode in generate_episodes(
-                    sub_seed(root, b"export-episodes", batch), size, sources=sources
-                ):
-                    out.write(json.dumps(trajectory(episode), ensure_ascii=False) + "\n")
+            while done < total:
+                size = min(_EXPORT_BATCH, total - done)
+                for row in batches(batch, size):
+                    out.write(json.dumps(row, ensure_ascii=False) + "\n")
                 done += size
                 batch += 1
                 progress.update(done)
@@ -271,7 +268,23 @@ def _export_episodes(args: argparse.Namespace) -> int:
         progress.close()
         if partial.exists():
             partial.unlink()
-    sys.stderr.write(f"wrote {args.episodes} episode trajectories to {target}\n")
+
+
+def _export_episodes(args: argparse.Namespace) -> int:
+    from tasks.episodes import generate_episodes
+    from tasks.episodes.reference import trajectory
+
+    if args.episodes < 0:
+        raise TaskConfigError("--episodes must not be negative")
+    sources = _episode_sources(args)
+    root = seed_bytes(args.seed)
+
+    def batches(batch: int, size: int) -> Iterable[dict[str, Any]]:
+        episodes = generate_episodes(sub_seed(root, b"export-episodes", batch), size, sources=sources)
+        return (trajectory(episode) for episode in episodes)
+
+    _write_jsonl(args.out, args.episodes, batches)
+    sys.stderr.write(f"wrote {args.episodes} episode trajectories to {args.out}\n")
     return 0
 
 
@@ -282,35 +295,19 @@ def _export(args: argparse.Namespace) -> int:
         raise TaskConfigError("give --n N (single-turn examples) or --episodes N (episode trajectories)")
     if args.n < 0:
         raise TaskConfigError("--n must not be negative")
+    _check_folder(args.out)
     sources = _sources(args)
     mix = _mix(args)
     root = seed_bytes(args.seed)
-    target: Path = args.out
-    if not target.parent.exists():
-        raise TaskConfigError(f"cannot write {target}: folder {target.parent} does not exist")
-    partial = target.with_name(target.name + ".partial")
-    progress = _Progress(args.n, sys.stderr)
-    try:
-        with _phrasing(args, sources) as phrased, partial.open("w", encoding="utf-8") as out:
-            done = 0
-            batch = 0
-            while done < args.n:
-                size = min(_EXPORT_BATCH, args.n - done)
-                batch_seed = sub_seed(root, b"export", batch)
-                generated = generate(batch_seed, size, mix=mix, sources=sources)
-                for task in phrased(generated, batch_seed, quiet=True):
-                    out.write(json.dumps(training_example(task), ensure_ascii=False) + "\n")
-                done += size
-                batch += 1
-                progress.update(done)
-        os.replace(partial, target)
-    except OSError as error:
-        raise TaskConfigError(f"cannot write {target}: {error.strerror or error}") from None
-    finally:
-        progress.close()
-        if partial.exists():
-            partial.unlink()
-    sys.stderr.write(f"wrote {args.n} examples to {target}\n")
+    with _phrasing(args, sources) as phrased:
+
+        def batches(batch: int, size: int) -> Iterable[dict[str, Any]]:
+            batch_seed = sub_seed(root, b"export", batch)
+            generated = generate(batch_seed, size, mix=mix, sources=sources)
+            return (training_example(task) for task in phrased(generated, batch_seed, quiet=True))
+
+        _write_jsonl(args.out, args.n, batches)
+    sys.stderr.write(f"wrote {args.n} examples to {args.out}\n")
     return 0
 
 
