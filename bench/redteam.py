@@ -42,6 +42,7 @@ from tasks.library.common import Coordinates, CronSchedule  # noqa: E402
 from tasks.shuffle import split_words  # noqa: E402
 from tasks.spec import ToolSpec, openai_tool  # noqa: E402
 from tasks.values import (  # noqa: E402
+    _MONTHS,
     ClockTime,
     Composed,
     Date,
@@ -183,20 +184,6 @@ _VAGUE: Any = object()
 """What a slot decodes to when it holds one of its generator's vague phrases."""
 
 _NUMBER = r"-?\d+"
-_MONTHS = (
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-)
 _MONTH_NUMBER = {name: index + 1 for index, name in enumerate(_MONTHS)} | {
     name[:3]: index + 1 for index, name in enumerate(_MONTHS)
 }
