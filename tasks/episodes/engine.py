@@ -20,13 +20,13 @@ from typing import Any
 
 from tasks.episodes.model import Episode
 
-__all__ = ["Ask", "EpisodeRunner", "StepRecord", "Transcript", "TurnRecord", "schema_error"]
+__all__ = ["JSON_TYPES", "Ask", "EpisodeRunner", "StepRecord", "Transcript", "TurnRecord", "schema_error"]
 
 #: ``ask(messages, tools)``: the miner's answer, as ``scoring.decode`` reads it (an OpenAI
 #: assistant message dict, or text). Raising fails the episode (timeout, refusal, garbage).
 Ask = Callable[[list[dict[str, Any]], list[dict[str, Any]]], Awaitable[Any]]
 
-_JSON_TYPES: dict[str, tuple[type, ...]] = {
+JSON_TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),
     "integer": (int,),
     "number": (int, float),
@@ -38,9 +38,13 @@ _JSON_TYPES: dict[str, tuple[type, ...]] = {
 MAX_CALLS_PER_STEP = 16
 
 
+def _mistyped(value: Any, kinds: tuple[type, ...]) -> bool:
+    return (isinstance(value, bool) and bool not in kinds) or not isinstance(value, kinds)
+
+
 def schema_error(arguments: Any, parameters: dict[str, Any]) -> str | None:
     """Why ``arguments`` do not fit a tool's JSON schema (top level: required keys, no unknown
-    keys, JSON types), or None."""
+    keys, JSON types, enums, the type of an array's items), or None."""
     if not isinstance(arguments, dict):
         return "arguments are not an object"
     properties = parameters.get("properties") or {}
@@ -51,13 +55,22 @@ def schema_error(arguments: Any, parameters: dict[str, Any]) -> str | None:
         spec = properties.get(name)
         if spec is None:
             return f"unknown parameter {str(name)[:60]!r}"
-        kinds = _JSON_TYPES.get(str(spec.get("type", "")))
+        kinds = JSON_TYPES.get(str(spec.get("type", "")))
         if kinds is None:
             continue
-        if isinstance(value, bool) and bool not in kinds:
+        if _mistyped(value, kinds):
             return f"parameter {name!r} must be {spec['type']}"
-        if not isinstance(value, kinds):
-            return f"parameter {name!r} must be {spec['type']}"
+        if "enum" in spec and value not in spec["enum"]:
+            return f"parameter {name!r} must be one of {spec['enum']}"[:200]
+        items = (
+            JSON_TYPES.get(str((spec.get("items") or {}).get("type", "")))
+            if spec["type"] == "array"
+            else None
+        )
+        if items is not None and any(
+            (isinstance(item, bool) and bool not in items) or not isinstance(item, items) for item in value
+        ):
+            return f"items of parameter {name!r} must be {spec['items']['type']}"
     return None
 
 

@@ -341,3 +341,23 @@ async def test_all_reference_plans_are_valid_in_every_output_format() -> None:
             shown = variant(episode, fmt)
             _, verdict = await _play(shown, ReferencePlayer(shown, fmt).ask)
             assert verdict.valid, (fmt, shown.id, verdict.error_type, verdict.message)
+
+
+def test_the_schema_check_refuses_values_outside_an_enum_and_mistyped_items() -> None:
+    from tasks.episodes.engine import schema_error
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "mode": {"type": "string", "enum": ["away", "home"]},
+            "rooms": {"type": "array", "items": {"type": "string"}},
+            "count": {"type": "integer"},
+        },
+        "required": ["mode"],
+    }
+    assert schema_error({"mode": "away", "rooms": ["hall"], "count": 2}, schema) is None
+    assert "one of" in str(schema_error({"mode": "party"}, schema))
+    assert "items" in str(schema_error({"mode": "home", "rooms": ["hall", 3]}, schema))
+    assert "items" in str(schema_error({"mode": "home", "rooms": [True]}, schema))
+    assert "must be integer" in str(schema_error({"mode": "home", "count": True}, schema))
+    assert "missing" in str(schema_error({}, schema))

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tasks.episodes.engine import JSON_TYPES, schema_error
 from tasks.episodes.environment import Environment
 from tasks.episodes.environments.bank import Bank
 from tasks.episodes.environments.bank import scenario as bank_scenario
@@ -45,37 +46,10 @@ NOT_TOOLS = [
     "_find",
     "tools",
 ]
-_TYPES: dict[str, type | tuple[type, ...]] = {
-    "string": str,
-    "integer": int,
-    "number": (int, float),
-    "boolean": bool,
-    "array": list,
-    "object": dict,
-}
 
 
 def _state_json(env: Environment) -> str:
     return json.dumps(env.state(), sort_keys=True)
-
-
-def _schema_errors(schema: dict[str, Any], arguments: dict[str, Any]) -> list[str]:
-    """A tiny JSON-schema check: required keys, known keys, JSON types, array items, enums."""
-    errors = [f"missing {key}" for key in schema["required"] if key not in arguments]
-    for key, value in arguments.items():
-        spec = schema["properties"].get(key)
-        if spec is None:
-            errors.append(f"unknown argument {key}")
-            continue
-        wrong_bool = isinstance(value, bool) and spec["type"] != "boolean"
-        if wrong_bool or not isinstance(value, _TYPES[spec["type"]]):
-            errors.append(f"{key} is not {spec['type']}: {value!r}")
-        if spec["type"] == "array":
-            item_type = _TYPES[spec["items"]["type"]]
-            errors += [f"{key} item {item!r}" for item in value if not isinstance(item, item_type)]
-        if "enum" in spec and value not in spec["enum"]:
-            errors.append(f"{key} not in enum: {value!r}")
-    return errors
 
 
 def _check_scenario(env_class: type[Environment], drawn: Scenario, fresh: Environment) -> None:
@@ -93,7 +67,7 @@ def _check_scenario(env_class: type[Environment], drawn: Scenario, fresh: Enviro
         observed: list[str] = []
         for call in turn.plan:
             info = tools[call["name"]]
-            assert _schema_errors(info.parameters, call["arguments"]) == [], call
+            assert schema_error(call["arguments"], info.parameters) is None, call
             assert fresh.forbidden(call["name"], call["arguments"]) is None, call
             before = _state_json(fresh)
             observation = fresh.dispatch(call["name"], call["arguments"])
@@ -156,7 +130,7 @@ def test_tool_schemas_are_complete(
         assert info.description and info.parameters["type"] == "object"
         assert set(info.parameters["required"]) <= set(info.parameters["properties"])
         for spec in info.parameters["properties"].values():
-            assert spec["type"] in _TYPES and spec["description"]
+            assert spec["type"] in JSON_TYPES and spec["description"]
     assert len(env_class.openai_tools()) == len(tools)
 
 

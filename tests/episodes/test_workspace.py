@@ -17,18 +17,10 @@ from typing import Any
 
 import pytest
 
+from tasks.episodes.engine import JSON_TYPES, schema_error
 from tasks.episodes.environments.workspace import Workspace, canonical_cron, scenario
 from tasks.episodes.scenario import Scenario
 from tasks.seeding import rng_from
-
-_TYPES: dict[str, type | tuple[type, ...]] = {
-    "string": str,
-    "integer": int,
-    "number": (int, float),
-    "boolean": bool,
-    "array": list,
-    "object": dict,
-}
 
 
 def _state(env: Workspace) -> str:
@@ -37,22 +29,6 @@ def _state(env: Workspace) -> str:
 
 def _drawn(seed: int, size: int = 1) -> Scenario:
     return scenario(Workspace(seed, size), rng_from(f"scenario-{seed}".encode()))
-
-
-def _schema_errors(schema: dict[str, Any], arguments: dict[str, Any]) -> list[str]:
-    """A tiny JSON-schema check: required keys, known keys, JSON types, enums."""
-    errors = [f"missing {key}" for key in schema["required"] if key not in arguments]
-    for key, value in arguments.items():
-        spec = schema["properties"].get(key)
-        if spec is None:
-            errors.append(f"unknown argument {key}")
-        elif isinstance(value, bool) != (spec["type"] == "boolean") or not isinstance(
-            value, _TYPES[spec["type"]]
-        ):
-            errors.append(f"{key} is not {spec['type']}: {value!r}")
-        elif "enum" in spec and value not in spec["enum"]:
-            errors.append(f"{key} not in enum: {value!r}")
-    return errors
 
 
 def _is_error(observation: Any) -> bool:
@@ -368,7 +344,7 @@ def _replay(drawn: Scenario, fresh: Workspace) -> None:
         observed: list[str] = []
         for call in turn.plan:
             info = tools[call["name"]]
-            assert _schema_errors(info.parameters, call["arguments"]) == [], call
+            assert schema_error(call["arguments"], info.parameters) is None, call
             assert fresh.forbidden(call["name"], call["arguments"]) is None, call
             before = _state(fresh)
             observation = fresh.dispatch(call["name"], call["arguments"])
@@ -400,7 +376,7 @@ def test_tool_schemas_are_complete() -> None:
         assert info.description and info.parameters["type"] == "object", name
         assert set(info.parameters["required"]) <= set(info.parameters["properties"]), name
         for prop in info.parameters["properties"].values():
-            assert prop["type"] in _TYPES and prop["description"], name
+            assert prop["type"] in JSON_TYPES and prop["description"], name
     assert {name for name, info in Workspace.tools().items() if info.mutates} == {
         "apply_patch",
         "remember",
