@@ -15,7 +15,7 @@ from random import Random
 from typing import Any
 
 from tasks.library import by_domain, tools
-from tasks.rand import below, shuffle
+from tasks.rand import below, permute
 from tasks.spec import NO_DEFAULT, Param, ToolSpec, template_fields
 from tasks.values import ValueGen
 
@@ -320,7 +320,7 @@ def near_misses(
 
     if same_domain_first:
         local = list(_same_domains(gold))
-        shuffle(rng, local)
+        permute(rng, local)
         for spec in local:
             if len(chosen) == count:
                 return chosen

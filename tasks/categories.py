@@ -33,7 +33,7 @@ from tasks.builtin import (
     templates_with,
 )
 from tasks.library import by_domain, tools
-from tasks.rand import below, between, shuffle
+from tasks.rand import below, between, permute
 from tasks.spec import ToolSpec
 
 __all__ = [
@@ -88,14 +88,14 @@ def _multiple(rng: Random) -> Draft:
     instance = instantiate(spec, rng)
     distractors = near_misses((spec,), between(rng, 2, 4), rng)
     offered = [spec, *distractors]
-    shuffle(rng, offered)
+    permute(rng, offered)
     return Draft(decorate(instance.text, rng), tuple(offered), [instance.call], [instance.ask])
 
 
 def _calls_of(spec: ToolSpec, count: int, rng: Random) -> list[Instance]:
     """``count`` distinct requests to one tool, with distinct templates while they last."""
     order = list(range(len(spec.templates)))
-    shuffle(rng, order)
+    permute(rng, order)
     instances: list[Instance] = []
     calls: list[dict[str, Any]] = []
     for index in range(count):
@@ -133,10 +133,10 @@ def _parallel_multiple(rng: Random) -> Draft:
     for index, spec in enumerate(chosen):
         count = 2 if index == 0 and len(chosen) == 2 and rng.random() < 0.5 else 1
         pieces.extend(_calls_of(spec, count, rng))
-    shuffle(rng, pieces)
+    permute(rng, pieces)
     distractors = near_misses(tuple(chosen), between(rng, 0, 2), rng)
     offered = [*chosen, *distractors]
-    shuffle(rng, offered)
+    permute(rng, offered)
     text = join_requests([piece.text for piece in pieces], rng)
     return Draft(
         decorate(text, rng), tuple(offered), [piece.call for piece in pieces], [piece.ask for piece in pieces]
@@ -170,7 +170,7 @@ def _missing_param(rng: Random) -> Draft:
     options = templates_with(spec, param.name)
     instance = instantiate(spec, rng, options[below(rng, len(options))], vague=param.name)
     offered = [spec, *near_misses((spec,), between(rng, 0, 2), rng, allow_meta=False)]
-    shuffle(rng, offered)
+    permute(rng, offered)
     return Draft(decorate(instance.text, rng), tuple(offered), [], [instance.ask])
 
 

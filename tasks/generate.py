@@ -18,7 +18,7 @@ from typing import Any
 from tasks.categories import CATEGORIES, default_mix
 from tasks.errors import TaskConfigError
 from tasks.model import GENERATOR_VERSION, Task
-from tasks.rand import below, shuffle
+from tasks.rand import below, permute
 from tasks.seeding import reseed, rng_from, seed_bytes, sub_seed, sub_seeder
 from tasks.shuffle import ToolPlan, plan_tool, shuffle_planned, shuffle_surface
 from tasks.spec import ToolSpec, openai_tool
@@ -103,7 +103,7 @@ def generate(
     builtin_slots = iter(_allocate(category_shares, slots.count(BUILTIN)))
     plan = [(name, next(builtin_slots) if name == BUILTIN else "") for name in slots]
     rng = rng_from(sub_seed(root, b"plan"))
-    shuffle(rng, plan)
+    permute(rng, plan)
     task_seed = sub_seeder(root, b"task")
     return [
         _make_task(task_seed(index), rng, name, category, pools)

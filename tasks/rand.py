@@ -3,6 +3,9 @@
 ``Random.randrange`` and ``Random.shuffle`` spend most of their time in rejection sampling;
 these helpers scale ``Random.random()`` instead, which is several times faster and just as
 deterministic for a given seed (the generator's throughput target needs it).
+
+Not to be confused with tasks/shuffle.py, the tool_shuffle transform (surface names of a
+task's tools): :func:`permute` here only reorders a list in place.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from collections.abc import Sequence
 from random import Random
 from typing import Any, TypeVar
 
-__all__ = ["below", "between", "choose", "shuffle"]
+__all__ = ["below", "between", "choose", "permute"]
 
 T = TypeVar("T")
 
@@ -31,8 +34,8 @@ def choose(rng: Random, items: Sequence[T]) -> T:
     return items[int(rng.random() * len(items))]
 
 
-def shuffle(rng: Random, items: list[Any]) -> None:
-    """Fisher-Yates shuffle in place (j = int(random() * (i + 1)) for i from the end down to 1)."""
+def permute(rng: Random, items: list[Any]) -> None:
+    """Reorder ``items`` in place (Fisher-Yates: j = int(random() * (i + 1)) for i from the end down to 1)."""
     random = rng.random
     size = len(items)
     for i in range(size - 1, 2, -1):

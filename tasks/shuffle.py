@@ -18,7 +18,7 @@ from random import Random
 from typing import Any, NamedTuple
 
 from tasks.lexicon import PREFIXES, SUFFIXES, synonym_index, verb_phrase_index
-from tasks.rand import shuffle
+from tasks.rand import permute
 
 __all__ = ["Surface", "ToolPlan", "plan_tool", "shuffle_planned", "shuffle_surface", "split_words"]
 
@@ -307,7 +307,7 @@ def _shuffled_property(prop: Any, rng: Random) -> Any:
     out = dict(prop)
     if isinstance(enum, list) and len(enum) > 1:
         enum = list(enum)
-        shuffle(rng, enum)
+        permute(rng, enum)
         out["enum"] = enum
     if items_enum:
         out["items"] = _shuffled_property(items, rng)
@@ -434,7 +434,7 @@ def shuffle_planned(plans: list[ToolPlan], expected: list[dict[str, Any]], rng: 
             renames[param] = new_param
         parameter_names[new_name] = renames
         ordered = list(properties)
-        shuffle(rng, ordered)
+        permute(rng, ordered)
         new_parameters = dict(parameters)
         new_parameters["properties"] = {
             renames[key]: _shuffled_property(value, rng) if reorder else value
@@ -456,7 +456,7 @@ def shuffle_planned(plans: list[ToolPlan], expected: list[dict[str, Any]], rng: 
         new_tool = dict(tool)
         new_tool["function"] = new_function
         new_tools.append(new_tool)
-    shuffle(rng, new_tools)
+    permute(rng, new_tools)
     by_old = {old: parameter_names[new] for old, new in function_names.items()}
     new_expected: list[dict[str, Any]] = []
     for call in expected:

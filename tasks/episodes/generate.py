@@ -25,7 +25,7 @@ from tasks.episodes.model import Episode, Turn
 from tasks.episodes.scenario import Scenario, TurnDraft
 from tasks.errors import TaskConfigError
 from tasks.model import Task
-from tasks.rand import below, between, shuffle
+from tasks.rand import below, between, permute
 from tasks.seeding import reseed, rng_from, seed_bytes, sub_seed, sub_seeder
 from tasks.shuffle import shuffle_surface
 
@@ -281,7 +281,7 @@ def generate_episodes(
     slots = _allocate(shares, n)
     builtin = iter(_allocate(_check_mix(mix), slots.count("builtin")))
     plan = [(name, next(builtin) if name == "builtin" else "") for name in slots]
-    shuffle(rng_from(sub_seed(root, b"episode-plan")), plan)
+    permute(rng_from(sub_seed(root, b"episode-plan")), plan)
     episode_seed = sub_seeder(root, b"episode")
     return [
         _build(episode_seed(index), category)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from random import Random
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from tasks.rand import between, shuffle
+from tasks.rand import between, permute
 
 if TYPE_CHECKING:
     from tasks.episodes.environment import Environment
@@ -83,9 +83,9 @@ def offered_tools(
     planned = list(dict.fromkeys(plan_tools))
     left_out = {*planned, *excluded}
     others = [name for name in cls.tools() if name not in left_out]
-    shuffle(rng, others)
+    permute(rng, others)
     offered = planned + others[: between(rng, 1, 3)]
-    shuffle(rng, offered)
+    permute(rng, offered)
     return offered
 
 
@@ -104,7 +104,7 @@ def first_applicable(
     round found one."""
     order = list(kinds)
     for _ in range(attempts):
-        shuffle(rng, order)
+        permute(rng, order)
         for kind in order:
             drawn = kind(env, rng)
             if drawn is not None:

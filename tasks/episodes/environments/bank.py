@@ -16,7 +16,7 @@ from typing import Any
 from tasks.episodes.environment import Environment, ToolError, prop, tool
 from tasks.episodes.scenario import Scenario, TurnDraft, call, first_applicable, offered_tools, quoted, stated
 from tasks.library.common import PERSON
-from tasks.rand import below, between, choose, shuffle
+from tasks.rand import below, between, choose, permute
 
 __all__ = ["Bank", "scenario"]
 
@@ -63,7 +63,7 @@ class Bank(Environment):
         today = _EPOCH + _dt.timedelta(days=between(rng, 150, 600))
         self.today, self.currency = today.isoformat(), choose(rng, ("USD", "EUR", "GBP"))
         numbers = [f"ACC-{n}" for n in range(1000, 10000, 7)]
-        shuffle(rng, numbers)
+        permute(rng, numbers)
         kinds = [("Everyday checking", 1500, 9000), ("Savings", 2000, 30000), ("Credit card", -1500, -50)]
         kinds += [("Travel fund", 200, 3000)] if size > 3 else []
         self.accounts: list[dict[str, Any]] = [
@@ -80,7 +80,7 @@ class Bank(Environment):
             if len(people) == 3 + size // 3:
                 break
         billers = list(_BILLERS)
-        shuffle(rng, billers)
+        permute(rng, billers)
         billers = billers[: between(rng, 2, 4)]
         landlord, rent = people[0], between(rng, 600, 1400)
         self.payees = [

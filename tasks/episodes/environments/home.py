@@ -16,7 +16,7 @@ from typing import Any
 from tasks.episodes.environment import Environment, ToolError, prop, tool
 from tasks.episodes.scenario import Scenario, TurnDraft, call, first_applicable, offered_tools, stated
 from tasks.library.common import ROOM
-from tasks.rand import between, choose, shuffle
+from tasks.rand import between, choose, permute
 
 __all__ = ["SmartHome", "scenario"]
 
@@ -44,7 +44,7 @@ class SmartHome(Environment):
     def build(self, rng: Random, size: int) -> None:
         """4-6 rooms (7 more per unit of ``size`` above 1: a large building), 3-6 doors."""
         bases = [str(option.accepted[0]) for option in ROOM.options]
-        shuffle(rng, bases)
+        permute(rng, bases)
         self.lights: dict[str, dict[str, Any]] = {}
         for index in range(between(rng, 4, 6) + 7 * (size - 1)):
             room = bases[index % len(bases)] + (f" {index // len(bases) + 1}" if index >= len(bases) else "")
@@ -57,7 +57,7 @@ class SmartHome(Environment):
         }
         doors = list(_DOORS[: 3 + min(3, size // 5)])
         unlocked = doors[:]
-        shuffle(rng, unlocked)
+        permute(rng, unlocked)
         unlocked = unlocked[: between(rng, 1, 3)]
         self.doors = {door: {"locked": door not in unlocked} for door in doors}
         self.security = choose(rng, ("off", "home"))

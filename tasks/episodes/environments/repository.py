@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from random import Random
 
-from tasks.rand import between, choose, shuffle
+from tasks.rand import between, choose, permute
 
 __all__ = [
     "KINDS",
@@ -269,9 +269,9 @@ def _function_names(rng: Random, count: int) -> list[tuple[str, FunctionKind, st
 def _modules(rng: Random, package: str, size: int) -> list[_Module]:
     """The source modules: top-level ones first, then ``<area>/`` ones once those run out."""
     stems = list(_STEMS)
-    shuffle(rng, stems)
+    permute(rng, stems)
     nested = [f"{area}/{stem}" for area in _AREAS for stem in _STEMS]
-    shuffle(rng, nested)
+    permute(rng, nested)
     slots = stems + nested
     count = min(between(rng, 2, 3) + 4 * (size - 1), len(slots))
     sizes = [between(rng, 2, 4) for _ in range(count)]

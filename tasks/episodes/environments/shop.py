@@ -13,7 +13,7 @@ from typing import Any
 from tasks.episodes.environment import Environment, ToolError, prop, tool
 from tasks.episodes.scenario import Scenario, TurnDraft, call, first_applicable, offered_tools, quoted, stated
 from tasks.library.common import CITY, STREET_ADDRESS
-from tasks.rand import below, between, choose, shuffle
+from tasks.rand import below, between, choose, permute
 
 __all__ = ["Shop", "scenario"]
 
@@ -54,7 +54,7 @@ class Shop(Environment):
     def build(self, rng: Random, size: int) -> None:
         """8-10 products and 2 orders per unit of ``size`` (plus a few); the cart starts empty."""
         numbers = list(range(10000, 100000, 37))
-        shuffle(rng, numbers)
+        permute(rng, numbers)
         self.catalogue: list[dict[str, Any]] = []
         names: dict[str, None] = {}
         wanted = between(rng, 8 * size, 10 * size) + 6
@@ -257,7 +257,7 @@ def _address(rng: Random) -> tuple[str, dict[str, Any]]:
 def _cheapest_order(env: Shop, rng: Random) -> Scenario | None:
     """Order N of the cheapest product of a kind in stock; the new order's id is asked for."""
     nouns = list(dict.fromkeys(kind[1] for kind in _KINDS))
-    shuffle(rng, nouns)
+    permute(rng, nouns)
     for noun in nouns:  # the generator reads the same listing the agent will see
         stocked = [p for p in env.search_products(noun)["results"] if p["stock"]]
         if len(stocked) >= 2 and stocked[0]["price"] < stocked[1]["price"]:

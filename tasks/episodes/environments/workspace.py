@@ -34,7 +34,7 @@ from tasks.episodes.environments.repository import PlantedBug, draw_repository
 from tasks.episodes.environments.shell import is_directory, run_command, run_suite, unsafe_command
 from tasks.episodes.scenario import Scenario, TurnDraft, call, offered_tools, stated
 from tasks.library.common import FIRST_NAMES, LAST_NAMES, CronSchedule
-from tasks.rand import between, choose, shuffle
+from tasks.rand import between, choose, permute
 
 __all__ = ["Workspace", "scenario"]
 
@@ -139,10 +139,10 @@ class Workspace(Environment):
         self.functions = repository.functions
         self.bug = repository.bug
         prefill = list(_MEMORY_PREFILL)
-        shuffle(rng, prefill)
+        permute(rng, prefill)
         self.memory = {key: choose(rng, values) for key, values in prefill[: between(rng, 1, 3)]}
         first_names = [first.lower() for first in FIRST_NAMES]
-        shuffle(rng, first_names)
+        permute(rng, first_names)
         self.team = [f"@{first}{choose(rng, _TEAM_SUFFIXES)}" for first in first_names[: between(rng, 3, 6)]]
         self._next_cron = between(rng, 100, 899)
         self.crons = [{"id": f"cron-{self._next_cron}", "schedule": "0 3 * * 0", "command": "git gc --quiet"}]
