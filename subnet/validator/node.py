@@ -31,12 +31,13 @@ from subnet.db.engine import DatabaseUrlError, error_reason
 from subnet.metrics import add_metrics_route, new_registry
 from subnet.transport import ClientTimeouts, MinerClient
 from subnet.validator.jobs import GuardedJob, JobSpec, build_scheduler
+from subnet.validator.judge import BfclJudge, Judge
 from subnet.validator.metrics import ValidatorMetrics
-from subnet.validator.ports import BfclJudge, Judge, LibraryTasks, TaskSource
 from subnet.validator.rounds import ChainView, Querier, RoundParams, RoundReport, RoundRunner, VariantObserver
 from subnet.validator.secret import SecretFileError, load_or_create_secret
 from subnet.validator.state import WeightPolicy
 from subnet.validator.store import Store
+from subnet.validator.task_source import LibraryTasks, TaskSource
 
 if TYPE_CHECKING:
     from subnet.validator.phrasing import RoundPhraser

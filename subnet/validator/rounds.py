@@ -26,10 +26,11 @@ from subnet.db.engine import error_reason
 from subnet.protocol import ChatCompletionRequest
 from subnet.transport import MinerTarget, QueryResult, QueryStatus
 from subnet.validator.episodes import EpisodeLimits, EpisodePlayer
-from subnet.validator.ports import Judge, Judgement, TaskLike, TaskSource
+from subnet.validator.judge import Judge, Judgement
 from subnet.validator.secret import seed_commitment
 from subnet.validator.state import RoundSummary, ScoredResponse, summarise_round
 from subnet.validator.store import NewTask, Store
+from subnet.validator.task_source import TaskLike, TaskSource
 
 if TYPE_CHECKING:
     from subnet.validator.phrasing import RoundPhraser

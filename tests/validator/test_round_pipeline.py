@@ -15,8 +15,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from subnet.config import QuerySettings, SubtensorSettings, ValidatorSettings
 from subnet.protocol import AssistantMessage, ChatCompletionRequest, ChatCompletionResponse, Choice
 from subnet.transport import MinerTarget, QueryResult, QueryStatus
+from subnet.validator.judge import Judgement
 from subnet.validator.node import event_loop_factory, public_axons_only, raise_open_file_limit
-from subnet.validator.ports import Judgement, TaskLike
 from subnet.validator.rounds import (
     ChainView,
     RoundParams,
@@ -26,6 +26,7 @@ from subnet.validator.rounds import (
     queryable_miners,
 )
 from subnet.validator.store import Store
+from subnet.validator.task_source import TaskLike
 
 N_MINERS = 4
 N_TASKS = 3

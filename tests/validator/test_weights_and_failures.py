@@ -113,8 +113,9 @@ async def test_nobody_qualifies_means_no_weights_and_no_chain_call(store: Store)
 
 async def test_a_round_that_fails_is_discarded_at_once(store: Store) -> None:
     from subnet.db import RoundStatus
-    from subnet.validator.ports import BfclJudge, LibraryTasks
+    from subnet.validator.judge import BfclJudge
     from subnet.validator.rounds import RoundParams, RoundRunner
+    from subnet.validator.task_source import LibraryTasks
 
     class BrokenQuerier:
         async def query(self, target: object, request: object, **_options: object) -> object:

@@ -1,0 +1,109 @@
+"""The validator's seam to the task generator: :class:`TaskSource`, and its default :class:`LibraryTasks`.
+
+The round pipeline only sees the protocol; the default wraps ``tasks`` (imported when first
+used, not at import time). Tests and simulations pass their own. ``python -m subnet.evaluate``
+draws its tasks from the same default, so the two never disagree on what a task set is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+
+class TaskLike(Protocol):
+    """What the validator reads from a task (``tasks.Task`` satisfies it)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def category(self) -> str: ...
+    @property
+    def messages(self) -> list[dict[str, Any]]: ...
+    @property
+    def tools(self) -> list[dict[str, Any]]: ...
+    @property
+    def expected(self) -> list[Any]: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def generator_version(self) -> str: ...
+    @property
+    def scoring_category(self) -> str: ...
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+class TaskSource(Protocol):
+    def round_seed(self, secret: bytes, netuid: int, block_hash: str, round_number: int) -> bytes: ...
+    def miner_seed(self, round_seed: bytes, hotkey: str) -> bytes: ...
+    def generate(self, seed: bytes, n: int) -> Sequence[TaskLike]: ...
+    def variant(self, task: TaskLike, seed: bytes) -> TaskLike: ...
+
+
+@dataclass
+class LibraryTasks:
+    """The default task source: ``tasks.generate`` / ``tasks.variant`` with the HMAC seeds.
+
+    ``sources`` are ``tasks.Source`` entries (from ``--tasks.sources``); None is the builtin
+    generator with the registry's category shares. ``mix`` narrows the builtin generator to
+    some categories (``{category: share}``; evaluate's ``--category``); None is the registry's.
+    """
+
+    sources: Sequence[Any] | None = None
+    mix: Mapping[str, float] | None = None
+
+    @classmethod
+    def from_flag(
+        cls,
+        text: str,
+        bfcl: Sequence[Any] = (),
+        xlam: Sequence[Any] = (),
+        mix: Mapping[str, float] | None = None,
+    ) -> LibraryTasks:
+        """Parse ``--tasks.sources`` (``builtin=0.8,bfcl=0.2``) and load the pools it names.
+
+        Raises ``tasks.TaskConfigError`` / ``tasks.SourceFileError`` with a one-line reason.
+        """
+        import tasks
+
+        shares = tasks.parse_source_shares(text)
+        if set(shares) <= {tasks.BUILTIN}:
+            return cls(None, mix)
+        return cls(tasks.load_sources(shares, bfcl=list(bfcl) or None, xlam=list(xlam) or None), mix)
+
+    def round_seed(self, secret: bytes, netuid: int, block_hash: str, round_number: int) -> bytes:
+        import tasks
+
+        return bytes(tasks.derive_round_seed(secret, netuid, block_hash, round_number))
+
+    def miner_seed(self, round_seed: bytes, hotkey: str) -> bytes:
+        import tasks
+
+        return bytes(tasks.derive_miner_seed(round_seed, hotkey))
+
+    def generate(self, seed: bytes | int, n: int) -> Sequence[TaskLike]:
+        import tasks
+
+        return tasks.generate(seed, n, mix=self.mix, sources=list(self.sources) if self.sources else None)
+
+    def episodes(self, seed: bytes, n: int) -> Sequence[Any]:
+        """The round's multi-turn episodes (tasks.episodes), from a seed of their own."""
+        from tasks.episodes import generate_episodes
+        from tasks.seeding import sub_seed
+
+        return generate_episodes(sub_seed(seed, b"episodes"), n)
+
+    def redraw(self, task: Any, seed: bytes) -> Any:
+        """A new task of the same category or source, for one whose request could not be phrased."""
+        import tasks
+
+        return tasks.redraw(task, seed, list(self.sources) if self.sources else None)
+
+    def variant(self, task: TaskLike, seed: bytes | int) -> TaskLike:
+        import tasks
+
+        if not isinstance(task, tasks.Task):
+            raise TypeError(f"LibraryTasks varies tasks.Task only, got {type(task).__name__}")
+        return tasks.variant(task, seed)
