@@ -89,8 +89,8 @@ def _backends(text: str) -> list[str]:
 
 async def serve_farm(args: argparse.Namespace) -> None:
     from subnet.devchain import dev_keypair
+    from subnet.testing.simulation import AnswerKey, start_simulated_miner
     from subnet.transport import DirectoryEntry
-    from subnet.validator.simulation import AnswerKey, start_simulated_miner
 
     validators = [DirectoryEntry(uid=args.validator_uid, hotkey=args.validator_hotkey, stake=1000.0)]
     key = AnswerKey()
@@ -269,7 +269,7 @@ def print_report(
 async def bench(args: argparse.Namespace) -> None:
     from subnet.db import sqlite_url, upgrade
     from subnet.devchain import DevChain, dev_keypair
-    from subnet.validator.simulation import build_dev_subnet, serve_on_devchain
+    from subnet.testing.simulation import build_dev_subnet, serve_on_devchain
     from subnet.wallets import create_dev_wallet
 
     root = Path(tempfile.mkdtemp(prefix="bench-validator-"))
@@ -321,7 +321,7 @@ async def bench(args: argparse.Namespace) -> None:
                 url = sqlite_url(root / "validator.sqlite")
                 cluster = None
             else:
-                from subnet.db.pgcluster import PostgresUnavailable, create_database, start_cluster
+                from subnet.testing.postgres import PostgresUnavailable, create_database, start_cluster
 
                 try:
                     cluster = start_cluster()

@@ -10,7 +10,7 @@ from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 
 from subnet.db import create_engine
-from subnet.db.pgcluster import PostgresCluster, PostgresUnavailable, create_database, start_cluster
+from subnet.testing.postgres import PostgresCluster, PostgresUnavailable, create_database, start_cluster
 from subnet.validator.dashboard import episode_href, start_dashboard
 
 pytestmark = pytest.mark.postgres

@@ -25,7 +25,6 @@ from subnet.db import (
     sqlite_url,
     upgrade,
 )
-from subnet.db.pgcluster import PostgresCluster, PostgresUnavailable, create_database, start_cluster
 from subnet.localnet.leaderboard import (
     LEGEND,
     MinerInfo,
@@ -47,6 +46,7 @@ from subnet.localnet.progress import (
 )
 from subnet.localnet.run import Localnet
 from subnet.localnet.settings import parse_settings
+from subnet.testing.postgres import PostgresCluster, PostgresUnavailable, create_database, start_cluster
 
 ALICE = "5" + "A" * 47
 BOB = "5" + "B" * 47

@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import select
 
 from subnet.db import ResponseRecord, Round, RoundStatus, create_engine
-from subnet.validator.simulation import SimulatedSubnet, validator_argv
+from subnet.testing.simulation import SimulatedSubnet, validator_argv
 from subnet.validator.state import ScoredResponse, summarise_round, update_moving_average
 from subnet.validator.store import Store
 
@@ -152,7 +152,7 @@ async def test_kill_minus_nine_mid_episode_then_restart(tmp_path: Path) -> None:
     import dataclasses
 
     from subnet.config import RoundSettings
-    from subnet.validator.simulation import start_simulated_subnet, stop_simulated_miners
+    from subnet.testing.simulation import start_simulated_subnet, stop_simulated_miners
 
     subnet = await start_simulated_subnet(tmp_path, ("right", "slow"), query_timeout=2.0)
     settings = dataclasses.replace(

@@ -21,8 +21,8 @@ from subnet.config import (
     load_wallet,
 )
 from subnet.db import ResponseRecord, create_engine, upgrade
+from subnet.testing.simulation import SimulatedSubnet, start_simulated_subnet, stop_simulated_miners
 from subnet.validator.node import StartupError, Validator, ValidatorOptions
-from subnet.validator.simulation import SimulatedSubnet, start_simulated_subnet, stop_simulated_miners
 from subnet.validator.store import Store
 
 

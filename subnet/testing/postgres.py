@@ -1,6 +1,6 @@
 """A throwaway PostgreSQL cluster (tests, benchmarks): initdb + pg_ctl on a free loopback port in tmp.
 
-Used by the ``postgres`` fixtures in tests/validator and by bench/validator.py; never by the node.
+Used by the ``postgres`` fixtures of the tests and by bench/validator.py; never by the node.
 PostgreSQL refuses to run as root, so under root the cluster runs as the
 ``postgres`` system user when there is one.
 """
