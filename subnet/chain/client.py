@@ -1,42 +1,53 @@
-"""The one narrow client between the subnet and the chain, over the bittensor 11 SDK.
+"""The chain client: async access to one subnet over the bittensor 11 SDK, with retries.
 
-Everything the neurons need from the chain goes through :class:`ChainClient`: the block
-and its hash, tempo and the next epoch, the metagraph, registration, serving the axon and
-setting weights. It builds ``bt.Subtensor(network_or_url, substrate=...)`` (the devchain
-substrate for ``--subtensor.network dev``) and uses the SDK's intents (``bt.ServeAxon``,
-``bt.SetWeights``, ``bt.BurnedRegister``) rather than composing calls itself.
-
-Connection failures are retried with bounded exponential backoff and jitter and are
-logged once per outage (one line when the chain goes away, one when it is back). The
-SDK's errors become this module's typed :class:`ChainError` family, whose messages are one
-readable line; a neuron's ``main()`` shows them through ``subnet.config.user_errors``.
+It builds ``bt.Subtensor(network_or_url, substrate=...)`` (the devchain substrate for
+``--subtensor.network dev``) and uses the SDK's intents (``bt.ServeAxon``, ``bt.SetWeights``,
+``bt.BurnedRegister``) rather than composing calls itself. Connection failures are retried
+with bounded exponential backoff and jitter and are logged once per outage (one line when
+the chain goes away, one when it is back).
 """
 
 from __future__ import annotations
 
 import asyncio
 import errno
-import ipaddress
 import logging
 import random
 import re
 import socket
 import time
-from collections.abc import Awaitable, Callable, Iterator
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, NoReturn, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import bittensor as bt
 from bittensor import settings as bt_settings
 
-from subnet.config import ChainRetrySettings, UserError
+from subnet.chain.axon import public_address, same_axon
+from subnet.chain.errors import (
+    ChainError,
+    ChainRejected,
+    ChainUnavailable,
+    NotRegistered,
+    RegistrationRejected,
+    ServeRejected,
+    SubnetNotFound,
+    WeightsRejected,
+    WeightsTooSoon,
+    describe,
+    too_soon,
+    translate,
+)
+from subnet.chain.types import Metagraph, WeightsResult, metagraph_from_sdk
+from subnet.config import ChainRetrySettings
 
 if TYPE_CHECKING:
     from subnet.config import DevchainSettings, MinerSettings, SubtensorSettings, ValidatorSettings
 
     Settings = MinerSettings | ValidatorSettings
 
-logger = logging.getLogger(__name__)
+# The package's name, not this module's: one logger for the chain client, the name operators
+# (and the tests) filter on, whatever file inside the package the line comes from.
+logger = logging.getLogger("subnet.chain")
 
 T = TypeVar("T")
 
@@ -62,132 +73,6 @@ _NETWORKS_ADDED = ("SubtensorModule", "NetworksAdded")
 # The label bittensor uses for the devchain: resolve_endpoint needs a known network name
 # or a ws:// URL; this one only names the chain (explorer links, the SDK's symbol cache).
 DEVCHAIN_LABEL = "ws://devchain.invalid"
-
-
-# --- errors ----------------------------------------------------------------------------------
-
-
-class ChainError(UserError):
-    """A chain operation failed; the message is one readable line saying what to do."""
-
-    def __init__(self, message: str, *, code: str | None = None, name: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.code = code  # the SDK's ErrorCode value, when the SDK classified the failure
-        self.name = name  # the chain's own error name (e.g. "SettingWeightsTooFast"), when known
-
-
-class ChainUnavailable(ChainError):
-    """The chain could not be reached after the configured retries."""
-
-
-class SubnetNotFound(ChainError):
-    """The netuid names no subnet on this network."""
-
-
-class NotRegistered(ChainError):
-    """The hotkey holds no uid on the subnet; the message carries the command to register it."""
-
-
-class ChainRejected(ChainError):
-    """The chain (or the SDK's preflight of it) refused an extrinsic."""
-
-
-class WeightsTooSoon(ChainRejected):
-    """Weights were set less than the subnet's rate limit ago."""
-
-    def __init__(self, message: str, *, blocks_left: int) -> None:
-        super().__init__(message, code="rate_limited")
-        self.blocks_left = blocks_left
-
-
-class WeightsRejected(ChainRejected):
-    """The weights were refused (no permit, too little stake, too few weights, version key...)."""
-
-
-class ServeRejected(ChainRejected):
-    """Publishing the axon was refused (serving rate limit, bad address...)."""
-
-
-class RegistrationRejected(ChainRejected):
-    """Registration was refused (no balance, registration closed, subnet full...)."""
-
-
-# --- values handed to callers -----------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Neuron:
-    """One uid of the subnet as the neurons need it.
-
-    ``stake`` is the neuron's total stake as the chain's metagraph reports it, in the
-    subnet's own units (alpha on dynamic-TAO subnets, TAO-equivalent on the devchain).
-    """
-
-    uid: int
-    hotkey: str
-    coldkey: str
-    stake: float
-    validator_permit: bool
-    axon_ip: str
-    axon_port: int
-    last_update: int
-    incentive: float
-
-    @property
-    def is_serving(self) -> bool:
-        return self.axon_port > 0 and self.axon_ip not in {"", "0.0.0.0", "::"}
-
-
-@dataclass(frozen=True)
-class Metagraph:
-    """The subnet at one block."""
-
-    netuid: int
-    block: int
-    tempo: int
-    neurons: list[Neuron] = field(default_factory=list)
-
-    def by_hotkey(self, hotkey: str) -> Neuron | None:
-        return next((neuron for neuron in self.neurons if neuron.hotkey == hotkey), None)
-
-    def by_uid(self, uid: int) -> Neuron | None:
-        return next((neuron for neuron in self.neurons if neuron.uid == uid), None)
-
-    @property
-    def validators(self) -> list[Neuron]:
-        return [neuron for neuron in self.neurons if neuron.validator_permit]
-
-    def __len__(self) -> int:
-        return len(self.neurons)
-
-    def __iter__(self) -> Iterator[Neuron]:
-        return iter(self.neurons)
-
-
-WeightsPath = Literal["direct", "commit_reveal"]
-
-
-@dataclass(frozen=True)
-class WeightsResult:
-    """A weight submission the chain accepted.
-
-    ``path`` says how the SDK submitted them: ``direct`` (plain ``set_weights``) or
-    ``commit_reveal`` (a timelocked commit the chain reveals at drand round ``reveal_round``).
-    """
-
-    path: WeightsPath
-    block: int
-    uids: tuple[int, ...]
-    weights: tuple[float, ...]
-    version_key: int
-    extrinsic_id: str | None = None
-    reveal_round: int | None = None
-    message: str = ""
-
-
-# --- the client -------------------------------------------------------------------------------
-
 
 SubstrateFactory = Callable[[], Any]
 
@@ -363,7 +248,7 @@ class ChainClient:
             self._note_success()
             return result
         raise ChainUnavailable(
-            f"chain at {self._where()} unreachable ({_describe(last_error)}) after {attempts} tries; "
+            f"chain at {self._where()} unreachable ({describe(last_error)}) after {attempts} tries; "
             "check that it is up and --subtensor.network / --subtensor.chain_endpoint"
         ) from last_error
 
@@ -379,12 +264,12 @@ class ChainClient:
     def _raise_typed(self, error: Exception, what: str) -> NoReturn:
         if isinstance(error, bt.BittensorError):
             self._note_success()  # the chain answered, if only to say no
-            raise _translate(error, what) from error
+            raise translate(error, what) from error
         if isinstance(error, ChainError):
             self._note_success()
             raise error
         if isinstance(error, self._backend_errors):
-            raise ChainError(f"{what} failed on {self._where()}: {_describe(error)}") from error
+            raise ChainError(f"{what} failed on {self._where()}: {describe(error)}") from error
         raise error
 
     def _where(self) -> str:
@@ -397,7 +282,7 @@ class ChainClient:
             logger.warning(
                 "chain at %s unreachable (%s during %s); retrying with backoff, up to %d tries per call",
                 self._where(),
-                _describe(error),
+                describe(error),
                 what,
                 self.retry.retries + 1,
             )
@@ -469,7 +354,7 @@ class ChainClient:
             graph = await client.subnets.metagraph(self.netuid, commitments=False)
             if graph is None:
                 raise self._no_subnet()
-            return _metagraph_from_sdk(graph)
+            return metagraph_from_sdk(graph)
 
         return await self._call("metagraph", read)
 
@@ -525,7 +410,7 @@ class ChainClient:
 
     async def serve_axon(self, ip: str, port: int) -> bool:
         """Publish ``ip:port`` for our hotkey; False when the chain already has exactly that."""
-        address = _public_address(ip)
+        address = public_address(ip)
         if not 0 < port < 65536:
             raise ChainError(f"cannot publish port {port}: expected 1..65535")
         await self.ensure_registered()
@@ -535,7 +420,7 @@ class ChainClient:
             return await client.query(_AXONS, [self.netuid, hotkey])
 
         published = await self._call("read axon", current)
-        if _same_axon(published, address, port):
+        if same_axon(published, address, port):
             logger.info("axon %s:%d already published for uid of %s; nothing to do", address, port, hotkey)
             return False
         intent = bt.ServeAxon(netuid=self.netuid, ip=str(address), port=port)
@@ -555,7 +440,7 @@ class ChainClient:
         uid = await self.ensure_registered()
         limit, since, left = await self.weights_wait(uid)
         if left > 0:
-            raise _too_soon(left, self.netuid, since, limit)
+            raise too_soon(left, self.netuid, since, limit)
         block = await self.block()
         intent = bt.SetWeights(netuid=self.netuid, weights=cleaned, version_key=version_key)
         try:
@@ -565,7 +450,7 @@ class ChainClient:
                 raise
             # The chain said "too fast" without a count: work it out from the same reads.
             limit, since, left = await self.weights_wait(uid)
-            raise _too_soon(max(1, left), self.netuid, since, limit) from error
+            raise too_soon(max(1, left), self.netuid, since, limit) from error
         reveal_round = result.data.get("reveal_round")
         uids = tuple(sorted(cleaned))
         return WeightsResult(
@@ -615,7 +500,7 @@ class ChainClient:
         except ChainRejected as error:
             raise _specialise(error, rejected, self) from error
         if not result.success:
-            translated = _translate(result.error or bt.ChainError(result.message or f"{what} failed"), what)
+            translated = translate(result.error or bt.ChainError(result.message or f"{what} failed"), what)
             raise _specialise(translated, rejected, self)
         return result
 
@@ -670,42 +555,7 @@ def _register_hint(settings: Settings) -> str:
     )
 
 
-def _describe(error: BaseException | None) -> str:
-    if error is None:
-        return "no error"
-    text = " ".join(str(error).split())
-    if isinstance(error, TimeoutError) and not text:
-        return "timed out"
-    return f"{type(error).__name__}: {text}" if text else type(error).__name__
-
-
 _RETRY_IN = re.compile(r"retry in ~?(\d+) blocks", re.IGNORECASE)
-
-
-def _too_soon(blocks_left: int, netuid: int, since: int | None, limit: int | None) -> WeightsTooSoon:
-    detail = f"last set {since} blocks ago, rate limit {limit} blocks; " if since is not None else ""
-    return WeightsTooSoon(
-        f"too soon to set weights on netuid {netuid}: {detail}{blocks_left} blocks left",
-        blocks_left=blocks_left,
-    )
-
-
-def _translate(error: BaseException, what: str) -> ChainError:
-    """An SDK error as this module's typed error, with a one-line message."""
-    if isinstance(error, bt.ChainError):
-        code = error.code.value
-        text = f"{what} failed: {' '.join(error.message.split())}"
-        remediation = error.remediation
-        if remediation and code != "unknown":
-            text += f" ({remediation})"
-        if code == "subnet_not_exists":
-            return SubnetNotFound(text, code=code, name=error.name)
-        if code == "not_registered":
-            return NotRegistered(text, code=code, name=error.name)
-        return ChainRejected(text, code=code, name=error.name)
-    if isinstance(error, bt.PolicyError):
-        return ChainRejected(f"{what} refused by the SDK policy: {error}", code="policy_violation")
-    return ChainError(f"{what} failed: {_describe(error)}")
 
 
 def _specialise(error: ChainError, rejected: type[ChainRejected], client: ChainClient) -> ChainError:
@@ -715,101 +565,7 @@ def _specialise(error: ChainError, rejected: type[ChainRejected], client: ChainC
     if rejected is WeightsRejected and error.code == "rate_limited":
         match = _RETRY_IN.search(error.message)
         # 0 means "unknown"; set_weights fills in the count from the rate limit.
-        return _too_soon(int(match.group(1)) if match else 0, client.netuid, None, None)
+        return too_soon(int(match.group(1)) if match else 0, client.netuid, None, None)
     if type(error) is ChainRejected:
         return rejected(error.message, code=error.code, name=error.name)
     return error
-
-
-def _public_address(ip: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
-    try:
-        address = ipaddress.ip_address(ip)
-    except ValueError:
-        raise ChainError(f"cannot publish axon address {ip!r}: not an IP address") from None
-    if address.is_unspecified:
-        raise ChainError(
-            f"cannot publish axon address {ip}: it only means 'every interface'; "
-            "pass the address validators should use with --axon.external_ip"
-        )
-    return address
-
-
-def _same_axon(published: Any, address: ipaddress.IPv4Address | ipaddress.IPv6Address, port: int) -> bool:
-    if not isinstance(published, dict):
-        return False
-    try:
-        return (
-            int(published.get("ip") or 0) == int(address)
-            and int(published.get("port") or 0) == port
-            and int(published.get("ip_type") or 4) == address.version
-        )
-    except (TypeError, ValueError):
-        return False
-
-
-def _split_axon(endpoint: str | None) -> tuple[str, int]:
-    """``ip:port`` or ``[v6]:port`` from the SDK's metagraph -> (ip, port); ("", 0) when not serving."""
-    if not endpoint:
-        return "", 0
-    host, _, port = endpoint.rpartition(":")
-    host = host.strip("[]")
-    try:
-        return host, int(port)
-    except ValueError:
-        return "", 0
-
-
-def _metagraph_from_sdk(graph: Any) -> Metagraph:
-    neurons = []
-    for row in graph.neurons:
-        ip, port = _split_axon(row.axon)
-        neurons.append(
-            Neuron(
-                uid=int(row.uid),
-                hotkey=str(row.hotkey),
-                coldkey=str(row.coldkey),
-                stake=float(row.total_stake.amount),
-                validator_permit=bool(row.validator_permit),
-                axon_ip=ip,
-                axon_port=port,
-                last_update=int(row.last_update),
-                incentive=float(row.incentive),
-            )
-        )
-    return Metagraph(
-        netuid=int(graph.netuid), block=int(graph.block), tempo=int(graph.tempo), neurons=neurons
-    )
-
-
-# --- python -m subnet.chain register ------------------------------------------------------------
-
-
-async def _register_once(settings: Any, wallet: Any) -> tuple[str, int]:
-    async with ChainClient.from_settings(settings, wallet) as chain:
-        return chain.hotkey, await chain.register()
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m subnet.chain register [--netuid N] [--wallet.name W] ...``: register a hotkey."""
-    import sys
-
-    from subnet.config import ConfigError, load_wallet, parse_register_settings, user_errors
-    from subnet.logs import configure_logging
-
-    args = list(sys.argv[1:] if argv is None else argv)
-    with user_errors("python -m subnet.chain"):
-        if not args or args[0] not in {"register", "-h", "--help"}:
-            raise ConfigError("usage: python -m subnet.chain register [flags]; see `register --help`")
-        if args[0] != "register":
-            print("usage: python -m subnet.chain register [flags]  (register --help lists the flags)")
-            return 0
-        settings = parse_register_settings(args[1:])
-        configure_logging(settings.logging, process_name="register")
-        wallet = load_wallet(settings.wallet, require_coldkey=True)
-        hotkey, uid = asyncio.run(_register_once(settings, wallet))
-        print(f"hotkey {hotkey} is uid {uid} on netuid {settings.netuid}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
