@@ -9,6 +9,7 @@ from subnet.chain.errors import ChainError
 
 
 def public_address(ip: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+    """``ip`` as an address validators can reach; a :class:`ChainError` line for anything else."""
     try:
         address = ipaddress.ip_address(ip)
     except ValueError:
@@ -22,6 +23,7 @@ def public_address(ip: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
 
 
 def same_axon(published: Any, address: ipaddress.IPv4Address | ipaddress.IPv6Address, port: int) -> bool:
+    """Whether the chain's stored axon (``published``, as the storage query returns it) is this one."""
     if not isinstance(published, dict):
         return False
     try:

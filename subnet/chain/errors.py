@@ -58,6 +58,7 @@ class RegistrationRejected(ChainRejected):
 
 
 def describe(error: BaseException | None) -> str:
+    """Any exception as one short line: its type and its text with the whitespace folded."""
     if error is None:
         return "no error"
     text = " ".join(str(error).split())
@@ -67,6 +68,7 @@ def describe(error: BaseException | None) -> str:
 
 
 def too_soon(blocks_left: int, netuid: int, since: int | None, limit: int | None) -> WeightsTooSoon:
+    """The rate-limit refusal, with what is known of the last update and the limit."""
     detail = f"last set {since} blocks ago, rate limit {limit} blocks; " if since is not None else ""
     return WeightsTooSoon(
         f"too soon to set weights on netuid {netuid}: {detail}{blocks_left} blocks left",

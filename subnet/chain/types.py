@@ -80,6 +80,7 @@ class WeightsResult:
 
 
 def metagraph_from_sdk(graph: Any) -> Metagraph:
+    """The SDK's metagraph (``client.subnets.metagraph``) as the :class:`Metagraph` callers get."""
     neurons = []
     for row in graph.neurons:
         ip, port = split_axon(row.axon)
