@@ -1,10 +1,13 @@
 """The validator's HTTP client: signed chat-completion queries to miners, classified, never raising.
 
 Each query is signed for the target miner's hotkey (`bt.http_auth.sign`, receiver bound, fresh
-nonce), sent on its own connection by `subnet.transport.http11` (a miner's tasks of a round go
-out at once and rounds are further apart than any keep-alive, so pooling would not save a
-connect), bounded by a connect and a total deadline, read incrementally up to a byte cap, and
-parsed with the protocol models.
+nonce), sent by aiohttp's client on a connection of its own (`force_close`: a miner's tasks of a
+round go out at once and rounds are further apart than any keep-alive, so pooling would not save
+a connect), bounded by a connect and a total deadline, read incrementally up to a byte cap, and
+parsed with the protocol models. What a hostile miner can make the client read is bounded: the
+heads (`MAX_HEADER_FIELDS` fields of `MAX_HEADER_FIELD_BYTES`), the interim (1xx) answers
+before the final one (`MAX_INTERIM_HEADS`; aiohttp alone skips any number), and the body
+(`max_response_bytes`, declared or streamed); bodies are never inflated.
 Whatever the miner does (hang, reset, 500, 10 MB, garbage), `query()` returns a `QueryResult`
 whose `status` says what happened; only the validator's own mistakes (using the client outside
 `async with`, a wallet without a hotkey) raise.
@@ -20,6 +23,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
+import aiohttp
 import bittensor as bt
 import pydantic_core
 from prometheus_client import CollectorRegistry, Counter, Histogram
@@ -32,10 +36,17 @@ from subnet.protocol import (
     ChatCompletionResponse,
     ErrorBody,
 )
-from subnet.transport.http11 import BodyTooLarge, HttpExchange, HttpProtocolError, build_request
 from subnet.transport.server import CHAT_PATH
 
 _MAX_ERROR_CHARS = 500
+_READ_CHUNK = 64 * 1024
+# Interim (1xx) answers skipped before the final one: a server sends one or two (100 Continue,
+# 103 Early Hints); an endless stream of them is a way to keep the validator's loop busy.
+MAX_INTERIM_HEADS = 4
+# Header fields per answer head, and the bytes of one field (or the status line): together they
+# bound a head at 64 KiB.
+MAX_HEADER_FIELDS = 32
+MAX_HEADER_FIELD_BYTES = 2048
 
 
 class QueryStatus(enum.StrEnum):
@@ -137,50 +148,38 @@ class _Answer:
     raw: bytes
 
 
-class RequestSigner:
-    """`bt.http_auth.sign` for one resolved hotkey signer, minus the per-call signer resolution.
+class InterimFlood(aiohttp.ClientError):
+    """The miner sent more than `MAX_INTERIM_HEADS` interim (1xx) answers."""
 
-    `bt.http_auth.sign(signer, ...)` first resolves its argument, and that resolution is two
-    runtime-protocol `isinstance` checks costing about as much as hashing and building the
-    payload together (~0.03 ms of ~0.1 ms per request). This builds the same headers from
-    the SDK's own normative pieces (`build_payload`, the header names, the scheme table):
-    fresh nanosecond nonce per call, receiver bound, body hashed. A test pins the headers
-    to `bt.http_auth.sign`'s and checks them with `bt.http_auth.verify`.
+
+class _BoundedInterimResponse(aiohttp.ClientResponse):
+    """aiohttp's response, refusing an answer after `MAX_INTERIM_HEADS` interim heads.
+
+    `ClientResponse.start` reads heads until a final one, skipping 1xx answers without a count;
+    each head read here goes through a counting wrapper of the connection's `read`.
     """
 
-    def __init__(self, signer: Any) -> None:
-        self.signer = signer
-        self.hotkey = str(signer.ss58_address)
-        scheme = bt.wallets.CRYPTO_TYPE_NAMES.get(signer.crypto_type)
-        if scheme is None:
-            raise ValueError(f"cannot sign btauth requests with crypto type {signer.crypto_type}")
-        self.scheme = scheme
+    async def start(self, connection: Any) -> aiohttp.ClientResponse:
+        protocol = connection.protocol
+        read = protocol.read
+        heads = 0
 
-    def sign(self, *, method: str, path: str, body: bytes, receiver_ss58: str) -> dict[str, str]:
-        auth = bt.http_auth
-        nonce = time.time_ns()
-        payload = auth.build_payload(
-            scheme=self.scheme,
-            method=method,
-            path=path,
-            body=body,
-            nonce_ns=nonce,
-            sender_ss58=self.hotkey,
-            receiver_ss58=receiver_ss58,
-        )
-        signature = self.signer.sign(payload)
-        if not isinstance(signature, bytes | bytearray):
-            raise TypeError(f"the hotkey signer must sign synchronously; got {type(signature).__name__}")
-        headers = {
-            auth.HEADER_VERSION: auth.VERSION,
-            auth.HEADER_HOTKEY: self.hotkey,
-            auth.HEADER_NONCE: str(nonce),
-            auth.HEADER_SIGNATURE: "0x" + bytes(signature).hex(),
-            auth.HEADER_RECEIVER: receiver_ss58,
-        }
-        if self.scheme != "sr25519":
-            headers[auth.HEADER_CRYPTO] = self.scheme
-        return headers
+        async def read_bounded() -> Any:
+            nonlocal heads
+            heads += 1
+            if heads > MAX_INTERIM_HEADS + 1:
+                raise InterimFlood(f"more than {MAX_INTERIM_HEADS} interim (1xx) answers")
+            return await read()
+
+        protocol.read = read_bounded
+        try:
+            return await super().start(connection)
+        finally:
+            del protocol.read  # the class's own method again
+
+
+class _TooLarge(Exception):
+    """The body exceeds the byte cap (declared up front, or while arriving)."""
 
 
 class MinerClient:
@@ -213,9 +212,7 @@ class MinerClient:
         self.metrics = ClientMetrics.register(self.registry)
         self._local_addr = local_addr
         self._signer: Any = None
-        self._request_signer: RequestSigner | None = None
-        self._open = False
-        self._in_flight: set[HttpExchange] = set()
+        self._session: aiohttp.ClientSession | None = None
         self._series_by_status: dict[QueryStatus, tuple[Any, Any]] = {}
 
     @property
@@ -227,18 +224,35 @@ class MinerClient:
     async def __aenter__(self) -> MinerClient:
         if self._signer is None:
             self._signer = _resolve_signer(self._wallet)
-        self._request_signer = RequestSigner(self._signer)
-        self._open = True
+        connector = aiohttp.TCPConnector(
+            limit=self._global_concurrency, force_close=True, local_addr=self._local_addr
+        )
+        self._session = aiohttp.ClientSession(
+            connector=connector,
+            # The total deadline is ours (asyncio.timeout around the whole exchange).
+            timeout=aiohttp.ClientTimeout(
+                total=None, connect=self.timeouts.connect_s, sock_connect=self.timeouts.connect_s
+            ),
+            # A compressed body could inflate past the byte cap in one step: ask for none and
+            # never inflate what arrives.
+            auto_decompress=False,
+            headers={"Accept-Encoding": "identity"},
+            cookie_jar=aiohttp.DummyCookieJar(),  # nothing a miner sets is kept or sent on
+            response_class=_BoundedInterimResponse,
+            max_line_size=MAX_HEADER_FIELD_BYTES,
+            max_field_size=MAX_HEADER_FIELD_BYTES,
+            max_headers=MAX_HEADER_FIELDS,
+            raise_for_status=False,
+        )
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
 
     async def close(self) -> None:
-        self._open = False
-        for exchange in list(self._in_flight):
-            exchange.close()
-        self._in_flight.clear()
+        session, self._session = self._session, None
+        if session is not None:
+            await session.close()
 
     @asynccontextmanager
     async def _miner_slot(self, hotkey: str) -> AsyncIterator[None]:
@@ -270,11 +284,12 @@ class MinerClient:
         free, so the caller can keep the loop for more urgent work (sending the rest of a
         round) without changing what is measured.
         """
-        if not self._open or self._request_signer is None:
+        session = self._session
+        if session is None:
             raise RuntimeError("MinerClient is not open: use `async with MinerClient(...)`")
         body = request.to_body()
         async with self._global, self._miner_slot(target.hotkey):
-            outcome = await self._exchange(self._request_signer, target, body)
+            outcome = await self._exchange(session, target, body)
         if isinstance(outcome, _Answer):
             if parse_after is not None and not parse_after.is_set():
                 await parse_after.wait()
@@ -298,57 +313,54 @@ class MinerClient:
         return series
 
     async def _exchange(
-        self, signer: RequestSigner, target: MinerTarget, body: bytes
+        self, session: aiohttp.ClientSession, target: MinerTarget, body: bytes
     ) -> QueryResult | _Answer:
         # Sign at send time, not when queued: the nonce's freshness window is seconds long.
-        headers = signer.sign(method="POST", path=CHAT_PATH, body=body, receiver_ss58=target.hotkey)
+        headers = bt.http_auth.sign(
+            self._signer, method="POST", path=CHAT_PATH, body=body, receiver_ss58=target.hotkey
+        )
         headers["Content-Type"] = "application/json"
         started = time.perf_counter()
-        try:
-            request = build_request("POST", CHAT_PATH, target.ip, target.port, headers, body)
-        except ValueError as exc:  # a line break in a chain-provided hotkey or address
-            return self._result(QueryStatus.REFUSED, 0.0, None, b"", error=_describe(exc))
+        http_status: int | None = None
         # Filled as the body arrives, so a timeout or a cut connection still reports what came.
-        exchange = HttpExchange(request, self.max_response_bytes)
-        self._in_flight.add(exchange)
+        received = bytearray()
         try:
             async with asyncio.timeout(self.timeouts.total_s):
-                await exchange.run(
-                    target.ip,
-                    target.port,
-                    connect_timeout=self.timeouts.connect_s,
-                    local_addr=self._local_addr,
-                )
-        except BodyTooLarge as exc:
+                async with session.post(
+                    target.url, data=body, headers=headers, allow_redirects=False
+                ) as response:
+                    http_status = response.status
+                    await self._read_capped(response, received)
+        except _TooLarge as exc:
             return self._result(
-                QueryStatus.TOO_LARGE,
-                time.perf_counter() - started,
-                exchange.status,
-                exchange.body,
-                error=str(exc),
+                QueryStatus.TOO_LARGE, time.perf_counter() - started, http_status, received, error=str(exc)
             )
         except TimeoutError as exc:
-            # Covers our total deadline and the connect deadline (both are TimeoutErrors).
+            # Covers our total deadline and aiohttp's connect deadline (both are TimeoutErrors).
             error = _describe(exc) if str(exc) else "no complete answer before the deadline"
             return self._result(
-                QueryStatus.TIMEOUT,
-                time.perf_counter() - started,
-                exchange.status,
-                exchange.body,
-                error=error,
+                QueryStatus.TIMEOUT, time.perf_counter() - started, http_status, received, error=error
             )
-        except (HttpProtocolError, OSError, ValueError) as exc:
+        except (aiohttp.ClientError, OSError, ValueError) as exc:
+            # ValueError: a line break in a chain-provided hotkey or address (no header forged).
             return self._result(
                 QueryStatus.REFUSED,
                 time.perf_counter() - started,
-                exchange.status,
-                exchange.body,
+                http_status,
+                received,
                 error=_describe(exc),
             )
-        finally:
-            exchange.close()
-            self._in_flight.discard(exchange)
-        return _Answer(time.perf_counter() - started, exchange.status, bytes(exchange.body))
+        return _Answer(time.perf_counter() - started, http_status, bytes(received))
+
+    async def _read_capped(self, response: aiohttp.ClientResponse, received: bytearray) -> None:
+        cap = self.max_response_bytes
+        declared = response.content_length
+        if declared is not None and declared > cap:
+            raise _TooLarge(f"declared body of {declared} bytes exceeds {cap}")
+        while chunk := await response.content.read(_READ_CHUNK):
+            received += chunk
+            if len(received) > cap:
+                raise _TooLarge(f"body exceeds {cap} bytes")
 
     def _classify(self, answer: _Answer) -> QueryResult:
         # The latency is the exchange's, whenever the parsing happens.
