@@ -14,22 +14,17 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 from scoring.checking import CATEGORIES, check
 from scoring.demo import run_demo
 from scoring.model import COMPONENTS, Call, Verdict
 
-EXIT_VALID, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
+# The command-line foundation is the one module of subnet/ that the entry points of scoring and
+# tasks stand on: it imports the standard library only, so the scorer itself never reaches up.
+from subnet.cli import USER_ERROR_EXIT_CODE, OneLineParser, UsageError, run_main
 
-
-class UsageError(Exception):
-    """A mistake in the command line or its files: reported in one line, exit code 2."""
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(message)
+EXIT_VALID, EXIT_INVALID, EXIT_USAGE = 0, 1, USER_ERROR_EXIT_CODE
 
 
 def _load_json(path: str, what: str) -> Any:
@@ -76,9 +71,9 @@ def format_verdict(verdict: Verdict) -> str:
     return "\n".join(lines)
 
 
-def _parser() -> _Parser:
-    parser = _Parser(prog="python -m scoring", description="Decode and check tool calls, BFCL style.")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+def _parser() -> OneLineParser:
+    parser = OneLineParser(prog="python -m scoring", description="Decode and check tool calls, BFCL style.")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     checker = commands.add_parser("check", help="judge one model output against one task")
     checker.add_argument("--functions", required=True, help="JSON file: function schemas (BFCL or OpenAI)")
     checker.add_argument("--answer", help="JSON file: BFCL possible answer (not needed for irrelevance)")
@@ -105,12 +100,11 @@ def _run_check(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    try:
+    def run() -> int:
         args = _parser().parse_args(argv)
         if args.command == "demo":
             run_demo(format_verdict)
             return EXIT_VALID
         return _run_check(args)
-    except UsageError as error:
-        print(f"scoring: error: {error}", file=sys.stderr)
-        return EXIT_USAGE
+
+    return run_main("scoring", run)

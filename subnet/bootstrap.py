@@ -23,9 +23,9 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import Any, TypeVar
 
-from subnet.config import float_arg, int_arg
+from subnet.cli import OneLineParser, UsageError, float_arg, int_arg, run_main, user_errors
 
 PROG = "scripts/bootstrap_localnet.py"
 DEV_NETWORK = "dev"
@@ -36,7 +36,7 @@ FEE_HEADROOM_TAO = 10.0
 T = TypeVar("T")
 
 
-class BootstrapError(Exception):
+class BootstrapError(UsageError):
     """Something the user can fix (chain down, netuid mismatch, a refused extrinsic): one line, exit 2."""
 
 
@@ -64,13 +64,8 @@ class BootstrapSettings:
     state_file: Path | None = None
 
 
-class _OneLineParser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _OneLineParser(
+    parser = OneLineParser(
         prog=PROG,
         description="Create, fund, register and stake a local subnet (idempotent).",
     )
@@ -240,12 +235,6 @@ def ensure_wallet(wallet_path: Path, name: str, hotkey: str, *, create: bool) ->
 
 
 # --------------------------------------------------------------------------- chain steps
-
-
-def _tao(amount: float) -> Any:
-    import bittensor as bt
-
-    return bt.Balance.from_tao(amount)
 
 
 async def _checked(label: str, submission: Awaitable[Any]) -> Any:
@@ -593,18 +582,19 @@ async def bootstrap(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    settings = parse_settings(argv)
+    with user_errors("bootstrap"):  # a bad flag stops here, before any step: exit 2
+        settings = parse_settings(argv)
     try:
-        report = asyncio.run(bootstrap(settings))
-    except BootstrapError as exc:
-        print(f"bootstrap: error: {exc}", file=sys.stderr)
-        return 2
+        status = run_main("bootstrap", lambda: _announce(settings, asyncio.run(bootstrap(settings))))
     except KeyboardInterrupt:
         print("bootstrap: interrupted; re-run to finish (finished steps are skipped)", file=sys.stderr)
         return 130
+    return status
+
+
+def _announce(settings: BootstrapSettings, report: BootstrapReport) -> None:
     uids = ", ".join(f"{name} uid {uid}" for name, uid in report.uids.items())
     print(f"bootstrap: ready on {settings.network}: netuid {report.netuid}; {uids}", flush=True)
-    return 0
 
 
 if __name__ == "__main__":

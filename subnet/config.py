@@ -18,25 +18,57 @@ what to do; :func:`user_errors` turns it into that line on stderr and exit code 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import ipaddress
 import os
 import re
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from scoring.rendering import NATIVE_FORMATS
+from subnet.cli import (
+    APP_NAME as APP_NAME,
+)
+from subnet.cli import (
+    USER_ERROR_EXIT_CODE as USER_ERROR_EXIT_CODE,
+)
+from subnet.cli import (
+    OneLineParser,
+    UsageError,
+    boolean,
+    choice,
+    env_name,
+    float_in,
+    http_url,
+    int_in,
+    ip_address,
+    name,
+    path,
+    text,
+    ws_url,
+)
+from subnet.cli import (
+    exit_with as exit_with,
+)
+from subnet.cli import (
+    float_arg as float_arg,
+)
+from subnet.cli import (
+    int_arg as int_arg,
+)
+from subnet.cli import (
+    name_arg as name_arg,
+)
+from subnet.cli import (
+    user_errors as user_errors,
+)
 from subnet.phrasing import ENGINES as PHRASING_ENGINES
 
 if TYPE_CHECKING:
     import bittensor as bt
-
-APP_NAME = "toolcall-subnet"
-USER_ERROR_EXIT_CODE = 2
 
 # Sections whose environment variables follow bittensor's long-standing BT_<SECTION>_<NAME>.
 _BITTENSOR_SECTIONS = frozenset({"subtensor", "wallet", "axon", "logging"})
@@ -49,33 +81,13 @@ PUBLIC_NETWORKS = frozenset({"finney", "test"})
 T = TypeVar("T")
 
 
-class UserError(Exception):
-    """A mistake the user can fix; its message is one line that says how.
-
-    Neurons' ``main()`` wraps its work in :func:`user_errors`, which prints the line and
-    exits with code 2 instead of showing a traceback.
-    """
+# A mistake the user can fix (subnet.cli's UsageError); the chain's, the dashboard's and the
+# validator's own errors derive from it under this name.
+UserError = UsageError
 
 
-class ConfigError(UserError):
+class ConfigError(UsageError):
     """A bad flag, value, environment variable or wallet."""
-
-
-@contextlib.contextmanager
-def user_errors(prog: str | None = None) -> Iterator[None]:
-    """Turn a :class:`UserError` raised inside the block into one line on stderr and exit 2."""
-    try:
-        yield
-    except UserError as error:
-        exit_with(error, prog)
-
-
-def exit_with(error: BaseException, prog: str | None = None) -> NoReturn:
-    """Print ``error`` as a single ``prog: error: ...`` line and exit with code 2."""
-    name = prog or Path(sys.argv[0]).name or APP_NAME
-    message = " ".join(str(error).split()) or type(error).__name__
-    print(f"{name}: error: {message}", file=sys.stderr)
-    raise SystemExit(USER_ERROR_EXIT_CODE)
 
 
 def _data_dir() -> Path:
@@ -103,101 +115,19 @@ def default_wallet_path() -> Path:
 
 
 # --- value parsers: str -> value, raising ValueError with a readable reason -------------
+# The common ones (numbers, names, paths, URLs) are subnet.cli's, shared by every command line.
 
-
-def _int_in(low: int, high: int | None = None) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        try:
-            value = int(text.strip())
-        except ValueError:
-            raise ValueError(f"expected a whole number, got {text!r}") from None
-        if value < low or (high is not None and value > high):
-            upper = f"..{high}" if high is not None else " or more"
-            raise ValueError(f"expected {low}{upper}, got {value}")
-        return value
-
-    return parse
-
-
-def _float_in(low: float, high: float | None = None, *, low_open: bool = False) -> Callable[[str], float]:
-    def parse(text: str) -> float:
-        try:
-            value = float(text.strip())
-        except ValueError:
-            raise ValueError(f"expected a number, got {text!r}") from None
-        if value != value or value in (float("inf"), float("-inf")):
-            raise ValueError(f"expected a finite number, got {text!r}")
-        too_low = value <= low if low_open else value < low
-        if too_low or (high is not None and value > high):
-            bound = f"greater than {low:g}" if low_open else f"at least {low:g}"
-            if high is not None:
-                bound += f" and at most {high:g}"
-            raise ValueError(f"expected a number {bound}, got {value:g}")
-        return value
-
-    return parse
-
-
-def _argparse_type(parse: Callable[[str], T]) -> Callable[[str], T]:
-    def convert(text: str) -> T:
-        try:
-            return parse(text)
-        except ValueError as error:  # argparse would print "invalid convert value" instead of the reason
-            raise argparse.ArgumentTypeError(str(error)) from None
-
-    return convert
-
-
-def int_arg(low: int, high: int | None = None) -> Callable[[str], int]:
-    """An argparse ``type=`` for a whole number in ``low..high`` (other command lines, benchmarks)."""
-    return _argparse_type(_int_in(low, high))
-
-
-def float_arg(low: float, high: float | None = None, *, low_open: bool = False) -> Callable[[str], float]:
-    """An argparse ``type=`` for a finite number at least ``low`` (above it with ``low_open``)."""
-    return _argparse_type(_float_in(low, high, low_open=low_open))
-
-
-_TRUE = frozenset({"1", "true", "yes", "on"})
-_FALSE = frozenset({"0", "false", "no", "off", ""})
-
-
-def _boolean(text: str) -> bool:
-    lowered = text.strip().lower()
-    if lowered in _TRUE:
-        return True
-    if lowered in _FALSE:
-        return False
-    raise ValueError(f"expected true/false (1/0, yes/no, on/off), got {text!r}")
-
-
-def _text(text: str) -> str:
-    value = text.strip()
-    if not value:
-        raise ValueError("must not be empty")
-    return value
-
-
-def _name(text: str) -> str:
-    value = _text(text)
-    if "/" in value or value in {".", ".."}:
-        raise ValueError(f"expected a plain name without '/', got {text!r}")
-    return value
-
-
-# An argparse ``type=`` for a wallet or hotkey name on other command lines: one name, never a path.
-name_arg = _argparse_type(_name)
-
-
-def _path(text: str) -> Path:
-    return Path(_text(text)).expanduser()
-
-
-def _ip(text: str) -> str:
-    try:
-        return str(ipaddress.ip_address(text.strip()))
-    except ValueError:
-        raise ValueError(f"expected an IPv4 or IPv6 address, got {text!r}") from None
+_int_in = int_in
+_float_in = float_in
+_boolean = boolean
+_text = text
+_name = name
+_path = path
+_ip = ip_address
+_ws_url = ws_url
+_http_url = http_url
+_env_name = env_name
+_choice = choice
 
 
 def _network(text: str) -> str:
@@ -205,20 +135,6 @@ def _network(text: str) -> str:
     if value in NETWORK_NAMES or re.fullmatch(r"wss?://\S+", value):
         return value
     raise ValueError(f"expected one of {', '.join(NETWORK_NAMES)} or a ws:// / wss:// URL, got {text!r}")
-
-
-def _ws_url(text: str) -> str:
-    value = text.strip()
-    if re.fullmatch(r"wss?://\S+", value):
-        return value
-    raise ValueError(f"expected a ws:// or wss:// URL, got {text!r}")
-
-
-def _http_url(text: str) -> str:
-    value = text.strip()
-    if re.fullmatch(r"https?://\S+", value):
-        return value.rstrip("/")
-    raise ValueError(f"expected an http:// or https:// URL, got {text!r}")
 
 
 def _db_url(text: str) -> str:
@@ -236,16 +152,6 @@ def _device(text: str) -> str:
     if re.fullmatch(r"auto|cpu|mps|cuda(:\d+)?", value):
         return value
     raise ValueError(f"expected auto, cpu, mps, cuda or cuda:N, got {text!r}")
-
-
-def _choice(*choices: str) -> Callable[[str], str]:
-    def parse(text: str) -> str:
-        value = text.strip().lower()
-        if value in choices:
-            return value
-        raise ValueError(f"expected one of {', '.join(choices)}, got {text!r}")
-
-    return parse
 
 
 def model_backends() -> list[str]:
@@ -276,13 +182,6 @@ def _host_names(text: str) -> tuple[str, ...]:
     if bad:
         raise ValueError(f"not a host name or address: {bad[0]!r} (give a comma-separated list)")
     return names
-
-
-def _env_name(text: str) -> str:
-    value = text.strip()
-    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,127}", value):
-        return value
-    raise ValueError(f"expected the name of an environment variable (letters, digits, _), got {text!r}")
 
 
 def _hotkeys(text: str) -> tuple[str, ...]:
@@ -945,13 +844,6 @@ def flags_for(settings_cls: type) -> list[Flag]:
 # --- parsing --------------------------------------------------------------------------------
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse that raises ConfigError (one line) instead of printing usage and exiting."""
-
-    def error(self, message: str) -> NoReturn:
-        raise ConfigError(f"{message} (see --help)")
-
-
 def _default_of(settings_cls: type, flag: Flag) -> Any:
     owner = settings_cls if flag.section is None else _resolve_type(settings_cls, flag.section)
     spec = {f.name: f for f in dataclasses.fields(owner)}[flag.attr]
@@ -1000,7 +892,7 @@ def _show_default(value: Any) -> str:
 
 def build_parser(settings_cls: type, prog: str) -> argparse.ArgumentParser:
     """The argparse parser for ``settings_cls``; every flag's help shows its default and env var."""
-    parser = _Parser(
+    parser = OneLineParser(
         prog=prog,
         allow_abbrev=False,
         description=f"Flags, environment variables and defaults for {prog}; flags win over the environment.",
@@ -1041,7 +933,10 @@ def _describe_default(settings_cls: type, flag: Flag) -> str:
 def _parse(settings_cls: type[T], argv: Sequence[str] | None, prog: str, env: dict[str, str] | None) -> T:
     environment = os.environ if env is None else env
     parser = build_parser(settings_cls, prog)
-    namespace = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    try:
+        namespace = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    except UsageError as error:
+        raise ConfigError(str(error)) from None
 
     values: dict[str, Any] = {}
     for flag in flags_for(settings_cls):
@@ -1075,12 +970,12 @@ def _convert(flag: Flag, raw: str, origin: str) -> Any:
 def _assemble(settings_cls: type[T], values: dict[str, Any]) -> T:
     sections: dict[str, dict[str, Any]] = {}
     top: dict[str, Any] = {}
-    for name, value in values.items():
-        section, _, attr = name.rpartition(".")
+    for flag_name, value in values.items():
+        section, _, attr = flag_name.rpartition(".")
         if section:
             sections.setdefault(section, {})[attr] = value
         else:
-            top[name] = value
+            top[flag_name] = value
     for section, kwargs in sections.items():
         top[section] = _resolve_type(settings_cls, section)(**kwargs)
     settings = settings_cls(**top)

@@ -16,9 +16,9 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-EXIT_USAGE = 2
+from subnet.cli import OneLineParser, run_main
+
 DEFAULT_HOTKEY = "default"
 
 
@@ -78,18 +78,11 @@ def create_dev_wallet(
     )
 
 
-class UsageError(Exception):
-    """Bad command-line usage; printed as one line, exit code 2."""
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:
-        raise UsageError(message)
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m subnet.wallets", description="Development wallets for the devchain.")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser = OneLineParser(
+        prog="python -m subnet.wallets", description="Development wallets for the devchain."
+    )
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     create = commands.add_parser("create", help="create an unencrypted coldkey + hotkey (development only)")
     create.add_argument("--name", required=True, help="wallet (coldkey) name")
     create.add_argument("--hotkey", default=DEFAULT_HOTKEY, help="hotkey name (default: default)")
@@ -114,13 +107,11 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], None]] = {"create": _create}
 def main(argv: Sequence[str] | None = None) -> int:
     from bittensor_core import KeyfileError
 
-    try:
+    def run() -> None:
         args = build_parser().parse_args(argv)
         COMMANDS[args.command](args)
-    except (UsageError, WalletExistsError, KeyfileError, ValueError, OSError) as error:
-        print(f"wallets: {error}", file=sys.stderr)
-        return EXIT_USAGE
-    return 0
+
+    return run_main("wallets", run, errors=(WalletExistsError, KeyfileError, ValueError, OSError))
 
 
 if __name__ == "__main__":

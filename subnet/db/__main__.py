@@ -11,8 +11,8 @@ import asyncio
 import os
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
 
+from subnet.cli import OneLineParser, UsageError, run_main
 from subnet.db.engine import DatabaseUrlError, default_database_url, error_reason, normalise_url
 from subnet.db.migrate import (
     MigrationsNotFound,
@@ -30,17 +30,10 @@ DB_URL_ENV = "SUBNET_DB_URL"
 PROG = "python -m subnet.db"
 
 
-class UsageError(Exception):
-    """A bad flag or action: one line, exit code 2."""
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:  # argparse prints usage and its line; one line is enough
-        raise UsageError(f"{message} (see --help)")
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = OneLineParser(
+        prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("action", choices=["upgrade", "current", "downgrade"])
     parser.add_argument("--db.url", dest="url", default=None, help="database URL (default: the SQLite file)")
     parser.add_argument(
@@ -59,19 +52,19 @@ async def _run(action: str, url: str, revision: str | None) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    try:
+    def run() -> None:
         args = build_parser().parse_args(argv)
         url = normalise_url(args.url or os.environ.get(DB_URL_ENV) or default_database_url())
-        print(asyncio.run(_run(args.action, url, args.revision)))
-    except (UsageError, DatabaseUrlError, MigrationsNotFound, NotAValidatorDatabase, SchemaOutOfDate) as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
-        return 2
-    except Exception as exc:  # the database is the user's: unreachable, wrong password, bad revision
-        print(
-            f"{PROG}: error: {args.action} failed: {type(exc).__name__}: {error_reason(exc)}", file=sys.stderr
-        )
-        return 2
-    return 0
+        try:
+            print(asyncio.run(_run(args.action, url, args.revision)))
+        except (MigrationsNotFound, NotAValidatorDatabase, SchemaOutOfDate):
+            raise
+        except Exception as exc:  # the database is the user's: unreachable, wrong password, bad revision
+            raise UsageError(f"{args.action} failed: {type(exc).__name__}: {error_reason(exc)}") from None
+
+    return run_main(
+        PROG, run, errors=(DatabaseUrlError, MigrationsNotFound, NotAValidatorDatabase, SchemaOutOfDate)
+    )
 
 
 if __name__ == "__main__":

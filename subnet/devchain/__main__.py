@@ -4,7 +4,8 @@
     python -m subnet.devchain reset [--path P] [--block-time S]
     python -m subnet.devchain fund ADDRESS TAO [--path P]
 
-User mistakes (bad flags, an unreadable file) end in one line on stderr and exit code 2.
+User mistakes (bad flags, an unreadable file) end in one line on stderr and exit code 2
+(subnet.cli).
 """
 
 from __future__ import annotations
@@ -18,31 +19,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from subnet.cli import OneLineParser, UsageError, float_arg, int_arg, run_main
 from subnet.devchain.chain import DevChain, default_path
 from subnet.devchain.rules import RAO_PER_TAO, U16_MAX, DispatchError
 from subnet.devchain.store import StoreError, foreign_tables
-
-EXIT_USAGE = 2
-
-
-class UsageError(Exception):
-    """A mistake the user can fix; printed as one line, exit code 2."""
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:  # argparse prints usage + exits; we want one line
-        raise UsageError(message)
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:  # argparse would name this function instead of the problem
-        raise argparse.ArgumentTypeError(f"expected seconds in (0, 600], got {text!r}") from None
-    if not 0 < value <= 600:
-        raise argparse.ArgumentTypeError(f"expected seconds in (0, 600], got {text}")
-    return value
-
 
 # TAO's total supply: a bigger credit cannot be real and overflows the chain's 64-bit balances.
 MAX_FUND_TAO = 21_000_000.0
@@ -67,15 +47,20 @@ def _ss58(text: str) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m subnet.devchain", description="Inspect or reset the local devchain.")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser = OneLineParser(
+        prog="python -m subnet.devchain", description="Inspect or reset the local devchain."
+    )
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     status = commands.add_parser("status", help="print each subnet's metagraph as a table")
     status.add_argument("--path", type=Path, default=None, help=f"devchain file (default {default_path()})")
-    status.add_argument("--netuid", type=int, default=None, help="only this subnet")
+    status.add_argument("--netuid", type=int_arg(0, 65535), default=None, help="only this subnet")
     reset = commands.add_parser("reset", help="delete the devchain file and start a fresh chain")
     reset.add_argument("--path", type=Path, default=None, help=f"devchain file (default {default_path()})")
     reset.add_argument(
-        "--block-time", type=_positive_float, default=None, help="seconds per block (default 1)"
+        "--block-time",
+        type=float_arg(0.0, 600.0, low_open=True),
+        default=None,
+        help="seconds per block (default 1)",
     )
     fund = commands.add_parser("fund", help="credit TAO to an address (development only)")
     fund.add_argument("address", type=_ss58, help="ss58 address to credit")
@@ -206,13 +191,11 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], None]] = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    try:
+    def run() -> None:
         args = build_parser().parse_args(argv)
         COMMANDS[args.command](args)
-    except (UsageError, StoreError, DispatchError, ValueError, OverflowError, OSError) as error:
-        print(f"devchain: {error}", file=sys.stderr)
-        return EXIT_USAGE
-    return 0
+
+    return run_main("devchain", run, errors=(StoreError, DispatchError, ValueError, OverflowError, OSError))
 
 
 if __name__ == "__main__":

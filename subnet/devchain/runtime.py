@@ -516,10 +516,6 @@ def _address(value: Any) -> str:
     return str(value)
 
 
-def _owner_of(ctx: Ctx, hotkey: str) -> str | None:
-    return _owner(ctx, [hotkey])
-
-
 def _burned_register(ctx: Ctx, signer: str, args: dict[str, Any]) -> None:
     rules.burned_register(ctx, signer, int(args["netuid"]), _address(args["hotkey"]))
 

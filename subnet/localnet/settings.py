@@ -15,22 +15,28 @@ handed to the miners in turn.
 from __future__ import annotations
 
 import argparse
-import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn
+
+from subnet.cli import (
+    APP_NAME,
+    OneLineParser,
+    UsageError,
+    argparse_type,
+    env_name,
+    float_arg,
+    http_url,
+    int_arg,
+)
+
+__all__ = ["LocalnetSettings", "UsageError", "build_parser", "parse_settings"]
 
 PROG = "python -m subnet.localnet"
-APP_NAME = "toolcall-subnet"
 DEFAULT_FORMATS = ("json", "hermes", "hermes")
 GUIDED_MODES = ("off", "on", "forced", "grounded")  # the miner's --model.guided values
 DEFAULT_GUIDED = ("grounded", "off", "forced")
 MAX_MINERS = 16
-
-
-class UsageError(Exception):
-    """A bad flag or value; one line, exit code 2."""
 
 
 def default_state_dir() -> Path:
@@ -83,38 +89,6 @@ class LocalnetSettings:
         return self.guided[index % len(self.guided)]
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{message} (see --help)")
-
-
-def _int_at_least(low: int, high: int | None = None) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-        if value < low or (high is not None and value > high):
-            bounds = f"{low}..{high}" if high is not None else f">= {low}"
-            raise argparse.ArgumentTypeError(f"expected {bounds}, got {value}")
-        return value
-
-    return parse
-
-
-def _positive_float(high: float) -> Callable[[str], float]:
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-        if not 0 < value <= high:
-            raise argparse.ArgumentTypeError(f"expected a number in (0, {high:g}], got {text}")
-        return value
-
-    return parse
-
-
 def miner_formats() -> tuple[str, ...]:
     """The output formats a miner can be started with (its adapter registry); `auto` would give
     every demo miner the same one, so it is left out."""
@@ -144,25 +118,8 @@ def _guided_modes(text: str) -> tuple[str, ...]:
     return names
 
 
-def _http_url(text: str) -> str:
-    value = text.strip().rstrip("/")
-    if not re.fullmatch(r"https?://[^\s/]+(/\S*)?", value):
-        raise argparse.ArgumentTypeError(f"expected an http:// or https:// URL, got {text!r}")
-    return value
-
-
-def _env_name(text: str) -> str:
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,127}", text):
-        raise argparse.ArgumentTypeError(f"expected the name of an environment variable, got {text!r}")
-    return text
-
-
-def _port(text: str) -> int:
-    return _int_at_least(0, 65535)(text)
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = OneLineParser(
         prog=PROG,
         description=(
             "Run the whole subnet on this machine: development wallets, the devchain, one validator "
@@ -172,14 +129,14 @@ def build_parser() -> argparse.ArgumentParser:
     add = parser.add_argument
     add(
         "--miners",
-        type=_int_at_least(0, MAX_MINERS),
+        type=int_arg(0, MAX_MINERS),
         default=3,
         help="demo-model miners to run (default 3; 0 with --miner-endpoint runs only those)",
     )
     add(
         "--miner-endpoint",
         dest="endpoints",
-        type=_http_url,
+        type=argparse_type(http_url),
         action="append",
         default=[],
         metavar="URL",
@@ -197,12 +154,12 @@ def build_parser() -> argparse.ArgumentParser:
     add(
         "--model.api_key_env",
         dest="api_key_env",
-        type=_env_name,
+        type=argparse_type(env_name),
         default=None,
         metavar="NAME",
         help="environment variable holding the engines' API key (passed to the endpoint miners)",
     )
-    add("--rounds", type=_int_at_least(1), default=2, help="validator rounds to run (default 2)")
+    add("--rounds", type=int_arg(1), default=2, help="validator rounds to run (default 2)")
     add(
         "--state-dir",
         type=Path,
@@ -212,20 +169,20 @@ def build_parser() -> argparse.ArgumentParser:
     add("--reset", action="store_true", help="delete the state directory's contents and start over")
     add(
         "--block-time",
-        type=_positive_float(60.0),
+        type=float_arg(0.0, 60.0, low_open=True),
         default=0.5,
         help="seconds per devchain block when the chain is created (default 0.5)",
     )
-    add("--tempo", type=_int_at_least(2, 1000), default=20, help="blocks per epoch (default 20)")
+    add("--tempo", type=int_arg(2, 1000), default=20, help="blocks per epoch (default 20)")
     add(
         "--tasks",
-        type=_int_at_least(1, 64),
+        type=int_arg(1, 64),
         default=6,
         help="tasks per miner per round (default 6: one of each category)",
     )
     add(
         "--episodes",
-        type=_int_at_least(0, 16),
+        type=int_arg(0, 16),
         default=2,
         help="multi-turn episodes per miner per round, played step by step against simulated tools "
         "(default 2; 0: none; the validator's --round.episodes)",
@@ -245,13 +202,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add(
         "--max-new-tokens",
-        type=_int_at_least(16, 4096),
+        type=int_arg(16, 4096),
         default=48,
         help="generation cap of the demo model (default 48)",
     )
     add(
         "--query-timeout",
-        type=_positive_float(3600.0),
+        type=float_arg(0.0, 3600.0, low_open=True),
         default=300.0,
         help="seconds a miner has to answer one task (default 300: a shared CPU is slow)",
     )
@@ -259,19 +216,19 @@ def build_parser() -> argparse.ArgumentParser:
     add(
         "--dashboard.port",
         dest="dashboard_port",
-        type=_port,
+        type=int_arg(0, 65535),
         default=None,
         help="validator dashboard port (default: a free port; 0 turns it off)",
     )
     add(
         "--start-timeout",
-        type=_positive_float(3600.0),
+        type=float_arg(0.0, 3600.0, low_open=True),
         default=300.0,
         help="seconds a miner may take to load its model and come up (default 300)",
     )
     add(
         "--grace",
-        type=_positive_float(600.0),
+        type=float_arg(0.0, 600.0, low_open=True),
         default=15.0,
         help="seconds children get to stop after SIGTERM before they are killed (default 15)",
     )

@@ -108,5 +108,5 @@ def test_a_block_time_that_is_no_number_names_the_problem(
 ) -> None:
     assert devchain_main(["reset", "--path", str(tmp_path / "c.sqlite"), "--block-time", "abc"]) == 2
     err = capsys.readouterr().err
-    assert err == "devchain: argument --block-time: expected seconds in (0, 600], got 'abc'\n"
+    assert err == "devchain: error: argument --block-time: expected a number, got 'abc' (see --help)\n"
     assert not (tmp_path / "c.sqlite").exists()

@@ -81,7 +81,7 @@ def test_flags_are_read() -> None:
         (["--rounds", "x"], "expected a whole number"),
         (["--formats", "hermes,xml"], "unknown format xml"),
         (["--guided", "on,maybe"], "expected off/on/forced/grounded values, got maybe"),
-        (["--block-time", "-1"], "expected a number in"),
+        (["--block-time", "-1"], "expected a number greater than 0 and at most 60, got -1"),
         (["--dashboard.port", "70000"], "expected 0..65535"),
         (["--episodes", "17"], "expected 0..16"),
         (["--episodes", "two"], "expected a whole number"),
