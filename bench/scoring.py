@@ -31,7 +31,6 @@ from typing import Any
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
 
 from scoring import FORMATS, NATIVE_FORMATS, Call, check, render  # noqa: E402
-from scoring.simple_calls import MAX_CHARS as SIMPLE_CALLS_MAX_CHARS  # noqa: E402
 from subnet.config import int_arg  # noqa: E402
 
 _WEATHER = {
@@ -358,9 +357,8 @@ def adversarial(cap: int = 64 * 1024) -> dict[str, str]:
         "nested calls": fill("[f(a=", "g(", ""),
         "dict keys": fill("[f(a={", "1:2,", "})]"),
         "python list at the item cap": "[f(a=[" + "1," * 1000 + "1])]",
-        # The fast python-call reader reads all of it, gives up at the trailing comma, ast reads it again.
         "python list at the item cap, trailing comma": "[f(a=[" + "1," * 1000 + "1],)]",
-        "bare names up to the fast reader's size cap": "f(a=1) " + "x " * ((SIMPLE_CALLS_MAX_CHARS - 6) // 2),
+        "bare names, 1 KiB": "f(a=1) " + "x " * 509,
         "json list at the item cap": '{"name": "f", "arguments": {"a": [' + "1," * 1000 + "1]}}",
         "strings at the item cap": "[f(a=[" + "'abcdefghijklmnopqrstuvwxyz0123'," * 500 + "'x'])]",
         "many kimi calls": fill("<|tool_calls_section_begin|>", _native_unit("kimi"), ""),

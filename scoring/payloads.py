@@ -20,7 +20,6 @@ from typing import Any
 from scoring.literals import LiteralReader
 from scoring.model import Call, DecodeError, Limits, make_call
 from scoring.native import NO_SCHEMAS, Schemas
-from scoring.simple_calls import read_simple_calls
 
 # String literals (single or double quoted), written so that a match starting at a quote always
 # succeeds (it may stop at the end of the line or text): the scan stays linear on any input.
@@ -305,10 +304,7 @@ def _statement_calls(statement: ast.stmt, reader: LiteralReader) -> list[Call]:
 def _python_calls(text: str, limits: Limits, guarded: bool = False) -> list[Call]:
     if not guarded:
         guard_syntax(text, limits)
-    calls = read_simple_calls(text, limits.max_depth)  # the common shapes, without a syntax tree
-    if calls is None:
-        calls = python_calls_from_tree(text, limits)
-    return calls
+    return python_calls_from_tree(text, limits)
 
 
 def python_calls_from_tree(text: str, limits: Limits) -> list[Call]:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from scoring import Call, DecodeError, Limits, decode
+from scoring import Call, DecodeError, Limits, decode, render
 
 WEATHER = Call("get_weather", {"city": "Paris", "days": 3})
 
@@ -383,3 +383,13 @@ def test_nothing_is_executed(tmp_path: Any) -> None:
         with contextlib.suppress(DecodeError):
             decode(payload)
     assert not marker.exists()
+
+
+def test_rendered_calls_with_flat_containers_read_back() -> None:
+    calls = [
+        Call("f", {"a": ["x", 1, -1.5, None], "b": {"k": True, 2: "two"}, "c": []}),
+        Call("g.h", {"d": {}, "e": "[not, a, list]"}),
+    ]
+    text = render(calls, "pythonic")
+    assert isinstance(text, str)
+    assert repr(decode(text)) == repr(calls)
