@@ -295,8 +295,9 @@ def test_transport_failures_are_counted_not_fatal(capsys: pytest.CaptureFixture[
         code = evaluate.main([*argv, "--timeout", "0.5", "--concurrency", "1"])
     assert code == 0
     report = json.loads(capsys.readouterr().out)
-    statuses = report["statuses"]
-    assert statuses["http_500"] == 4
+    statuses = report["statuses"]  # the transport's QueryStatus words, as the validator stores them
+    assert statuses["http_error"] == 4
+    assert [row["http_status"] for row in report["tasks"] if row["status"] == "http_error"] == [500] * 4
     assert statuses["bad_json"] == 4
     assert statuses["bad_schema"] == 4
     assert statuses["timeout"] == 4
@@ -412,7 +413,8 @@ def test_signed_run_against_a_real_miner_gate(tmp_path: Path, capsys: pytest.Cap
         # Unsigned: the gate refuses every request before any model work.
         assert evaluate.main(["--endpoint", server.url, *argv]) == 0
         unsigned = json.loads(capsys.readouterr().out)
-        assert unsigned["statuses"] == {"http_401": 12}
+        assert unsigned["statuses"] == {"http_error": 12}
+        assert {row["http_status"] for row in unsigned["tasks"]} == {401}
         assert server.callers == []
         # Signed as the registered validator; the miner's hotkey comes from its /health.
         signing = ["--wallet.name", "validator", "--wallet.path", str(tmp_path)]
@@ -621,3 +623,76 @@ def test_the_xlam_and_bfcl_sources_take_their_files_from_flags() -> None:
     missing = dataclasses.replace(parsed, xlam=())
     with pytest.raises(evaluate.EvaluateError, match=r"--tasks\.xlam FILE"):
         evaluate.build_tasks(missing)
+
+
+# --------------------------------------------------------------------------- the validator's parts
+
+
+def test_each_score_is_the_validator_judges_on_the_same_answer(capsys: pytest.CaptureFixture[str]) -> None:
+    """Every task row of a run (structured calls and text, right and wrong) carries the verdict
+    the validator's own judge gives the answer the endpoint sent for that task."""
+    from subnet.protocol import ChatCompletionResponse
+    from subnet.validator.judge import BfclJudge
+
+    chosen = settings("http://unused", n=40)
+    by_key = tasks_for(chosen)
+    with StandInServer(by_key, right_or_wrong) as server:
+        assert evaluate.main(["--endpoint", server.url, "--n", "40", "--seed", str(SEED), "--json"]) == 0
+    rows = {row["task_id"]: row for row in json.loads(capsys.readouterr().out)["tasks"]}
+    judge = BfclJudge()
+    verdicts = set()
+    for task in by_key.values():
+        _status, payload, _delay = right_or_wrong(task, 0)
+        judgement = judge.judge(ChatCompletionResponse.model_validate(payload).message, task)
+        row = rows[task.id]
+        assert (row["valid"], row["score"]) == (judgement.valid, judgement.score), task.id
+        assert row["error_type"] == (None if judgement.valid else judgement.error_type), task.id
+        verdicts.add(judgement.valid)
+    assert verdicts == {True, False}
+
+
+def test_a_signed_run_goes_through_the_validators_client(tmp_path: Path) -> None:
+    from subnet.transport import MinerClient
+    from subnet.wallets import create_dev_wallet
+
+    validator = create_dev_wallet("validator", path=tmp_path)
+    miner = create_dev_wallet("miner", path=tmp_path)
+    with SignedMiner({}, miner.hotkey_ss58, validator.hotkey_ss58) as server:
+        signed = evaluate.parse_settings(
+            ["--endpoint", server.url, "--wallet.name", "validator", "--wallet.path", str(tmp_path)]
+        )
+
+        async def clients() -> tuple[Any, Any, Any]:
+            async with evaluate.open_endpoint(signed) as endpoint:
+                signed_client, target = endpoint.client, endpoint.target
+            async with evaluate.open_endpoint(dataclasses.replace(signed, wallet_name=None)) as endpoint:
+                return signed_client, target, endpoint.client
+
+        signed_client, target, plain_client = asyncio.run(clients())
+    assert isinstance(signed_client, MinerClient)
+    assert target.hotkey == miner.hotkey_ss58  # read from the miner's /health
+    assert isinstance(plain_client, evaluate.EngineClient)
+
+
+def test_a_signed_run_needs_a_miners_address(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A miner serves plain HTTP at /v1/chat/completions, the path its signatures cover."""
+    from subnet.wallets import create_dev_wallet
+
+    create_dev_wallet("validator", path=tmp_path)
+    argv = ["--wallet.name", "validator", "--wallet.path", str(tmp_path), "--n", "2", "--seed", "1"]
+    assert evaluate.main(["--endpoint", "https://127.0.0.1:9/v1", *argv]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and "a signed run (--wallet.name) talks to a miner" in lines[0]
+
+
+def test_the_answer_cap_is_the_model_max_new_tokens_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    chosen = settings("http://unused", n=4)
+    with StandInServer(tasks_for(chosen), right_or_wrong) as server:
+        argv = ["--endpoint", server.url, "--n", "4", "--seed", str(SEED)]
+        assert evaluate.main([*argv, "--model.max_new_tokens", "77"]) == 0
+    assert [body["max_tokens"] for body in server.requests] == [77] * 4
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as stopped:
+        evaluate.parse_settings(["--endpoint", "http://h/v1", "--max-tokens", "77"])
+    assert stopped.value.code == 2
+    assert "unrecognized arguments: --max-tokens" in capsys.readouterr().err

@@ -1,0 +1,7 @@
+"""``python -m subnet.evaluate``."""
+
+import sys
+
+from subnet.evaluate.cli import main
+
+sys.exit(main())
