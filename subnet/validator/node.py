@@ -16,6 +16,7 @@ import logging
 import math
 import signal
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -41,7 +42,7 @@ from subnet.validator.task_source import LibraryTasks, TaskSource
 
 if TYPE_CHECKING:
     from subnet.validator.phrasing import RoundPhraser
-from subnet.validator.weights import WeightsAttempt, WeightSetter, call_chain
+from subnet.validator.weights import WeightsAttempt, WeightSetter, WeightsOutcome, call_chain
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +105,12 @@ def public_axons_only(settings: ValidatorSettings) -> bool:
     return settings.subtensor.network in PUBLIC_NETWORKS and not settings.query.allow_private_axons
 
 
+# Round reports and weight attempts a Validator keeps in memory, newest last, for whoever drives
+# it in process (the tests read them); the database keeps every one. A validator that runs for
+# months must not grow by one report per round.
+RECENT_KEPT = 64
+
+
 class StartupError(UserError):
     """The validator cannot start (database, secret file); one line says what to do."""
 
@@ -149,8 +156,9 @@ class Validator:
         self.registry = self.options.registry or new_registry()
         self.metrics = ValidatorMetrics.register(self.registry)
         self.view: ChainView | None = None
-        self.reports: list[RoundReport] = []
-        self.weight_attempts: list[WeightsAttempt] = []
+        self.reports: deque[RoundReport] = deque(maxlen=RECENT_KEPT)
+        self.weight_attempts: deque[WeightsAttempt] = deque(maxlen=RECENT_KEPT)
+        self._weights_accepted = 0  # attempts the chain took since start, however old
         self._stack = contextlib.AsyncExitStack()
         self._store: Store | None = None
         self._runner: RoundRunner | None = None
@@ -374,9 +382,11 @@ class Validator:
         if self._weights is None or self.view is None:
             return None
         attempt = await self._weights.maybe_set(self.view, force=force)
-        if attempt.outcome != "not_due":
+        if attempt.outcome is not WeightsOutcome.NOT_DUE:
             self.weight_attempts.append(attempt)
-            self.metrics.weights_attempts.labels(attempt.outcome).inc()
+            self.metrics.weights_attempts.labels(attempt.outcome.value).inc()
+        if attempt.outcome is WeightsOutcome.OK:
+            self._weights_accepted += 1
         return attempt
 
     async def prune(self) -> int:
@@ -422,7 +432,7 @@ class Validator:
             await jobs["metagraph"].run_once()
             await jobs["round"].run_once()
             await jobs["weights"].run_once()
-        if not self._stop.is_set() and not any(a.outcome == "ok" for a in self.weight_attempts):
+        if not self._stop.is_set() and not self._weights_accepted:
             # A bounded run ends with its standing on chain even when its rounds were quicker
             # than the weights interval (a fast engine on the devchain ran two rounds in 1 s).
             attempt = await self.set_weights(force=True)

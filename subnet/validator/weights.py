@@ -14,6 +14,7 @@ import inspect
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from enum import StrEnum
 from typing import Any
 
 from subnet.validator.rounds import ChainView
@@ -36,36 +37,48 @@ async def call_chain(method: Callable[..., Any], *args: Any, **kwargs: Any) -> A
     return result
 
 
+class WeightsOutcome(StrEnum):
+    """How a weights attempt ended. The values are what the database's weight_submissions rows
+    and the ``subnet_validator_weights_attempts`` metric's ``outcome`` label hold."""
+
+    OK = "ok"  # the chain took the weights
+    REJECTED = "rejected"
+    NO_WEIGHTS = "no_weights"  # no miner had earned a weight yet
+    TOO_SOON = "too_soon"  # the chain's weights rate limit
+    CHAIN_UNAVAILABLE = "chain_unavailable"
+    NOT_REGISTERED = "not_registered"
+    ERROR = "error"
+    NOT_DUE = "not_due"  # not attempted: the interval has not passed (never recorded)
+
+
 def _error_name(exc: BaseException) -> str:
     return type(exc).__name__
 
 
-def outcome_of(exc: BaseException) -> str:
+def outcome_of(exc: BaseException) -> WeightsOutcome:
     """The recorded outcome for a chain error, by the nearest known class in its MRO."""
     for cls in type(exc).__mro__:
         if cls.__name__ in OUTCOME_OF_ERROR:
             return OUTCOME_OF_ERROR[cls.__name__]
-    return "error"
+    return WeightsOutcome.ERROR
 
 
-# Exception class name -> outcome recorded; anything else is "error".
+# Exception class name -> outcome recorded; anything else is an error.
 OUTCOME_OF_ERROR = {
-    "WeightsTooSoon": "too_soon",
-    "ChainUnavailable": "chain_unavailable",
-    "NotRegistered": "not_registered",
-    "WeightsRejected": "rejected",
-    "ChainRejected": "rejected",
-    "ConnectionError": "chain_unavailable",
-    "TimeoutError": "chain_unavailable",
-    "OSError": "chain_unavailable",
+    "WeightsTooSoon": WeightsOutcome.TOO_SOON,
+    "ChainUnavailable": WeightsOutcome.CHAIN_UNAVAILABLE,
+    "NotRegistered": WeightsOutcome.NOT_REGISTERED,
+    "WeightsRejected": WeightsOutcome.REJECTED,
+    "ChainRejected": WeightsOutcome.REJECTED,
+    "ConnectionError": WeightsOutcome.CHAIN_UNAVAILABLE,
+    "TimeoutError": WeightsOutcome.CHAIN_UNAVAILABLE,
+    "OSError": WeightsOutcome.CHAIN_UNAVAILABLE,
 }
 
 
 @dataclass(frozen=True)
 class WeightsAttempt:
-    outcome: (
-        str  # ok | rejected | no_weights | too_soon | chain_unavailable | not_registered | error | not_due
-    )
+    outcome: WeightsOutcome
     weights: dict[int, float]
     message: str = ""
     blocks_left: int | None = None  # too_soon: how many blocks the chain's rate limit still wants
@@ -104,7 +117,7 @@ class WeightSetter:
             due, block, why = await self._due(view)
             if not due and not force:
                 log.debug("weights not due: %s", why)
-                return WeightsAttempt("not_due", {}, why)
+                return WeightsAttempt(WeightsOutcome.NOT_DUE, {}, why)
         except Exception as exc:
             return await self._record(view, block, {}, outcome_of(exc), str(exc))
 
@@ -113,7 +126,7 @@ class WeightSetter:
         weights = compute_weights(standings, uid_of_hotkey, self.policy, excluded_hotkeys=validators)
         if not weights:
             why = why_no_weights(standings, uid_of_hotkey, self.policy, excluded_hotkeys=validators)
-            return await self._record(view, block, {}, "no_weights", f"no weight set: {why}")
+            return await self._record(view, block, {}, WeightsOutcome.NO_WEIGHTS, f"no weight set: {why}")
         try:
             result = await call_chain(self.chain.set_weights, weights, self.version_key)
         except Exception as exc:
@@ -125,10 +138,16 @@ class WeightSetter:
         message = str(getattr(result, "message", "") or "")
         if success and block is not None:
             self.last_set_block = int(getattr(result, "block", block) or block)
-        return await self._record(view, block, weights, "ok" if success else "rejected", message)
+        outcome = WeightsOutcome.OK if success else WeightsOutcome.REJECTED
+        return await self._record(view, block, weights, outcome, message)
 
     async def _record(
-        self, view: ChainView, block: int | None, weights: dict[int, float], outcome: str, message: str
+        self,
+        view: ChainView,
+        block: int | None,
+        weights: dict[int, float],
+        outcome: WeightsOutcome,
+        message: str,
     ) -> WeightsAttempt:
         uid_to_hotkey = {uid: hotkey for hotkey, uid in view.uid_of_hotkey().items()}
         await self.store.record_weights(
@@ -136,9 +155,11 @@ class WeightSetter:
             weights=weights,
             hotkeys=[uid_to_hotkey.get(uid, "") for uid in weights],
             version_key=self.version_key,
-            outcome=outcome,
+            outcome=outcome.value,
             message=message,
         )
-        level = logging.INFO if outcome == "ok" else logging.WARNING
-        log.log(level, "weights %s for %d uids%s", outcome, len(weights), f": {message}" if message else "")
+        level = logging.INFO if outcome is WeightsOutcome.OK else logging.WARNING
+        log.log(
+            level, "weights %s for %d uids%s", outcome.value, len(weights), f": {message}" if message else ""
+        )
         return WeightsAttempt(outcome, weights, message)
