@@ -59,7 +59,7 @@ from subnet.transport import (
     StaticDirectory,
     build_miner_app,
 )
-from subnet.validator.ports import TaskLike
+from subnet.validator.task_source import TaskLike
 
 
 def request_fingerprint(request: ChatCompletionRequest) -> str:
