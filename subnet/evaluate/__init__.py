@@ -13,11 +13,13 @@ plain HTTP to an engine (optionally `Authorization: Bearer` with `--api-key`). N
 endpoint returns is executed. The seed defaults to a random one and is printed, so any run can
 be repeated exactly.
 
-Files: `settings` (what a run needs, URLs), `cli` (flags, `main`), `run` (playing the tasks
-against one endpoint), `report` (summaries, table, Markdown, JSON), `episodes` (`--episodes`).
+Files: `settings` (what a run needs, URLs), `cli` (flags, `main`), `endpoint` (the client a run
+talks through), `run` (playing the tasks against one endpoint), `report` (summaries, table,
+Markdown, JSON), `episodes` (`--episodes`).
 """
 
 from subnet.evaluate.cli import build_parser, main, parse_settings
+from subnet.evaluate.endpoint import Endpoint, EngineClient, load_signer, open_endpoint
 from subnet.evaluate.report import (
     RENDERERS,
     CategorySummary,
@@ -28,12 +30,8 @@ from subnet.evaluate.report import (
     summarise,
 )
 from subnet.evaluate.run import (
-    Endpoint,
-    EngineClient,
     TaskResult,
     build_tasks,
-    load_signer,
-    open_endpoint,
     request_for,
     run_evaluation,
     score_result,

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from subnet.evaluate.run import Endpoint, open_endpoint
+from subnet.evaluate.endpoint import Endpoint, open_endpoint
 from subnet.evaluate.settings import EvaluateError, EvaluateSettings
 from subnet.protocol import ChatCompletionRequest
 from subnet.transport import MinerTarget, QueryResult

@@ -696,3 +696,12 @@ def test_the_answer_cap_is_the_model_max_new_tokens_flag(capsys: pytest.CaptureF
         evaluate.parse_settings(["--endpoint", "http://h/v1", "--max-tokens", "77"])
     assert stopped.value.code == 2
     assert "unrecognized arguments: --max-tokens" in capsys.readouterr().err
+
+
+def test_each_request_is_the_one_a_validators_round_sends() -> None:
+    """Before the endpoint puts in the run's model and temperature, evaluate's request for a task
+    is the round's own (messages, tools, tool_choice, max_tokens)."""
+    from subnet.validator.rounds import _build_request
+
+    for task in evaluate.build_tasks(settings("http://unused", n=60)):
+        assert evaluate.request_for(task, 300) == _build_request(task, 300), task.id
