@@ -58,24 +58,29 @@ Where we differ from BFCL's checker, on purpose
 
 from __future__ import annotations
 
-from scoring.checking import CATEGORIES, check
+from scoring.category_rules import CATEGORY_RULES, CategoryRule
+from scoring.checking import check
 from scoring.decoding import decode
 from scoring.episodes import check_episode
 from scoring.model import DEFAULT_LIMITS, Call, DecodeError, Limits, Verdict
 from scoring.rendering import FORMATS, NATIVE_FORMATS, render, to_openai_tool_calls
+from scoring.schema import SCHEMA_TYPES, function_of
 
 __all__ = [
-    "CATEGORIES",
+    "CATEGORY_RULES",
     "DEFAULT_LIMITS",
     "FORMATS",
     "NATIVE_FORMATS",
+    "SCHEMA_TYPES",
     "Call",
+    "CategoryRule",
     "DecodeError",
     "Limits",
     "Verdict",
     "check",
     "check_episode",
     "decode",
+    "function_of",
     "render",
     "to_openai_tool_calls",
 ]

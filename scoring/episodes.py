@@ -33,6 +33,7 @@ from typing import Any
 
 from scoring.checking import check
 from scoring.model import Verdict
+from scoring.schema import function_of
 
 __all__ = ["check_episode"]
 
@@ -184,7 +185,7 @@ def _check_agent_step(transcript: Any, episode: Any) -> Verdict:
     from tasks.episodes import agent_step
 
     task = agent_step(episode)
-    functions = [tool["function"] for tool in task.tools]
+    functions = [function_of(tool) for tool in task.tools]
     steps = transcript.turns[0].steps if transcript.turns else []
     if not steps or steps[0].error is not None:
         return Verdict(

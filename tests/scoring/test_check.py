@@ -7,7 +7,9 @@ from typing import Any
 import pytest
 
 from scoring import Call, Verdict, check, render
-from scoring.checking import CATEGORIES, partial_credit, standardize
+from scoring.category_rules import CATEGORY_RULES, CategoryRule
+from scoring.credit import partial_credit
+from scoring.values import standardize
 
 PARAMS: dict[str, Any] = {
     "type": "dict",
@@ -63,7 +65,38 @@ def test_every_category_named_in_the_issue_is_known() -> None:
         "simple multiple parallel parallel_multiple irrelevance live_simple live_multiple live_parallel "
         "live_parallel_multiple live_irrelevance live_relevance missing_param"
     )
-    assert set(names.split()) <= set(CATEGORIES)
+    assert set(names.split()) <= set(CATEGORY_RULES)
+
+
+def test_every_task_category_names_a_scoring_rule() -> None:
+    """The generator's categories (tasks.categories) each name the rule that judges them; the
+    scorer's table is keyed by those names (and BFCL's), not by the task categories."""
+    from tasks.categories import CATEGORIES as TASK_CATEGORIES
+
+    for entry in TASK_CATEGORIES.values():
+        assert entry.scoring_category in CATEGORY_RULES, entry.name
+    assert all(isinstance(rule, CategoryRule) for rule in CATEGORY_RULES.values())
+
+
+def test_former_import_paths_still_work() -> None:
+    import scoring
+    import scoring.checking as checking
+
+    assert checking.CATEGORIES is CATEGORY_RULES
+    assert checking.partial_credit is partial_credit and checking.standardize is standardize
+    assert scoring.CATEGORY_RULES is CATEGORY_RULES and scoring.check is checking.check
+
+
+def test_one_schema_type_table_and_tool_unwrapping() -> None:
+    from scoring import SCHEMA_TYPES, function_of
+
+    assert SCHEMA_TYPES["object"] is SCHEMA_TYPES["dict"] is dict
+    assert SCHEMA_TYPES["number"] is SCHEMA_TYPES["float"] is float
+    assert SCHEMA_TYPES["any"] is None
+    bare = {"name": "f", "parameters": {"type": "object", "properties": {}}}
+    assert function_of({"type": "function", "function": bare}) is bare
+    assert function_of(bare) is bare
+    assert function_of("not a tool") == "not a tool"
 
 
 def test_malformed_tasks_raise_value_error() -> None:

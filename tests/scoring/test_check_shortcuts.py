@@ -18,9 +18,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import scoring.checking as checking
+import scoring.category_rules as category_rules
 from scoring import Call, check
-from scoring.checking import _IGNORED_IN_STRINGS, Category, _Error, _Task, standardize
+from scoring.calls import TaskCheck
+from scoring.category_rules import CategoryRule
+from scoring.values import _IGNORED_IN_STRINGS, CheckError, standardize
 
 SETTINGS = settings(
     max_examples=400, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
@@ -42,11 +44,11 @@ def test_standardize_on_common_and_unicode_text(text: str) -> None:
     assert standardize(text) == _three_steps(text)
 
 
-def _reference_check_parallel(calls: list[Call], task: _Task) -> _Error | None:
+def _reference_check_parallel(calls: list[Call], task: TaskCheck) -> CheckError | None:
     """_check_parallel as it was: every pair of the unmatched expected call checked for the message."""
     size = len(task.expected)
     if len(calls) != size:
-        return _Error(
+        return CheckError(
             "parallel_function_checker_no_order:wrong_count", "expected %s calls, got %s", size, len(calls)
         )
     for index in range(size):
@@ -77,7 +79,7 @@ def _reference_check_parallel(calls: list[Call], task: _Task) -> _Error | None:
                 for output in range(size)
                 if (found := task.error(calls, output, expected)) is not None
             )
-            return _Error(
+            return CheckError(
                 "parallel_function_checker_no_order:cannot_find_match",
                 "no output call matches expected call %s (%s): %s",
                 expected,
@@ -91,16 +93,16 @@ def _reference_check_parallel(calls: list[Call], task: _Task) -> _Error | None:
 def _reference_parallel_checker() -> Iterator[None]:
     """The parallel categories judged by the reference checker (by hand: hypothesis runs many
     examples per test, so no monkeypatch fixture)."""
-    saved = dict(checking.CATEGORIES)
-    reference = Category(_reference_check_parallel, True)
+    saved = dict(category_rules.CATEGORY_RULES)
+    reference = CategoryRule(_reference_check_parallel, True)
     for name, category in saved.items():
-        if category.checker is checking._check_parallel:
-            checking.CATEGORIES[name] = reference
+        if category.checker is category_rules._check_parallel:
+            category_rules.CATEGORY_RULES[name] = reference
     try:
         yield
     finally:
-        checking.CATEGORIES.clear()
-        checking.CATEGORIES.update(saved)
+        category_rules.CATEGORY_RULES.clear()
+        category_rules.CATEGORY_RULES.update(saved)
 
 
 def _verdict(output: Any, functions: Any, answer: Any, category: str) -> tuple[Any, ...]:

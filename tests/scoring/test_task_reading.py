@@ -12,11 +12,11 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scoring.checking import (
+from scoring.calls import (
+    Shape,
     _general_expected_calls,
     _general_function_index,
     _properties,
-    _Shape,
     expected_calls,
     function_index,
 )
@@ -98,5 +98,5 @@ _schemas = st.fixed_dictionaries(
 @SETTINGS
 @given(_schemas)
 def test_shape_reads_a_schema_as_properties_does(function: dict[str, Any]) -> None:
-    shape = _Shape(function)
+    shape = Shape(function)
     assert (shape.properties, shape.required) == _properties(function)

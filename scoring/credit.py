@@ -1,0 +1,150 @@
+"""Partial credit of an invalid verdict on a category that expects calls: the four components
+(format, schema, tool, args) and the score they give, always below a valid verdict's."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from scoring.calls import Shape, TaskCheck
+from scoring.model import Call
+from scoring.schema import FLOAT_TYPES, SCALAR_SCHEMA_TYPES
+from scoring.values import check_value
+
+# Weights of the components in the partial credit of an invalid verdict, and its ceiling.
+COMPONENT_WEIGHTS: dict[str, float] = {"format": 0.1, "schema": 0.2, "tool": 0.3, "args": 0.4}
+PARTIAL_CREDIT_CEILING = 0.5
+
+
+def _fits_schema(call: Call, task: TaskCheck) -> bool:
+    """The call names a known function, has its required parameters, no unknown ones, and every
+    value has the schema's type (ints pass for floats at the top level; elements one level deep)."""
+    shape = task.shape(call.name)
+    if shape is None:
+        return False
+    arguments = call.arguments
+    for param in shape.required:
+        if param not in arguments:
+            return False
+    properties = shape.properties
+    for param, value in arguments.items():
+        if param not in properties:
+            return False
+        spec = properties[param]
+        if type(spec) is dict:  # scalars, inline (no element types): as below, without the type tuple
+            scalar_name = spec.get("type")
+            scalar = SCALAR_SCHEMA_TYPES.get(scalar_name) if type(scalar_name) is str else None
+            if scalar is not None:
+                if type(value) is scalar or (scalar is float and type(value) is int):
+                    continue
+                return False
+        type_name, py_type, nested = shape.types_of(param)
+        if py_type is None:
+            continue
+        if type(value) is not py_type and not (type_name in FLOAT_TYPES and type(value) is int):
+            return False
+        if nested is not None and any(type(element) is not nested for element in value):  # type: ignore[attr-defined]
+            return False
+    return True
+
+
+def _argument_credit(call: Call, shape: Shape, expected: Mapping[str, Sequence[Any]]) -> float:
+    """Share of the parameters (expected or given) that are right: given with an acceptable value,
+    or left out where that is allowed. Parameters given but not expected count as wrong."""
+    arguments = call.arguments
+    properties = shape.properties
+    names = len(expected)  # the parameters expected or given: the expected ones ...
+    right = 0
+    for name, acceptable in expected.items():
+        if name not in arguments:
+            right += "" in acceptable
+        elif name in properties:
+            value = arguments[name]
+            spec = properties[name]
+            if type(spec) is dict:  # check_value's fast path for scalars, inline, as in check_call
+                type_name = spec.get("type")
+                if (
+                    type(type_name) is str
+                    and type(value) is SCALAR_SCHEMA_TYPES.get(type_name)
+                    and value in acceptable
+                ):
+                    right += 1
+                    continue
+            right += check_value(name, value, shape.types_of(name), acceptable) is None
+    for name in arguments:  # ... and those given but not expected
+        if name not in expected:
+            names += 1
+    if not names:
+        return 1.0
+    return right / names
+
+
+def partial_components(calls: list[Call], task: TaskCheck) -> dict[str, float]:
+    """Partial scores of an invalid verdict on a category that expects calls.
+
+    Output calls are paired with expected calls greedily: first the exact matches (each expected
+    call, in order, takes the first free output call of its name that the checker accepts), then
+    among the rest the best pair first (same name, larger argument credit). With
+    n = max(#output calls, #expected calls): schema = #output calls that fit their own function's
+    schema (an exact match does) / n; tool = #pairs with the right name / n; args = sum of the
+    pairs' argument credit / n.
+    """
+    expected = task.expected
+    size = max(len(calls), len(expected), 1)
+    free_outputs = list(range(len(calls)))
+    left_expected = []
+    for j, (name, _) in enumerate(expected):
+        for i in free_outputs:
+            if calls[i].name == name and task.error(calls, i, j) is None:
+                free_outputs.remove(i)
+                break
+        else:
+            left_expected.append(j)
+    exact_matches = len(calls) - len(free_outputs)
+    credit = float(exact_matches)  # 1.0 per exact match
+    names_right = exact_matches
+    if left_expected and free_outputs:
+        # (-credit, output, expected): sorting puts the best pair first, ties in index order
+        pairs: list[tuple[float, int, int]] = []
+        for j in left_expected:
+            name, params = expected[j]
+            task.schema(name)  # raises when the expected function is not among the functions
+            shape = task.shape(name)
+            assert shape is not None
+            pairs.extend(
+                (-_argument_credit(calls[i], shape, params), i, j)
+                for i in free_outputs
+                if calls[i].name == name
+            )
+        if len(pairs) == 1:  # the common case, one call wrong: its pair is the only one
+            credit += -pairs[0][0]
+            names_right += 1
+        else:
+            pairs.sort()
+            paired_outputs: set[int] = set()
+            paired_expected: set[int] = set()
+            for negative_credit, i, j in pairs:
+                if i not in paired_outputs and j not in paired_expected:
+                    paired_outputs.add(i)
+                    paired_expected.add(j)
+                    credit += -negative_credit
+            names_right += len(paired_outputs)
+    else:
+        for j in left_expected:  # no pair to score, but a missing expected function is still an error
+            task.schema(expected[j][0])
+    fitting = exact_matches
+    for i in free_outputs:
+        fitting += _fits_schema(calls[i], task)
+    return {"format": 1.0, "schema": fitting / size, "tool": names_right / size, "args": credit / size}
+
+
+def partial_credit(components: Mapping[str, float]) -> float:
+    """Score of an invalid verdict: 0.5 x (0.1 format + 0.2 schema + 0.3 tool + 0.4 args), < 0.5."""
+    weights = COMPONENT_WEIGHTS  # summed in the order of COMPONENTS
+    weighted = (
+        weights["format"] * components["format"]
+        + weights["schema"] * components["schema"]
+        + weights["tool"] * components["tool"]
+        + weights["args"] * components["args"]
+    )
+    return round(PARTIAL_CREDIT_CEILING * weighted, 6)
