@@ -193,8 +193,21 @@ def render_table(report: EvaluationReport) -> str:
         out.extend(f"  {name.ljust(width)}  {count}" for name, count in report.error_types.items())
     else:
         out.append("error types: none")
+    refusals = http_errors(report)
+    if refusals:
+        out.append("http errors: " + ", ".join(f"{code} x{count}" for code, count in refusals.items()))
     out.append(f"rerun: {report.rerun}")
     return "\n".join(out)
+
+
+def http_errors(report: EvaluationReport) -> dict[int, int]:
+    """How often each HTTP code came back for the `http_error` answers (401: a miner, unsigned)."""
+    codes = Counter(
+        r.http_status
+        for r in report.tasks
+        if r.status is QueryStatus.HTTP_ERROR and r.http_status is not None
+    )
+    return dict(codes.most_common())
 
 
 def render_markdown(report: EvaluationReport) -> str:

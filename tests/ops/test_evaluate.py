@@ -415,6 +415,9 @@ def test_signed_run_against_a_real_miner_gate(tmp_path: Path, capsys: pytest.Cap
         unsigned = json.loads(capsys.readouterr().out)
         assert unsigned["statuses"] == {"http_error": 12}
         assert {row["http_status"] for row in unsigned["tasks"]} == {401}
+        table = ["--endpoint", server.url, "--n", "12", "--seed", str(SEED), "--concurrency", "2"]
+        assert evaluate.main(table) == 0  # the table names the HTTP code
+        assert "http errors: 401 x12" in capsys.readouterr().out
         assert server.callers == []
         # Signed as the registered validator; the miner's hotkey comes from its /health.
         signing = ["--wallet.name", "validator", "--wallet.path", str(tmp_path)]
