@@ -16,7 +16,7 @@ by the offered schema (``check`` passes its functions). ``decode`` never execute
 the output and bounds its work (:class:`Limits`: 64 KiB,
 nesting depth 32, 64 calls, 1,024 syntax items by default); whatever it cannot read is a
 :class:`DecodeError`. ``check`` gives BFCL v4's AST-checker verdict and error type
-(``simple_function_checker:wrong_func_name``, ``type_error:simple``, ...; see SCORING.md).
+(``simple_function_checker:wrong_func_name``, ``type_error:simple``, ...; see docs/scoring.md).
 
 Partial credit
 --------------

@@ -1,6 +1,6 @@
 """Model output -> list of :class:`Call`, for every output format the subnet accepts.
 
-Accepted (see SCORING.md): OpenAI ``tool_calls`` (a list of tool-call dicts or a whole assistant
+Accepted (see docs/scoring.md): OpenAI ``tool_calls`` (a list of tool-call dicts or a whole assistant
 message, arguments as a JSON string or an object); the BFCL / BitAgent python-call list
 ``[f(a=1), g(b="x")]`` (also bare, in a markdown fence or inline backticks); JSON objects or lists
 of them with ``name``+``arguments``, ``name``+``parameters``, ``function``+``parameters`` or

@@ -1,4 +1,4 @@
-"""check(): one test per rule of SCORING.md (BFCL's AST checker semantics), then partial credit."""
+"""check(): one test per rule of docs/scoring.md (BFCL's AST checker semantics), then partial credit."""
 
 from __future__ import annotations
 
@@ -267,7 +267,7 @@ def test_parallel_order_does_not_matter() -> None:
 
 
 def test_parallel_matching_is_optimal_not_greedy() -> None:
-    # SCORING.md's example: BFCL's greedy first fit gives expected 0 the output x=1 and then fails.
+    # BFCL's greedy first fit gives expected 0 the output x=1 and then fails (docs/scoring.md, parallel).
     functions = [{"name": "f", "parameters": {"type": "dict", "properties": {"x": {"type": "integer"}}}}]
     answer = [{"f": {"x": [1, 2]}}, {"f": {"x": [1]}}]
     assert check("[f(x=1), f(x=2)]", functions, answer, "parallel").valid

@@ -14,7 +14,7 @@ from scoring import Call, DecodeError, Limits, decode, render
 WEATHER = Call("get_weather", {"city": "Paris", "days": 3})
 
 
-# ---- the formats of SCORING.md and of the seed models' cards -------------------------------------
+# ---- the formats of docs/scoring.md and of the seed models' cards -------------------------------
 
 SEED_AND_SPEC_OUTPUTS: dict[str, Any] = {
     "bitagent python list": '[get_weather(city="Paris", days=3)]',
