@@ -18,10 +18,12 @@ try:
     import asyncio
     import logging
 
-    from subnet.config import exit_with, load_wallet, parse_miner_settings, user_errors
+    from subnet.cli import exit_with, user_errors
+    from subnet.config import parse_miner_settings
     from subnet.logs import configure_logging
     from subnet.miner.base import ModelLoadError
     from subnet.miner.node import run_miner
+    from subnet.wallets import load_wallet
 except KeyboardInterrupt:
     print("miner: interrupted while starting", file=sys.stderr)
     raise SystemExit(130) from None

@@ -19,9 +19,11 @@ try:
     import logging
 
     from subnet.chain import ChainClient, ChainUnavailable
-    from subnet.config import ValidatorSettings, load_wallet, parse_validator_settings, user_errors
+    from subnet.cli import user_errors
+    from subnet.config import ValidatorSettings, parse_validator_settings
     from subnet.logs import configure_logging
     from subnet.validator.node import Validator, check_phrasing, event_loop_factory
+    from subnet.wallets import load_wallet
 except KeyboardInterrupt:
     print("validator: interrupted while starting", file=sys.stderr)
     raise SystemExit(130) from None

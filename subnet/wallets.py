@@ -1,4 +1,9 @@
-"""Development wallets: create an unencrypted coldkey + hotkey without prompts.
+"""Wallets: the neurons' (:func:`load_wallet`) and development ones made without prompts.
+
+``load_wallet`` opens the wallet the ``--wallet.*`` flags name, its hotkey unlocked, or raises
+a one-line ``ConfigError`` with the command that fixes it.
+
+Development wallets: create an unencrypted coldkey + hotkey without prompts.
 
     python -m subnet.wallets create --name N [--hotkey H] [--path P] [--force]
 
@@ -12,14 +17,141 @@ existing is overwritten without ``--force``.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from subnet.cli import OneLineParser, run_main
 
+if TYPE_CHECKING:
+    import bittensor as bt
+
+    from subnet.config.settings import WalletSettings
+
 DEFAULT_HOTKEY = "default"
+
+
+# --- the neurons' wallets ----------------------------------------------------------------
+# (subnet.config re-exports load_wallet; this module imports the configuration only when it
+# runs, since the configuration's package imports it.)
+
+
+def _wallet_fix(settings: WalletSettings) -> str:
+    from subnet.config.settings import default_wallet_path
+
+    path_flag = f" --wallet-path {settings.path}" if settings.path != default_wallet_path() else ""
+    return (
+        f"`python -m subnet.wallets create --name {settings.name} --hotkey {settings.hotkey}` "
+        f"(development, unencrypted) or "
+        f"`btcli wallet create -w {settings.name} -H {settings.hotkey}{path_flag}`"
+    )
+
+
+def _env_assignment(name: str) -> str:
+    """How to set ``name`` from a shell. The SDK derives it from the key's path, which may hold a
+    character ('-') that ``export`` refuses; ``env`` takes any name."""
+    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        return f"`export {name}=<encoded password>`"
+    return f"`env '{name}=<encoded password>' python ...`"
+
+
+def load_wallet(settings: WalletSettings, *, require_coldkey: bool = False) -> bt.Wallet:
+    """The wallet named by ``settings``, with its hotkey unlocked for signing.
+
+    Raises :class:`ConfigError` (one line, with the command that fixes it) when the wallet
+    or hotkey is missing, or a key that is needed is encrypted and no password is
+    available without prompting (``BT_WALLET_PASSWORD``, ``BT_WALLET_PASSWORD_FILE`` or
+    the key's ``BT_PW_...`` variable). The coldkey is only needed to pay for things
+    (registration): pass ``require_coldkey=True`` there.
+    """
+    import bittensor as bt
+    from bittensor.keyfiles import KeyfileError, WrongPasswordError
+    from bittensor.sp_core import get_password_from_environment
+    from bittensor.wallets import resolve_wallet_password
+
+    from subnet.config.errors import ConfigError
+
+    wallet = bt.Wallet(settings.name, settings.hotkey, str(settings.path))
+    wallet_dir = Path(settings.path) / settings.name
+    if not wallet_dir.is_dir():
+        raise ConfigError(
+            f"wallet {settings.name!r} not found in {settings.path}; create it with {_wallet_fix(settings)}"
+        )
+    if not wallet.hotkey_file.exists_on_device():
+        raise ConfigError(
+            f"hotkey {settings.hotkey!r} not found in wallet {settings.name!r} ({wallet.hotkey_file.path}); "
+            f"create it with `btcli wallet new-hotkey -w {settings.name} -H {settings.hotkey}` "
+            f"or `python -m subnet.wallets create --name {settings.name} --hotkey {settings.hotkey}`"
+        )
+    if not wallet.coldkeypub_file.exists_on_device():
+        raise ConfigError(
+            f"wallet {settings.name!r} has no coldkeypub.txt in {wallet_dir}; restore it with "
+            f"`btcli wallet regen-coldkeypub -w {settings.name}` "
+            f"or create the wallet with {_wallet_fix(settings)}"
+        )
+    try:
+        if wallet.hotkey_file.is_encrypted():
+            password = get_password_from_environment(wallet.hotkey_file.env_var_name())
+            if not password:
+                raise ConfigError(
+                    f"hotkey {settings.hotkey!r} of wallet {settings.name!r} is encrypted and no password is "
+                    f"available; set it with {_env_assignment(wallet.hotkey_file.env_var_name())} (the SDK's "
+                    "encoded form, as btcli/bittensor write it) or use an unencrypted hotkey"
+                )
+            wallet.get_hotkey(password)
+        else:
+            wallet.get_hotkey()
+        _ = wallet.coldkeypub
+    except WrongPasswordError:
+        raise ConfigError(
+            f"wrong password for hotkey {settings.hotkey!r} of wallet {settings.name!r} "
+            f"(from {wallet.hotkey_file.env_var_name()})"
+        ) from None
+    except (KeyfileError, OSError, ValueError) as error:
+        if "password env var" in str(error):  # the SDK could not decode the BT_PW_... variable
+            raise ConfigError(
+                f"{wallet.hotkey_file.env_var_name()} does not hold the hotkey's password in the SDK's "
+                f"encoded form ({error}); set it as btcli/bittensor write it, or use an unencrypted hotkey"
+            ) from None
+        raise ConfigError(f"cannot read wallet {settings.name!r}: {error}") from None
+
+    if require_coldkey:
+        _unlock_coldkey(wallet, settings, resolve_wallet_password, WrongPasswordError, KeyfileError)
+    return wallet
+
+
+def _unlock_coldkey(
+    wallet: bt.Wallet,
+    settings: WalletSettings,
+    resolve_wallet_password: Callable[..., str | None],
+    wrong_password: type[Exception],
+    keyfile_error: type[Exception],
+) -> None:
+    from subnet.config.errors import ConfigError
+
+    if not wallet.coldkey_file.exists_on_device():
+        raise ConfigError(
+            f"wallet {settings.name!r} has no coldkey on this machine ({wallet.coldkey_file.path}); "
+            f"registering needs it: `btcli wallet regen-coldkey -w {settings.name}`"
+        )
+    try:
+        password = resolve_wallet_password(wallet) if wallet.coldkey_file.is_encrypted() else None
+        if wallet.coldkey_file.is_encrypted() and not password:
+            raise ConfigError(
+                f"coldkey of wallet {settings.name!r} is encrypted and no password is available; "
+                "export BT_WALLET_PASSWORD=<password> (or BT_WALLET_PASSWORD_FILE=<file>)"
+            )
+        wallet.get_coldkey(password)
+    except wrong_password:
+        raise ConfigError(f"wrong password for the coldkey of wallet {settings.name!r}") from None
+    except (keyfile_error, OSError, ValueError) as error:
+        raise ConfigError(f"cannot unlock the coldkey of wallet {settings.name!r}: {error}") from None
+
+
+# --- development wallets --------------------------------------------------------------------
 
 
 class WalletExistsError(Exception):

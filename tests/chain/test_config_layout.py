@@ -1,0 +1,72 @@
+"""subnet.config is split along its seams (errors, values, settings, flags) and keeps its face."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import subnet.config
+import subnet.wallets
+
+# Every name another module, benchmark or test imports from subnet.config.
+IMPORTED = [
+    "ChainRetrySettings",
+    "ConfigError",
+    "DashboardSettings",
+    "DbSettings",
+    "DevchainSettings",
+    "FLAGS",
+    "Flag",
+    "LoggingSettings",
+    "MODEL_FORMATS",
+    "MetricsSettings",
+    "MinerSettings",
+    "ModelSettings",
+    "PUBLIC_NETWORKS",
+    "PhrasingSettings",
+    "QuerySettings",
+    "RoundSettings",
+    "ScoringSettings",
+    "SubtensorSettings",
+    "TasksSettings",
+    "UserError",
+    "ValidatorKeySettings",
+    "ValidatorSettings",
+    "WalletSettings",
+    "WeightsSettings",
+    "build_parser",
+    "default_db_url",
+    "default_devchain_path",
+    "default_wallet_path",
+    "exit_with",
+    "flags_for",
+    "flags_markdown",
+    "float_arg",
+    "int_arg",
+    "load_wallet",
+    "model_backends",
+    "name_arg",
+    "parse_miner_settings",
+    "parse_register_settings",
+    "parse_validator_settings",
+    "user_errors",
+]
+PACKAGE = Path(subnet.config.__file__).parent
+
+
+def test_every_name_imported_from_subnet_config_is_still_there() -> None:
+    missing = [name for name in IMPORTED if not hasattr(subnet.config, name)]
+    assert missing == []
+    assert set(IMPORTED) <= set(subnet.config.__all__)
+    assert subnet.config.load_wallet is subnet.wallets.load_wallet
+
+
+def test_each_part_is_one_idea_of_bounded_size() -> None:
+    sizes = {file.name: len(file.read_text(encoding="utf-8").splitlines()) for file in PACKAGE.glob("*.py")}
+    assert set(sizes) == {"__init__.py", "errors.py", "values.py", "settings.py", "flags.py"}
+    assert max(sizes.values()) <= 700, sizes
+
+
+def test_comments_cite_no_issue_numbers() -> None:
+    for file in PACKAGE.glob("*.py"):
+        assert not re.search(r"\bissues? \d", file.read_text(encoding="utf-8")), file.name
