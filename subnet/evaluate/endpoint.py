@@ -237,7 +237,9 @@ def load_signer(settings: EvaluateSettings) -> Any:
     """The hotkey that signs requests (None: plain HTTP). EvaluateError when the wallet is unusable."""
     if settings.wallet_name is None:
         return None
-    from subnet.config import UserError, WalletSettings, default_wallet_path, load_wallet
+    from subnet.cli import UsageError
+    from subnet.config import WalletSettings, default_wallet_path
+    from subnet.wallets import load_wallet
 
     wallet_settings = WalletSettings(
         name=settings.wallet_name,
@@ -246,7 +248,7 @@ def load_signer(settings: EvaluateSettings) -> Any:
     )
     try:
         return load_wallet(wallet_settings).hotkey
-    except UserError as exc:
+    except UsageError as exc:
         raise EvaluateError(str(exc)) from None
 
 
