@@ -15,7 +15,7 @@ import os
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -144,7 +144,7 @@ class Endpoint:
     model: str
     temperature: float
     rate: float | None = None
-    _next_start: float = 0.0
+    _next_start: float = field(default=0.0, init=False)
 
     async def query(
         self, target: MinerTarget, request: ChatCompletionRequest, **_options: Any
@@ -173,7 +173,7 @@ async def open_endpoint(settings: EvaluateSettings) -> AsyncIterator[Endpoint]:
     model = settings.model if settings.model is not None else (listed or "")
     timeouts = ClientTimeouts(connect_s=min(settings.timeout_s, 10.0), total_s=settings.timeout_s)
     client: Any
-    if signer is not None and address is not None:
+    if address is not None:
         host, port = address
         target = MinerTarget(hotkey=receiver or "", ip=host, port=port)
         client = MinerClient(
