@@ -17,8 +17,9 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m subnet.chain register [--netuid N] [--wallet.name W] ...``: register a hotkey."""
     import sys
 
-    from subnet.config import ConfigError, load_wallet, parse_register_settings, user_errors
+    from subnet.config import ConfigError, parse_register_settings, user_errors
     from subnet.logs import configure_logging
+    from subnet.wallets import load_wallet
 
     args = list(sys.argv[1:] if argv is None else argv)
     with user_errors("python -m subnet.chain"):
