@@ -16,13 +16,15 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+# The command-line foundation: the standard library only, so tasks' library never reaches up.
+from subnet.cli import OneLineParser, run_main
 from tasks.answers import reference_calls
 from tasks.categories import CATEGORIES
 from tasks.errors import SourceFileError, TaskConfigError
 from tasks.generate import Source, generate, redraw
 from tasks.model import Task
 from tasks.seeding import seed_bytes, sub_seed
-from tasks.sources import load_sources, parse_source_shares
+from tasks.sources import PATH_FLAGS, load_sources, parse_source_shares
 
 __all__ = ["main"]
 
@@ -34,14 +36,19 @@ _NO_CALL_REPLIES = {
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m tasks", description=__doc__.split("\n\n")[0])
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser = OneLineParser(prog="python -m tasks", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
 
     def add_sources(sub: argparse.ArgumentParser) -> None:
         sub.add_argument("--category", choices=sorted(CATEGORIES), help="only builtin tasks of this category")
         sub.add_argument("--sources", default=None, help="shares per source, e.g. builtin=0.8,bfcl=0.2")
-        sub.add_argument("--bfcl", action="append", default=None, help="BFCL question file or data folder")
-        sub.add_argument("--xlam", action="append", default=None, help="xLAM-style JSON file")
+        for flag, kind in PATH_FLAGS.items():  # one per file flag of the source registry
+            sub.add_argument(
+                f"--{flag}",
+                action="append",
+                default=None,
+                help=f"{kind.files} (repeatable; {kind.without_files})",
+            )
 
     # The phrasing engines run models and live with the validator (subnet.phrasing).
     from subnet.phrasing import add_phrasing_arguments as add_phrasing
@@ -71,7 +78,9 @@ def _parser() -> argparse.ArgumentParser:
 def _sources(args: argparse.Namespace) -> list[Source] | None:
     if args.sources is None:
         return None
-    return load_sources(parse_source_shares(args.sources), bfcl=args.bfcl, xlam=args.xlam)
+    return load_sources(
+        parse_source_shares(args.sources), paths={flag: getattr(args, flag) for flag in PATH_FLAGS}
+    )
 
 
 @contextlib.contextmanager
@@ -316,11 +325,12 @@ _COMMANDS = {"sample": _sample, "export": _export}
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
-    args = _parser().parse_args(argv)
-    try:
-        return _COMMANDS[args.command](args)
-    except (TaskConfigError, SourceFileError) as error:
-        sys.stderr.write(f"error: {error}\n")
-        return 2
-    except BrokenPipeError:
-        return 0
+
+    def run() -> int:
+        args = _parser().parse_args(argv)
+        try:
+            return _COMMANDS[args.command](args)
+        except BrokenPipeError:  # the reader (head, less) stopped early
+            return 0
+
+    return run_main("tasks", run, errors=(TaskConfigError, SourceFileError))

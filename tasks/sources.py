@@ -1,4 +1,9 @@
-"""External task sources: BFCL-format files, xLAM-style JSON, and per-source shares.
+"""Task sources: one registry entry per source (:data:`SOURCES`), their loaders, and per-source shares.
+
+A source is a :class:`SourceKind`: its name (the key of ``--tasks.sources``), the loader of its
+pool, the flag naming its files (``--tasks.NAME`` for the neurons, ``--NAME`` for ``python -m
+tasks``; both are generated from the registry), and whether it holds multi-turn episodes only.
+Adding a source is adding its loader and an entry.
 
 BFCL: a question file (JSON lines: ``id``, ``question``, ``function``) and a possible-answer
 file (JSON lines: ``id``, ``ground_truth``), e.g. the ``data`` folder of the ``bfcl-eval``
@@ -15,7 +20,8 @@ import hashlib
 import importlib.util
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +32,11 @@ from tasks.model import GENERATOR_VERSION, Task
 
 __all__ = [
     "BFCL_DEFAULT_FILES",
+    "EPISODE_ONLY_SOURCES",
     "KNOWN_SOURCES",
+    "PATH_FLAGS",
+    "SOURCES",
+    "SourceKind",
     "bfcl_data_dir",
     "load_bfcl",
     "load_bfcl_dir",
@@ -35,9 +45,6 @@ __all__ = [
     "parse_source_shares",
 ]
 
-KNOWN_SOURCES = (BUILTIN, "bfcl", "xlam", "bfcl_multi_turn")
-#: Sources that hold multi-turn episodes (tasks.episodes), not single-turn tasks.
-EPISODE_ONLY_SOURCES = frozenset({"bfcl_multi_turn"})
 #: BFCL v4 single-turn categories whose checker we share (Java/JavaScript use other type names).
 BFCL_DEFAULT_FILES = (
     "simple_python",
@@ -76,8 +83,8 @@ def parse_source_shares(text: str) -> dict[str, float]:
         name = name.strip()
         if not sep or not name:
             raise TaskConfigError(f"source share {entry!r} is not of the form name=share (e.g. builtin=0.8)")
-        if name not in KNOWN_SOURCES:
-            raise TaskConfigError(f"unknown task source {name!r} (known: {', '.join(KNOWN_SOURCES)})")
+        if name not in SOURCES:
+            raise TaskConfigError(f"unknown task source {name!r} (known: {', '.join(SOURCES)})")
         if name in shares:
             raise TaskConfigError(f"task source {name!r} is listed twice")
         try:
@@ -382,49 +389,43 @@ def load_xlam(path: str | Path) -> tuple[Task, ...]:
     return tuple(tasks)
 
 
-def load_sources(
-    shares: Mapping[str, float],
-    bfcl: Sequence[str | Path] | None = None,
-    xlam: Sequence[str | Path] | None = None,
-) -> list[Source]:
-    """Sources for ``generate``: the shares, with the pools they need loaded.
-
-    ``bfcl`` lists BFCL question files (their possible answers are looked up in a sibling
-    ``possible_answer`` folder) or data folders; when omitted, the installed ``bfcl-eval``
-    package's data folder is used. ``xlam`` lists xLAM-style JSON files.
-    """
-    sources: list[Source] = []
-    for name, share in shares.items():
-        if name not in KNOWN_SOURCES:
-            raise TaskConfigError(f"unknown task source {name!r} (known: {', '.join(KNOWN_SOURCES)})")
-        if name in EPISODE_ONLY_SOURCES:
-            raise TaskConfigError(
-                f"source {name!r} holds multi-turn episodes, not single-turn tasks: use it where episodes "
-                "are played (python -m tasks sample --episodes N, python -m subnet.evaluate --episodes N)"
-            )
-        if name == BUILTIN or share <= 0:
-            sources.append(Source(name, share))
-            continue
-        pool = _load_bfcl_paths(bfcl) if name == "bfcl" else _load_xlam_paths(xlam)
-        usable = tuple(task for task in pool if solvable(task))
-        if not usable:
-            raise TaskConfigError(
-                f"source {name!r}: none of its {len(pool)} tasks has a valid reference answer"
-            )
-        sources.append(Source(name, share, usable))
-    return sources
+Paths = Sequence[str | Path]
 
 
-def _load_xlam_paths(paths: Sequence[str | Path] | None) -> tuple[Task, ...]:
-    if not paths:
-        raise TaskConfigError(
-            "source 'xlam' has a share but no xLAM file was given: name it with --tasks.xlam FILE "
-            "(python -m tasks: --xlam FILE)"
-        )
-    return tuple(task for path in paths for task in load_xlam(path))
+@dataclass(frozen=True)
+class SourceKind:
+    """One task source: where its pool comes from and how a user names its files."""
+
+    name: str
+    #: Its pool from the files its flag names (None: none were given; the loader may know a
+    #: default). None for the builtin generator, which needs no pool.
+    load: Callable[[Paths | None], tuple[Any, ...]] | None = None
+    #: The flag naming its files, without dashes (``bfcl``: ``--tasks.bfcl`` / ``--bfcl``); sources
+    #: may share one. None: it reads no files.
+    path_flag: str | None = None
+    #: What that flag takes, plural (help text), and what happens without it.
+    files: str = ""
+    without_files: str = ""
+    metavar: str = "PATH,..."
+    #: Holds multi-turn episodes (tasks.episodes), not single-turn tasks.
+    episode_only: bool = False
+    #: The kind of file, as the error of a required one that was not given names it (``xLAM``);
+    #: empty when the loader has a default.
+    required: str = ""
 
 
-def _load_bfcl_paths(paths: Sequence[str | Path] | None) -> tuple[Task, ...]:
+def _load_bfcl_multi_turn(paths: Paths | None) -> tuple[Any, ...]:
+    # tasks.episodes.bfcl reads files with this module's helpers: imported when used, not here.
+    from tasks.episodes.bfcl import load_bfcl_multi_turn
+
+    return load_bfcl_multi_turn(paths[0] if paths else None)
+
+
+def _load_xlam_paths(paths: Paths | None) -> tuple[Task, ...]:
+    return tuple(task for path in paths or () for task in load_xlam(path))
+
+
+def _load_bfcl_paths(paths: Paths | None) -> tuple[Task, ...]:
     if not paths:
         folder = bfcl_data_dir()
         if folder is None:
@@ -441,3 +442,97 @@ def _load_bfcl_paths(paths: Sequence[str | Path] | None) -> tuple[Task, ...]:
         answer = path.parent / "possible_answer" / path.name
         tasks.extend(load_bfcl(path, answer if answer.exists() else None))
     return tuple(tasks)
+
+
+_BFCL_FILES = "BFCL question files or data folders"
+
+#: Every task source, in the order they are listed to users.
+SOURCES: dict[str, SourceKind] = {
+    kind.name: kind
+    for kind in (
+        SourceKind(BUILTIN),
+        SourceKind(
+            "bfcl",
+            _load_bfcl_paths,
+            path_flag="bfcl",
+            files=_BFCL_FILES,
+            without_files="default: the installed bfcl-eval",
+        ),
+        SourceKind(
+            "xlam",
+            _load_xlam_paths,
+            path_flag="xlam",
+            files="xLAM-style JSON files",
+            without_files="needed when xlam has a share",
+            metavar="FILE,...",
+            required="xLAM",
+        ),
+        SourceKind(
+            "bfcl_multi_turn",
+            _load_bfcl_multi_turn,
+            path_flag="bfcl",
+            files=_BFCL_FILES,
+            without_files="default: the installed bfcl-eval",
+            episode_only=True,
+        ),
+    )
+}
+KNOWN_SOURCES = tuple(SOURCES)
+#: Sources that hold multi-turn episodes (tasks.episodes), not single-turn tasks.
+EPISODE_ONLY_SOURCES = frozenset(name for name, kind in SOURCES.items() if kind.episode_only)
+
+
+def _path_flags() -> dict[str, SourceKind]:
+    flags: dict[str, SourceKind] = {}
+    for kind in SOURCES.values():
+        if kind.path_flag is not None:
+            flags.setdefault(kind.path_flag, kind)
+    return flags
+
+
+#: The file flags, each once (the first source to use it describes it): flag name -> source kind.
+PATH_FLAGS = _path_flags()
+
+
+def load_sources(
+    shares: Mapping[str, float],
+    bfcl: Paths | None = None,
+    xlam: Paths | None = None,
+    *,
+    paths: Mapping[str, Paths | None] | None = None,
+) -> list[Source]:
+    """Sources for ``generate``: the shares, with the pools they need loaded.
+
+    ``paths`` maps a file flag of :data:`PATH_FLAGS` (``bfcl``, ``xlam``) to the files it named;
+    ``bfcl=`` and ``xlam=`` are the same for those two. BFCL question files have their possible
+    answers looked up in a sibling ``possible_answer`` folder, or name data folders; without
+    any, the installed ``bfcl-eval`` package's data folder is used.
+    """
+    files: dict[str, Paths | None] = {"bfcl": bfcl, "xlam": xlam, **(paths or {})}
+    sources: list[Source] = []
+    for name, share in shares.items():
+        kind = SOURCES.get(name)
+        if kind is None:
+            raise TaskConfigError(f"unknown task source {name!r} (known: {', '.join(SOURCES)})")
+        if kind.episode_only:
+            raise TaskConfigError(
+                f"source {name!r} holds multi-turn episodes, not single-turn tasks: use it where episodes "
+                "are played (python -m tasks sample --episodes N, python -m subnet.evaluate --episodes N)"
+            )
+        if kind.load is None or share <= 0:
+            sources.append(Source(name, share))
+            continue
+        given = files.get(kind.path_flag or "") or None
+        if given is None and kind.required:
+            raise TaskConfigError(
+                f"source {name!r} has a share but no {kind.required} file was given: name it with "
+                f"--tasks.{kind.path_flag} FILE (python -m tasks: --{kind.path_flag} FILE)"
+            )
+        pool = kind.load(given)
+        usable = tuple(task for task in pool if solvable(task))
+        if not usable:
+            raise TaskConfigError(
+                f"source {name!r}: none of its {len(pool)} tasks has a valid reference answer"
+            )
+        sources.append(Source(name, share, usable))
+    return sources

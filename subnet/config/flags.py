@@ -55,6 +55,7 @@ from subnet.config.values import (
     ws_url,
 )
 from subnet.phrasing import ENGINES as PHRASING_ENGINES
+from tasks.sources import PATH_FLAGS
 
 T = TypeVar("T")
 
@@ -304,17 +305,16 @@ FLAGS: tuple[Flag, ...] = (
         metavar="F",
     ),
     Flag("tasks.sources", "Task sources and their shares, e.g. builtin=0.8,bfcl=0.2.", text, metavar="SPEC"),
-    Flag(
-        "tasks.bfcl",
-        "BFCL question files or data folders, comma-separated (default: the installed bfcl-eval).",
-        paths,
-        metavar="PATH,...",
-    ),
-    Flag(
-        "tasks.xlam",
-        "xLAM-style JSON files, comma-separated (needed when xlam has a share).",
-        paths,
-        metavar="FILE,...",
+    # One per file flag of the task-source registry (--tasks.bfcl, --tasks.xlam); TasksSettings has
+    # a field of the same name for each.
+    *(
+        Flag(
+            f"tasks.{flag}",
+            f"{kind.files}, comma-separated ({kind.without_files}).",
+            paths,
+            metavar=kind.metavar,
+        )
+        for flag, kind in PATH_FLAGS.items()
     ),
     Flag(
         "phrasing.engine",

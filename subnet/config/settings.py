@@ -221,13 +221,19 @@ class WeightsSettings:
 
 @dataclass(frozen=True)
 class TasksSettings:
-    """``sources`` stays a string here (``builtin=0.8,bfcl=0.2``); tasks/ parses it. ``bfcl`` and
-    ``xlam`` name the files of those sources (BFCL: question files or data folders, default: the
-    installed bfcl-eval package; xLAM: JSON files, required when it has a share)."""
+    """``sources`` stays a string here (``builtin=0.8,bfcl=0.2``); tasks/ parses it. The other
+    fields are the file flags of the task-source registry (``tasks.sources.PATH_FLAGS``), one
+    field each: ``bfcl`` (question files or data folders, default: the installed bfcl-eval) and
+    ``xlam`` (JSON files, required when it has a share). A test keeps the two in step."""
 
     sources: str = "builtin=1.0"
     bfcl: tuple[Path, ...] = ()
     xlam: tuple[Path, ...] = ()
+
+    @property
+    def paths(self) -> dict[str, tuple[Path, ...]]:
+        """The files of each file flag, as ``tasks.load_sources(shares, paths=...)`` takes them."""
+        return {name: value for name, value in vars(self).items() if name != "sources"}
 
 
 @dataclass(frozen=True)

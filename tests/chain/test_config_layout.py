@@ -70,3 +70,16 @@ def test_each_part_is_one_idea_of_bounded_size() -> None:
 def test_comments_cite_no_issue_numbers() -> None:
     for file in PACKAGE.glob("*.py"):
         assert not re.search(r"\bissues? \d", file.read_text(encoding="utf-8")), file.name
+
+
+def test_the_task_file_flags_come_from_the_source_registry() -> None:
+    import dataclasses
+
+    from tasks.sources import PATH_FLAGS
+
+    fields = {field.name for field in dataclasses.fields(subnet.config.TasksSettings)}
+    assert fields == {"sources", *PATH_FLAGS}
+    flags = {flag.name for flag in subnet.config.FLAGS if flag.section == "tasks"}
+    assert flags == {"tasks.sources", *(f"tasks.{name}" for name in PATH_FLAGS)}
+    settings = subnet.config.parse_validator_settings(["--tasks.xlam", "/data/x.json"], env={})
+    assert settings.tasks.paths == {"bfcl": (), "xlam": (Path("/data/x.json"),)}

@@ -101,11 +101,11 @@ def test_phrasing_mistakes_are_one_line(capsys: pytest.CaptureFixture[str]) -> N
     assert main(["sample", "--n", "1", "--phrasing.engine", "openai"]) == 2
     assert (
         capsys.readouterr().err.strip()
-        == "error: --phrasing.engine openai needs --phrasing.url (the endpoint's http:// URL)"
+        == "tasks: error: --phrasing.engine openai needs --phrasing.url (the endpoint's http:// URL)"
     )
     dead = ["sample", "--n", "1", "--phrasing.engine", "openai", "--phrasing.url", "http://127.0.0.1:9/v1"]
     assert main([*dead, "--phrasing.timeout", "1"]) == 2
-    assert capsys.readouterr().err.strip().splitlines()[-1].startswith("error: no request could be phrased")
+    assert capsys.readouterr().err.strip().splitlines()[-1].startswith("tasks: error: no request could be phrased")
     with pytest.raises(SystemExit):
         evaluate.parse_settings(
             ["--endpoint", "http://x:1/v1", "--phrasing.engine", "openai", "--phrasing.timeout", "0"]

@@ -165,3 +165,43 @@ def test_installed_bfcl_data_loads_and_almost_all_of_it_is_usable() -> None:
     assert len(source.tasks) > 3000
     for task in generate("bfcl-real", 200, sources=[source]):
         assert _solvable_everywhere(task)
+
+
+def test_every_source_is_one_registry_entry() -> None:
+    from tasks.sources import EPISODE_ONLY_SOURCES, KNOWN_SOURCES, PATH_FLAGS, SOURCES
+
+    assert KNOWN_SOURCES == tuple(SOURCES) == ("builtin", "bfcl", "xlam", "bfcl_multi_turn")
+    assert {"bfcl_multi_turn"} == EPISODE_ONLY_SOURCES
+    assert list(PATH_FLAGS) == ["bfcl", "xlam"]  # bfcl_multi_turn reads BFCL's data folder too
+    with pytest.raises(TaskConfigError, match="holds multi-turn episodes, not single-turn tasks"):
+        load_sources({"bfcl_multi_turn": 1.0})
+
+
+def test_files_can_be_named_by_their_flag(fixtures: Path) -> None:
+    sources = load_sources({"builtin": 0.5, "xlam": 0.5}, paths={"xlam": [fixtures / "xlam.json"]})
+    assert [source.name for source in sources] == ["builtin", "xlam"] and sources[1].tasks
+    with pytest.raises(TaskConfigError, match=r"no xLAM file was given: name it with --tasks\.xlam FILE"):
+        load_sources({"xlam": 1.0}, paths={"xlam": []})
+
+
+def test_a_new_source_is_one_registry_entry(
+    fixtures: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An entry (and its loader) is all a source needs: shares, loading and the CLI's file flag."""
+    from tasks import cli, sources
+
+    def load_lines(paths):  # a stand-in loader: xLAM records under another name
+        return tuple(task for path in paths or () for task in load_xlam(path))
+
+    kind = sources.SourceKind(
+        "lines", load_lines, path_flag="lines", files="JSON files of lines", required="lines"
+    )
+    monkeypatch.setitem(sources.SOURCES, "lines", kind)
+    monkeypatch.setattr(cli, "PATH_FLAGS", {**sources.PATH_FLAGS, "lines": kind})
+    assert parse_source_shares("builtin=0.5,lines=0.5") == {"builtin": 0.5, "lines": 0.5}
+    with pytest.raises(TaskConfigError, match=r"no lines file was given: name it with --tasks\.lines FILE"):
+        load_sources({"lines": 1.0})
+    argv = ["sample", "--n", "2", "--json", "--sources", "lines=1", "--lines", str(fixtures / "xlam.json")]
+    assert cli.main(argv) == 0
+    shown = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [task["source"] for task in shown] == ["lines", "lines"]
