@@ -11,6 +11,7 @@ from typing import Any
 from urllib.parse import quote
 
 import aiohttp
+import markupsafe
 from multidict import MultiDict
 
 from subnet.db import create_engine
@@ -18,11 +19,9 @@ from subnet.validator.dashboard import (
     DashboardLimits,
     DashboardReader,
     DashboardServer,
+    EpisodeQuery,
     episode_href,
     order_categories,
-)
-from subnet.validator.dashboard_episodes import (
-    EpisodeQuery,
     parse_episode_query,
     read_episode,
     render_episode_page,
@@ -46,6 +45,11 @@ async def fetch(server: DashboardServer, path: str) -> tuple[int, dict[str, str]
 
 def episode_key(seeded: Any, category: str) -> str:
     return next(key for key, episode in seeded.episodes.items() if episode.category == category)
+
+
+def escaped(text: str) -> str:
+    """``text`` as the pages' templates print it (Jinja2's autoescape: markupsafe)."""
+    return str(markupsafe.escape(text))
 
 
 def text_of(page: str) -> str:
@@ -141,9 +145,9 @@ async def test_finished_episodes_link_each_answer_to_its_transcript(
     key = episode_key(seeded, "multi_turn_base")
     episode = seeded.episodes[key]
     assert f"episode in {episode.environment}, 2 turns" in block
-    assert html.escape(episode.turns[0].user) in block
+    assert escaped(episode.turns[0].user) in block
     for hotkey in (seeded.good, seeded.fair, seeded.hostile):
-        href = html.escape(episode_href(4, key, hotkey))
+        href = escaped(episode_href(4, key, hotkey))
         assert f'<a href="{href}" class="transcript">transcript</a>' in block
     # Nothing of the running round's episode, not even its key.
     assert seeded.running_episode_prompt not in page
@@ -211,9 +215,9 @@ async def test_hostile_transcripts_are_escaped_and_bounded(dashboard: DashboardS
     lowered = page.lower()
     assert "<script" not in lowered and "<img" not in lowered
     assert seeded.hostile_output not in page and seeded.hostile_call_name not in page
-    assert html.escape(seeded.hostile_output) in page  # shown, as text
-    assert html.escape(seeded.hostile_call_name) in page
-    assert html.escape(seeded.hostile_error_type) not in page  # not this row's error type
+    assert escaped(seeded.hostile_output) in page  # shown, as text
+    assert escaped(seeded.hostile_call_name) in page
+    assert escaped(seeded.hostile_error_type) not in page  # not this row's error type
     # Bounded: the 1 MB observation is cut (and says so), 40 of 300 steps, 16 of 20 calls shown.
     assert len(page.encode()) < PAGE_CAP_BYTES
     assert f"cut: {seeded.hostile_observation_chars:,} characters, the first 1,500 shown" in page
@@ -232,13 +236,13 @@ async def test_truncated_and_agent_step_transcripts(dashboard: DashboardServer, 
     assert status == 200
     assert "over the validator's size cap" in text_of(page)
     assert "cut: 100,065 characters, the first 2,000 shown" in page
-    assert "<script" not in page.lower() and html.escape(seeded.hostile_output) in page
+    assert "<script" not in page.lower() and escaped(seeded.hostile_output) in page
 
     agent = episode_key(seeded, "agent_step")
     status, _, page = await fetch(dashboard, episode_href(4, agent, seeded.hostile))
     assert status == 200 and "<script" not in page.lower()
-    assert "One step: the miner&#x27;s answer" in page and html.escape(seeded.hostile_output) in page
-    assert html.escape(seeded.hostile_error_type) in page  # its error type, escaped
+    assert "One step: the miner's answer" in text_of(page) and escaped(seeded.hostile_output) in page
+    assert escaped(seeded.hostile_error_type) in page  # its error type, escaped
     _, _, good = await fetch(dashboard, episode_href(4, agent, seeded.good))
     assert "the call to predict" in good and '<span class="valid">valid</span>' in good
 

@@ -2,22 +2,38 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import aiohttp_jinja2
+import jinja2
 import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import OperationalError
 
 from subnet.db import create_engine, sqlite_url, upgrade
+from subnet.localnet.leaderboard import MinerInfo, database_rows, last_weights
 from subnet.validator.dashboard import (
     DashboardLimits,
     DashboardReader,
-    element,
-    escape,
+    Snapshot,
+    build_app,
+    episode_href,
     read_only_engine,
     render_page,
     replay_moving_averages,
+)
+from subnet.validator.dashboard.chart import Chart, Series
+from subnet.validator.dashboard.pages import FILTERS, environment, page_context, template_options
+from subnet.validator.dashboard.snapshot import (
+    CategoryRow,
+    LeaderboardRow,
+    RoundRow,
+    SampleAnswer,
+    SampleTask,
+    WeightRow,
 )
 from subnet.validator.state import update_moving_average
 
@@ -133,10 +149,92 @@ async def test_an_empty_database_renders_empty_states(tmp_path: Path, seeded: An
     assert 'id="chart-moving-averages"' in page
 
 
-def test_escaping_is_the_default() -> None:
-    assert escape("<b>&\"'") == "&lt;b&gt;&amp;&quot;&#x27;"
-    built = element("td", "<i>", title='"><script>', class_="x", data_hotkey="a&b")
-    assert built == '<td title="&quot;&gt;&lt;script&gt;" class="x" data-hotkey="a&amp;b">&lt;i&gt;</td>'
-    # Markup that was built here nests as is; a plain str concatenated to it is escaped again.
-    assert element("p", built) == f"<p>{built}</p>"
-    assert element("p", built + "<x>").startswith("<p>&lt;td")
+HOSTILE = '"><script>alert(9)</script><img src=x onerror=alert(8)>'
+
+
+def hostile_snapshot() -> Snapshot:
+    """A snapshot whose every miner- or store-supplied string is markup."""
+    answer = SampleAnswer(
+        hotkey=HOSTILE,
+        uid=1,
+        status=HOSTILE,
+        valid=False,
+        score=0.0,
+        error_type=HOSTILE,
+        latency_s=0.1,
+        raw_output=HOSTILE,
+        truncated=True,
+    )
+    episode_answer = replace(answer, transcript_href=episode_href(1, HOSTILE, HOSTILE))
+    series = [Series(label=HOSTILE, points=[(1.0, 0.5), (2.0, 0.7)])]
+    return Snapshot(
+        generated_at=datetime.now(UTC),
+        alpha=0.3,
+        leaderboard=[LeaderboardRow(1, HOSTILE, 1, 0.5, 2, 4, 0.5, {HOSTILE: 0.5, "simple": 1.0}, 0.2, 0.1)],
+        categories=[CategoryRow(HOSTILE, 2, 1, 0.5)],
+        rounds=[RoundRow(1, HOSTILE, 10, 1, 1, None, None, HOSTILE, HOSTILE, 1, 0, 0.0)],
+        samples=[
+            SampleTask(1, HOSTILE, HOSTILE, HOSTILE, HOSTILE, [HOSTILE], HOSTILE, [answer]),
+            SampleTask(
+                1,
+                HOSTILE,
+                HOSTILE,
+                "multi_turn_base",
+                HOSTILE,
+                [HOSTILE],
+                HOSTILE,
+                [episode_answer],
+                HOSTILE,
+                2,
+            ),
+        ],
+        weights=[WeightRow(None, None, HOSTILE, 1, HOSTILE)],
+        moving_average_chart=Chart("moving-averages", HOSTILE, "round", 1.0, series, [(1.0, HOSTILE)]),
+        weight_chart=Chart("weights", HOSTILE, "submission", 1.0, series, [(1.0, HOSTILE)]),
+    )
+
+
+def test_the_templates_escape_every_hostile_string() -> None:
+    page = render_page(hostile_snapshot())
+    lowered = page.lower()
+    assert "<script" not in lowered and "<img" not in lowered
+    assert 'data-hotkey="&#34;&gt;&lt;script&gt;' in page  # attributes too: none was broken out of
+    assert "&lt;script&gt;alert(9)&lt;/script&gt;" in page  # shown, as text
+    # Every place it was put: leaderboard, categories, rounds, samples, answers, weights, charts.
+    assert page.count("alert(9)") >= 20
+    assert page.count("<polyline") == 2
+
+
+def test_autoescape_is_what_escapes_them() -> None:
+    """The same templates with autoescape off would put the markup on the page: nothing else
+    stands between a miner's string and the HTML."""
+    options = {**template_options(), "autoescape": False}
+    unescaped = jinja2.Environment(**options)
+    unescaped.filters.update(FILTERS)
+    page = unescaped.get_template("index.html").render(page_context(hostile_snapshot()))
+    assert "<script>alert(9)</script>" in page
+    assert environment().autoescape is True
+    app = build_app(DashboardReader(create_engine("sqlite+aiosqlite://"), alpha=0.1))
+    assert aiohttp_jinja2.get_env(app).autoescape is True
+
+
+async def test_the_localnet_leaderboard_reads_what_the_dashboard_shows(seeded: Any) -> None:
+    """The localnet leaderboard reads through the dashboard's queries: the same standings."""
+    miners = [MinerInfo(f"miner{uid}", hotkey, uid, "hermes") for hotkey, uid in seeded.uids.items()]
+    engine = create_engine(seeded.url)
+    try:
+        snapshot = await DashboardReader(engine, alpha=seeded.alpha).snapshot()
+        rows = await database_rows(engine, miners)
+        accepted, outcomes = await last_weights(engine)
+    finally:
+        await engine.dispose()
+    shown = {row.hotkey: row for row in snapshot.leaderboard}
+    for row in rows:
+        standing = shown[row.miner.hotkey]
+        assert row.score == standing.moving_average and row.rounds == standing.rounds_scored
+        assert row.total == standing.responses
+        accuracy = {name: valid / total for name, (valid, total) in row.categories.items() if total}
+        assert accuracy == standing.category_accuracy
+    assert accepted is not None and accepted.block == 250
+    assert accepted.weights_by_hotkey() == pytest.approx(seeded.latest_weights)
+    assert outcomes == ["ok", "ok", "error: chain unreachable"]
