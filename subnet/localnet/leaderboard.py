@@ -1,6 +1,7 @@
 """The final leaderboard: what the validator stored about each miner, and what the devchain made of it.
 
-From the validator's database (``subnet.db`` models): the moving-average score, answers valid
+From the validator's database, read with the dashboard's queries
+(``subnet.validator.dashboard.reader``): the moving-average score, answers valid
 per category (the multi-turn episodes' categories after the single-turn ones), latency of the
 single-turn answers. From the devchain: the weight the validator's row gives each miner, and
 the incentive the epoch after those weights computed.
@@ -8,16 +9,19 @@ the incentive the epoch after those weights computed.
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from subnet.db import CategoryScore, ResponseRecord, ScoreState, WeightSubmission, session_factory
-from subnet.validator.state import EPISODE_CATEGORIES
+from subnet.validator.dashboard.reader import (
+    WeightAttempt,
+    category_tallies,
+    latency_medians,
+    score_states,
+    weight_attempts,
+)
 from tasks.categories import category_label, order_categories, ordered_categories
 
 U16_MAX = 65535
@@ -103,50 +107,31 @@ def chain_standing(graph: Mapping[str, Any], weight_row: Sequence[Sequence[int]]
 
 
 async def database_rows(engine: AsyncEngine, miners: Sequence[MinerInfo]) -> list[Row]:
-    """One row per miner from the validator's tables (hotkey-keyed, as the validator stores them)."""
+    """One row per miner from the validator's tables (hotkey-keyed, as the validator stores them),
+    read with the dashboard's queries."""
     hotkeys = [miner.hotkey for miner in miners]
-    sessions = session_factory(engine)
-    async with sessions() as session:
-        states = {
-            state.hotkey: state
-            for state in await session.scalars(select(ScoreState).where(ScoreState.hotkey.in_(hotkeys)))
-        }
-        categories: dict[str, dict[str, tuple[int, int]]] = {}
-        for tally in await session.scalars(select(CategoryScore).where(CategoryScore.hotkey.in_(hotkeys))):
-            categories.setdefault(tally.hotkey, {})[tally.category] = (tally.valid, tally.total)
-        latencies: dict[str, list[float]] = {}
-        # Single-turn answers only: an episode's row times the whole episode, many requests.
-        answered = select(ResponseRecord.hotkey, ResponseRecord.latency_s).where(
-            ResponseRecord.hotkey.in_(hotkeys),
-            ResponseRecord.status == "ok",
-            ResponseRecord.category.not_in(sorted(EPISODE_CATEGORIES)),
-        )
-        for hotkey, latency in await session.execute(answered):
-            latencies.setdefault(hotkey, []).append(float(latency))
+    async with engine.connect() as connection:
+        states = {state.hotkey: state for state in await score_states(connection, hotkeys=hotkeys)}
+        categories = await category_tallies(connection, hotkeys)
+        latencies = await latency_medians(connection, hotkeys)  # single-turn answers, every round
     rows = []
     for miner in miners:
         state = states.get(miner.hotkey)
         row = Row(miner, categories=categories.get(miner.hotkey, {}))
         if state is not None:
-            row.score = float(state.moving_average)
-            row.rounds = int(state.rounds_scored)
-            row.valid, row.total = int(state.responses_valid), int(state.responses_total)
-        if latencies.get(miner.hotkey):
-            row.latency_s = statistics.median(latencies[miner.hotkey])
+            row.score = state.moving_average
+            row.rounds = state.rounds_scored
+            row.valid, row.total = state.responses_valid, state.responses_total
+        row.latency_s = latencies.get(miner.hotkey)
         rows.append(row)
     return rows
 
 
-async def last_weights(engine: AsyncEngine, since_id: int = 0) -> tuple[WeightSubmission | None, list[str]]:
+async def last_weights(engine: AsyncEngine, since_id: int = 0) -> tuple[WeightAttempt | None, list[str]]:
     """The validator's last accepted weight submission after ``since_id``, and the outcomes seen."""
-    sessions = session_factory(engine)
-    async with sessions() as session:
-        attempts = list(
-            await session.scalars(
-                select(WeightSubmission).where(WeightSubmission.id > since_id).order_by(WeightSubmission.id)
-            )
-        )
-    accepted = [attempt for attempt in attempts if attempt.outcome == "ok"]
+    async with engine.connect() as connection:
+        attempts = (await weight_attempts(connection, after_id=since_id))[::-1]  # oldest first
+    accepted = [attempt for attempt in attempts if attempt.accepted]
     outcomes = [f"{a.outcome}{': ' + a.message if a.message else ''}" for a in attempts]
     return (accepted[-1] if accepted else None), outcomes
 
