@@ -3,13 +3,14 @@
 Public face:
 - `ModelOptions`, `GenerationRequest`, `GenerationResult`, `Usage` and the errors in `base`;
 - `build_backend(options)` (the `--model.backend` registry);
-- `ADAPTERS` / `format_for_template` (the `--model.format` registry);
+- `ADAPTERS` / `MODEL_FORMATS` / `format_for_template` (the `--model.format` registry: one
+  module per format in scoring.formats);
 - `MinerModel` in `service` adapts a backend to the wire protocol's handler;
 - `node.run_miner(settings)` is the miner process.
 Heavy modules (torch, transformers) are imported only when a backend is started.
 """
 
-from subnet.miner.adapters import ADAPTERS, FORMATS, OutputAdapter, format_for_template
+from subnet.miner.adapters import ADAPTERS, MODEL_FORMATS, OutputAdapter, format_for_template
 from subnet.miner.backends import BACKENDS, build_backend
 from subnet.miner.base import (
     Backend,
@@ -27,7 +28,7 @@ from subnet.miner.base import (
 __all__ = [
     "ADAPTERS",
     "BACKENDS",
-    "FORMATS",
+    "MODEL_FORMATS",
     "Backend",
     "BadModelRequest",
     "EngineTimeout",

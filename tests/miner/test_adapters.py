@@ -11,7 +11,7 @@ from scoring import Call, render
 from subnet.miner.adapters import (
     ADAPTERS,
     DEFAULT_FORMAT,
-    FORMATS,
+    MODEL_FORMATS,
     forced_function,
     format_for_template,
     native_format,
@@ -382,6 +382,6 @@ def test_a_harmony_answer_without_a_call_is_its_final_text() -> None:
 
 
 def test_the_flag_offers_every_adapter() -> None:
-    from subnet.config import MODEL_FORMATS
+    from subnet import config
 
-    assert MODEL_FORMATS == FORMATS
+    assert config.MODEL_FORMATS == MODEL_FORMATS

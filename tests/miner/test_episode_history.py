@@ -23,7 +23,7 @@ from aiohttp import web
 
 from scoring import decode
 from subnet.miner import GenerationRequest, ModelOptions, build_backend
-from subnet.miner.adapters import ADAPTERS, FORMATS, format_for_template
+from subnet.miner.adapters import ADAPTERS, MODEL_FORMATS, format_for_template
 from subnet.miner.guided import GUIDED_FORMATS, Extraction
 from subnet.miner.openai_backend import OpenAIBackend
 from subnet.miner.service import MinerModel
@@ -153,7 +153,7 @@ def _with_template(tokenizer: Any, template: str) -> Any:
     return copy
 
 
-@pytest.mark.parametrize("model_format", FORMATS)
+@pytest.mark.parametrize("model_format", MODEL_FORMATS)
 def test_every_format_writes_each_earlier_call_and_observation_in_order(
     tokenizer: Any, model_format: str
 ) -> None:
@@ -322,7 +322,7 @@ async def test_the_backend_answers_the_longest_history_of_each_episode_in_every_
     options = backend.options
     try:
         steps = _last_steps()
-        for model_format in FORMATS:
+        for model_format in MODEL_FORMATS:
             backend.options = dataclasses.replace(options, format=model_format)
             backend.adapter = format_for_template(model_format, backend.tokenizer.chat_template)
             results = await asyncio.gather(*(backend.generate(step) for step in steps))
