@@ -76,6 +76,12 @@ def format_names() -> tuple[str, ...]:
     return tuple(name for name, spec in REGISTRY.items() if spec.prompting is not None)
 
 
+def generic_formats() -> tuple[str, ...]:
+    """The ``--model.format`` formats that are no family's special-token markup (hermes, pythonic,
+    json, codeact): any instruct model can be prompted into them (the guided benchmark's formats)."""
+    return tuple(name for name in format_names() if not REGISTRY[name].decode_needs_tools)
+
+
 def tool_free_formats() -> tuple[str, ...]:
     """The formats whose renderings ``decode`` reads back without the offered tools."""
     return tuple(name for name, spec in REGISTRY.items() if not spec.decode_needs_tools)
@@ -142,6 +148,7 @@ __all__ = [
     "fingerprint_order",
     "format_names",
     "formats_markdown",
+    "generic_formats",
     "guided_formats",
     "markers",
     "native_formats",
