@@ -16,8 +16,8 @@ reused tokens per step (concurrency 1).
 
 For each concurrency level (1, 4, 8 by default) the same requests run with batching on
 (``--max-batch``, ``--batch-wait-ms``) and off (max_batch 1): requests/s, completion tokens/s,
-p50/p95 latency, and the process's peak RSS so far. ``--max-new-tokens`` defaults to the miner's
-own cap (``--model.max_new_tokens``); answers end earlier at EOS. A plain ``model.generate`` on the same
+p50/p95 latency, and the process's peak RSS so far. ``--model.max_new_tokens`` (the miner's own
+flag) defaults to the miner's own cap; answers end earlier at EOS. A plain ``model.generate`` on the same
 prompts, one at a time, is the baseline for latency at concurrency 1: each request runs through
 both back to back, and the median of the paired ratios is reported. Off and on alternate in
 rounds, so load from other processes that drifts during the run hits both modes alike.
@@ -44,7 +44,7 @@ from typing import Any
 # Run as a script, bench/ comes first on sys.path, and bench/scoring.py would hide the package.
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
 
-from subnet.config import float_arg, int_arg  # noqa: E402
+from subnet.config import add_flag, float_arg, int_arg  # noqa: E402
 from subnet.miner import GenerationRequest, ModelOptions  # noqa: E402
 from subnet.miner.base import ModelLoadError  # noqa: E402
 from subnet.miner.engine import Row  # noqa: E402
@@ -819,7 +819,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"])
     parser.add_argument("--requests", type=_positive, default=16, help="requests per level")
     parser.add_argument("--workload", choices=sorted(WORKLOADS), default="validator")
-    parser.add_argument("--max-new-tokens", type=int_arg(1), default=ModelOptions().max_new_tokens)
+    add_flag(parser, "model.max_new_tokens", dest="max_new_tokens", default=ModelOptions().max_new_tokens)
     parser.add_argument("--prefix-cache-tokens", type=int_arg(0), default=ModelOptions().prefix_cache_tokens)
     parser.add_argument("--max-batch", type=_positive, default=8)
     parser.add_argument("--batch-wait-ms", type=float_arg(0.0), default=10.0)

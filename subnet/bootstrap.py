@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from subnet.cli import OneLineParser, UsageError, float_arg, int_arg, run_main, user_errors
+from subnet.config.flags import add_flag
 
 PROG = "scripts/bootstrap_localnet.py"
 DEV_NETWORK = "dev"
@@ -69,42 +70,22 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG,
         description="Create, fund, register and stake a local subnet (idempotent).",
     )
-    parser.add_argument(
-        "--subtensor.network",
-        dest="network",
-        default="local",
-        help="local, a ws(s):// URL (e.g. ws://chain:9944 in docker compose), or dev (the devchain)",
-    )
-    parser.add_argument(
-        "--subtensor.chain_endpoint",
-        dest="chain_endpoint",
-        default=None,
-        help="ws(s):// URL; wins over the network",
-    )
-    parser.add_argument(
-        "--devchain.path",
-        dest="devchain_path",
-        type=Path,
-        default=None,
-        help="the devchain's SQLite file (dev network only; default: the devchain's default)",
-    )
-    parser.add_argument(
-        "--wallet.path",
+    # The chain and wallet flags are the neurons' own (subnet.config's registry): same help, same checks.
+    add_flag(parser, "subtensor.network", dest="network", default="local", note="Default: local.")
+    add_flag(parser, "subtensor.chain_endpoint", dest="chain_endpoint")
+    add_flag(parser, "devchain.path", dest="devchain_path", note="Default: the devchain's default.")
+    add_flag(
+        parser,
+        "wallet.path",
         dest="wallet_path",
-        type=Path,
         default=Path("~/.bittensor/wallets"),
-        help="directory of the wallets (created there when missing)",
+        note="Created there when missing; default: ~/.bittensor/wallets.",
     )
     parser.add_argument("--owner", default="owner", help="wallet that registers and owns the subnet")
     parser.add_argument("--validator", default="validator", help="validator wallet")
     parser.add_argument("--miners", nargs="*", default=["miner1", "miner2"], help="miner wallets")
     parser.add_argument("--hotkey", default="default", help="hotkey name inside every wallet")
-    parser.add_argument(
-        "--netuid",
-        type=int_arg(0, 65535),
-        default=None,
-        help="the netuid the neurons are started with; the bootstrap stops if the chain assigns another",
-    )
+    add_flag(parser, "netuid", note="The neurons' netuid: the bootstrap stops if the chain assigns another.")
     parser.add_argument("--sudo-uri", default=DEFAULT_SUDO_URI, help="funded development account (//Alice)")
     parser.add_argument(
         "--fund",

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from subnet.cli import OneLineParser, UsageError, run_main
+from subnet.config.flags import FLAGS_BY_NAME, add_flag
 from subnet.db.engine import DatabaseUrlError, default_database_url, error_reason, normalise_url
 from subnet.db.migrate import (
     MigrationsNotFound,
@@ -24,7 +25,7 @@ from subnet.db.migrate import (
     upgrade,
 )
 
-DB_URL_ENV = "SUBNET_DB_URL"
+DB_URL_ENV = FLAGS_BY_NAME["db.url"].env  # SUBNET_DB_URL, as for the validator
 
 
 PROG = "python -m subnet.db"
@@ -35,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("action", choices=["upgrade", "current", "downgrade"])
-    parser.add_argument("--db.url", dest="url", default=None, help="database URL (default: the SQLite file)")
+    add_flag(parser, "db.url", dest="url", note=f"Else ${DB_URL_ENV}, as for the validator.")
     parser.add_argument(
         "--revision", default=None, help="target revision (upgrade: head; downgrade: -1, or 'base')"
     )

@@ -24,11 +24,12 @@ from subnet.cli import (
     OneLineParser,
     UsageError,
     argparse_type,
-    env_name,
     float_arg,
     http_url,
     int_arg,
+    int_in,
 )
+from subnet.config.flags import add_flag
 
 __all__ = ["LocalnetSettings", "UsageError", "build_parser", "parse_settings"]
 
@@ -151,14 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="the model name to send to the n-th --miner-endpoint (default: the engine's /v1/models)",
     )
-    add(
-        "--model.api_key_env",
-        dest="api_key_env",
-        type=argparse_type(env_name),
-        default=None,
-        metavar="NAME",
-        help="environment variable holding the engines' API key (passed to the endpoint miners)",
-    )
+    add_flag(parser, "model.api_key_env", dest="api_key_env", note="Passed to the endpoint miners.")
     add("--rounds", type=int_arg(1), default=2, help="validator rounds to run (default 2)")
     add(
         "--state-dir",
@@ -200,11 +194,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="schema-guided decoding (--model.guided off/on/forced/grounded) per miner in turn "
         "(default grounded,off,forced)",
     )
-    add(
-        "--max-new-tokens",
-        type=int_arg(16, 4096),
+    add_flag(
+        parser,
+        "model.max_new_tokens",
+        dest="max_new_tokens",
         default=48,
-        help="generation cap of the demo model (default 48)",
+        parse=int_in(16, 4096),
+        note="Of the demo model (default 48).",
     )
     add(
         "--query-timeout",
@@ -212,14 +208,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=300.0,
         help="seconds a miner has to answer one task (default 300: a shared CPU is slow)",
     )
-    add("--db.url", dest="db_url", default=None, help="validator database (default: SQLite in the state dir)")
-    add(
-        "--dashboard.port",
-        dest="dashboard_port",
-        type=int_arg(0, 65535),
-        default=None,
-        help="validator dashboard port (default: a free port; 0 turns it off)",
-    )
+    add_flag(parser, "db.url", dest="db_url", note="Default: a SQLite file in the state directory.")
+    add_flag(parser, "dashboard.port", dest="dashboard_port", note="Default: a free port.")
     add(
         "--start-timeout",
         type=float_arg(0.0, 3600.0, low_open=True),

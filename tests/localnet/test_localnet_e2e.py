@@ -26,7 +26,7 @@ pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
 # 5 tasks: simple, multiple, parallel, parallel_multiple and one no-call task (irrelevance).
-FAST = ["--tasks", "5", "--max-new-tokens", "24", "--dashboard.port", "0"]
+FAST = ["--tasks", "5", "--model.max_new_tokens", "24", "--dashboard.port", "0"]
 
 
 def _command(state: Path, *args: str) -> list[str]:
