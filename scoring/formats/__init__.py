@@ -16,8 +16,9 @@ adapters (subnet.miner.adapters), config's ``--model.format`` choices (:func:`fo
 localnet and the benchmarks. What only the miner can do with a format (the guided-decoding
 automaton) stays in subnet/miner/guided.py, registered there by format name.
 
-Adding a format: a module here defining ``FORMAT``, one line in ``_MODULES``, one row in
-docs/miner.md's table (tests/scoring/test_formats_registry.py says what is missing).
+Adding a format: a module here defining ``FORMAT``, one line in ``_MODULES``, docs/miner.md's
+table regenerated with :func:`formats_markdown` (and, only if it is to be guided, its grammar in
+subnet/miner/guided). tests/scoring/test_formats_registry.py says what is missing.
 """
 
 from __future__ import annotations
