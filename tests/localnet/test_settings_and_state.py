@@ -59,6 +59,8 @@ def test_flags_are_read() -> None:
             "3",
             "--state-dir",
             "/tmp/somewhere",
+            "--model.max_new_tokens",
+            "24",
         ]
     )
     assert (settings.miners, settings.rounds, settings.tasks) == (2, 5, 3)
@@ -71,6 +73,7 @@ def test_flags_are_read() -> None:
     assert settings.db_url == "sqlite+aiosqlite:///x.sqlite"
     assert settings.dashboard_port == 0 and settings.block_time == 0.25 and settings.episodes == 3
     assert settings.state_path == Path("/tmp/somewhere")
+    assert settings.max_new_tokens == 24  # the miners' own flag, passed on as it is
 
 
 @pytest.mark.parametrize(
@@ -86,6 +89,8 @@ def test_flags_are_read() -> None:
         (["--episodes", "17"], "expected 0..16"),
         (["--episodes", "two"], "expected a whole number"),
         (["--mniers", "3"], "unrecognized arguments"),
+        (["--max-new-tokens", "24"], "unrecognized arguments"),  # one spelling: --model.max_new_tokens
+        (["--model.max_new_tokens", "8"], "expected 16..4096, got 8"),
     ],
 )
 def test_bad_flags_are_one_line_usage_errors(argv: list[str], fragment: str) -> None:
