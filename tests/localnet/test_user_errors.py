@@ -104,7 +104,9 @@ def test_an_unsupported_database_url_is_refused_before_anything_starts(
     state = tmp_path / "state"
     assert localnet_run.main(["--state-dir", str(state), "--db.url", "mysql://u:secret@db/x"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("localnet: error: argument --db.url: unsupported database 'mysql'")
+    assert err.count("\n") == 1 and err.startswith(
+        "localnet: error: argument --db.url: unsupported database 'mysql'"
+    )
     assert "secret" not in err
     assert not state.exists()
 

@@ -105,7 +105,8 @@ def test_phrasing_mistakes_are_one_line(capsys: pytest.CaptureFixture[str]) -> N
     )
     dead = ["sample", "--n", "1", "--phrasing.engine", "openai", "--phrasing.url", "http://127.0.0.1:9/v1"]
     assert main([*dead, "--phrasing.timeout", "1"]) == 2
-    assert capsys.readouterr().err.strip().splitlines()[-1].startswith("tasks: error: no request could be phrased")
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last.startswith("tasks: error: no request could be phrased")
     with pytest.raises(SystemExit):
         evaluate.parse_settings(
             ["--endpoint", "http://x:1/v1", "--phrasing.engine", "openai", "--phrasing.timeout", "0"]
