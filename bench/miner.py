@@ -1,8 +1,8 @@
 """Benchmark of the miner's transformers backend: dynamic batching against one request at a time.
 
     .venv/bin/python bench/miner.py                       # the demo model on CPU
-    .venv/bin/python bench/miner.py --device cuda --dtype bfloat16 --requests 64
-    .venv/bin/python bench/miner.py --model-path /models/Qwen2.5-1.5B-Instruct
+    .venv/bin/python bench/miner.py --model.device cuda --model.dtype bfloat16 --requests 64
+    .venv/bin/python bench/miner.py --model.path /models/Qwen2.5-1.5B-Instruct
 
 Three workloads (``--workload``): ``validator`` sends tasks as a validator does (``tasks.generate``:
 every request has its own tools, prompts of 300-800 tokens), ``agent`` sends questions against one
@@ -15,7 +15,7 @@ share of the prompt tokens came from it, and for ``episode`` a table gives promp
 reused tokens per step (concurrency 1).
 
 For each concurrency level (1, 4, 8 by default) the same requests run with batching on
-(``--max-batch``, ``--batch-wait-ms``) and off (max_batch 1): requests/s, completion tokens/s,
+(``--model.max_batch``, ``--model.batch_wait_ms``) and off (max_batch 1): requests/s, completion tokens/s,
 p50/p95 latency, and the process's peak RSS so far. ``--model.max_new_tokens`` (the miner's own
 flag) defaults to the miner's own cap; answers end earlier at EOS. A plain ``model.generate`` on the same
 prompts, one at a time, is the baseline for latency at concurrency 1: each request runs through
@@ -44,7 +44,7 @@ from typing import Any
 # Run as a script, bench/ comes first on sys.path, and bench/scoring.py would hide the package.
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
 
-from subnet.config import add_flag, float_arg, int_arg  # noqa: E402
+from subnet.config import add_flag, int_arg  # noqa: E402
 from subnet.miner import GenerationRequest, ModelOptions  # noqa: E402
 from subnet.miner.base import ModelLoadError  # noqa: E402
 from subnet.miner.engine import Row  # noqa: E402
@@ -814,15 +814,21 @@ def _positive(text: str) -> int:
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--model-path", default="demo", help="model folder, or 'demo' (SmolLM2-135M)")
-    parser.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or auto")
-    parser.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"])
+    # The miner's own --model.* flags (subnet.config's registry): the same spelling, help and checks.
+    add_flag(parser, "model.path", dest="model_path", default="demo", note="Default: demo (SmolLM2-135M).")
+    add_flag(parser, "model.device", dest="device", default="cpu", note="Default here: cpu.")
+    add_flag(parser, "model.dtype", dest="dtype", default="auto")
     parser.add_argument("--requests", type=_positive, default=16, help="requests per level")
     parser.add_argument("--workload", choices=sorted(WORKLOADS), default="validator")
     add_flag(parser, "model.max_new_tokens", dest="max_new_tokens", default=ModelOptions().max_new_tokens)
-    parser.add_argument("--prefix-cache-tokens", type=int_arg(0), default=ModelOptions().prefix_cache_tokens)
-    parser.add_argument("--max-batch", type=_positive, default=8)
-    parser.add_argument("--batch-wait-ms", type=float_arg(0.0), default=10.0)
+    add_flag(
+        parser,
+        "model.prefix_cache_tokens",
+        dest="prefix_cache_tokens",
+        default=ModelOptions().prefix_cache_tokens,
+    )
+    add_flag(parser, "model.max_batch", dest="max_batch", default=8)
+    add_flag(parser, "model.batch_wait_ms", dest="batch_wait_ms", default=10.0)
     parser.add_argument("--concurrency", type=_levels, default=[1, 4, 8], help="e.g. 1,4,8")
     parser.add_argument("--rounds", type=_positive, default=2, help="alternating off/on rounds per level")
     parser.add_argument("--no-baseline", action="store_true", help="skip the plain-generate pairing")
@@ -849,7 +855,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.profile_steps:
             return run_profile(args)
         return asyncio.run(run(args))
-    except ModelLoadError as error:  # a bad --model-path or --device: the loader says why, in one line
+    except ModelLoadError as error:  # a bad --model.path or --model.device: the loader says why, in one line
         print(f"miner bench: error: {error}", file=sys.stderr)
         return 2
 

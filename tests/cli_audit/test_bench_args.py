@@ -51,6 +51,6 @@ def test_the_miner_bench_reports_a_bad_model_path_in_one_line(
     load_bench: Callable[[str], ModuleType], capsys: pytest.CaptureFixture[str], tmp_path: object
 ) -> None:
     bench = load_bench("miner")
-    assert bench.main(["--model-path", f"{tmp_path}/missing", "--requests", "1"]) == 2
+    assert bench.main(["--model.path", f"{tmp_path}/missing", "--requests", "1"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("miner bench: error: model path ")
