@@ -25,6 +25,7 @@ from subnet.cli import (
     UsageError,
     argparse_type,
     float_arg,
+    float_in,
     http_url,
     int_arg,
     int_in,
@@ -161,11 +162,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="wallets, devchain, database and logs (default: localnet/ in the user data directory)",
     )
     add("--reset", action="store_true", help="delete the state directory's contents and start over")
-    add(
-        "--block-time",
-        type=float_arg(0.0, 60.0, low_open=True),
+    add_flag(
+        parser,
+        "devchain.block_time",
+        dest="block_time",
         default=0.5,
-        help="seconds per devchain block when the chain is created (default 0.5)",
+        parse=float_in(0.0, 60.0, low_open=True),
+        note="Fixed when the chain is created (default 0.5, at most 60).",
     )
     add("--tempo", type=int_arg(2, 1000), default=20, help="blocks per epoch (default 20)")
     add(
@@ -202,11 +205,13 @@ def build_parser() -> argparse.ArgumentParser:
         parse=int_in(16, 4096),
         note="Of the demo model (default 48).",
     )
-    add(
-        "--query-timeout",
-        type=float_arg(0.0, 3600.0, low_open=True),
+    add_flag(
+        parser,
+        "query.timeout",
+        dest="query_timeout",
         default=300.0,
-        help="seconds a miner has to answer one task (default 300: a shared CPU is slow)",
+        parse=float_in(0.0, 3600.0, low_open=True),
+        note="Default 300 (a shared CPU is slow); the miners get --model.timeout below it.",
     )
     add_flag(parser, "db.url", dest="db_url", note="Default: a SQLite file in the state directory.")
     add_flag(parser, "dashboard.port", dest="dashboard_port", note="Default: a free port.")

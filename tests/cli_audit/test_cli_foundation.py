@@ -134,6 +134,8 @@ def test_the_neurons_flags_are_declared_once_in_the_registry() -> None:
         ("subnet.localnet.settings", "--db.url"),
         ("subnet.localnet.settings", "--dashboard.port"),
         ("subnet.localnet.settings", "--model.max_new_tokens"),
+        ("subnet.localnet.settings", "--query.timeout"),
+        ("subnet.localnet.settings", "--devchain.block_time"),
     ],
 )
 def test_other_command_lines_take_the_registry_flag(module: str, option: str) -> None:
@@ -146,4 +148,4 @@ def test_other_command_lines_take_the_registry_flag(module: str, option: str) ->
     assert action.help is not None and action.help.startswith(FLAGS_BY_NAME[option[2:]].help)
     assert action.metavar == FLAGS_BY_NAME[option[2:]].metavar
     with pytest.raises(UsageError, match=f"argument {option}: "):
-        parser.parse_args([option, "-1" if "port" in option or "tokens" in option else "mysql://x"])
+        parser.parse_args([option, "mysql://x" if option == "--db.url" else "-1"])

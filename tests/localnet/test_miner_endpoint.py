@@ -164,7 +164,7 @@ def test_endpoint_flags_are_checked(argv: list[str], message: str) -> None:
 
 
 def test_endpoint_miners_give_up_before_the_validator() -> None:
-    settings = parse_settings(["--miner-endpoint", "http://127.0.0.1:8080", "--query-timeout", "60"])
+    settings = parse_settings(["--miner-endpoint", "http://127.0.0.1:8080", "--query.timeout", "60"])
     assert settings.endpoints == ("http://127.0.0.1:8080",)
     assert settings.miner_timeout < settings.query_timeout
 
