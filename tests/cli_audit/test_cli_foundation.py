@@ -13,8 +13,6 @@ from subnet.cli import OneLineParser, UsageError, float_arg, int_arg, run_main
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("subnet", "scoring", "tasks", "neurons")
-# Being moved onto the foundation by another change of the same refactor; drop once it lands.
-PENDING = {"subnet/evaluate.py", "subnet/evaluate_old.py"}
 
 
 def _modules() -> list[tuple[str, ast.Module]]:
@@ -29,7 +27,7 @@ def _modules() -> list[tuple[str, ast.Module]]:
 def test_no_command_line_declares_its_own_parser_or_usage_error() -> None:
     own = []
     for relative, tree in _modules():
-        if relative == "subnet/cli.py" or relative in PENDING:
+        if relative == "subnet/cli.py":
             continue
         for node in ast.walk(tree):
             if not isinstance(node, ast.ClassDef):
@@ -98,12 +96,7 @@ def test_run_main_prints_one_line_and_returns_2(capsys: pytest.CaptureFixture[st
 
 # Command lines still declaring some of the registry's flags by hand (other changes of the same
 # refactor move them onto subnet.config.add_flag); drop each once it lands.
-HAND_DECLARED = {
-    "subnet/evaluate.py",
-    "subnet/evaluate_old.py",
-    "subnet/evaluate/cli.py",
-    "subnet/phrasing/__init__.py",
-}
+HAND_DECLARED = {"subnet/evaluate/cli.py", "subnet/phrasing/__init__.py"}
 
 
 def test_the_neurons_flags_are_declared_once_in_the_registry() -> None:
