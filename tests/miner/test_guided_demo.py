@@ -39,10 +39,10 @@ async def demo(one_torch_thread: None) -> AsyncIterator[TransformersBackend]:
 
 
 async def _answers(backend: TransformersBackend, format_name: str, guided: bool) -> list[GenerationResult]:
-    table = backend.token_table
+    guidance = backend.guidance
     backend.adapter = ADAPTERS[format_name]
     if not guided:
-        backend.token_table = None  # the same model, unguided
+        backend.guidance = None  # the same model, unguided
     try:
         requests = [
             GenerationRequest(messages=task.messages, tools=task.tools, tool_choice="required")
@@ -50,7 +50,7 @@ async def _answers(backend: TransformersBackend, format_name: str, guided: bool)
         ]
         results = await asyncio.gather(*(backend.generate(request) for request in requests))
     finally:
-        backend.token_table = table
+        backend.guidance = guidance
     return list(results)
 
 
@@ -116,12 +116,12 @@ async def test_grounded_calls_beat_always_calling_and_never_calling(
         for task in MIXED_TASKS
     ]
     grounded = await asyncio.gather(*(grounded_demo.generate(request) for request in requests))
-    table = grounded_demo.token_table
-    grounded_demo.token_table = None  # the same model unguided: it answers in prose
+    guidance = grounded_demo.guidance
+    grounded_demo.guidance = None  # the same model unguided: it answers in prose
     try:
         unguided = await asyncio.gather(*(grounded_demo.generate(request) for request in requests))
     finally:
-        grounded_demo.token_table = table
+        grounded_demo.guidance = guidance
     scores: dict[str, list[float]] = {"grounded": [], "forced": [], "unguided": []}
     for task, kept, free in zip(MIXED_TASKS, grounded, unguided, strict=True):
         # the forced call behind every grounded answer (what --model.guided forced answers)

@@ -1,5 +1,5 @@
 """Grounded guided decoding (subnet.miner.guided, ``--model.guided forced|grounded``): argument
-values copied from the request (`Extraction`, the extracted string and number specs), the
+values copied from the request (`Extraction`, the copied string and number rules), the
 evidence the guide keeps while decoding, and the decision to keep a forced call or answer in
 prose (`ungrounded_reason`); hand-made cases, then the real backend on the tiny random Llama."""
 
@@ -22,14 +22,15 @@ from subnet.miner.guided import (
     CallEvidence,
     CallGrammar,
     Extraction,
-    advance,
+    GuidedCalls,
     best_fitting,
     closing_text,
     content_words,
-    in_extracted_value,
     tool_words,
     ungrounded_reason,
 )
+from subnet.miner.guided.grammar import text_matcher
+from subnet.miner.guided.processor import mark_copied
 from subnet.miner.transformers_backend import TransformersBackend
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/miner/conftest.py
@@ -112,9 +113,9 @@ def test_copied_values_are_accepted_in_every_format(format_name: str) -> None:
     answers = {
         "json": '{"name": "bookHotelRoom", "arguments": {"city": "Porto", "nights": 3, "budget": 120.50, '
         '"view": "sea", "guests": ["Ana Lima", "Bo"]}}',
-        "hermes": '<tool_call>\n{"name": "bookHotelRoom", "arguments": {"guests": [], "city": "Porto", '
-        '"nights": 3, "budget": 120.5, "view": "garden"}}\n</tool_call>',
-        "pythonic": "[bookHotelRoom(city='Porto', nights=3, budget=3.0, guests=[\"Ana Lima\"], view='sea')]",
+        "hermes": '<tool_call>\n{"name": "bookHotelRoom", "arguments": {"city": "Porto", '
+        '"nights": 3, "budget": 120.5, "view": "garden", "guests": []}}\n</tool_call>',
+        "pythonic": "[bookHotelRoom(city='Porto', nights=3, budget=3.0, view='sea', guests=[\"Ana Lima\"])]",
     }
     assert grammar.accepts(answers[format_name]), answers[format_name]
 
@@ -134,7 +135,7 @@ ARGUMENTS = '"nights": 3, "budget": 3.0, "view": "sea", "guests": []'
         ('{"city": "Porto", ' + ARGUMENTS.replace("3,", "4,") + "}", "a number the request does not write"),
         ('{"city": "Porto", ' + ARGUMENTS.replace("3.0", "3") + "}", "a number without its fraction"),
         ('{"city": "Porto", ' + ARGUMENTS.replace('"sea"', '"Porto"') + "}", "an enum takes only its values"),
-        ('{"city": "Porto", "note": "Bo", ' + ARGUMENTS + "}", "optional arguments are left out"),
+        ('{"city": "Porto", ' + ARGUMENTS + ', "note": "Bo"}', "optional arguments are left out"),
     ],
 )
 def test_values_not_in_the_request_are_refused(arguments: str, why: str) -> None:
@@ -154,7 +155,7 @@ def test_spans_may_cross_words_and_punctuation_of_the_request() -> None:
 
 
 def test_optional_arguments_are_written_only_without_extraction() -> None:
-    call = '{"name": "bookHotelRoom", "arguments": {"city": "Porto", "note": "Bo", ' + ARGUMENTS + "}}"
+    call = '{"name": "bookHotelRoom", "arguments": {"city": "Porto", ' + ARGUMENTS + ', "note": "Bo"}}'
     unsourced = CallGrammar.build("json", TOOLS)
     assert unsourced is not None and unsourced.accepts(call) and not _grammar().accepts(call)
 
@@ -176,23 +177,70 @@ def test_without_numbers_in_the_request_numbers_stay_free() -> None:
 
 def test_the_shortest_closing_of_a_copied_value_stays_a_copy() -> None:
     grammar = _grammar()
-    state = advance(grammar.start, '{"name": "bookHotelRoom", "arguments": {"city": "Po')
-    assert state is not None
-    closed = '{"name": "bookHotelRoom", "arguments": {"city": "Po' + closing_text(state)
+    state = text_matcher(grammar.ebnf)
+    assert state.accept_string('{"name": "bookHotelRoom", "arguments": {"city": "Po')
+    closing = closing_text(state)
+    assert closing is not None
+    closed = '{"name": "bookHotelRoom", "arguments": {"city": "Po' + closing
     assert grammar.accepts(closed) and '"city": "Porto"' in closed and '"nights":3' in closed
 
 
 def test_the_guide_knows_which_tokens_write_copied_values() -> None:
-    grammar = _grammar()
-    before_value = advance(grammar.start, '{"name": "bookHotelRoom", "arguments": {"city": ')
-    inside = advance(before_value, '"Po')
-    key = advance(grammar.start, '{"name": "bookHotelRoom", "arguments": {"ci')
-    assert before_value is not None and inside is not None and key is not None
-    assert in_extracted_value(before_value, inside)  # the token that opens the value
-    assert in_extracted_value(inside, advance(inside, "rto"))
-    assert not in_extracted_value(key, advance(key, "ty"))
-    view = advance(grammar.start, '{"name": "bookHotelRoom", "arguments": {"view": ')
-    assert view is not None and not in_extracted_value(view, advance(view, '"sea'))  # enums are not copied
+    """The processor marks the tokens whose text overlaps a value the grammar captured as
+    copied (the token that opens it, those inside, the one that closes it); enum values and the
+    call's frame are not copies."""
+    import xgrammar
+
+    from subnet.miner.guided import Guidance, RowGuide
+
+    tokens = [
+        '{"name": "bookHotelRoom", "arguments": {',
+        '"city',
+        '": "',
+        "Po",
+        "rto",
+        '", "',
+        "nights",
+        '":',
+        " 3",
+        ", ",
+        '"budget": ',
+        "3.0",
+        ', "view": "',
+        "sea",
+        '", "guests": []}}',
+    ]
+    vocab = ["<eos>", *tokens]
+    guidance = Guidance(xgrammar.TokenizerInfo(vocab, stop_token_ids=[0]), [0])
+    evidence = CallEvidence()
+    guide = guidance.row_guide(
+        "json",
+        TOOLS,
+        must_call=True,
+        function_name=None,
+        source=Extraction.of_text(REQUEST),
+        evidence=evidence,
+    )
+    assert isinstance(guide, RowGuide) and guide.matcher is not None
+    processor = GuidedCalls(0, [guide], guidance, budgets=[100])
+    import torch
+
+    written: list[int] = []
+    for token in range(1, len(vocab)):
+        scores = torch.zeros((1, len(vocab)))
+        scores[0, token] = 1.0  # the model's own first choice each time: gap 0
+        processor(torch.tensor([written]), scores)
+        written.append(token)
+    processor(torch.tensor([written]), torch.zeros((1, len(vocab))))
+    copied = [vocab[1 + index] for index, (is_copied, _) in enumerate(evidence.steps) if is_copied]
+    assert copied == ['": "', "Po", "rto", '", "', " 3", "3.0"], copied
+    assert [gap for _, gap in evidence.steps] == [0.0] * len(tokens)
+
+
+def test_marking_copied_steps_by_their_bytes() -> None:
+    evidence = CallEvidence(steps=[(False, 1.0), (False, 2.0), (False, 3.0), (False, 4.0)])
+    mark_copied(evidence, [0, 5, 8, 12], 6, 9)  # bytes 6-8: the second and third tokens
+    assert evidence.steps == [(False, 1.0), (True, 2.0), (True, 3.0), (False, 4.0)]
 
 
 # --- the grounding decision ---------------------------------------------------------------
@@ -332,10 +380,29 @@ async def test_forced_answers_are_calls_whose_free_values_are_copied(
                     assert str(value) in text or f"{value:g}" in text, (value, result.raw_text)
 
 
+@pytest.fixture
+def guides(monkeypatch: pytest.MonkeyPatch) -> list[GuidedCalls]:
+    """Every guide the backend builds from now on (a processor per batch or engine row)."""
+    import subnet.miner.transformers_backend as backend_module
+
+    made: list[GuidedCalls] = []
+
+    class Recorded(GuidedCalls):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    monkeypatch.setattr(backend_module, "GuidedCalls", Recorded)
+    return made
+
+
 async def test_grounded_judges_the_forced_call_and_answers_in_prose_when_it_is_not_grounded(
-    forced: TransformersBackend, grounded: TransformersBackend, monkeypatch: pytest.MonkeyPatch
+    forced: TransformersBackend,
+    grounded: TransformersBackend,
+    monkeypatch: pytest.MonkeyPatch,
+    guides: list[GuidedCalls],
 ) -> None:
-    import subnet.miner.guided as guided
+    import subnet.miner.guided.grounding as guided
 
     requests = [_auto(text) for text in PROMPTS]
     calls = await asyncio.gather(*(forced.generate(request) for request in requests))
@@ -346,16 +413,18 @@ async def test_grounded_judges_the_forced_call_and_answers_in_prose_when_it_is_n
         assert after.raw_text == before.raw_text  # the same decoding, judged
         assert after.tool_calls is None and after.finish_reason == "stop"
         assert after.content and ("missing" in after.content or "None of the tools" in after.content)
-    evidence = grounded.last_guide.evidence[0] if grounded.last_guide is not None else None
+    evidence = guides[-1].evidence[-1] if guides else None
     assert evidence is not None and evidence.value_gaps() and evidence.frame_gaps()
     # a required call is the caller's order: kept whatever the evidence says
     required = GenerationRequest(messages=requests[0].messages, tools=TOOLS, tool_choice="required")
     assert (await grounded.generate(required)).tool_calls
 
 
-async def test_tool_choice_none_is_prose_in_grounded_mode(grounded: TransformersBackend) -> None:
+async def test_tool_choice_none_is_prose_in_grounded_mode(
+    grounded: TransformersBackend, guides: list[GuidedCalls]
+) -> None:
     request = GenerationRequest(
         messages=[{"role": "user", "content": PROMPTS[0]}], tools=TOOLS, tool_choice="none", max_tokens=8
     )
     result = await grounded.generate(request)
-    assert result.tool_calls is None and grounded.last_guide is None
+    assert result.tool_calls is None and guides == []

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import tracemalloc
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,19 +24,15 @@ from subnet.miner import (
     GenerationResult,
     ModelOptions,
     build_backend,
-    guided,
 )
 from subnet.miner.guided import (
     CallGrammar,
     Extraction,
+    Guidance,
     GuidedCalls,
-    LiteralsSpec,
-    RowGuide,
-    TokenTable,
-    advance,
     closing_text,
-    row_guide,
 )
+from subnet.miner.guided.grammar import text_matcher
 from subnet.miner.openai_backend import OpenAIBackend
 from subnet.miner.service import MinerModel, to_generation_request, to_response
 from subnet.miner.transformers_backend import TransformersBackend
@@ -65,41 +61,34 @@ def _one_property(schema: dict[str, Any], key: str = "a") -> dict[str, Any]:
 # --- the guide's literals: enum values, property and function names -------------------------
 
 
+def _toy_guidance(vocab: list[str]) -> Guidance:
+    import xgrammar
+
+    return Guidance(xgrammar.TokenizerInfo(["<eos>", *vocab], stop_token_ids=[0]), [0])
+
+
 def test_a_long_enum_value_costs_its_own_size_not_its_square() -> None:
     tools = [_one_property({"type": "string", "enum": ["x" * 20_000]})]
-    tracemalloc.start()
-    try:
-        guide = row_guide("json", tools, must_call=True, function_name=None)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    assert guide.state is not None
-    # a set of every prefix held 200 MB here (1.7 GB for 60,000 characters)
-    assert peak < 8 << 20, f"{peak / 2**20:.1f} MiB"
+    started = time.perf_counter()
+    guide = _toy_guidance(["x", "xx", '"', "{", "}"]).row_guide(
+        "json", tools, must_call=True, function_name=None
+    )
+    assert guide.matcher is not None
+    assert guide.matcher.accept_string('{"name": "f", "arguments": {"a": "' + "x" * 20_000 + '"}}')
+    # a set of every prefix held 200 MB and seconds here (1.7 GB for 60,000 characters)
+    assert time.perf_counter() - started < 2.0
 
 
-class _CountingText(str):
-    """A string that counts the `startswith` calls made on it."""
-
-    calls = 0
-
-    def startswith(self, *args: Any) -> bool:
-        _CountingText.calls += 1
-        return super().startswith(*args)
-
-
-def test_many_enum_values_are_not_compared_pairwise() -> None:
+def test_many_enum_values_are_one_grammar_not_compared_pairwise() -> None:
     count = 3_000
-    _CountingText.calls = 0
-    spec = LiteralsSpec(_CountingText(f'"v{index}"') for index in range(count))
-    # each option is compared with its successor only (pairwise: 9 million comparisons, the
-    # generation thread held for minutes at 30,000 values)
-    assert _CountingText.calls < 2 * count
-    assert '"v1"' not in spec.extendable  # '"v1"' ends at its quote: nothing extends it
+    started = time.perf_counter()
     grammar = CallGrammar.build("json", [_one_property({"enum": [f"v{i}" for i in range(count)]})])
     assert grammar is not None
     assert grammar.accepts('{"name": "f", "arguments": {"a": "v2999"}}')
     assert not grammar.prefix_ok('{"name": "f", "arguments": {"a": "v3000')
+    assert not grammar.accepts('{"name": "f", "arguments": {"a": "v1"0}}')  # "v1" ends at its quote
+    # pairwise: 9 million comparisons, the generation thread held for minutes at 30,000 values
+    assert time.perf_counter() - started < 2.0
 
 
 def test_literals_that_extend_each_other_still_end_where_the_next_character_says() -> None:
@@ -120,7 +109,7 @@ def test_a_pythonic_call_leaves_out_properties_no_keyword_argument_can_name() ->
     grammar = CallGrammar.build("pythonic", [_tool("f", schema)])
     assert grammar is not None
     # an empty required key left the automaton nothing to write: IndexError, a 500
-    assert closing_text(grammar.start) == "[f(city=0)]"
+    assert closing_text(text_matcher(grammar.ebnf)) == '[f(city="")]'
     assert grammar.accepts('[f(city="Paris")]')
     assert not grammar.prefix_ok("[f(class=")
 
@@ -380,25 +369,25 @@ def test_calls_that_fit_are_kept_and_long_text_is_cut_to_the_wires_bound() -> No
 def test_near_its_budget_a_row_works_out_no_closing_text_longer_than_could_fit(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    grammar = CallGrammar.build("json", [_one_property({"type": "array", "minItems": 10**9})])
-    assert grammar is not None
-    state = advance(grammar.start, '{"name": "f", "arguments": {"a": [')
-    assert state is not None
-    table = TokenTable([None, "1", ",", "]", "}", '"', "12"])  # token 0: EOS
+    import subnet.miner.guided.processor as processor_module
+
+    tools = [_one_property({"type": "array", "minItems": 10**9})]
+    guidance = _toy_guidance(["1", ",", "]", "}", '"', "12"])
+    guide = guidance.row_guide("json", tools, must_call=True, function_name=None)
+    assert guide.matcher is not None and guide.matcher.accept_string('{"name": "f", "arguments": {"a": [')
     worked_out: list[int] = []
 
-    def recording_closing_text(frame: Any, limit: int = 4096) -> str:
-        text = closing_text(frame, limit)
-        worked_out.append(len(text))
+    def recording_closing_text(matcher: Any, limit: int = 4096) -> str | None:
+        text = closing_text(matcher, limit)
+        worked_out.append(len(text) if text is not None else limit + 1)
         return text
 
-    monkeypatch.setattr(guided, "closing_text", recording_closing_text)
-    processor = GuidedCalls(0, [RowGuide(state, forced=True)], table, [0], budgets=[40])
-    fits = processor._fits(10)
-    assert not fits(advance(state, "1"))
-    # 10 tokens of at most 2 characters: 21 characters tell; it worked out 4096 (60 times a
+    monkeypatch.setattr(processor_module, "closing_text", recording_closing_text)
+    processor = GuidedCalls(0, [guide], guidance, budgets=[40])
+    assert not processor._fits(guide.matcher, 1, 10)  # "1": 10**9 items cannot close in 10 tokens
+    # 10 tokens of at most 2 bytes: 21 characters tell; it worked out 4096 (60 times a
     # decoding step's cost per candidate, for the last 64 steps of the row)
-    assert worked_out and max(worked_out) <= 10 * table.longest + 1
+    assert worked_out and max(worked_out) <= 10 * 2 + 1
 
 
 # --- a temperature too small to divide by ------------------------------------------------------
@@ -435,19 +424,25 @@ class _CountingIndexText(str):
         return super().__getitem__(key)
 
 
-def test_a_copied_value_looks_its_next_character_up_instead_of_scanning_the_request() -> None:
+def test_a_copied_value_is_compiled_once_and_decoding_never_scans_the_request() -> None:
     words = 3_000
-    source = Extraction.of_text(_CountingIndexText(" ".join(f"w{index}" for index in range(words))))
+    text = _CountingIndexText(" ".join(f"w{index}" for index in range(words)))
+    source = Extraction.of_text(text)
+    started = time.perf_counter()
     grammar = CallGrammar.build("json", [_one_property({"type": "string"})], source=source)
     assert grammar is not None
-    state = advance(grammar.start, '{"name": "f", "arguments": {"a": "')
-    assert state is not None
+    guide = _toy_guidance([chr(code) for code in range(32, 127)]).row_guide(
+        "json", [_one_property({"type": "string"})], must_call=True, function_name=None, source=source
+    )
+    assert guide.matcher is not None
+    # the grammar reads the request a few times over, once (every start per character fed cost
+    # 968 x 3,000 reads a step: 2.4 s a wide search at 5,000 words)
+    assert _CountingIndexText.reads < 12 * len(text)
+    assert time.perf_counter() - started < 5.0
     _CountingIndexText.reads = 0
-    # a wide search feeds the state every first character of the vocabulary, and every
-    # candidate token opens the value afresh
-    accepted = [char for char in map(chr, range(32, 1_000)) if state.feed(char) is not None]
-    for _ in range(32):
-        advance(grammar.start, '{"name": "f", "arguments": {"a": "w1')
+    matcher = guide.matcher
+    assert matcher.accept_string('{"name": "f", "arguments": {"a": "')
+    accepted = [char for char in map(chr, range(32, 127)) if matcher.fork().accept_string(char)]
     assert accepted == ["w"]
-    # every start was read per character fed: 968 x 3,000 (2.4 s a wide search at 5,000 words)
-    assert _CountingIndexText.reads < 4 * words
+    assert matcher.accept_string('w2998 w2999"}}') and matcher.is_completed()
+    assert _CountingIndexText.reads == 0  # decoding reads the grammar, never the request

@@ -1,0 +1,79 @@
+"""Schema-guided decoding: keeps each generated row on a well-formed call of an offered tool.
+
+The constraint is xgrammar's, as in vLLM, SGLang and TensorRT-LLM: the offered tools' schemas
+and the adapter's format become one EBNF grammar (`grammar`), compiled once per tokenizer,
+format and tools, and matched by one `GrammarMatcher` per row that fills a token bitmask each
+step (`processor`). ``--model.guided forced`` and ``grounded`` copy argument values from the
+request (`extraction`, as grammar alternatives) and, for ``grounded``, keep the call only where
+the request grounds it (`grounding`). Nothing the model writes is executed; the guide only
+removes tokens from the choice.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from subnet.miner.guided.extraction import Extraction
+from subnet.miner.guided.grammar import GUIDED_FORMATS, MAX_CALLS, MAX_STRING, CallGrammar, functions_of
+from subnet.miner.guided.grounding import (
+    GROUNDED_MAX_VALUE_GAP,
+    CallEvidence,
+    best_fitting,
+    content_words,
+    tool_words,
+    ungrounded_reason,
+)
+from subnet.miner.guided.processor import (
+    CLOSING_WINDOW,
+    NATIVE_CALL_BIAS,
+    PROMPTED_CALL_BIAS,
+    Guidance,
+    GuidedCalls,
+    RowGuide,
+    call_bias_for,
+    closing_text,
+)
+
+
+class GuidedMode(StrEnum):
+    """``--model.guided``: off; on (calls kept well-formed, the model decides whether to call);
+    forced (every answer a call, values copied from the request); grounded (forced, and the
+    call kept only where the request grounds it)."""
+
+    OFF = "off"
+    ON = "on"
+    FORCED = "forced"
+    GROUNDED = "grounded"
+
+    @property
+    def guides(self) -> bool:
+        return self is not GuidedMode.OFF
+
+    @property
+    def copies_values(self) -> bool:
+        return self in (GuidedMode.FORCED, GuidedMode.GROUNDED)
+
+
+__all__ = [
+    "CLOSING_WINDOW",
+    "GROUNDED_MAX_VALUE_GAP",
+    "GUIDED_FORMATS",
+    "MAX_CALLS",
+    "MAX_STRING",
+    "NATIVE_CALL_BIAS",
+    "PROMPTED_CALL_BIAS",
+    "CallEvidence",
+    "CallGrammar",
+    "Extraction",
+    "Guidance",
+    "GuidedCalls",
+    "GuidedMode",
+    "RowGuide",
+    "best_fitting",
+    "call_bias_for",
+    "closing_text",
+    "content_words",
+    "functions_of",
+    "tool_words",
+    "ungrounded_reason",
+]

@@ -1,0 +1,410 @@
+"""The logits processor: one xgrammar matcher per row, a token bitmask per step.
+
+`Guidance` is built once per tokenizer (xgrammar's `TokenizerInfo` and `GrammarCompiler`, and a
+cache of compiled grammars per format and tools). `Guidance.row_guide` gives a request its
+`RowGuide`: a `GrammarMatcher` of its grammar, advanced past the forced prefix already in the
+prompt. `GuidedCalls` runs inside ``model.generate`` (or the engine, one row at a time): each
+step it fills the guided rows' bitmasks and masks their logits, so greedy and sampling alike
+take only tokens that continue a well-formed call (special tokens never; EOS only where the
+answer may end).
+
+Whether to call at all stays the model's choice under ``tool_choice: auto``: at the first step
+the row's best allowed token (plus a bias, `PROMPTED_CALL_BIAS` where the format is taught by the
+adapter's prompt rather than the model's own template) is compared with its best token overall;
+if the other token wins, the row is left alone for good (prose). A required or named
+``tool_choice`` starts the row inside the call.
+
+Near its budget a row only takes tokens after which the call can still be closed in the tokens
+left (`closing_text`), and writes the closing text itself when it must; after a complete call
+another one opens only while the budget holds one as long as the longest so far.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from subnet.miner.guided.extraction import Extraction
+from subnet.miner.guided.grammar import COPIED, CallGrammar, functions_of
+from subnet.miner.guided.grounding import CallEvidence
+
+if TYPE_CHECKING:
+    import torch
+
+log = logging.getLogger(__name__)
+
+# Logit bonus of the best call-opening token against the best prose token at the first step
+# (tool_choice auto). A model whose own chat template renders the tools was trained to open
+# its calls: its first-token preference decides as it is. A model taught the format only by
+# the adapter's system prompt (the demo model) rarely opens a call on its own even when one
+# fits: its call opener is a few logits behind its prose for every kind of request; the bias
+# lets it call where the opener is closest. Per format, measured on SmolLM2-135M: just under
+# the smallest gap it showed on an irrelevant or missing-parameter request, so that none of
+# those was called (see docs/miner.md for the figures; they barely separate the two kinds).
+NATIVE_CALL_BIAS = 0.0
+PROMPTED_CALL_BIAS: dict[str, float] = {"hermes": 0.8, "json": 2.6, "pythonic": 3.4}
+# Within this many tokens of its budget a row checks that the call can still be closed in time.
+CLOSING_WINDOW = 64
+# Candidates (best first) tried near the budget before the row writes its closing text itself.
+CLOSING_CANDIDATES = 8
+COMPILED_CACHE = 256  # compiled grammars kept per tokenizer (per format, tools and source)
+# The order in which `closing_text` tries characters where the grammar leaves a choice: closers
+# first, so every open string, list and object ends as soon as it may; then the rest of ASCII,
+# and UTF-8 continuation bytes (a token may have written part of a character).
+_CLOSING_ORDER = [
+    *(char.encode() for char in "\"']})>,<{[0123456789.-tTfF\n"),
+    *(bytes([code]) for code in range(32, 127)),
+    *(bytes([code]) for code in range(0x80, 0xC0)),
+]
+
+
+def call_bias_for(format_name: str, *, native: bool) -> float:
+    """The first-step call bias for a prompt whose tools the chat template rendered (native) or
+    the adapter's system prompt described."""
+    return NATIVE_CALL_BIAS if native else PROMPTED_CALL_BIAS.get(format_name, NATIVE_CALL_BIAS)
+
+
+def closing_text(matcher: Any, limit: int = 2048) -> str | None:
+    """A short text that completes the answer from `matcher`'s state (empty: it may stop now;
+    None: none found within `limit` characters). Forced stretches come from xgrammar's jump
+    forward; where the grammar leaves a choice, closers come first (`_CLOSING_ORDER`)."""
+    fork = matcher.fork()
+    text = b""
+    while not fork.is_completed():
+        if len(text) > limit:
+            return None
+        forced = fork.find_jump_forward_string().encode("utf-8")
+        if forced and fork.accept_string(forced):
+            text += forced
+            continue
+        for char in _CLOSING_ORDER:
+            if fork.accept_string(char):
+                text += char
+                break
+        else:
+            return None
+    return text.decode("utf-8", errors="surrogateescape")
+
+
+@dataclass
+class RowGuide:
+    """How one row of a batch is guided: its matcher after the forced prefix (None: the row is
+    left alone), whether the call is forced (tool_choice required or named, or ``--model.guided
+    forced|grounded``), and where the row's `CallEvidence` goes (None: not kept)."""
+
+    matcher: Any = None
+    forced: bool = False
+    call_bias: float = NATIVE_CALL_BIAS
+    prefix_tokens: int = 0  # tokens of the call already written by the forced prefix
+    evidence: CallEvidence | None = None
+
+    @property
+    def guided(self) -> bool:
+        return self.matcher is not None
+
+
+class Guidance:
+    """A tokenizer's xgrammar context: its token info, a compiler and the compiled grammars."""
+
+    def __init__(self, info: Any, eos_ids: Sequence[int]) -> None:
+        import xgrammar
+
+        self.info = info
+        self.eos = list(eos_ids)
+        self.compiler = xgrammar.GrammarCompiler(info, max_threads=1)
+        self._compiled: OrderedDict[str, Any] = OrderedDict()
+        self.token_bytes: list[bytes] = list(info.decoded_vocab)
+        self._by_bytes: dict[bytes, int] = {}
+        special = set(info.special_token_ids) | set(self.eos)
+        for index, piece in enumerate(self.token_bytes):
+            if piece and index not in special:
+                self._by_bytes.setdefault(piece, index)
+        self.longest = max((len(piece) for piece in self._by_bytes), default=1)
+
+    @classmethod
+    def of_tokenizer(cls, tokenizer: Any, eos_ids: Sequence[int], vocab_size: int | None = None) -> Guidance:
+        """The context of a Hugging Face tokenizer; `vocab_size` the model's logits width."""
+        import xgrammar
+
+        size = max(len(tokenizer), vocab_size or 0)
+        info = xgrammar.TokenizerInfo.from_huggingface(
+            tokenizer, vocab_size=size, stop_token_ids=list(eos_ids)
+        )
+        return cls(info, eos_ids)
+
+    @property
+    def vocab_size(self) -> int:
+        return int(self.info.vocab_size)
+
+    def compile(self, grammar: CallGrammar) -> Any:
+        """The compiled grammar, from the cache when this grammar was compiled before."""
+        import xgrammar
+
+        compiled = self._compiled.get(grammar.ebnf)
+        if compiled is None:
+            compiled = self.compiler.compile_grammar(xgrammar.Grammar.from_ebnf(grammar.ebnf))
+            self._compiled[grammar.ebnf] = compiled
+            while len(self._compiled) > COMPILED_CACHE:
+                self._compiled.popitem(last=False)
+        else:
+            self._compiled.move_to_end(grammar.ebnf)
+        return compiled
+
+    def matcher(self, grammar: CallGrammar) -> Any:
+        import xgrammar
+
+        return xgrammar.GrammarMatcher(self.compile(grammar), override_stop_tokens=self.eos)
+
+    def tokens_for(self, text: str) -> list[int]:
+        """`text` as token ids, longest known token first (to write a closing text)."""
+        data = text.encode("utf-8", errors="surrogateescape")
+        ids: list[int] = []
+        position = 0
+        while position < len(data):
+            for end in range(min(len(data), position + self.longest), position, -1):
+                token = self._by_bytes.get(data[position:end])
+                if token is not None:
+                    ids.append(token)
+                    position = end
+                    break
+            else:
+                return []  # a byte no token spells: cannot be written
+        return ids
+
+    def row_guide(
+        self,
+        format_name: str,
+        tools: Sequence[dict[str, Any]],
+        *,
+        must_call: bool,
+        function_name: str | None,
+        prefix: str = "",
+        call_bias: float = NATIVE_CALL_BIAS,
+        prefix_tokens: int = 0,
+        source: Extraction | None = None,
+        evidence: CallEvidence | None = None,
+    ) -> RowGuide:
+        """The guide of a request: its tools' grammar in the adapter's format (values copied
+        from `source` when given), advanced past the forced prefix already in the prompt.
+        Unguided (no matcher) when there is nothing to guide."""
+        grammar = CallGrammar.build(
+            format_name, tools, only=function_name if must_call else None, source=source
+        )
+        if grammar is None:
+            return RowGuide()
+        matcher = self.matcher(grammar)
+        if prefix and not matcher.accept_string(prefix):  # a prefix the grammar does not know
+            return RowGuide()
+        if evidence is not None:
+            evidence.request_text = source.text if source is not None else ""
+            evidence.functions = functions_of(tools)
+        return RowGuide(
+            matcher, forced=must_call, call_bias=call_bias, prefix_tokens=prefix_tokens, evidence=evidence
+        )
+
+
+_FREE, _UNDECIDED, _GUIDED, _DONE = range(4)
+
+
+class GuidedCalls:
+    """A ``generate`` logits processor keeping each guided row on a well-formed call.
+
+    Rows are independent: each has its own matcher, budget and mode (free, undecided, guided,
+    done). A row whose last token its matcher refuses (padding after EOS, a row the budget
+    stopped) is done and left alone. A row whose guide raises ends at EOS with the exception in
+    ``failures``; the other rows go on.
+    """
+
+    def __init__(
+        self,
+        prompt_width: int,
+        guides: Sequence[RowGuide],
+        guidance: Guidance,
+        *,
+        budgets: Sequence[int] | None = None,
+        sample: bool = False,
+    ) -> None:
+        self.prompt_width = prompt_width
+        self.guidance = guidance
+        self.eos = list(guidance.eos)
+        self.eos_set = frozenset(self.eos)
+        self.budgets = list(budgets) if budgets is not None else [1 << 30] * len(guides)
+        self.sample = sample
+        self.call_biases = [guide.call_bias for guide in guides]
+        self.evidence = [guide.evidence for guide in guides]
+        self.matchers = [guide.matcher for guide in guides]
+        self.modes = [
+            _FREE if guide.matcher is None else (_GUIDED if guide.forced else _UNDECIDED) for guide in guides
+        ]
+        # tokens of the call being written, and of the longest call written, per row: another
+        # call is opened only when the budget left holds one as long (a call cut short by the
+        # budget is worth less than none)
+        self.call_tokens = [guide.prefix_tokens for guide in guides]
+        self.longest_call = [0] * len(guides)
+        # rows whose guide raised: each ended at EOS there, and its caller must get an error
+        self.failures: dict[int, Exception] = {}
+        # for the evidence: each row's logits at the last step, the bytes written, and where
+        # each step's token starts in them
+        self._last_logits: dict[int, torch.Tensor] = {}
+        self._written: list[bytearray] = [bytearray() for _ in guides]
+        self._offsets: list[list[int]] = [[] for _ in guides]
+        self._captured = [0] * len(guides)
+        self._bitmask: torch.Tensor | None = None
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        step = input_ids.shape[1] - self.prompt_width
+        if step > 0:
+            self._take_last(input_ids)
+        rows = [row for row, mode in enumerate(self.modes) if mode in (_UNDECIDED, _GUIDED)]
+        if not rows:
+            return scores
+        masked = self._masked(rows, scores)
+        for position, row in enumerate(rows):
+            left = self.budgets[row] - step - 1  # tokens after the one chosen now
+            try:
+                keep = self._choose(row, scores[row], masked[position], left)
+            except Exception as error:  # this row's guide failed: end the row, keep the others
+                self.failures[row] = error
+                self.modes[row], self.matchers[row] = _DONE, None
+                keep = self.eos[:1]
+            if keep is None:
+                continue
+            if self.evidence[row] is not None:
+                self._last_logits[row] = scores[row].clone()
+            if isinstance(keep, list):
+                kept = scores[row, keep].clone()
+                scores[row, :] = float("-inf")
+                scores[row, keep] = kept
+            else:
+                scores[row] = keep
+        return scores
+
+    def _masked(self, rows: list[int], scores: torch.Tensor) -> torch.Tensor:
+        """The rows' logits with the tokens their matchers refuse at -inf."""
+        import xgrammar
+
+        width = self.guidance.vocab_size
+        if self._bitmask is None or self._bitmask.shape[0] < len(self.modes):
+            self._bitmask = xgrammar.allocate_token_bitmask(len(self.modes), width)
+        for row in rows:
+            self.matchers[row].fill_next_token_bitmask(self._bitmask, row)
+        masked = scores[rows].clone()
+        if masked.shape[-1] > width:  # logits wider than the vocabulary: padding ids are never written
+            masked[:, width:] = float("-inf")
+        bitmask = self._bitmask[rows].to(masked.device)
+        xgrammar.apply_token_bitmask_inplace(masked, bitmask, vocab_size=min(width, masked.shape[-1]))
+        return masked
+
+    def _take_last(self, input_ids: torch.Tensor) -> None:
+        rows = [row for row, mode in enumerate(self.modes) if mode == _GUIDED]
+        if not rows:
+            return
+        last = input_ids[rows, -1].tolist()
+        for row, token in zip(rows, last, strict=True):
+            matcher = self.matchers[row]
+            # a token the guide did not offer (or EOS) ends the guidance of the row
+            if token in self.eos_set or not matcher.accept_token(int(token)):
+                self.modes[row], self.matchers[row] = _DONE, None
+                self._last_logits.pop(row, None)
+                continue
+            self._record(row, int(token))
+            self.call_tokens[row] += 1
+            if matcher.is_completed():  # a call is complete
+                self.longest_call[row] = max(self.longest_call[row], self.call_tokens[row])
+                self.call_tokens[row] = 0
+
+    def _record(self, row: int, token: int) -> None:
+        """The row's evidence for the token just taken: its gap to the model's first choice, and
+        (once a copied value completes) which steps wrote that value."""
+        evidence = self.evidence[row]
+        logits = self._last_logits.pop(row, None)
+        if evidence is None or logits is None:
+            return
+        evidence.steps.append((False, float(logits.max().item() - logits[token].item())))
+        written = self._written[row]
+        self._offsets[row].append(len(written))
+        written += self.guidance.token_bytes[token]
+        captures = [value for name, value in self.matchers[row].get_captures() if name == COPIED]
+        if len(captures) > self._captured[row]:
+            search_end = len(written)
+            for value in reversed(captures[self._captured[row] :]):
+                start = written.rfind(value, 0, search_end)
+                if start < 0:
+                    continue
+                mark_copied(evidence, self._offsets[row], start, start + len(value))
+                search_end = start
+            self._captured[row] = len(captures)
+
+    def _choose(
+        self, row: int, row_scores: torch.Tensor, masked: torch.Tensor, left: int
+    ) -> list[int] | torch.Tensor | None:
+        """The token ids this row may take now, or its masked logits (None: leave the row)."""
+        matcher = self.matchers[row]
+        if self.modes[row] == _UNDECIDED:
+            best_call = float(masked.max().item())
+            if best_call == float("-inf") or best_call + self.call_biases[row] < float(
+                row_scores.max().item()
+            ):
+                self.modes[row], self.matchers[row] = _FREE, None  # the model prefers words
+                return None
+            self.modes[row] = _GUIDED
+        if matcher.is_completed() and left < self.longest_call[row] + 2:
+            return self.eos[:1]
+        if left >= CLOSING_WINDOW:
+            return masked
+        return self._fitting(matcher, masked, left - 1)  # one token kept for EOS after the call
+
+    def _fitting(self, matcher: Any, masked: torch.Tensor, left: int) -> list[int]:
+        """Near the budget: the best candidates after which the call can still be closed in the
+        tokens left (greedy: the first; sampling: all of the first few), or the first token of
+        the closing text."""
+        count = min(CLOSING_CANDIDATES, int((masked > float("-inf")).sum().item()))
+        candidates = masked.topk(count).indices.tolist() if count else []
+        fitting = []
+        for token in candidates:
+            if self._fits(matcher, token, left):
+                fitting.append(token)
+                if not self.sample:
+                    break
+        return fitting or self._closing(matcher)
+
+    def _fits(self, matcher: Any, token: int, left: int) -> bool:
+        if token in self.eos_set:
+            return True
+        fork = matcher.fork()
+        if not fork.accept_token(token):
+            return False
+        if fork.is_completed():
+            return True
+        text = closing_text(fork, limit=left * self.guidance.longest)
+        if text is None:
+            return False
+        ids = self.guidance.tokens_for(text)
+        return bool(ids) and len(ids) <= left
+
+    def _closing(self, matcher: Any) -> list[int]:
+        """The first token of the closing text (the row is about to run out of tokens); EOS when
+        the tokens of that text do not continue the call (rather than write outside the schema)."""
+        if matcher.is_completed():
+            return self.eos[:1]
+        text = closing_text(matcher)
+        ids = self.guidance.tokens_for(text) if text else []
+        if not ids or not matcher.fork().accept_token(ids[0]):
+            return self.eos[:1]
+        return ids[:1]
+
+
+def mark_copied(evidence: CallEvidence, offsets: Sequence[int], start: int, end: int) -> None:
+    """Marks the steps whose token bytes (starting at `offsets`) overlap bytes [start, end) as
+    writing a copied value."""
+    steps = evidence.steps
+    for index, begin in enumerate(offsets):
+        finish = offsets[index + 1] if index + 1 < len(offsets) else None
+        if begin >= end:
+            break
+        if finish is not None and finish <= start:
+            continue
+        steps[index] = (True, steps[index][1])
