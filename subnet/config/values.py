@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from scoring.rendering import NATIVE_FORMATS
+from scoring.formats import format_names
 from subnet.cli import (
     boolean,
     choice,
@@ -58,9 +58,8 @@ __all__ = [
 NETWORK_NAMES = ("finney", "test", "local", "dev")
 # The networks where any stranger publishes axons: validators there query public addresses only.
 PUBLIC_NETWORKS = frozenset({"finney", "test"})
-# --model.format: the adapters' formats (subnet.miner.adapters.FORMATS; a test keeps the two the
-# same). The native families' names come from the scoring package, which config may import.
-MODEL_FORMATS = ("auto", "hermes", "pythonic", "json", "codeact", *NATIVE_FORMATS)
+# --model.format: `auto` and every format a miner can be started with (scoring.formats).
+MODEL_FORMATS = ("auto", *format_names())
 
 PORT = int_in(1, 65535)
 PORT_OR_OFF = int_in(0, 65535)

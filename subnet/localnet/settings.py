@@ -92,11 +92,11 @@ class LocalnetSettings:
 
 
 def miner_formats() -> tuple[str, ...]:
-    """The output formats a miner can be started with (its adapter registry); `auto` would give
+    """The output formats a miner can be started with (the format registry); `auto` would give
     every demo miner the same one, so it is left out."""
-    from subnet.miner.adapters import ADAPTERS
+    from scoring.formats import format_names
 
-    return tuple(ADAPTERS)
+    return format_names()
 
 
 def _formats(text: str) -> tuple[str, ...]:
