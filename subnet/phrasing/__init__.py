@@ -51,41 +51,14 @@ def add_phrasing_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group(
         "phrasing", "rewrite each request with a language model, as validators do (docs/phrasing.md)"
     )
-    group.add_argument(
-        "--phrasing.engine",
-        dest="phrasing_engine",
-        choices=tuple(ENGINES),
-        default=None,
-        help="the engine that writes the requests (default: the template text, unphrased)",
-    )
-    group.add_argument(
-        "--phrasing.url", dest="phrasing_url", default=None, help="endpoint URL (engine openai)"
-    )
-    group.add_argument(
-        "--phrasing.model", dest="phrasing_model", default=None, help="model name (engine openai)"
-    )
-    group.add_argument(
-        "--phrasing.api_key_env",
-        dest="phrasing_api_key_env",
-        default=None,
-        help="variable holding the API key",
-    )
-    group.add_argument(
-        "--phrasing.path",
-        dest="phrasing_path",
-        default=None,
-        help="model folder or demo (engine transformers)",
-    )
-    group.add_argument(
-        "--phrasing.device", dest="phrasing_device", default="auto", help="auto, cpu, cuda, cuda:N"
-    )
-    group.add_argument(
-        "--phrasing.verify", dest="phrasing_verify", choices=("values", "solve"), default="values"
-    )
-    group.add_argument("--phrasing.timeout", dest="phrasing_timeout", type=float, default=60.0, metavar="S")
-    group.add_argument(
-        "--phrasing.concurrency", dest="phrasing_concurrency", type=int, default=16, metavar="N"
-    )
+    from subnet.config import PhrasingSettings, add_flag
+
+    defaults = PhrasingSettings()
+    add_flag(group, "phrasing.engine", dest="phrasing_engine", note="(default: the template text, unphrased)")
+    for name in ("url", "model", "api_key_env", "path"):
+        add_flag(group, f"phrasing.{name}", dest=f"phrasing_{name}")
+    for name in ("device", "verify", "timeout", "concurrency"):
+        add_flag(group, f"phrasing.{name}", dest=f"phrasing_{name}", default=getattr(defaults, name))
 
 
 def phrasing_settings(args: argparse.Namespace) -> Any:
