@@ -361,3 +361,14 @@ def test_the_schema_check_refuses_values_outside_an_enum_and_mistyped_items() ->
     assert "items" in str(schema_error({"mode": "home", "rooms": [True]}, schema))
     assert "must be integer" in str(schema_error({"mode": "home", "count": True}, schema))
     assert "missing" in str(schema_error({}, schema))
+
+
+def test_a_seed_whose_first_sixteen_draws_give_no_missing_parameter_episode_still_gives_one() -> None:
+    # This seed's first 16 environment draws hold no withholdable value; with 16 draws the
+    # episode generation of a round on such a seed stopped with TaskConfigError.
+    from tasks.episodes.generate import _build
+
+    seed = bytes.fromhex("a84cd6958d349f87715caabe9bd92363537134e2cb01c98577caf0e3ab67ba5a")
+    episode = _build(seed, "multi_turn_miss_param")
+    assert episode.category == "multi_turn_miss_param"
+    assert len(episode.turns) >= 2 and episode.seed == seed.hex()
