@@ -8,8 +8,9 @@ build: BFCL accuracy per category, overall, the error types, latency. It runs on
 own parts: tasks from its task source (`LibraryTasks`: `tasks.generate`, and a fresh surface
 with `tasks.variant`), every answer (structured `tool_calls` or text content) judged by its
 judge (`BfclJudge`: `scoring.check`), and with `--wallet.name` every request signed and sent by
-its client (`MinerClient`, `bt.http_auth`), which a running miner requires. Unsigned, it speaks
-plain HTTP to an engine (optionally `Authorization: Bearer` with `--api-key`). Nothing the
+its client (`MinerClient`, `bt.http_auth`), which a running miner requires. Unsigned, the same
+client speaks to an engine's URL (`EngineTarget`; optionally `Authorization: Bearer` with
+`--api-key`). Nothing the
 endpoint returns is executed. The seed defaults to a random one and is printed, so any run can
 be repeated exactly.
 
@@ -19,7 +20,7 @@ Markdown, JSON), `episodes` (`--episodes`).
 """
 
 from subnet.evaluate.cli import build_parser, main, parse_settings
-from subnet.evaluate.endpoint import Endpoint, EngineClient, load_signer, open_endpoint
+from subnet.evaluate.endpoint import Endpoint, load_signer, open_endpoint
 from subnet.evaluate.report import (
     RENDERERS,
     CategorySummary,
@@ -51,7 +52,6 @@ __all__ = [
     "RENDERERS",
     "CategorySummary",
     "Endpoint",
-    "EngineClient",
     "EvaluateError",
     "EvaluateSettings",
     "EvaluationReport",

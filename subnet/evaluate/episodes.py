@@ -20,7 +20,7 @@ from typing import Any
 from subnet.evaluate.endpoint import Endpoint, open_endpoint
 from subnet.evaluate.settings import EvaluateError, EvaluateSettings
 from subnet.protocol import ChatCompletionRequest
-from subnet.transport import MinerTarget, QueryResult
+from subnet.transport import MinerTarget, QueryResult, QueryTarget
 from subnet.validator.episodes import EpisodeLimits, EpisodePlayer
 
 __all__ = ["EpisodeResult", "render_episodes", "run_episodes"]
@@ -48,7 +48,7 @@ class _Steps:
     endpoint: Endpoint
     latencies: list[float] = field(default_factory=list)
 
-    async def query(self, target: MinerTarget, request: ChatCompletionRequest, **options: Any) -> QueryResult:
+    async def query(self, target: QueryTarget, request: ChatCompletionRequest, **options: Any) -> QueryResult:
         result = await self.endpoint.query(target, request, **options)
         self.latencies.append(float(result.latency_s))
         return result
@@ -85,9 +85,11 @@ async def run_episodes(settings: EvaluateSettings, count: int) -> tuple[str, lis
             steps = _Steps(endpoint)
             rows: list[dict[str, Any]] = []
             target = endpoint.target
+            # The player labels its rows with the miner's hotkey; an engine has none.
+            miner = target if isinstance(target, MinerTarget) else MinerTarget(hotkey="", ip="", port=0)
             async with gate:
                 await EpisodePlayer(steps, limits, rows.append).play_miner(
-                    0, {shown.id: 0}, target, target, [(episode, shown)]
+                    0, {shown.id: 0}, miner, target, [(episode, shown)]
                 )
             (row,) = rows
             components = row["components"]

@@ -7,10 +7,12 @@ miner checks them, and the caller's standing on the metagraph, before any model 
 from subnet.transport.client import (
     ClientMetrics,
     ClientTimeouts,
+    EngineTarget,
     MinerClient,
     MinerTarget,
     QueryResult,
     QueryStatus,
+    QueryTarget,
 )
 from subnet.transport.limits import ReplayStore
 from subnet.transport.policy import (
@@ -51,6 +53,7 @@ __all__ = [
     "ClientMetrics",
     "ClientTimeouts",
     "DirectoryEntry",
+    "EngineTarget",
     "HotkeyIndex",
     "MetagraphDirectory",
     "MinerClient",
@@ -59,6 +62,7 @@ __all__ = [
     "MinerTarget",
     "QueryResult",
     "QueryStatus",
+    "QueryTarget",
     "Refusal",
     "ReplayStore",
     "ServerMetrics",

@@ -1,9 +1,9 @@
 """The validator's HTTP client: signed chat-completion queries to miners, classified, never raising.
 
-Each query is signed for the target miner's hotkey (`bt.http_auth.sign`, receiver bound, fresh
-nonce), sent by aiohttp's client on a connection of its own (`force_close`: a miner's tasks of a
-round go out at once and rounds are further apart than any keep-alive, so pooling would not save
-a connect), bounded by a connect and a total deadline, read incrementally up to a byte cap, and
+Each query to a miner (`MinerTarget`) is signed for its hotkey (`bt.http_auth.sign`, receiver
+bound, fresh nonce), sent by aiohttp's client on a connection of its own (`force_close`: a
+miner's tasks of a round go out at once and rounds are further apart than any keep-alive, so
+pooling would not save a connect), bounded by a connect and a total deadline, read incrementally up to a byte cap, and
 parsed with the protocol models. What a hostile miner can make the client read is bounded: the
 heads (`MAX_HEADER_FIELDS` fields of `MAX_HEADER_FIELD_BYTES`), the interim (1xx) answers
 before the final one (`MAX_INTERIM_HEADS`; aiohttp alone skips any number), and the body
@@ -11,6 +11,11 @@ before the final one (`MAX_INTERIM_HEADS`; aiohttp alone skips any number), and 
 Whatever the miner does (hang, reset, 500, 10 MB, garbage), `query()` returns a `QueryResult`
 whose `status` says what happened; only the validator's own mistakes (using the client outside
 `async with`, a wallet without a hotkey) raise.
+
+An `EngineTarget` is the unsigned kind: a full chat-completions URL (http or https, any path) of
+an OpenAI-compatible engine and the headers it wants (an API key), for `python -m
+subnet.evaluate` run against an engine. Nothing is signed for it (a client built without a
+wallet can query only these), and every bound above holds for it as for a miner.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias
 
 import aiohttp
 import bittensor as bt
@@ -82,6 +87,19 @@ class MinerTarget:
     def url(self) -> str:
         host = f"[{self.ip}]" if ":" in self.ip else self.ip
         return f"http://{host}:{self.port}{CHAT_PATH}"
+
+
+@dataclass(frozen=True)
+class EngineTarget:
+    """An OpenAI-compatible engine, queried unsigned: its full chat-completions URL and the
+    headers sent with every request (e.g. `Authorization: Bearer KEY`)."""
+
+    url: str
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+# Where a query goes: a miner (signed for its hotkey) or an engine (unsigned).
+QueryTarget: TypeAlias = MinerTarget | EngineTarget
 
 
 @dataclass(frozen=True)
@@ -183,7 +201,10 @@ class _TooLarge(Exception):
 
 
 class MinerClient:
-    """Signed, bounded queries to miners. Use as `async with MinerClient(wallet) as client:`."""
+    """Signed, bounded queries to miners. Use as `async with MinerClient(wallet) as client:`.
+
+    Without a wallet (`MinerClient(None)`) it signs nothing and can query only `EngineTarget`s.
+    """
 
     def __init__(
         self,
@@ -217,12 +238,14 @@ class MinerClient:
 
     @property
     def hotkey(self) -> str:
+        if self._wallet is None:
+            raise RuntimeError("this MinerClient has no wallet, so no hotkey")
         if self._signer is None:
             self._signer = _resolve_signer(self._wallet)
         return str(self._signer.ss58_address)
 
     async def __aenter__(self) -> MinerClient:
-        if self._signer is None:
+        if self._signer is None and self._wallet is not None:
             self._signer = _resolve_signer(self._wallet)
         connector = aiohttp.TCPConnector(
             limit=self._global_concurrency, force_close=True, local_addr=self._local_addr
@@ -272,7 +295,7 @@ class MinerClient:
 
     async def query(
         self,
-        target: MinerTarget,
+        target: QueryTarget,
         request: ChatCompletionRequest,
         *,
         parse_after: asyncio.Event | None = None,
@@ -288,7 +311,8 @@ class MinerClient:
         if session is None:
             raise RuntimeError("MinerClient is not open: use `async with MinerClient(...)`")
         body = request.to_body()
-        async with self._global, self._miner_slot(target.hotkey):
+        slot = target.hotkey if isinstance(target, MinerTarget) else target.url
+        async with self._global, self._miner_slot(slot):
             outcome = await self._exchange(session, target, body)
         if isinstance(outcome, _Answer):
             if parse_after is not None and not parse_after.is_set():
@@ -313,12 +337,17 @@ class MinerClient:
         return series
 
     async def _exchange(
-        self, session: aiohttp.ClientSession, target: MinerTarget, body: bytes
+        self, session: aiohttp.ClientSession, target: QueryTarget, body: bytes
     ) -> QueryResult | _Answer:
-        # Sign at send time, not when queued: the nonce's freshness window is seconds long.
-        headers = bt.http_auth.sign(
-            self._signer, method="POST", path=CHAT_PATH, body=body, receiver_ss58=target.hotkey
-        )
+        if isinstance(target, EngineTarget):
+            headers = dict(target.headers)
+        elif self._signer is None:
+            raise RuntimeError("this MinerClient has no wallet: it can query only EngineTargets")
+        else:
+            # Sign at send time, not when queued: the nonce's freshness window is seconds long.
+            headers = bt.http_auth.sign(
+                self._signer, method="POST", path=CHAT_PATH, body=body, receiver_ss58=target.hotkey
+            )
         headers["Content-Type"] = "application/json"
         started = time.perf_counter()
         http_status: int | None = None

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from subnet.protocol import ChatCompletionRequest
-from subnet.transport import MinerTarget, QueryStatus
+from subnet.transport import QueryStatus, QueryTarget
 
 __all__ = ["EpisodeLimits", "EpisodePlayer"]
 
@@ -69,7 +69,7 @@ class EpisodePlayer:
         round_id: int,
         task_ids: dict[str, int],
         miner: Any,
-        target: MinerTarget,
+        target: QueryTarget,
         episodes: list[tuple[Any, Any]],
     ) -> list[tuple[str, float]]:
         """Every (episode, this miner's variant), one after the other: (status, seconds) each."""
@@ -85,7 +85,7 @@ class EpisodePlayer:
             outcomes.append((row["status"], row["latency_s"]))
         return outcomes
 
-    async def _play(self, episode: Any, target: MinerTarget) -> dict[str, Any]:
+    async def _play(self, episode: Any, target: QueryTarget) -> dict[str, Any]:
         from scoring import check, check_episode
         from tasks.episodes import EpisodeRunner, agent_step
 

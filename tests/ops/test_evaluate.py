@@ -655,7 +655,7 @@ def test_each_score_is_the_validator_judges_on_the_same_answer(capsys: pytest.Ca
 
 
 def test_a_signed_run_goes_through_the_validators_client(tmp_path: Path) -> None:
-    from subnet.transport import MinerClient
+    from subnet.transport import EngineTarget, MinerClient
     from subnet.wallets import create_dev_wallet
 
     validator = create_dev_wallet("validator", path=tmp_path)
@@ -665,16 +665,18 @@ def test_a_signed_run_goes_through_the_validators_client(tmp_path: Path) -> None
             ["--endpoint", server.url, "--wallet.name", "validator", "--wallet.path", str(tmp_path)]
         )
 
-        async def clients() -> tuple[Any, Any, Any]:
+        async def clients() -> tuple[Any, Any, Any, Any]:
             async with evaluate.open_endpoint(signed) as endpoint:
                 signed_client, target = endpoint.client, endpoint.target
             async with evaluate.open_endpoint(dataclasses.replace(signed, wallet_name=None)) as endpoint:
-                return signed_client, target, endpoint.client
+                return signed_client, target, endpoint.client, endpoint.target
 
-        signed_client, target, plain_client = asyncio.run(clients())
+        signed_client, target, plain_client, plain_target = asyncio.run(clients())
     assert isinstance(signed_client, MinerClient)
     assert target.hotkey == miner.hotkey_ss58  # read from the miner's /health
-    assert isinstance(plain_client, evaluate.EngineClient)
+    # Unsigned, the same client (and its bounds) sends to the engine's URL, signing nothing.
+    assert isinstance(plain_client, MinerClient)
+    assert plain_target == EngineTarget(signed.endpoint, (("Accept", "application/json"),))
 
 
 def test_a_signed_run_needs_a_miners_address(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -10,7 +10,15 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import bittensor as bt
 import pytest
 
-from subnet.transport import CHAT_PATH, ClientTimeouts, MinerClient, MinerTarget, QueryResult, QueryStatus
+from subnet.transport import (
+    CHAT_PATH,
+    ClientTimeouts,
+    EngineTarget,
+    MinerClient,
+    MinerTarget,
+    QueryResult,
+    QueryStatus,
+)
 from subnet.transport.client import MAX_HEADER_FIELD_BYTES, MAX_HEADER_FIELDS, MAX_INTERIM_HEADS
 
 RawServer = Callable[[list[bytes]], Awaitable[tuple[int, list[bytes]]]]
@@ -243,3 +251,61 @@ async def test_silent_server_runs_into_the_deadline(wallets, kit) -> None:
         server.close()
         await server.wait_closed()
     assert (result.status, result.http_status) == (QueryStatus.TIMEOUT, None), result
+
+
+async def _query_engine(
+    kit, port: int, *, path: str = "/v1/chat/completions", cap: int = 1 << 20
+) -> QueryResult:
+    target = EngineTarget(f"http://127.0.0.1:{port}{path}", (("Authorization", "Bearer sk-test"),))
+    timeouts = ClientTimeouts(connect_s=1.0, total_s=3.0)
+    async with MinerClient(None, timeouts=timeouts, max_response_bytes=cap) as client:
+        return await client.query(target, kit.sample_request())
+
+
+async def test_an_engine_target_is_sent_unsigned_to_its_url_with_its_headers(
+    raw_server: RawServer, kit
+) -> None:
+    port, requests = await raw_server([OK_ANSWER])
+    result = await _query_engine(kit, port, path="/prefix/v1/chat/completions")
+    assert result.ok, result
+    head, body = requests[0].split(b"\r\n\r\n", 1)
+    lines = head.split(b"\r\n")
+    assert lines[0] == b"POST /prefix/v1/chat/completions HTTP/1.1"
+    fields = {
+        name.decode().lower(): value.strip().decode()
+        for name, _, value in (line.partition(b":") for line in lines[1:])
+    }
+    assert fields["authorization"] == "Bearer sk-test"
+    assert fields["content-type"] == "application/json"
+    assert fields["accept-encoding"] == "identity"
+    assert not [name for name in fields if name.startswith("x-bittensor")], fields
+    assert body == kit.sample_request().to_body()
+
+
+@pytest.mark.parametrize(
+    ("pieces", "status"),
+    [
+        ([CONTINUE * 1000 + OK_ANSWER], QueryStatus.REFUSED),
+        ([b"HTTP/1.1 200 OK\r\n" + b"X-Pad: p\r\n" * (MAX_HEADER_FIELDS + 1) + b"\r\n"], QueryStatus.REFUSED),
+        ([b"HTTP/1.1 200 OK\r\n\r\n", b"y" * 60, b"y" * 60], QueryStatus.TOO_LARGE),
+        ([b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nnope!"], QueryStatus.BAD_JSON),
+        ([b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"], QueryStatus.BAD_SCHEMA),
+        ([b"HTTP/1.1 500 Oops\r\nContent-Length: 0\r\n\r\n"], QueryStatus.HTTP_ERROR),
+    ],
+    ids=["interim-flood", "many-fields", "over-cap", "bad-json", "bad-schema", "http-error"],
+)
+async def test_an_engine_target_has_a_miners_bounds_and_statuses(
+    raw_server: RawServer, pieces: list[bytes], status: QueryStatus, kit
+) -> None:
+    port, _ = await raw_server(pieces)
+    result = await _query_engine(kit, port, cap=99)
+    assert result.status is status, result
+
+
+async def test_a_client_without_a_wallet_signs_nothing(wallets, kit) -> None:
+    target = MinerTarget(hotkey=wallets.hotkey("miner"), ip="127.0.0.1", port=9)
+    async with MinerClient(None) as client:
+        with pytest.raises(RuntimeError, match="no wallet"):
+            await client.query(target, kit.sample_request())
+    with pytest.raises(RuntimeError, match="no wallet"):
+        _ = MinerClient(None).hotkey
