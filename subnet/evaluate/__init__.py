@@ -33,7 +33,6 @@ from subnet.evaluate.report import (
 from subnet.evaluate.run import (
     TaskResult,
     build_tasks,
-    request_for,
     run_evaluation,
     score_result,
     task_source,
@@ -67,7 +66,6 @@ __all__ = [
     "open_endpoint",
     "parse_settings",
     "percentile",
-    "request_for",
     "rerun_command",
     "run_evaluation",
     "score_result",

@@ -1,9 +1,9 @@
 """Playing a task set against one endpoint, on the validator's own parts.
 
 The tasks come from the validator's task source (:class:`LibraryTasks`), each request is the one
-a validator sends (:func:`request_for`), and each answer is judged by the validator's judge
-(:class:`BfclJudge`); the endpoint is opened by :mod:`subnet.evaluate.endpoint`. Nothing the
-endpoint returns is executed.
+a validator sends (:func:`subnet.validator.request.build_request`), and each answer is judged by
+the validator's judge (:class:`BfclJudge`); the endpoint is opened by
+:mod:`subnet.evaluate.endpoint`. Nothing the endpoint returns is executed.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from typing import Any
 from subnet.evaluate.endpoint import open_endpoint
 from subnet.evaluate.settings import EvaluateError, EvaluateSettings
 from subnet.phrasing import PhrasingSetupError
-from subnet.protocol import ChatCompletionRequest
 from subnet.transport import QueryResult, QueryStatus
 from subnet.validator.judge import BfclJudge, Judge
+from subnet.validator.request import build_request
 from subnet.validator.task_source import LibraryTasks
 
 # --------------------------------------------------------------------------- the tasks
@@ -89,20 +89,6 @@ class TaskResult:
     http_status: int | None = None
 
 
-def request_for(task: Any, max_new_tokens: int) -> ChatCompletionRequest:
-    """The request a validator sends for a task (a test holds it equal to the round's); the
-    endpoint puts in the run's model and temperature when it sends it."""
-    return ChatCompletionRequest.model_validate(
-        {
-            "messages": task.messages,
-            "tools": task.tools or None,
-            "tool_choice": "auto" if task.tools else None,
-            "temperature": 0.0,
-            "max_tokens": max_new_tokens,
-        }
-    )
-
-
 def score_result(task: Any, result: QueryResult, judge: Judge) -> TaskResult:
     """The validator's verdict on one answer; a request that got none is invalid with score 0 and
     error type `transport:<status>`, as the validator records it."""
@@ -156,7 +142,9 @@ async def run_evaluation(
         async def one(index: int, task: Any) -> None:
             nonlocal done
             async with gate:
-                answer = await endpoint.query(endpoint.target, request_for(task, settings.max_new_tokens))
+                answer = await endpoint.query(
+                    endpoint.target, build_request(task.messages, task.tools, settings.max_new_tokens)
+                )
             result = score_result(task, answer, judge)
             results[index] = result
             if finished is not None:

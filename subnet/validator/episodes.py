@@ -20,8 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from subnet.protocol import ChatCompletionRequest
 from subnet.transport import QueryStatus, QueryTarget
+from subnet.validator.request import build_request
 
 __all__ = ["EpisodeLimits", "EpisodePlayer"]
 
@@ -94,15 +94,7 @@ class EpisodePlayer:
         failure: list[_StepFailed] = []
 
         async def ask(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Any:
-            request = ChatCompletionRequest.model_validate(
-                {
-                    "messages": messages,
-                    "tools": tools or None,
-                    "tool_choice": "auto" if tools else None,
-                    "temperature": 0.0,
-                    "max_tokens": self.limits.max_tokens,
-                }
-            )
+            request = build_request(messages, tools, self.limits.max_tokens)
             digests.append(hashlib.sha256(request.model_dump_json(exclude_none=True).encode()).hexdigest())
             result = await self.querier.query(target, request)
             latencies.append(float(result.latency_s))

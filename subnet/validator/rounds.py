@@ -27,6 +27,7 @@ from subnet.protocol import ChatCompletionRequest
 from subnet.transport import MinerTarget, QueryResult, QueryStatus
 from subnet.validator.episodes import EpisodeLimits, EpisodePlayer
 from subnet.validator.judge import Judge, Judgement
+from subnet.validator.request import build_request
 from subnet.validator.secret import seed_commitment
 from subnet.validator.state import RoundSummary, ScoredResponse, summarise_round
 from subnet.validator.store import NewTask, Store
@@ -176,18 +177,6 @@ class RoundReport:
     phrasing: PhrasingStats | None = None
     # The longest time one miner spent playing its episodes, one after the other.
     slowest_episodes_s: float = 0.0
-
-
-def _build_request(variant: TaskLike, max_tokens: int | None) -> ChatCompletionRequest:
-    return ChatCompletionRequest.model_validate(
-        {
-            "messages": variant.messages,
-            "tools": variant.tools or None,
-            "tool_choice": "auto" if variant.tools else None,
-            "temperature": 0.0,
-            "max_tokens": max_tokens,
-        }
-    )
 
 
 _FAILED_QUERY = Judgement(valid=False, error_type=None, score=0.0)
@@ -512,7 +501,7 @@ class RoundRunner:
                     hotkey=miner.hotkey, ip=str(miner.axon_ip), port=int(miner.axon_port), uid=miner.uid
                 )
                 for task, variant in variants:
-                    request = _build_request(variant, params.max_tokens)
+                    request = build_request(variant.messages, variant.tools, params.max_tokens)
                     if self.observer is not None:
                         self.observer(miner.hotkey, task, variant, request)
                     in_flight.append(

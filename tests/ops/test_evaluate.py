@@ -704,9 +704,30 @@ def test_the_answer_cap_is_the_model_max_new_tokens_flag(capsys: pytest.CaptureF
 
 
 def test_each_request_is_the_one_a_validators_round_sends() -> None:
-    """Before the endpoint puts in the run's model and temperature, evaluate's request for a task
-    is the round's own (messages, tools, tool_choice, max_tokens)."""
-    from subnet.validator.rounds import _build_request
+    """The round, the episode player and evaluate build their requests with one builder."""
+    from subnet.evaluate import run
+    from subnet.validator import episodes, request, rounds
 
-    for task in evaluate.build_tasks(settings("http://unused", n=60)):
-        assert evaluate.request_for(task, 300) == _build_request(task, 300), task.id
+    builders = {module.__name__: module.build_request for module in (rounds, episodes, run)}
+    assert all(builder is request.build_request for builder in builders.values()), builders
+
+
+def test_the_request_on_the_wire_is_the_builders_with_the_runs_model(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """What reaches the endpoint is `build_request` for the task (messages, tools, tool_choice,
+    max_tokens) with only the run's model and temperature put in."""
+    from subnet.validator.request import build_request
+
+    chosen = settings("http://unused", n=30)
+    by_key = tasks_for(chosen)
+    with StandInServer(by_key, right_or_wrong) as server:
+        argv = ["--endpoint", server.url, "--n", "30", "--seed", str(SEED), "--model.max_new_tokens", "300"]
+        assert evaluate.main([*argv, "--temperature", "0.5"]) == 0
+    capsys.readouterr()
+    assert len(server.requests) == 30
+    for body in server.requests:
+        task = by_key[task_key(body["messages"], body["tools"])]
+        expected = build_request(task.messages, task.tools, 300)
+        shown = expected.model_copy(update={"model": "stand-in-model", "temperature": 0.5})
+        assert body == json.loads(shown.to_body()), task.id
