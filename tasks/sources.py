@@ -59,16 +59,6 @@ BFCL_DEFAULT_FILES = (
     "live_irrelevance",
 )
 
-_JSON_TYPES = {
-    "dict": "object",
-    "float": "number",
-    "tuple": "array",
-    "double": "number",
-    "bool": "boolean",
-    "int": "integer",
-    "str": "string",
-    "list": "array",
-}
 _ID_SUFFIX = re.compile(r"_\d+(-\d+)*$")
 
 
@@ -119,6 +109,8 @@ def _json_lines(path: Path) -> Iterator[tuple[int, Any]]:
 
 def _openai_schema(schema: Any) -> Any:
     """BFCL type names -> JSON-schema ones, recursively; ``any`` loses its type (accepts all)."""
+    from scoring.schema import SCHEMA_TYPE_ALIASES  # here: `import tasks` loads no scorer
+
     if isinstance(schema, list):
         return [_openai_schema(item) for item in schema]
     if not isinstance(schema, dict):
@@ -128,7 +120,7 @@ def _openai_schema(schema: Any) -> Any:
         if key == "type" and isinstance(value, str):
             if value == "any":
                 continue
-            out[key] = _JSON_TYPES.get(value, value)
+            out[key] = SCHEMA_TYPE_ALIASES.get(value, value)
         elif key in ("properties",) and isinstance(value, dict):
             out[key] = {name: _openai_schema(prop) for name, prop in value.items()}
         elif key in ("items", "parameters"):
@@ -335,6 +327,8 @@ def _xlam_records(path: Path) -> Iterator[tuple[int, Any]]:
 
 def load_xlam(path: str | Path) -> tuple[Task, ...]:
     """xLAM-style tasks: records with ``query``, ``tools`` and ``answers`` (name + arguments)."""
+    from scoring.schema import function_of  # here: `import tasks` loads no scorer
+
     path = Path(path)
     tasks: list[Task] = []
     for line, record in _xlam_records(path):
@@ -347,7 +341,8 @@ def load_xlam(path: str | Path) -> tuple[Task, ...]:
         if not isinstance(answers, list):
             raise SourceFileError(str(path), "'answers' must be a list", line)
         openai_tools = [_xlam_tool(tool, path, line) for tool in tools]
-        schemas = {t["function"]["name"]: t["function"]["parameters"] for t in openai_tools}
+        functions = [function_of(tool) for tool in openai_tools]
+        schemas = {function["name"]: function["parameters"] for function in functions}
         expected: list[dict[str, Any]] = []
         for answer in answers:
             if not isinstance(answer, dict) or not isinstance(answer.get("name"), str):
