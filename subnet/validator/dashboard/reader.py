@@ -41,7 +41,6 @@ from subnet.validator.dashboard.chart import (
 )
 from subnet.validator.dashboard.snapshot import (
     FINISHED_STATUSES,
-    WEIGHTS_SET,
     CategoryRow,
     DashboardLimits,
     EpisodeQuery,
@@ -58,6 +57,7 @@ from subnet.validator.dashboard.snapshot import (
     task_sample,
 )
 from subnet.validator.state import EPISODE_CATEGORIES, UNSAFE_ERROR, RoundSummary
+from subnet.validator.weights import WeightsOutcome
 from tasks.categories import order_categories
 
 # -- shared reads ---------------------------------------------------------------------------------
@@ -165,7 +165,7 @@ class WeightAttempt:
 
     @property
     def accepted(self) -> bool:
-        return self.outcome == WEIGHTS_SET
+        return self.outcome == WeightsOutcome.OK
 
     def weights_by_hotkey(self) -> dict[str, float]:
         """Its weights summed per hotkey; entries that are not a hotkey and a finite number are left out."""
@@ -290,7 +290,7 @@ class DashboardReader:
             round_ids=[round_id for round_id, _ in rounds],
             limit=self.limits.latency_samples,
         )
-        latest = await weight_attempts(connection, outcome=WEIGHTS_SET, limit=1)
+        latest = await weight_attempts(connection, outcome=WeightsOutcome.OK.value, limit=1)
         weights = latest[0].weights_by_hotkey() if latest else None
         return [
             LeaderboardRow(

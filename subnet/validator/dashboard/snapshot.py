@@ -13,16 +13,15 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
 
+from scoring.schema import function_of
 from subnet.db import RoundStatus
 from subnet.validator.dashboard.chart import Chart
 from subnet.validator.state import EPISODE_CATEGORIES
+from subnet.validator.weights import WeightsOutcome
 from tasks.categories import order_categories  # the categories' registry
 
 # A round's tasks and answers become visible only in these states.
 FINISHED_STATUSES: tuple[str, ...] = (RoundStatus.SCORED.value, RoundStatus.DISCARDED.value)
-# The outcome the weight setter records when the chain took the weights. One place for the
-# dashboard and the localnet leaderboard until the weight setter's outcomes are an enum.
-WEIGHTS_SET = "ok"
 
 EPISODE_PATH = "/episode"
 # The episode's own (validator-made) lists: offered tools shown.
@@ -151,7 +150,7 @@ class WeightRow:
 
     @property
     def accepted(self) -> bool:
-        return self.outcome == WEIGHTS_SET
+        return self.outcome == WeightsOutcome.OK
 
 
 @dataclass(frozen=True)
@@ -236,7 +235,7 @@ def prompt_of(payload: Any, limit: int) -> tuple[str, list[str]]:
             prompt = content if isinstance(content, str) else json.dumps(content, default=str)
     names: list[str] = []
     for tool in payload.get("tools") or []:
-        function = tool.get("function", tool) if isinstance(tool, dict) else None
+        function = function_of(tool)
         if isinstance(function, dict) and isinstance(function.get("name"), str):
             names.append(function["name"])
     return clip(prompt, limit), names
