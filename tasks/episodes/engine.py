@@ -20,20 +20,12 @@ from typing import Any
 
 from tasks.episodes.model import Episode
 
-__all__ = ["JSON_TYPES", "Ask", "EpisodeRunner", "StepRecord", "Transcript", "TurnRecord", "schema_error"]
+__all__ = ["Ask", "EpisodeRunner", "StepRecord", "Transcript", "TurnRecord", "schema_error"]
 
 #: ``ask(messages, tools)``: the miner's answer, as ``scoring.decode`` reads it (an OpenAI
 #: assistant message dict, or text). Raising fails the episode (timeout, refusal, garbage).
 Ask = Callable[[list[dict[str, Any]], list[dict[str, Any]]], Awaitable[Any]]
 
-JSON_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,),
-    "integer": (int,),
-    "number": (int, float),
-    "boolean": (bool,),
-    "array": (list,),
-    "object": (dict,),
-}
 #: Calls dispatched per step at most: an answer with thousands of calls costs no more than this.
 MAX_CALLS_PER_STEP = 16
 
@@ -44,7 +36,12 @@ def _mistyped(value: Any, kinds: tuple[type, ...]) -> bool:
 
 def schema_error(arguments: Any, parameters: dict[str, Any]) -> str | None:
     """Why ``arguments`` do not fit a tool's JSON schema (top level: required keys, no unknown
-    keys, JSON types, enums, the type of an array's items), or None."""
+    keys, JSON types, enums, the type of an array's items), or None.
+
+    The JSON types are the scorer's (``scoring.schema.JSON_SCHEMA_TYPES``; a number may be an
+    int), imported here rather than with the module: ``import tasks.episodes`` loads no scorer."""
+    from scoring.schema import JSON_SCHEMA_TYPES
+
     if not isinstance(arguments, dict):
         return "arguments are not an object"
     properties = parameters.get("properties") or {}
@@ -55,7 +52,7 @@ def schema_error(arguments: Any, parameters: dict[str, Any]) -> str | None:
         spec = properties.get(name)
         if spec is None:
             return f"unknown parameter {str(name)[:60]!r}"
-        kinds = JSON_TYPES.get(str(spec.get("type", "")))
+        kinds = JSON_SCHEMA_TYPES.get(str(spec.get("type", "")))
         if kinds is None:
             continue
         if _mistyped(value, kinds):
@@ -63,7 +60,7 @@ def schema_error(arguments: Any, parameters: dict[str, Any]) -> str | None:
         if "enum" in spec and value not in spec["enum"]:
             return f"parameter {name!r} must be one of {spec['enum']}"[:200]
         items = (
-            JSON_TYPES.get(str((spec.get("items") or {}).get("type", "")))
+            JSON_SCHEMA_TYPES.get(str((spec.get("items") or {}).get("type", "")))
             if spec["type"] == "array"
             else None
         )
@@ -183,6 +180,7 @@ class EpisodeRunner:
 
     async def _step(self, turn: int, tools: list[dict[str, Any]]) -> StepRecord:
         from scoring import DecodeError, decode
+        from scoring.schema import function_of
 
         started = time.perf_counter()
         try:
@@ -194,7 +192,7 @@ class EpisodeRunner:
                 latency_s=time.perf_counter() - started,
             )
         latency = time.perf_counter() - started
-        functions = [tool["function"] for tool in tools]
+        functions = [function_of(tool) for tool in tools]
         try:
             calls = decode(answer, tools=functions)
         except DecodeError:

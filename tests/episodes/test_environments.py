@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from tasks.episodes.engine import JSON_TYPES, schema_error
+from scoring.schema import JSON_SCHEMA_TYPES
+from tasks.episodes.engine import schema_error
 from tasks.episodes.environment import Environment
 from tasks.episodes.environments.bank import Bank
 from tasks.episodes.environments.bank import scenario as bank_scenario
@@ -130,7 +131,7 @@ def test_tool_schemas_are_complete(
         assert info.description and info.parameters["type"] == "object"
         assert set(info.parameters["required"]) <= set(info.parameters["properties"])
         for spec in info.parameters["properties"].values():
-            assert spec["type"] in JSON_TYPES and spec["description"]
+            assert spec["type"] in JSON_SCHEMA_TYPES and spec["description"]
     assert len(env_class.openai_tools()) == len(tools)
 
 

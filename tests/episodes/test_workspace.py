@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from tasks.episodes.engine import JSON_TYPES, schema_error
+from scoring.schema import JSON_SCHEMA_TYPES
+from tasks.episodes.engine import schema_error
 from tasks.episodes.environments.workspace import Workspace, canonical_cron, scenario
 from tasks.episodes.scenario import Scenario
 from tasks.seeding import rng_from
@@ -376,7 +377,7 @@ def test_tool_schemas_are_complete() -> None:
         assert info.description and info.parameters["type"] == "object", name
         assert set(info.parameters["required"]) <= set(info.parameters["properties"]), name
         for prop in info.parameters["properties"].values():
-            assert prop["type"] in JSON_TYPES and prop["description"], name
+            assert prop["type"] in JSON_SCHEMA_TYPES and prop["description"], name
     assert {name for name, info in Workspace.tools().items() if info.mutates} == {
         "apply_patch",
         "remember",

@@ -1,0 +1,52 @@
+"""One table of schema type names (scoring.schema) and its views, read by the other layers."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from scoring.schema import JSON_SCHEMA_TYPES, SCHEMA_TYPE_ALIASES, SCHEMA_TYPES
+
+
+def test_json_schema_types_are_the_tables_json_names_with_ints_for_numbers() -> None:
+    assert {
+        "string": (str,),
+        "integer": (int,),
+        "number": (int, float),
+        "boolean": (bool,),
+        "array": (list,),
+        "object": (dict,),
+    } == JSON_SCHEMA_TYPES
+    assert set(JSON_SCHEMA_TYPES) == {
+        name for name, py_type in SCHEMA_TYPES.items() if py_type is not None
+    } - set(SCHEMA_TYPE_ALIASES)
+
+
+def test_every_alias_names_a_json_schema_type_of_the_same_python_type() -> None:
+    for alias, name in SCHEMA_TYPE_ALIASES.items():
+        assert name in JSON_SCHEMA_TYPES, alias
+        if alias in SCHEMA_TYPES:  # BFCL's own names: the scorer types them alike
+            assert SCHEMA_TYPES[alias] is SCHEMA_TYPES[name], alias
+
+
+def test_a_bfcl_schema_is_written_with_the_one_alias_table() -> None:
+    from tasks.sources import _openai_schema
+
+    schema = {
+        "type": "dict",
+        "properties": {alias: {"type": alias} for alias in SCHEMA_TYPE_ALIASES} | {"x": {"type": "any"}},
+    }
+    written = _openai_schema(schema)
+    assert written["type"] == "object"
+    assert {key: prop.get("type") for key, prop in written["properties"].items()} == {
+        **SCHEMA_TYPE_ALIASES,
+        "x": None,
+    }
+
+
+def test_task_generation_imports_no_scorer() -> None:
+    """The tables are read lazily in tasks/: importing the generators costs no scorer."""
+    script = "import json, sys, tasks, tasks.episodes; print(json.dumps(sorted(sys.modules)))"
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert [name for name in json.loads(result.stdout) if name.split(".")[0] == "scoring"] == []
