@@ -31,7 +31,7 @@ from typing import Any
 # Run as a script, this file's folder comes first on sys.path and its name would hide the package.
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
 
-from scoring import Call, check  # noqa: E402
+from scoring import Call, check, function_of  # noqa: E402
 from subnet.config import PhrasingSettings, WeightsSettings, int_arg  # noqa: E402
 from subnet.phrasing import build_engine  # noqa: E402
 from subnet.validator.phrasing import policy_from  # noqa: E402
@@ -116,7 +116,7 @@ def judge_miner(miner: Any, task_list: Iterable[Task], variant_seed: bytes | str
         if isinstance(miner, Oracle):
             miner.expected = shown.expected
         calls = [Call(name, arguments) for name, arguments in miner.answer(shown.messages, shown.tools)]
-        functions = [tool["function"] for tool in shown.tools]
+        functions = [function_of(tool) for tool in shown.tools]
         try:
             verdict = check(calls, functions, shown.expected, shown.scoring_category)
             figures.add(task.category, verdict.valid, verdict.score)

@@ -31,7 +31,7 @@ from typing import Any, Protocol
 # Run as a script, this file's folder comes first on sys.path and its name would hide the package.
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
 
-from scoring import Call, check  # noqa: E402
+from scoring import Call, check, function_of  # noqa: E402
 from subnet.config import int_arg  # noqa: E402
 from tasks import CATEGORIES, Task, generate, variant  # noqa: E402
 from tasks.answers import reference_calls  # noqa: E402
@@ -155,7 +155,7 @@ def _library_index() -> dict[tuple[str, ...], tuple[tuple[ToolSpec, dict[str, An
     """Library tools by ``_signature`` (unique in the library today; a tuple in case it is not)."""
     index: dict[tuple[str, ...], list[tuple[ToolSpec, dict[str, Any]]]] = {}
     for spec in library_tools():
-        function = openai_tool(spec)["function"]
+        function = function_of(openai_tool(spec))
         index.setdefault(_signature(function), []).append((spec, function))
     return {key: tuple(entries) for key, entries in index.items()}
 
@@ -164,7 +164,7 @@ def _offered_specs(tools: Iterable[dict[str, Any]]) -> dict[ToolSpec, _Offered]:
     """The library tools among ``tools``, with their shown names."""
     offered: dict[ToolSpec, _Offered] = {}
     for tool in tools:
-        function = tool.get("function") or {}
+        function = function_of(tool)
         for spec, original in _library_index().get(_signature(function), ()):
             renames = match_tool(original, function)
             if renames is not None and spec not in offered:
@@ -569,7 +569,7 @@ class RandomTool:
     def answer(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Answer:
         if not tools:
             return []
-        function = tools[int(self._rng.random() * len(tools))].get("function") or {}
+        function = function_of(tools[int(self._rng.random() * len(tools))])
         properties = _properties(function)
         required = (function.get("parameters") or {}).get("required") or []
         arguments = {name: _JUNK.get(str(properties.get(name, {}).get("type")), "x") for name in required}
@@ -592,11 +592,11 @@ class DatasetMemoriser:
     def __init__(self, public_tasks: Iterable[Task]) -> None:
         self._memory: dict[str, list[tuple[list[dict[str, Any]], Answer]]] = {}
         for task in public_tasks:
-            entry = ([tool.get("function") or {} for tool in task.tools], reference_calls(task.expected))
+            entry = ([function_of(tool) for tool in task.tools], reference_calls(task.expected))
             self._memory.setdefault(_conversation_key(task.messages), []).append(entry)
 
     def answer(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Answer:
-        shown = [tool.get("function") or {} for tool in tools]
+        shown = [function_of(tool) for tool in tools]
         for functions, calls in self._memory.get(_conversation_key(messages), []):
             renamed: dict[str, _Offered] = {}
             for original in functions:
@@ -627,7 +627,7 @@ def evaluate_miner(
     for task in tasks_list:
         shown = variant(task, variant_seed)
         calls = [Call(name, arguments) for name, arguments in miner.answer(shown.messages, shown.tools)]
-        functions = [tool["function"] for tool in shown.tools]
+        functions = [function_of(tool) for tool in shown.tools]
         try:
             valid = check(calls, functions, shown.expected, shown.scoring_category).valid
         except ValueError:

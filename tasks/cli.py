@@ -115,7 +115,9 @@ def _mix(args: argparse.Namespace) -> dict[str, float] | None:
 
 
 def _signature(tool: dict[str, Any]) -> str:
-    function = tool.get("function", {})
+    from scoring.schema import function_of
+
+    function = function_of(tool)
     parameters = function.get("parameters") or {}
     required = set(parameters.get("required") or [])
     params = []

@@ -52,7 +52,9 @@ class Task:
     @property
     def tool_names(self) -> list[str]:
         """Names of the offered functions, in the order offered."""
-        return [str(tool.get("function", {}).get("name", "")) for tool in self.tools]
+        from scoring.schema import function_of  # here: `import tasks` loads no scorer
+
+        return [str(function_of(tool).get("name", "")) for tool in self.tools]
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable dict; ``Task.from_dict`` reads it back."""

@@ -349,7 +349,9 @@ class ToolPlan(NamedTuple):
 
 def plan_tool(tool: dict[str, Any]) -> ToolPlan:
     """The draw-independent part of shuffling ``tool`` (an OpenAI tool dict; it is not copied)."""
-    function = tool.get("function", {})
+    from scoring.schema import function_of  # here: `import tasks` loads no scorer
+
+    function = function_of(tool)
     name = function.get("name", "")
     core = _core_words(name)
     parameters = function.get("parameters") or {}

@@ -19,6 +19,7 @@ from typing import Any
 
 from scoring.formats.reading import NativeReader
 from scoring.model import Call
+from scoring.schema import function_of
 
 Renderer = Callable[[list[Call]], str | list[dict[str, Any]]]
 
@@ -36,7 +37,7 @@ class Marker:
 
 def functions_of(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The function schemas of OpenAI tools (plain function dicts are accepted too)."""
-    return [tool.get("function", tool) for tool in tools]
+    return [function_of(tool) for tool in tools]
 
 
 def tool_lines(tools: list[dict[str, Any]]) -> str:

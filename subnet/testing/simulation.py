@@ -105,8 +105,10 @@ def correct_tool_calls(expected: list[Any]) -> list[dict[str, Any]]:
 
 def wrong_tool_calls(expected: list[Any], tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """A well-formed but wrong answer: the right tools with a wrong value, or a call when none is due."""
+    from scoring.schema import function_of
+
     if not expected:
-        first = tools[0]["function"]["name"] if tools else "lookup"
+        first = function_of(tools[0])["name"] if tools else "lookup"
         return [{"id": "call_0", "type": "function", "function": {"name": first, "arguments": "{}"}}]
     calls = correct_tool_calls(expected)
     function = calls[0]["function"]
@@ -134,8 +136,10 @@ class AnswerKey:
 
     def observe(self, hotkey: str, task: Any, variant: Any, request: ChatCompletionRequest | None) -> None:
         if request is None:  # an episode (subnet.validator.episodes): the variant is its own key
+            from scoring.schema import function_of
+
             names = frozenset(
-                tool["function"]["name"]
+                function_of(tool)["name"]
                 for turn in range(len(variant.turns))
                 for tool in variant.offered(turn)
             )

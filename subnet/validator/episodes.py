@@ -86,7 +86,7 @@ class EpisodePlayer:
         return outcomes
 
     async def _play(self, episode: Any, target: QueryTarget) -> dict[str, Any]:
-        from scoring import check, check_episode
+        from scoring import check, check_episode, function_of
         from tasks.episodes import EpisodeRunner, agent_step
 
         digests: list[str] = []
@@ -111,7 +111,7 @@ class EpisodePlayer:
             task = agent_step(episode)
             try:
                 answer = await asyncio.wait_for(ask(task.messages, task.tools), self.limits.deadline_s)
-                verdict = check(answer, [tool["function"] for tool in task.tools], task.expected, "simple")
+                verdict = check(answer, [function_of(tool) for tool in task.tools], task.expected, "simple")
             except (_StepFailed, TimeoutError):
                 answer, verdict = None, None
             record = {"agent_step": {"answer": answer}}

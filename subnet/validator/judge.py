@@ -35,7 +35,9 @@ def message_output(message: AssistantMessage) -> dict[str, Any]:
 
 def bfcl_functions(tools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """OpenAI tool dicts -> the function schemas BFCL's checker takes."""
-    return [dict(tool.get("function", tool)) for tool in tools]
+    from scoring.schema import function_of
+
+    return [dict(function_of(tool)) for tool in tools]
 
 
 @dataclass

@@ -338,13 +338,15 @@ _SCRATCH = Random()
 
 def variant(episode: Episode, seed: bytes | str | int) -> Episode:
     """The same episode with every tool renamed for one miner (tool_shuffle over the tools it offers)."""
+    from scoring.schema import function_of  # here: `import tasks.episodes` loads no scorer
+
     variant_seed = sub_seed(seed_bytes(seed), f"episode-variant|{episode.id}|{episode.seed}".encode())
     names = list(dict.fromkeys(name for turn in episode.turns for name in turn.tools))
     tools = (
         episode.make_environment() if episode.config is not None else environment_class(episode.environment)
     ).openai_tools(names)
     surface = shuffle_surface(tools, [], reseed(_SCRATCH, variant_seed))
-    by_new = {tool["function"]["name"]: tool for tool in surface.tools}
+    by_new = {function_of(tool)["name"]: tool for tool in surface.tools}
     shaped = copy.copy(episode)
     shaped.surface = {
         "functions": dict(surface.function_names),

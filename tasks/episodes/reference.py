@@ -69,6 +69,8 @@ class ReferencePlayer:
 
 def trajectory(episode: Episode) -> dict[str, Any]:
     """The reference conversation in chat form: every turn's calls, observations and answer."""
+    from scoring.schema import function_of  # here: `import tasks.episodes` loads no scorer
+
     env = episode.make_environment()
     messages: list[dict[str, Any]] = []
     tools: dict[str, dict[str, Any]] = {}
@@ -76,7 +78,7 @@ def trajectory(episode: Episode) -> dict[str, Any]:
     for turn_index, turn in enumerate(episode.turns):
         env.begin_turn()
         for tool in episode.offered(turn_index):
-            tools.setdefault(tool["function"]["name"], tool)
+            tools.setdefault(function_of(tool)["name"], tool)
         messages.append({"role": "user", "content": turn.user})
         for call in turn.plan:
             name, arguments = episode.shown_call(call["name"], call["arguments"])

@@ -52,11 +52,11 @@ def external_intent(task: Task) -> dict[str, Any]:
     rewording must keep ("quoted" for text, "number" for numbers); nothing else is known, so
     a rewording of an external question is checked for those values, names and length only.
     """
+    from scoring.schema import function_of  # here: `import tasks` loads no scorer
+
     question = task.request
     purposes = {
-        str(tool.get("function", tool).get("name", "")): str(
-            tool.get("function", tool).get("description", "")
-        )
+        str(function_of(tool).get("name", "")): str(function_of(tool).get("description", ""))
         for tool in task.tools
     }
     asks: list[dict[str, Any]] = []

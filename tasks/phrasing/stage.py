@@ -161,9 +161,11 @@ class Phrased:
 
 
 def _names(task: Task) -> list[str]:
+    from scoring.schema import function_of  # here: `import tasks` loads no scorer
+
     names: list[str] = []
     for tool in task.tools:
-        function = tool.get("function", tool)
+        function = function_of(tool)
         names.append(str(function.get("name", "")))
         properties = (function.get("parameters") or {}).get("properties") or {}
         names.extend(str(name) for name in properties)
@@ -282,7 +284,7 @@ class _Slot:
                 return EngineAnswer(None, error="engine_error")
 
     async def _solves(self, task: Task) -> bool:
-        from scoring import check
+        from scoring import check, function_of
 
         async with self.gate:
             try:
@@ -291,7 +293,7 @@ class _Slot:
                 )
             except Exception:  # a timeout or a failed answer: the text is not shown to be solvable
                 return False
-        functions = [dict(tool.get("function", tool)) for tool in task.tools]
+        functions = [dict(function_of(tool)) for tool in task.tools]
         try:
             return bool(check(output, functions, task.expected, task.scoring_category).valid)
         except ValueError:
