@@ -9,8 +9,9 @@ The multi-turn episodes' categories have a registry of their own
 single-turn ones first, each in registry order; :func:`order_categories`, :func:`category_title`
 and :func:`category_label` are what the dashboard, the localnet leaderboard and the validator's
 score state (``subnet.validator.state.EPISODE_CATEGORIES``) read instead of lists of their own.
-The scorer keeps its own dispatch table (``scoring.checking.CATEGORIES``: scoring never imports
-tasks); tests/tasks/test_category_registry.py checks it knows every ``scoring_category`` here.
+The scorer keeps its own table of how each is judged (``scoring.CATEGORY_RULES``: scoring never
+imports tasks); tests/tasks/test_category_registry.py checks it knows every ``scoring_category``
+here.
 """
 
 from __future__ import annotations

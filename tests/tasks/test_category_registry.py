@@ -1,7 +1,7 @@
 """One source of truth for the categories: the single-turn registry (tasks.categories) and the
 episodes' (tasks.episodes), read for order, titles and labels by the dashboard, the localnet
-leaderboard and the validator's score state; and the scorer's own table (scoring.checking, which
-never imports tasks) knows every scoring category the registry names."""
+leaderboard and the validator's score state; and the scorer's own table (scoring.CATEGORY_RULES,
+as scoring never imports tasks) knows every scoring category the registry names."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import json
 import subprocess
 import sys
 
-from scoring.checking import CATEGORIES as SCORING_CATEGORIES
+from scoring.category_rules import CATEGORY_RULES
 from subnet.localnet import leaderboard
 from subnet.validator import dashboard, state
 from tasks import cli
@@ -43,9 +43,9 @@ SHOWN = [
 
 def test_every_scoring_category_the_tasks_name_is_in_the_scorers_table() -> None:
     for entry in CATEGORIES.values():
-        assert entry.scoring_category in SCORING_CATEGORIES, entry.name
+        assert entry.scoring_category in CATEGORY_RULES, entry.name
     # A BFCL task's category is its scoring category (tasks.model.Task.scoring_category).
-    assert set(BFCL_DEFAULT_FILES) <= set(SCORING_CATEGORIES)
+    assert set(BFCL_DEFAULT_FILES) <= set(CATEGORY_RULES)
 
 
 def test_single_turn_categories_come_first_then_the_episodes_each_in_registry_order() -> None:
@@ -114,8 +114,6 @@ def test_the_score_state_imports_no_environment_nor_bfcl_nor_scorer() -> None:
 
 def test_the_cli_has_a_no_call_reply_for_each_no_call_category() -> None:
     no_call = {
-        name
-        for name, entry in CATEGORIES.items()
-        if not SCORING_CATEGORIES[entry.scoring_category].expects_calls
+        name for name, entry in CATEGORIES.items() if not CATEGORY_RULES[entry.scoring_category].expects_calls
     }
     assert set(cli._NO_CALL_REPLIES) == no_call
