@@ -9,20 +9,13 @@ from typing import Any
 from scoring.formats.spec import Format, Prompting, functions_of
 from scoring.formats.writing import python_call
 from scoring.model import Call
+from scoring.schema import SCHEMA_TYPES
 
 _EXECUTE = re.compile(r"<execute>(.*?)(?:</execute>|$)", re.DOTALL)
 
-_JSON_TO_PYTHON = {
-    "string": "str",
-    "integer": "int",
-    "number": "float",
-    "float": "float",
-    "boolean": "bool",
-    "array": "list",
-    "tuple": "list",
-    "object": "dict",
-    "dict": "dict",
-}
+# Schema type name -> the Python annotation a prompt shows for it (``any`` and unknown names:
+# ``object``), from the scorer's one table of schema types.
+_JSON_TO_PYTHON = {name: py_type.__name__ for name, py_type in SCHEMA_TYPES.items() if py_type is not None}
 
 
 def render(calls: list[Call]) -> str:
