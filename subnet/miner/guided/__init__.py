@@ -14,7 +14,7 @@ from __future__ import annotations
 from enum import StrEnum
 
 from subnet.miner.guided.extraction import Extraction
-from subnet.miner.guided.grammar import GUIDED_FORMATS, MAX_CALLS, MAX_STRING, CallGrammar, functions_of
+from subnet.miner.guided.grammar import GUIDED_FORMATS, MAX_STRING, CallGrammar, functions_of
 from subnet.miner.guided.grounding import (
     GROUNDED_MAX_VALUE_GAP,
     CallEvidence,
@@ -58,7 +58,6 @@ __all__ = [
     "CLOSING_WINDOW",
     "GROUNDED_MAX_VALUE_GAP",
     "GUIDED_FORMATS",
-    "MAX_CALLS",
     "MAX_STRING",
     "NATIVE_CALL_BIAS",
     "PROMPTED_CALL_BIAS",

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from subnet.miner.guided.extraction import Extraction
-from subnet.miner.guided.grammar import COPIED, CallGrammar, functions_of
+from subnet.miner.guided.grammar import COPIED, MAX_STRING, CallGrammar, functions_of
 from subnet.miner.guided.grounding import CallEvidence
 
 if TYPE_CHECKING:
@@ -48,8 +48,9 @@ NATIVE_CALL_BIAS = 0.0
 PROMPTED_CALL_BIAS: dict[str, float] = {"hermes": 0.8, "json": 2.6, "pythonic": 3.4}
 # Within this many tokens of its budget a row checks that the call can still be closed in time.
 CLOSING_WINDOW = 64
-# Candidates (best first) tried near the budget before the row writes its closing text itself.
-CLOSING_CANDIDATES = 8
+# Near the budget, the model's candidates: its best this many tokens (the allowed ones among them
+# are tried, best first); when none is allowed and fits, the row writes its closing text itself.
+CLOSING_CANDIDATES = 32
 COMPILED_CACHE = 256  # compiled grammars kept per tokenizer (per format, tools and source)
 # The order in which `closing_text` tries characters where the grammar leaves a choice: closers
 # first, so every open string, list and object ends as soon as it may; then the rest of ASCII,
@@ -252,6 +253,9 @@ class GuidedCalls:
         self._written: list[bytearray] = [bytearray() for _ in guides]
         self._offsets: list[list[int]] = [[] for _ in guides]
         self._captured = [0] * len(guides)
+        # characters written since the last quote: past MAX_STRING a value is closed (the
+        # grammar does not count; a row must not loop in one string or number)
+        self._unquoted = [0] * len(guides)
         self._bitmask: torch.Tensor | None = None
 
     def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
@@ -311,6 +315,9 @@ class GuidedCalls:
                 self._last_logits.pop(row, None)
                 continue
             self._record(row, int(token))
+            piece = self.guidance.token_bytes[int(token)]
+            quote = max(piece.rfind(b'"'), piece.rfind(b"'"))
+            self._unquoted[row] = len(piece) - quote - 1 if quote >= 0 else self._unquoted[row] + len(piece)
             self.call_tokens[row] += 1
             if matcher.is_completed():  # a call is complete
                 self.longest_call[row] = max(self.longest_call[row], self.call_tokens[row])
@@ -353,16 +360,21 @@ class GuidedCalls:
             self.modes[row] = _GUIDED
         if matcher.is_completed() and left < self.longest_call[row] + 2:
             return self.eos[:1]
+        if self._unquoted[row] >= MAX_STRING:  # a value runs on: close it (and the call)
+            return self._closing(matcher)
         if left >= CLOSING_WINDOW:
             return masked
-        return self._fitting(matcher, masked, left - 1)  # one token kept for EOS after the call
+        return self._fitting(matcher, row_scores, masked, left - 1)  # one kept for EOS after the call
 
-    def _fitting(self, matcher: Any, masked: torch.Tensor, left: int) -> list[int]:
-        """Near the budget: the best candidates after which the call can still be closed in the
-        tokens left (greedy: the first; sampling: all of the first few), or the first token of
-        the closing text."""
-        count = min(CLOSING_CANDIDATES, int((masked > float("-inf")).sum().item()))
-        candidates = masked.topk(count).indices.tolist() if count else []
+    def _fitting(self, matcher: Any, row_scores: torch.Tensor, masked: torch.Tensor, left: int) -> list[int]:
+        """Near the budget: the model's best candidates (its top `CLOSING_CANDIDATES`) that the
+        grammar allows and after which the call can still be closed in the tokens left (greedy:
+        the first; sampling: all of them), or else the first token of the closing text: the
+        shortest way to a complete call, rather than a token far down the model's list."""
+        count = min(CLOSING_CANDIDATES, row_scores.shape[-1])
+        candidates = [
+            token for token in row_scores.topk(count).indices.tolist() if masked[token] > float("-inf")
+        ]
         fitting = []
         for token in candidates:
             if self._fits(matcher, token, left):
