@@ -211,13 +211,26 @@ def test_forked_states_do_not_disturb_each_other() -> None:
     assert advance(stem, 'is"}}') is not None  # the stem itself did not move
 
 
-def test_free_strings_are_capped_and_escapes_checked() -> None:
+def test_string_escapes_are_checked() -> None:
     grammar = _grammar("json")
     opening = '{"name": "get_weather", "arguments": {"city": "'
     assert grammar.accepts(opening + "a" * MAX_STRING + '"}}')
-    assert not grammar.prefix_ok(opening + "a" * (MAX_STRING + 1))
     assert grammar.accepts(opening + 'caf\\u00e9 \\"x\\" \\\\ \\n"}}')
     assert not grammar.prefix_ok(opening + "\\q")
+    assert not grammar.prefix_ok(opening + "line\nbreak")
+
+
+def test_a_value_that_runs_on_is_closed_after_max_string_characters() -> None:
+    guidance = _toy_guidance()
+    guide = guidance.row_guide("hermes", [STOCK], must_call=True, function_name=None)
+    # a model that would write "<tool_call>" forever (inside the string too) rather than stop
+    taken = _drive(guide, [EOS, 1, 2, 3, 4, 5, 6, 7, 8, 9], steps=400, budget=1000, guidance=guidance)
+    text = "".join(TOY[token] for token in taken if token != EOS)
+    assert taken[-1] == EOS, text
+    calls = decode(text)
+    assert [call.name for call in calls] == ["get_stock_price"], text
+    value = calls[0].arguments["symbol"]
+    assert MAX_STRING - len("<tool_call>") <= len(value) <= MAX_STRING + len("<tool_call>"), value
 
 
 def _toy_guidance() -> Guidance:

@@ -4,15 +4,17 @@ tools, dynamic batching that keeps every answer with its own caller, failures ke
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 
-from subnet.miner import GenerationRequest, ModelLoadError, ModelOptions, build_backend
+from subnet.miner import GenerationRequest, ModelLoadError, ModelOptions, build_backend, transformers_backend
 from subnet.miner.base import BadModelRequest, ModelError
 from subnet.miner.transformers_backend import TransformersBackend, build_prompt
 
@@ -42,13 +44,19 @@ def _request(text: str, max_tokens: int = 12, **extra: Any) -> GenerationRequest
     )
 
 
+def generate_only() -> contextlib.AbstractContextManager[Any]:
+    """As for a model whose cache cannot be split by row (sliding-window or recurrent layers):
+    a backend started inside runs its batches whole, with generate()."""
+    return mock.patch.object(transformers_backend, "supports_model", lambda model: False)
+
+
 async def _started(folder: Path, *, continuous: bool = True, **options: Any) -> TransformersBackend:
-    if continuous:
-        backend = build_backend(ModelOptions(path=str(folder), **options))
-        assert isinstance(backend, TransformersBackend)
-    else:
-        backend = TransformersBackend(ModelOptions(path=str(folder), **options), continuous=False)
-    await backend.start()
+    """A started backend; ``continuous`` False: as for a model whose cache cannot be split by
+    row, batches run whole with generate()."""
+    backend = build_backend(ModelOptions(path=str(folder), **options))
+    assert isinstance(backend, TransformersBackend)
+    with generate_only() if not continuous else contextlib.nullcontext():
+        await backend.start()
     assert (backend.engine is not None) == continuous
     return backend
 
