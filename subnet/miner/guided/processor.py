@@ -55,6 +55,7 @@ COMPILED_CACHE = 256  # compiled grammars kept per tokenizer (per format, tools 
 # The order in which `closing_text` tries characters where the grammar leaves a choice: closers
 # first, so every open string, list and object ends as soon as it may; then the rest of ASCII,
 # and UTF-8 continuation bytes (a token may have written part of a character).
+_CLOSERS = frozenset(char.encode() for char in "\"']})>")
 _CLOSING_ORDER = [
     *(char.encode() for char in "\"']})>,<{[0123456789.-tTfF\n"),
     *(bytes([code]) for code in range(32, 127)),
@@ -70,8 +71,10 @@ def call_bias_for(format_name: str, *, native: bool) -> float:
 
 def closing_text(matcher: Any, limit: int = 2048) -> str | None:
     """A short text that completes the answer from `matcher`'s state (empty: it may stop now;
-    None: none found within `limit` characters). Forced stretches come from xgrammar's jump
-    forward; where the grammar leaves a choice, closers come first (`_CLOSING_ORDER`)."""
+    None: none found within `limit` bytes). Forced stretches come from xgrammar's jump forward;
+    where the grammar leaves a choice, a closer comes first (`_CLOSING_ORDER`), and among other
+    characters the one whose forced stretch after it is shortest (the shortest of several names
+    or enum values)."""
     fork = matcher.fork()
     text = b""
     while not fork.is_completed():
@@ -81,13 +84,26 @@ def closing_text(matcher: Any, limit: int = 2048) -> str | None:
         if forced and fork.accept_string(forced):
             text += forced
             continue
-        for char in _CLOSING_ORDER:
-            if fork.accept_string(char):
-                text += char
-                break
-        else:
+        step = _closing_step(fork)
+        if step is None:
             return None
+        fork.accept_string(step)
+        text += step
     return text.decode("utf-8", errors="surrogateescape")
+
+
+def _closing_step(matcher: Any) -> bytes | None:
+    best: tuple[int, bytes] | None = None
+    for char in _CLOSING_ORDER:
+        trial = matcher.fork()
+        if not trial.accept_string(char):
+            continue
+        if char in _CLOSERS:
+            return char
+        length = 0 if trial.is_completed() else len(trial.find_jump_forward_string()) or 1 << 20
+        if best is None or length < best[0]:
+            best = (length, char)
+    return best[1] if best is not None else None
 
 
 @dataclass
