@@ -93,16 +93,21 @@ def closing_text(matcher: Any, limit: int = 2048) -> str | None:
 
 
 def _closing_step(matcher: Any) -> bytes | None:
+    """The next character of the closing text where the grammar leaves a choice. Each trial is
+    accepted and rolled back (a fork per trial copies the whole parser state)."""
     best: tuple[int, bytes] | None = None
     for char in _CLOSING_ORDER:
-        trial = matcher.fork()
-        if not trial.accept_string(char):
+        if not matcher.accept_string(char):
             continue
         if char in _CLOSERS:
+            matcher.rollback(1)
             return char
-        length = 0 if trial.is_completed() else len(trial.find_jump_forward_string()) or 1 << 20
+        length = 0 if matcher.is_completed() else len(matcher.find_jump_forward_string()) or 1 << 20
+        matcher.rollback(1)
         if best is None or length < best[0]:
             best = (length, char)
+            if length <= 1:
+                break
     return best[1] if best is not None else None
 
 
@@ -388,9 +393,8 @@ class GuidedCalls:
         the first; sampling: all of them), or else the first token of the closing text: the
         shortest way to a complete call, rather than a token far down the model's list."""
         count = min(CLOSING_CANDIDATES, row_scores.shape[-1])
-        candidates = [
-            token for token in row_scores.topk(count).indices.tolist() if masked[token] > float("-inf")
-        ]
+        top = row_scores.topk(count).indices
+        candidates = top[masked[top] > float("-inf")].tolist()
         fitting = []
         for token in candidates:
             if self._fits(matcher, token, left):
