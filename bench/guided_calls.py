@@ -28,9 +28,11 @@ from typing import Any
 # Run as a script, bench/ comes first on sys.path, and bench/scoring.py would hide the package.
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
 
+from subnet.miner.guided import GuidedMode  # noqa: E402
+
 CATEGORIES = ("simple", "multiple", "parallel", "parallel_multiple", "irrelevance", "missing_param")
 FORMATS = ("hermes", "pythonic", "json", "codeact")
-GUIDED_MODES = ("off", "on", "forced", "grounded")
+GUIDED_MODES = tuple(mode.value for mode in GuidedMode)
 DEFAULT_CONFIGS = "json:grounded,hermes:off,hermes:forced"  # the localnet's demo miners
 
 

@@ -6,7 +6,10 @@
 "After" is this checkout. "Before" is another revision (``--before``, default the commit before
 guided decoding moved to xgrammar), checked out with ``git worktree`` into a temporary folder;
 each implementation runs in its own process (same interpreter, same virtualenv, same machine),
-one after the other, so both figures come from one run. Every configuration serves the same
+one after the other, so both figures come from one run. Guided answers end at their call while
+unguided ones often run to the budget, so tokens per second also moves with the answers'
+lengths (each prompt's prefill is shared by fewer tokens): the guide's own time per guided token
+(every call of the ``GuidedCalls`` processor, timed) is the direct cost. Every configuration serves the same
 ``--requests`` requests (generated tasks, ``tool_choice: required``, greedy, ``--max-tokens``)
 through the transformers backend, either all at once with ``max_batch`` 8 or one at a time
 (batch 1), after one warm-up request; tokens per second is completion tokens over wall time.
@@ -35,7 +38,21 @@ BEFORE = "2e85ffe"  # the last commit with the hand-written automaton (subnet/mi
 async def _measure(model: str, guided: str, batch: int, requests: int, max_tokens: int) -> dict[str, Any]:
     import tasks
     from subnet.miner import GenerationRequest, ModelOptions
+    from subnet.miner.guided import GuidedCalls
     from subnet.miner.transformers_backend import TransformersBackend
+
+    # the guide's own time: every call of the processor (both implementations name it GuidedCalls)
+    spent = [0.0]
+    plain = GuidedCalls.__call__
+
+    def timed(self: Any, *args: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return plain(self, *args)
+        finally:
+            spent[0] += time.perf_counter() - started
+
+    GuidedCalls.__call__ = timed  # type: ignore[method-assign]
 
     backend = TransformersBackend(
         ModelOptions(path=model, guided=guided, max_batch=batch, batch_wait_ms=50, max_new_tokens=max_tokens)
@@ -50,6 +67,7 @@ async def _measure(model: str, guided: str, batch: int, requests: int, max_token
             for task in drawn
         ]
         await backend.generate(asked[0])  # warm-up
+        spent[0] = 0.0
         started = time.perf_counter()
         if batch == 1:
             results = [await backend.generate(request) for request in asked[1:]]
@@ -58,9 +76,10 @@ async def _measure(model: str, guided: str, batch: int, requests: int, max_token
         elapsed = time.perf_counter() - started
     finally:
         await backend.close()
+        GuidedCalls.__call__ = plain  # type: ignore[method-assign]
     tokens = sum(result.usage.completion_tokens for result in results)
     calls = sum(1 for result in results if result.tool_calls)
-    return {"tokens": tokens, "seconds": elapsed, "calls": calls, "answers": len(results)}
+    return {"tokens": tokens, "seconds": elapsed, "calls": calls, "answers": len(results), "guide": spent[0]}
 
 
 def child(argv: Sequence[str]) -> int:
@@ -156,8 +175,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"guided decoding speed: {parsed.requests} requests, tool_choice required, greedy, "
         f"max_tokens {parsed.max_tokens}, {parsed.threads} torch thread(s); before = {parsed.before}"
     )
-    print("| model | batch | implementation | unguided tok/s | guided tok/s | guided / unguided | calls |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print(
+        "| model | batch | implementation | unguided tok/s | guided tok/s | guided / unguided "
+        "| tokens per answer (unguided, guided) | guide ms per guided token | calls |"
+    )
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for name in models:
         for batch in options["batches"]:
             for label, rows in figures.items():
@@ -168,9 +190,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 free = off["tokens"] / off["seconds"]
                 guided = on["tokens"] / on["seconds"]
                 implementation = "automaton (before)" if label == "before" else "xgrammar (after)"
+                per_answer = f"{off['tokens'] / off['answers']:.0f}, {on['tokens'] / on['answers']:.0f}"
+                guide_ms = 1000 * on["guide"] / max(on["tokens"], 1)
                 print(
                     f"| {name} | {batch} | {implementation} | {free:.1f} | {guided:.1f} | "
-                    f"{guided / free:.2f} | {on['calls']}/{on['answers']} |"
+                    f"{guided / free:.2f} | {per_answer} | {guide_ms:.2f} | {on['calls']}/{on['answers']} |"
                 )
     return 0
 
