@@ -52,7 +52,7 @@ async def _measure(model: str, guided: str, batch: int, requests: int, max_token
         finally:
             spent[0] += time.perf_counter() - started
 
-    GuidedCalls.__call__ = timed  # type: ignore[method-assign]
+    GuidedCalls.__call__ = timed  # type: ignore[method-assign,assignment]
 
     backend = TransformersBackend(
         ModelOptions(path=model, guided=guided, max_batch=batch, batch_wait_ms=50, max_new_tokens=max_tokens)
