@@ -55,9 +55,10 @@ COMPILED_CACHE = 256  # compiled grammars kept per tokenizer (per format, tools 
 # The order in which `closing_text` tries characters where the grammar leaves a choice: closers
 # first, so every open string, list and object ends as soon as it may; then the rest of ASCII,
 # and UTF-8 continuation bytes (a token may have written part of a character).
-_CLOSERS = frozenset(char.encode() for char in "\"']})>")
+_QUOTES = frozenset((b'"', b"'"))
+_CLOSERS = frozenset(char.encode() for char in "]})>")
 _CLOSING_ORDER = [
-    *(char.encode() for char in "\"']})>,<{[0123456789.-tTfF\n"),
+    *(char.encode() for char in "\"']})>,<{[.0123456789-tTfF\n"),  # "." first: a number ends in two steps
     *(bytes([code]) for code in range(32, 127)),
     *(bytes([code]) for code in range(0x80, 0xC0)),
 ]
@@ -94,20 +95,31 @@ def closing_text(matcher: Any, limit: int = 2048) -> str | None:
 
 def _closing_step(matcher: Any) -> bytes | None:
     """The next character of the closing text where the grammar leaves a choice. Each trial is
-    accepted and rolled back (a fork per trial copies the whole parser state)."""
+    accepted and rolled back (a fork per trial copies the whole parser state). A quote is taken
+    first where it closes a string (after it no letter may follow: inside a Python string the
+    other quote is content, and taking it would never end), then a closer, then a quote that
+    opens a string, then the character whose forced stretch after it is shortest."""
     best: tuple[int, bytes] | None = None
+    opening: bytes | None = None
     for char in _CLOSING_ORDER:
         if not matcher.accept_string(char):
             continue
-        if char in _CLOSERS:
+        if char in _QUOTES:
+            closes = not matcher.accept_string(b"a")
+            matcher.rollback(1 if closes else 2)
+            if closes:
+                return char
+            opening = opening or char
+            continue
+        if char in _CLOSERS:  # ends a list, an object or a call: before opening a string
             matcher.rollback(1)
             return char
         length = 0 if matcher.is_completed() else len(matcher.find_jump_forward_string()) or 1 << 20
         matcher.rollback(1)
-        if best is None or length < best[0]:
+        if opening is None and (best is None or length < best[0]):
             best = (length, char)
-            if length <= 1:
-                break
+    if opening is not None:
+        return opening
     return best[1] if best is not None else None
 
 
