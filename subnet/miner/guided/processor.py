@@ -51,6 +51,7 @@ CLOSING_WINDOW = 64
 # Near the budget, the model's candidates: its best this many tokens (the allowed ones among them
 # are tried, best first); when none is allowed and fits, the row writes its closing text itself.
 CLOSING_CANDIDATES = 32
+NEED_EVERY = 8  # steps between two estimates of a call's closing before the window
 COMPILED_CACHE = 256  # compiled grammars kept per tokenizer (per format, tools and source)
 # The order in which `closing_text` tries characters where the grammar leaves a choice: closers
 # first, so every open string, list and object ends as soon as it may; then the rest of ASCII,
@@ -289,6 +290,7 @@ class GuidedCalls:
         # characters written since the last quote: past MAX_STRING a value is closed (the
         # grammar does not count; a row must not loop in one string or number)
         self._unquoted = [0] * len(guides)
+        self._need: dict[int, int] = {}  # per row: tokens to keep for closing (`_closing_need`)
         self._bitmask: torch.Tensor | None = None
 
     def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
@@ -395,9 +397,19 @@ class GuidedCalls:
             return self.eos[:1]
         if self._unquoted[row] >= MAX_STRING:  # a value runs on: close it (and the call)
             return self._closing(matcher)
-        if left >= CLOSING_WINDOW:
+        if left >= CLOSING_WINDOW and left >= self._closing_need(row, matcher, left):
             return masked
         return self._fitting(matcher, row_scores, masked, left - 1)  # one kept for EOS after the call
+
+    def _closing_need(self, row: int, matcher: Any, left: int) -> int:
+        """Before the closing window: twice the tokens the call's closing text takes now (worked
+        out every `NEED_EVERY` steps), so a call whose closing alone is longer than the window
+        (many required keys, a small vocabulary) starts closing in time."""
+        if left % NEED_EVERY == 0 or row not in self._need:
+            text = closing_text(matcher, limit=left * self.guidance.longest)
+            ids = self.guidance.tokens_for(text) if text else []
+            self._need[row] = 2 * len(ids) + NEED_EVERY if text is not None else 0
+        return self._need[row]
 
     def _fitting(self, matcher: Any, row_scores: torch.Tensor, masked: torch.Tensor, left: int) -> list[int]:
         """Near the budget: the model's best candidates (its top `CLOSING_CANDIDATES`) that the
