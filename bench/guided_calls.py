@@ -28,10 +28,12 @@ from typing import Any
 # Run as a script, bench/ comes first on sys.path, and bench/scoring.py would hide the package.
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
 
+from scoring.formats import generic_formats  # noqa: E402
+from scoring.schema import function_of  # noqa: E402
 from subnet.miner.guided import GuidedMode  # noqa: E402
 
 CATEGORIES = ("simple", "multiple", "parallel", "parallel_multiple", "irrelevance", "missing_param")
-FORMATS = ("hermes", "pythonic", "json", "codeact")
+FORMATS = generic_formats()  # the formats any instruct model can be prompted into
 GUIDED_MODES = tuple(mode.value for mode in GuidedMode)
 DEFAULT_CONFIGS = "json:grounded,hermes:off,hermes:forced"  # the localnet's demo miners
 
@@ -151,7 +153,7 @@ async def measure(
                     print(f"  {config.label}: task {task.id} failed: {exc}", file=sys.stderr)
                     return task, None
                 message = {"role": "assistant", "content": result.content, "tool_calls": result.tool_calls}
-                functions = [tool.get("function", tool) for tool in task.tools]
+                functions = [function_of(tool) for tool in task.tools]
                 return task, scoring.check(message, functions, task.expected, task.scoring_category)
 
             for task, verdict in await asyncio.gather(*(one(task) for task in draw_tasks(seed, n))):

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scoring.model import Call, DecodeError, Limits, make_call
+from scoring.schema import function_of
 
 _JSON = json.JSONDecoder()
 _BLANK = re.compile(r"\s*")
@@ -45,7 +46,7 @@ class Schemas:
 def _index_schemas(tools: Any) -> dict[str, Mapping[str, Any]]:
     schemas: dict[str, Mapping[str, Any]] = {}
     for tool in tools if isinstance(tools, list | tuple) else ():
-        function = tool.get("function", tool) if isinstance(tool, dict) else None
+        function = function_of(tool) if isinstance(tool, dict) else None
         if not isinstance(function, dict) or not isinstance(function.get("name"), str):
             continue
         parameters = function.get("parameters")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from scoring.schema import function_of
 from subnet.miner.adapters import (
     OutputAdapter,
     forced_function,
@@ -63,7 +64,7 @@ def build_prompt(
     prefix = adapter.forced_prefix(function_name) if must_call and tools else ""
     choices: tuple[str, ...] = ()
     if must_call and tools and function_name is None:
-        names = [str(tool.get("function", tool).get("name", "")) for tool in tools]
+        names = [str(function_of(tool).get("name", "")) for tool in tools]
         choices = tuple(adapter.forced_prefix(name)[len(prefix) :] for name in names if name)
     return Prompt(
         text=str(text) + prefix,

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 import subnet.config
 import subnet.wallets
 
@@ -83,3 +85,15 @@ def test_the_task_file_flags_come_from_the_source_registry() -> None:
     assert flags == {"tasks.sources", *(f"tasks.{name}" for name in PATH_FLAGS)}
     settings = subnet.config.parse_validator_settings(["--tasks.xlam", "/data/x.json"], env={})
     assert settings.tasks.paths == {"bfcl": (), "xlam": (Path("/data/x.json"),)}
+
+
+def test_the_guided_flag_offers_exactly_the_guided_modes() -> None:
+    # config cannot import the miner's package (it imports config), so the choices are written
+    # out there; this keeps them the enum's.
+    from subnet.config import FLAGS_BY_NAME
+    from subnet.miner.guided import GuidedMode
+
+    parse = FLAGS_BY_NAME["model.guided"].parse
+    assert [parse(mode.value) for mode in GuidedMode] == [mode.value for mode in GuidedMode]
+    with pytest.raises(ValueError, match="expected one of off, on, forced, grounded"):
+        parse("sometimes")

@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from scoring.schema import SCHEMA_TYPE_ALIASES
 from subnet.miner.guided.extraction import Extraction
 from subnet.miner.guided.grounding import best_fitting
 
@@ -89,8 +90,6 @@ class Dialect:
 
 JSON = Dialect("json", "true", "false", '"', '"\\/bfnrtu')
 PYTHON = Dialect("py", "True", "False", "\"'", "\"'\\bfnrtu")  # "\/" is no Python escape
-
-_TYPE_ALIASES = {"dict": "object", "float": "number", "tuple": "array", "bool": "boolean", "int": "integer"}
 
 
 # --- the EBNF writer ------------------------------------------------------------------------------
@@ -305,7 +304,7 @@ class _Rules:
         return rules[0] if len(rules) == 1 else self.add(" | ".join(rules), "union")
 
     def _typed(self, schema: dict[str, Any], kind: Any, depth: int) -> str | None:
-        kind = _TYPE_ALIASES.get(str(kind), str(kind)) if kind is not None else None
+        kind = SCHEMA_TYPE_ALIASES.get(str(kind), str(kind)) if kind is not None else None
         source = self.source
         if kind == "string":
             return self.copied_string() if source is not None and source.starts else self.string()

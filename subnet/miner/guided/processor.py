@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from scoring.formats import prompted_call_biases
 from subnet.miner.guided.extraction import Extraction
 from subnet.miner.guided.grammar import COPIED, MAX_STRING, CallGrammar, functions_of
 from subnet.miner.guided.grounding import CallEvidence
@@ -45,7 +46,7 @@ log = logging.getLogger(__name__)
 # the smallest gap it showed on an irrelevant or missing-parameter request, so that none of
 # those was called (see docs/miner.md for the figures; they barely separate the two kinds).
 NATIVE_CALL_BIAS = 0.0
-PROMPTED_CALL_BIAS: dict[str, float] = {"hermes": 0.8, "json": 2.6, "pythonic": 3.4}
+PROMPTED_CALL_BIAS: dict[str, float] = prompted_call_biases()  # the format registry's (scoring.formats)
 # Within this many tokens of its budget a row checks that the call can still be closed in time.
 CLOSING_WINDOW = 64
 # Near the budget, the model's candidates: its best this many tokens (the allowed ones among them
