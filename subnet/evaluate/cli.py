@@ -16,6 +16,7 @@ from subnet.evaluate.run import TaskResult, build_tasks, run_evaluation
 from subnet.evaluate.settings import PROG, EvaluateError, EvaluateSettings, chat_completions_url
 from subnet.phrasing import PhrasingSetupError, add_phrasing_arguments, phrasing_settings
 from subnet.protocol import MAX_MAX_TOKENS
+from tasks.sources import PATH_FLAGS
 
 # Flag values: a whole number of at least 1, seconds or a rate above 0, a temperature in 0..2.
 _positive_int = int_arg(1)
@@ -66,22 +67,17 @@ def build_parser(categories: Sequence[str] = ()) -> argparse.ArgumentParser:
         metavar="SPEC",
         help="task sources and shares, as the validator's flag (e.g. builtin=0.8,bfcl=0.2); default builtin",
     )
-    parser.add_argument(
-        "--tasks.bfcl",
-        dest="bfcl",
-        action="append",
-        default=[],
-        metavar="PATH",
-        help="a BFCL question file or data folder (repeatable; default: the installed bfcl-eval)",
-    )
-    parser.add_argument(
-        "--tasks.xlam",
-        dest="xlam",
-        action="append",
-        default=[],
-        metavar="FILE",
-        help="an xLAM-style JSON file (repeatable; needed when xlam has a share)",
-    )
+    for flag, kind in PATH_FLAGS.items():
+        parser.add_argument(
+            f"--tasks.{flag}",
+            dest=f"paths_{flag}",
+            action="append",
+            default=[],
+            metavar=kind.metavar.removesuffix(",..."),
+            help=f"{kind.files} (repeatable; {kind.without_files})"
+            if kind.without_files
+            else f"{kind.files} (repeatable)",
+        )
     parser.add_argument(
         "--concurrency",
         type=_positive_int,
@@ -190,8 +186,11 @@ def _settings(args: argparse.Namespace) -> EvaluateSettings:
         seed=args.seed if args.seed is not None else secrets.randbelow(2**31),
         categories=tuple(dict.fromkeys(args.category)),
         sources=args.sources,
-        bfcl=tuple(args.bfcl),
-        xlam=tuple(args.xlam),
+        paths={
+            flag: tuple(getattr(args, f"paths_{flag}"))
+            for flag in PATH_FLAGS
+            if getattr(args, f"paths_{flag}")
+        },
         concurrency=args.concurrency,
         rate=args.rate,
         timeout_s=args.timeout,

@@ -80,10 +80,9 @@ def rerun_command(settings: EvaluateSettings) -> str:
         parts += ["--category", category]
     if settings.sources is not None:
         parts += ["--tasks.sources", settings.sources]
-    for path in settings.bfcl:
-        parts += ["--tasks.bfcl", path]
-    for path in settings.xlam:
-        parts += ["--tasks.xlam", path]
+    for flag, paths in settings.paths.items():
+        for path in paths:
+            parts += [f"--tasks.{flag}", path]
     optional = {
         "--model": settings.model,
         "--rate": None if settings.rate is None else f"{settings.rate:g}",

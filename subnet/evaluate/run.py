@@ -34,7 +34,7 @@ def task_source(settings: EvaluateSettings) -> LibraryTasks:
     if settings.sources is None:
         return LibraryTasks(None, mix)
     try:
-        return LibraryTasks.from_flag(settings.sources, settings.bfcl, settings.xlam, mix)
+        return LibraryTasks.from_flag(settings.sources, settings.paths, mix)
     except (tasks.TaskConfigError, tasks.SourceFileError) as exc:
         raise EvaluateError(f"--tasks.sources {settings.sources!r}: {exc}") from None
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -26,8 +27,9 @@ class EvaluateSettings:
     seed: int = 0
     categories: tuple[str, ...] = ()  # empty: the generator's default mix
     sources: str | None = None  # --tasks.sources, as the validator's (builtin=0.8,bfcl=0.2); None: builtin
-    bfcl: tuple[str, ...] = ()  # --tasks.bfcl: BFCL question files or data folders (default: bfcl-eval's)
-    xlam: tuple[str, ...] = ()  # --tasks.xlam: xLAM-style JSON files
+    # --tasks.FLAG for each file flag of the task-source registry (tasks.PATH_FLAGS: bfcl, xlam):
+    # the files it named, by flag.
+    paths: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     concurrency: int = 8
     rate: float | None = None  # requests started per second at most; None: no pacing
     timeout_s: float = 60.0

@@ -521,6 +521,6 @@ def _task_source(settings: Any) -> TaskSource:
 
     text = settings.sources
     try:
-        return LibraryTasks.from_flag(text, settings.bfcl, settings.xlam)
+        return LibraryTasks.from_flag(text, settings.paths)
     except (TaskConfigError, SourceFileError) as exc:
         raise StartupError(f"--tasks.sources {text!r}: {exc}") from None

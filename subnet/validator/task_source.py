@@ -58,11 +58,11 @@ class LibraryTasks:
     def from_flag(
         cls,
         text: str,
-        bfcl: Sequence[Any] = (),
-        xlam: Sequence[Any] = (),
+        paths: Mapping[str, Sequence[Any]] | None = None,
         mix: Mapping[str, float] | None = None,
     ) -> LibraryTasks:
-        """Parse ``--tasks.sources`` (``builtin=0.8,bfcl=0.2``) and load the pools it names.
+        """Parse ``--tasks.sources`` (``builtin=0.8,bfcl=0.2``) and load the pools it names, from
+        the files of each file flag in ``paths`` (``{"bfcl": [...], "xlam": [...]}``).
 
         Raises ``tasks.TaskConfigError`` / ``tasks.SourceFileError`` with a one-line reason.
         """
@@ -71,7 +71,12 @@ class LibraryTasks:
         shares = tasks.parse_source_shares(text)
         if set(shares) <= {tasks.BUILTIN}:
             return cls(None, mix)
-        return cls(tasks.load_sources(shares, bfcl=list(bfcl) or None, xlam=list(xlam) or None), mix)
+        return cls(
+            tasks.load_sources(
+                shares, paths={flag: list(files) or None for flag, files in (paths or {}).items()}
+            ),
+            mix,
+        )
 
     def round_seed(self, secret: bytes, netuid: int, block_hash: str, round_number: int) -> bytes:
         import tasks

@@ -619,11 +619,11 @@ def test_the_xlam_and_bfcl_sources_take_their_files_from_flags() -> None:
             fixture,
         ]
     )
-    assert parsed.xlam == (fixture,)
+    assert parsed.paths == {"xlam": (fixture,)}
     sources = {task.source for task in evaluate.build_tasks(dataclasses.replace(parsed, n=40))}
     assert sources == {"builtin", "xlam"}
     assert "--tasks.xlam" in evaluate.rerun_command(parsed)
-    missing = dataclasses.replace(parsed, xlam=())
+    missing = dataclasses.replace(parsed, paths={})
     with pytest.raises(evaluate.EvaluateError, match=r"--tasks\.xlam FILE"):
         evaluate.build_tasks(missing)
 
