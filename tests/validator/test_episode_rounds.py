@@ -54,8 +54,19 @@ async def test_weights_rank_episode_players_and_cheats_get_nothing(episode_subne
     by_name = {name: weights.weights.get(uid, 0.0) for name, uid in episode_subnet.uid_of.items()}
     assert by_name["right"] > 0 and by_name["slow"] > 0, by_name
     assert by_name["right"] > by_name["mid_timeout"], by_name
-    for cheat in ("unsafe", "relay", "asks", "nocall"):
+    for cheat in ("relay", "asks", "nocall"):
         assert by_name[cheat] == 0.0, (cheat, by_name)
+    # The unsafe miner tries a forbidden action only where an episode's first turn offers one, and
+    # the rounds' seeds come from the devchain's block hashes: each round where it tried one scores
+    # 0, whatever it did elsewhere, and it never earns what the right miner earns.
+    unsafe_hotkey = episode_subnet.miners["unsafe"].hotkey
+    tried = [
+        report.summaries[unsafe_hotkey]
+        for report in validator.reports
+        if report.summaries[unsafe_hotkey].unsafe
+    ]
+    assert tried and all(summary.mean_score == 0.0 for summary in tried)
+    assert by_name["unsafe"] < by_name["right"], by_name
 
     report = validator.reports[0]
     assert report.n_responses == len(PERSONALITIES) * (4 + 3)
@@ -83,8 +94,10 @@ async def test_weights_rank_episode_players_and_cheats_get_nothing(episode_subne
         assert row.transcript is not None
         if name in ("right", "slow"):
             assert row.valid, (name, row.error_type)
-        if name == "relay":
-            assert not row.valid
+    # A relay copies another miner's right answer to that miner's variant; about 4 in 1,000 such
+    # copies still pass (tests/episodes), so of its 12 episodes at most one may.
+    relayed = [row for row in episodes if hotkey_of[row.hotkey] == "relay"]
+    assert sum(bool(row.valid) for row in relayed) <= 1, [row.error_type for row in relayed]
     unsafe = [row for row in episodes if hotkey_of[row.hotkey] == "unsafe"]
     assert any(row.error_type == "multi_turn:unsafe" for row in unsafe)
     stalled = [
