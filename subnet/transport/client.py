@@ -3,11 +3,11 @@
 Each query to a miner (`MinerTarget`) is signed for its hotkey (`bt.http_auth.sign`, receiver
 bound, fresh nonce), sent by aiohttp's client on a connection of its own (`force_close`: a
 miner's tasks of a round go out at once and rounds are further apart than any keep-alive, so
-pooling would not save a connect), bounded by a connect and a total deadline, read incrementally up to a byte cap, and
-parsed with the protocol models. What a hostile miner can make the client read is bounded: the
-heads (`MAX_HEADER_FIELDS` fields of `MAX_HEADER_FIELD_BYTES`), the interim (1xx) answers
-before the final one (`MAX_INTERIM_HEADS`; aiohttp alone skips any number), and the body
-(`max_response_bytes`, declared or streamed); bodies are never inflated.
+pooling would not save a connect), bounded by a connect and a total deadline, read incrementally
+up to a byte cap, and parsed with the protocol models. What a hostile miner can make the client
+read is bounded: the heads (`MAX_HEADER_FIELDS` fields of `MAX_HEADER_FIELD_BYTES`), the interim
+(1xx) answers before the final one (`MAX_INTERIM_HEADS`; aiohttp alone skips any number), and
+the body (`max_response_bytes`, declared or streamed); bodies are never inflated.
 Whatever the miner does (hang, reset, 500, 10 MB, garbage), `query()` returns a `QueryResult`
 whose `status` says what happened; only the validator's own mistakes (using the client outside
 `async with`, a wallet without a hotkey) raise.
