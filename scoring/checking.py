@@ -22,12 +22,7 @@ from scoring.decoding import decode
 from scoring.model import DEFAULT_LIMITS, DecodeError, Limits, Verdict, make_verdict
 from scoring.values import check_value, standardize
 
-# The former name of CATEGORY_RULES, for importers not yet moved (scoring/cli.py,
-# tests/tasks/test_category_registry.py); tasks.categories.CATEGORIES is another table.
-CATEGORIES = CATEGORY_RULES
-
 __all__ = [
-    "CATEGORIES",
     "CATEGORY_RULES",
     "COMPONENT_WEIGHTS",
     "PARTIAL_CREDIT_CEILING",

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from scoring.checking import CATEGORIES, check
+from scoring.checking import CATEGORY_RULES, check
 from scoring.demo import run_demo
 from scoring.model import COMPONENTS, Call, Verdict
 
@@ -77,7 +77,7 @@ def _parser() -> OneLineParser:
     checker = commands.add_parser("check", help="judge one model output against one task")
     checker.add_argument("--functions", required=True, help="JSON file: function schemas (BFCL or OpenAI)")
     checker.add_argument("--answer", help="JSON file: BFCL possible answer (not needed for irrelevance)")
-    checker.add_argument("--category", required=True, choices=sorted(CATEGORIES), metavar="CATEGORY")
+    checker.add_argument("--category", required=True, choices=sorted(CATEGORY_RULES), metavar="CATEGORY")
     checker.add_argument("--output", required=True, help="the model's output text, or - to read stdin")
     checker.add_argument("--json", action="store_true", help="print the verdict as JSON")
     commands.add_parser("demo", help="show verdicts on built-in sample outputs")
