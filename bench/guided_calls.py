@@ -30,6 +30,8 @@ sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Pa
 
 from scoring.formats import generic_formats  # noqa: E402
 from scoring.schema import function_of  # noqa: E402
+from subnet.cli import UsageError  # noqa: E402
+from subnet.config import add_flag  # noqa: E402
 from subnet.miner.guided import GuidedMode  # noqa: E402
 
 CATEGORIES = ("simple", "multiple", "parallel", "parallel_multiple", "irrelevance", "missing_param")
@@ -75,10 +77,6 @@ class Outcome:
     def mean(self) -> float:
         asked = sum(t.asked for t in self.by_category.values())
         return sum(t.score for t in self.by_category.values()) / asked if asked else 0.0
-
-
-class UsageError(Exception):
-    """A bad flag value: one line, exit 2."""
 
 
 def parse_configs(text: str) -> list[Config]:
@@ -204,17 +202,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--seeds", default="1", help="task seeds, e.g. 1,2,3")
     parser.add_argument("--n", type=int, default=48, help="tasks per seed (an equal share per category)")
-    parser.add_argument("--max-new-tokens", type=int, default=48)
+    add_flag(parser, "model.max_new_tokens", dest="max_new_tokens", default=48, note="Default here: 48.")
     parser.add_argument("--model-path", default="demo", help="model folder, or 'demo' (SmolLM2-135M)")
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
     args = parser.parse_args(argv)
     try:
         configs = parse_configs(args.configs)
         seeds = parse_seeds(args.seeds)
-        if args.n < len(CATEGORIES) or args.max_new_tokens < 1 or args.threads < 0:
-            raise UsageError(
-                f"--n must be at least {len(CATEGORIES)}, --max-new-tokens at least 1, --threads >= 0"
-            )
+        if args.n < len(CATEGORIES) or args.threads < 0:
+            raise UsageError(f"--n must be at least {len(CATEGORIES)}, --threads >= 0")
     except UsageError as exc:
         print(f"guided_calls: {exc}", file=sys.stderr)
         return 2

@@ -31,6 +31,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+# Run as a script, bench/ comes first on sys.path, and bench/scoring.py would hide the package.
+sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
+
 ROOT = Path(__file__).resolve().parent.parent
 BEFORE = "2e85ffe"  # the last commit with the hand-written automaton (subnet/miner/guided.py)
 
@@ -140,11 +143,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments[:1] == ["--child"]:
         return child(arguments[1:])
+    from subnet.config import add_flag
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--before", default=BEFORE, help="the revision to compare with (git)")
     parser.add_argument("--models", default="tiny,demo", help="tiny, demo or both")
     parser.add_argument("--requests", type=int, default=8)
-    parser.add_argument("--max-tokens", type=int, default=48)
+    add_flag(parser, "model.max_new_tokens", dest="max_tokens", default=48, note="Default here: 48.")
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     parsed = parser.parse_args(arguments)
     wanted = [name.strip() for name in parsed.models.split(",") if name.strip()]
