@@ -198,6 +198,18 @@ FLAGS: tuple[Flag, ...] = (
         int_in(0),
         metavar="N",
     ),
+    Flag(
+        "model.cuda_graphs",
+        "Capture decoding steps as CUDA graphs (auto: on a CUDA device; off: run every step eagerly).",
+        choice("auto", "on", "off"),
+        metavar="{auto,on,off}",
+    ),
+    Flag(
+        "model.prefill_chunk",
+        "Prompt tokens prefilled per decoding step while other requests are decoding.",
+        POSITIVE_INT,
+        metavar="N",
+    ),
     Flag("model.base_url", "OpenAI-compatible engine URL.", http_url, metavar="URL"),
     Flag("model.name", "Model name sent to the engine / reported to callers.", text, metavar="NAME"),
     Flag(

@@ -130,6 +130,9 @@ class ModelSettings:
     max_new_tokens: int = 256
     guided: str = "off"
     prefix_cache_tokens: int = 4096
+    # auto: decoding steps captured as CUDA graphs where the model runs on a CUDA GPU
+    cuda_graphs: str = "auto"
+    prefill_chunk: int = 512
     base_url: str | None = None
     name: str | None = None
     # Seconds the miner gives an answer (the engine's request, the handler's deadline): below

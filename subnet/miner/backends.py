@@ -55,6 +55,8 @@ BACKEND_SETTINGS: dict[str, BackendSettings] = {
             "max_batch",
             "guided",
             "prefix_cache_tokens",
+            "cuda_graphs",
+            "prefill_chunk",
         ),
         refused_elsewhere={
             "guided": "it guides the decoding of a model the miner runs itself; an engine decodes "

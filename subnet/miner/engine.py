@@ -5,29 +5,42 @@ longest one and the requests that arrived meanwhile wait for all of them. Here e
 leaves the batch at its own end (EOS or its token budget), and new ones are prefilled and join the
 running batch at the next step, so the batch stays full while requests keep coming.
 
-The running batch is one key/value cache, left-padded: each row's real tokens are right-aligned,
-the attention mask hides the padding, and positions count each row's real tokens only. Joining
-pads the shorter cache on the left and concatenates along the batch; leaving selects the rows
-that remain and trims columns that have become padding in every row. This needs a cache of plain
-per-layer key/value tensors (transformers' ``DynamicCache`` of ``DynamicLayer``s, which is what
-full-attention decoders such as Llama, Qwen2, Mistral and Phi use); ``supports_model`` says whether
-a model qualifies, and the backend keeps ``generate`` for the rest.
+**Slots.** Keys and values live in one static buffer per layer, ``[slots, kv_heads, columns,
+head_dim]``, allocated once (and regrown, rarely, by doubling). A row owns a slot: its token at
+position ``p`` sits in column ``p`` of its slot, so rows of any length share the buffers without
+padding, joining writes only the new row's slot and leaving frees one (the last slot's row moves
+into the gap, so the rows in use are always slots ``0..n-1``). The last column is the parking
+column: a slot with no decoding row (free, or a row still being prefilled) writes its step's
+throwaway key there, where no row ever looks.
 
-The running batch's layers keep their keys and values in buffers with room on the right for the
-tokens the rows may still write, and a step writes its column in place. ``DynamicLayer`` appends
-with ``torch.cat``, which copies the whole cache at every step: a third of an 8-row step of a
-135M model on a CPU at 300 cached tokens, and more as the context grows. Buffers are rebuilt only
-when rows join or leave (which copy the cache anyway).
+**One decoding step** feeds every decoding row its last token at its own position; the attention
+mask (built from the positions, on the device) lets each row see its columns ``0..p``. Its shapes
+depend only on the batch and context *buckets* (``batch_buckets``, powers of two for the context),
+so on a CUDA device each bucket's step is captured once as a CUDA graph and replayed: one launch
+for the whole forward pass instead of hundreds of kernel launches from Python, which is what
+bounded a step before (about 70 ms for a 1.7B model on a GPU that reads its weights in 1 ms).
+Rows joining and leaving change only the graph's inputs (tokens and positions, one host-to-device
+copy a step), never its shapes. On a CPU, or with ``graphs=False``, the same step runs eagerly
+with exact shapes (the rows in use and the longest context) and writes the same tokens.
+
+**Prefill** runs eagerly, one row at a time (prefill is compute-bound: padding prompts to one
+width only adds work), straight into the row's slot, in chunks of ``prefill_chunk`` tokens while
+other rows are decoding: a long prompt costs the running rows one chunk per step, not the whole
+prompt at once. With no row decoding, admitted prompts are prefilled whole at once.
 
 A prompt that begins like one seen recently (the same system prompt and tools, which is what an
 agent's requests and the format's instructions look like) reuses that beginning's keys and values
-from a small store bounded in tokens, and only the rest of the prompt is prefilled. On a CPU,
-prefill is most of a short tool call's cost.
+from a small store bounded in tokens, and only the rest of the prompt is prefilled.
 
-A row fails alone where its failure is its own: a prefill that raises (its forward pass has
-not touched the running batch yet) or a guide that raises while choosing the row's next token
-ends that row, with the exception in ``Row.error``, and the other rows go on. A decoding step's
-forward pass is every row's at once, so a failure there raises to the caller, who resets.
+**Choosing tokens** is batched: one ``argmax`` over the greedy rows and one read back to the host
+a step. A row's guide (``TokenConstraint``) may also ``prepare`` the step on the CPU (xgrammar
+fills the row's token bitmask for the token it just accepted): that runs while the device
+computes the step's forward pass, so guiding adds little to a step beyond applying the mask.
+
+A row fails alone where its failure is its own: a prefill that raises (its forward pass touches
+only its own slot) or a guide that raises while choosing the row's next token ends that row, with
+the exception in ``Row.error``, and the other rows go on. A decoding step's forward pass is every
+row's at once, so a failure there raises to the caller, who resets.
 
 All methods run on the one generation thread; nothing here is thread-safe or asynchronous.
 """
@@ -35,6 +48,8 @@ All methods run on the one generation thread; nothing here is thread-safe or asy
 from __future__ import annotations
 
 import functools
+import inspect
+import logging
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -42,9 +57,22 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     import torch
 
+log = logging.getLogger(__name__)
+
+# Context buckets of a captured step start here and double: a step attends over its bucket's
+# columns, so a short context does not pay for the buffer's width.
+MIN_CONTEXT_BUCKET = 64
+# Columns a fresh buffer holds at least (it grows by doubling when a row needs more).
+MIN_COLUMNS = 512
+
 
 class TokenConstraint(Protocol):
-    """Restricts what one sequence may write next (a forced function name, a schema)."""
+    """Restricts what one sequence may write next (a forced function name, a schema).
+
+    A constraint may also have ``prepare(generated)``: the engine calls it before the step's
+    logits are read, while the device still computes them, so CPU work that needs only the
+    tokens written so far (a grammar matcher accepting the last token, filling its bitmask)
+    overlaps the forward pass. ``constrain`` is then called with the same ``generated``."""
 
     def constrain(self, generated: Sequence[int], scores: torch.Tensor) -> torch.Tensor:
         """The next-token scores (1-D over the vocabulary) with disallowed tokens at -inf."""
@@ -114,6 +142,164 @@ def _shared_prefix(first: Sequence[int], second: Sequence[int]) -> int:
     return shared
 
 
+def batch_buckets(max_rows: int) -> list[int]:
+    """The batch sizes a captured step is made for: powers of two up to ``max_rows``, and
+    ``max_rows`` itself (a step of ``n`` rows runs in the smallest bucket that holds them)."""
+    buckets = [1]
+    while buckets[-1] * 2 < max_rows:
+        buckets.append(buckets[-1] * 2)
+    if buckets[-1] < max_rows:
+        buckets.append(max_rows)
+    return buckets
+
+
+def _bucket(value: int, buckets: Sequence[int]) -> int:
+    return next((bucket for bucket in buckets if bucket >= value), buckets[-1])
+
+
+@dataclass(eq=False)
+class _Seat:
+    """A row in its slot: the tokens of it already in the slot's keys and values."""
+
+    row: Row
+    length: int = 0  # columns written: the position of the next token fed
+
+    @property
+    def prefilling(self) -> bool:
+        return self.length < len(self.row.prompt)
+
+
+class KeyValueSlots:
+    """The engine's keys and values: per layer a ``[slots, kv_heads, columns, head_dim]`` buffer
+    for keys and one for values, allocated on the first write (from its shapes, so no model
+    config is read) and regrown by copying when rows need more slots or columns.
+
+    It is the ``past_key_values`` of every forward pass: ``update`` is what the model's
+    attention layers call, and it writes where the engine's current pass says (`prefill_at` one
+    slot from a column, or `decode_at` every slot at its own position)."""
+
+    def __init__(self, slots: int, columns: int) -> None:
+        self.slots = slots
+        self.columns = columns
+        self.keys: list[torch.Tensor] = []
+        self.values: list[torch.Tensor] = []
+        self._pass: tuple[Any, ...] = ()
+
+    @property
+    def park(self) -> int:
+        """The column slots without a decoding row write to (no row ever attends to it)."""
+        return self.columns - 1
+
+    def prefill_at(self, slot: int, start: int) -> None:
+        self._pass = ("prefill", slot, start)
+
+    def decode_at(self, rows: int, width: int, positions: torch.Tensor) -> None:
+        """Slots ``0..rows-1`` each write one column, at ``positions`` (``[rows, 1]``, on the
+        device); attention reads columns ``0..width-1``."""
+        self._pass = ("decode", rows, width, positions)
+
+    def update(
+        self,
+        key_states: torch.Tensor,
+        value_states: torch.Tensor,
+        layer_index: int,
+        *args: Any,
+        **kwargs: Any,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        if layer_index == len(self.keys):
+            self._allocate(key_states)
+        keys, values = self.keys[layer_index], self.values[layer_index]
+        if self._pass[0] == "prefill":
+            _, slot, start = self._pass
+            end = start + key_states.shape[-2]
+            keys[slot : slot + 1, :, start:end].copy_(key_states)
+            values[slot : slot + 1, :, start:end].copy_(value_states)
+            return keys[slot : slot + 1, :, :end], values[slot : slot + 1, :, :end]
+        _, rows, width, positions = self._pass
+        index = positions.view(rows, 1, 1, 1).expand(rows, key_states.shape[1], 1, key_states.shape[3])
+        keys[:rows].scatter_(2, index, key_states)
+        values[:rows].scatter_(2, index, value_states)
+        return keys[:rows, :, :width], values[:rows, :, :width]
+
+    def _allocate(self, like: torch.Tensor) -> None:
+        import torch
+
+        # Zeros, not empty: a masked column weighs 0, and 0 * NaN is NaN.
+        shape = (self.slots, like.shape[1], self.columns, like.shape[3])
+        self.keys.append(torch.zeros(shape, dtype=like.dtype, device=like.device))
+        self.values.append(torch.zeros(shape, dtype=like.dtype, device=like.device))
+
+    def grow(self, slots: int, columns: int) -> None:
+        """At least ``slots`` slots and ``columns`` columns (the contents kept; the parking
+        column moves to the new last one)."""
+        import torch
+
+        slots, columns = max(slots, self.slots), max(columns, self.columns)
+        if (slots, columns) == (self.slots, self.columns):
+            return
+        for buffers in (self.keys, self.values):
+            for index, old in enumerate(buffers):
+                new = torch.zeros(
+                    (slots, old.shape[1], columns, old.shape[3]), dtype=old.dtype, device=old.device
+                )
+                new[: self.slots, :, : self.columns - 1].copy_(old[:, :, : self.columns - 1])
+                buffers[index] = new
+        self.slots, self.columns = slots, columns
+
+    def move(self, source: int, target: int, length: int) -> None:
+        """Copy a slot's first ``length`` columns into another slot."""
+        for buffers in (self.keys, self.values):
+            for buffer in buffers:
+                buffer[target, :, :length].copy_(buffer[source, :, :length])
+
+    def load(self, slot: int, layers: list[tuple[torch.Tensor, torch.Tensor]], length: int) -> None:
+        """Write stored keys and values (per layer ``[1, heads, n >= length, dim]``) into a slot."""
+        for index, (keys, values) in enumerate(layers):
+            self.keys[index][slot, :, :length].copy_(keys[0, :, :length])
+            self.values[index][slot, :, :length].copy_(values[0, :, :length])
+
+    def copy_out(self, slot: int, length: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """A slot's first ``length`` columns, copied (per layer ``[1, heads, length, dim]``)."""
+        return [
+            (keys[slot : slot + 1, :, :length].clone(), values[slot : slot + 1, :, :length].clone())
+            for keys, values in zip(self.keys, self.values, strict=True)
+        ]
+
+
+@functools.cache
+def _cache_class() -> type[Any]:
+    """The cache object handed to the model (a class made on first use: transformers is imported
+    late). A ``DynamicCache`` to the model's eyes, so every check it makes passes, whose
+    ``update`` writes into the engine's slots instead of growing per-layer lists."""
+    from transformers import DynamicCache
+
+    class SlotCache(DynamicCache):
+        def __init__(self, config: Any, slots: KeyValueSlots) -> None:
+            super().__init__(config=config)
+            self.slots = slots
+
+        def update(
+            self,
+            key_states: torch.Tensor,
+            value_states: torch.Tensor,
+            layer_idx: int,
+            *args: Any,
+            **kwargs: Any,
+        ) -> tuple[torch.Tensor, torch.Tensor]:
+            return self.slots.update(key_states, value_states, layer_idx)
+
+        def get_seq_length(self, *args: Any, **kwargs: Any) -> int:
+            return 0  # positions are always given; nothing asks the cache for them
+
+    return SlotCache
+
+
+@dataclass
+class _Graph:
+    graph: Any  # torch.cuda.CUDAGraph
+    logits: torch.Tensor  # the captured step's output, rewritten by every replay
+
+
 class DecodeEngine:
     """The running batch of one model. ``admit`` prefills new rows into it, ``step`` decodes one
     token for every row and returns the rows that finished (they have left the batch)."""
@@ -129,6 +315,9 @@ class DecodeEngine:
         pad_id: int,
         seed: int = 0,
         prefix_tokens: int = 4096,
+        max_rows: int = 8,
+        graphs: bool = False,
+        prefill_chunk: int = 512,
     ) -> None:
         import torch
 
@@ -136,57 +325,69 @@ class DecodeEngine:
         self.device = next(model.parameters()).device
         self.eos_ids = frozenset(int(token) for token in eos_ids)
         self.pad_id = int(pad_id)
-        self.rows: list[Row] = []
         self.prefixes = PrefixStore(prefix_tokens) if prefix_tokens > 0 else None
-        self._cache: Any = None
-        # [rows, cached columns]: 1 where a column holds one of the row's real tokens (right-aligned).
-        self._mask: torch.Tensor | None = None
-        self._positions: torch.Tensor | None = None  # real tokens per row fed so far: the next position
+        self.prefill_chunk = max(1, prefill_chunk)
+        self._seats: list[_Seat] = []  # slot i holds _seats[i]; always slots 0..n-1
+        self._slots = KeyValueSlots(max(1, max_rows), MIN_COLUMNS)
+        self._cache = _cache_class()(model.config, self._slots)
+        self._cache_argument = _cache_argument(model)
         self._generator = torch.Generator(device="cpu").manual_seed(seed)
+        self._dtype = next(model.parameters()).dtype
+        # Step inputs on the device (row 0: tokens fed, row 1: their positions), filled from a
+        # host buffer (pinned on CUDA: the copy is asynchronous) with one copy a step.
+        self._inputs = torch.zeros((2, self._slots.slots), dtype=torch.long, device=self.device)
+        self._staging = torch.zeros((2, self._slots.slots), dtype=torch.long)
+        self._columns = torch.arange(self._slots.columns, device=self.device)
+        # graphs=True: steps of bucketed shapes, captured where the device is a CUDA GPU (on a
+        # CPU the bucketed steps run eagerly: the same path, which is what the CPU tests run)
+        self.bucketed = graphs
+        self.graphs = graphs and self.device.type == "cuda"
+        self._captured: dict[tuple[int, int], _Graph] = {}
+        self._pool: Any = None
+        self._copied: Any = None  # the CUDA event of the last step's input copy
+        if self.graphs:
+            self._staging = self._staging.pin_memory()
+        self.steps = 0  # decoding steps run, and of them the ones replayed from a captured graph
+        self.replayed = 0
 
     @property
     def active(self) -> int:
-        return len(self.rows)
+        """Rows in the engine (decoding, or still being prefilled)."""
+        return len(self._seats)
+
+    @property
+    def rows(self) -> list[Row]:
+        return [seat.row for seat in self._seats]
 
     # -- joining ------------------------------------------------------------------------------
 
     def admit(self, rows: Sequence[Row]) -> list[Row]:
-        """Prefill ``rows``, pick each one's first token and join them to the batch. Returns the
-        rows already finished by that first token (EOS, or a budget of one) or failed alone.
-
-        Each row is prefilled on its own: prefill is compute-bound, so padding prompts of
-        different lengths to one width only adds work, and a row prefilled after another can
-        reuse the beginning they share."""
+        """Seat ``rows`` and prefill them: whole when no row is decoding, else up to
+        ``prefill_chunk`` tokens now and the rest over the next steps. A row whose prefill is
+        done has its first token and decodes from the next step on. Returns the rows already
+        finished (EOS, or a budget of one, at their first token) or failed alone."""
         import torch
 
-        finished: list[Row] = []
         with torch.inference_mode():  # no autograd graph: it would hold every step's activations
             for row in rows:
                 if not row.finished:
-                    finished += self._prefill(row)
-        return finished
+                    self._seat(row)
+            return self._prefill_some()
 
-    def _prefill(self, row: Row) -> list[Row]:
-        import torch
-
+    def _seat(self, row: Row) -> None:
+        slot = len(self._seats)
+        self._make_room(slot + 1, len(row.prompt) + row.budget)
+        seat = _Seat(row)
+        self._seats.append(seat)
         shared, layers = self._reusable(row.prompt)
-        rest = torch.tensor([row.prompt[shared:]], dtype=torch.long)
-        mask = torch.ones((1, len(row.prompt)), dtype=torch.long)
-        positions = torch.arange(shared, len(row.prompt)).unsqueeze(0)
-        try:
-            cache = self._past_cache(layers, shared) if layers is not None else None
-            logits, cache = self._forward(rest, mask, positions, cache=cache)
-        except Exception as error:  # this row's own pass (e.g. out of memory on its prompt)
-            row.error, row.finished = error, True
-            return [row]
-        self._remember(row, cache)
-        self._join([row], cache, mask, torch.tensor([len(row.prompt)], dtype=torch.long))
-        return self._advance([row], logits)
+        if layers is not None:
+            self._slots.load(slot, layers, shared)
+            seat.length = shared
 
     def _reusable(self, prompt: list[int]) -> tuple[int, list[tuple[torch.Tensor, torch.Tensor]] | None]:
         """How many of the prompt's first tokens come from the store (at least one is prefilled,
         for the logits of the last), and their keys and values."""
-        if self.prefixes is None:
+        if self.prefixes is None or not self._slots.keys:
             return 0, None
         shared, layers = self.prefixes.longest(prompt)
         shared = min(shared, len(prompt) - 1)
@@ -196,66 +397,93 @@ class DecodeEngine:
         self.prefixes.prefilled_tokens += len(prompt) - shared
         return shared, layers
 
-    def _past_cache(self, layers: list[tuple[torch.Tensor, torch.Tensor]], shared: int) -> Any:
-        """A one-row cache holding the first ``shared`` stored columns."""
-        from transformers import DynamicCache
+    def _prefill_some(self) -> list[Row]:
+        """Prefill the seated rows' prompts, oldest first: all of them when no row is decoding,
+        else at most ``prefill_chunk`` tokens. Returns the rows that ended (failed, or finished at
+        their first token)."""
 
-        cache = DynamicCache(config=self.model.config)
-        for layer_index, (keys, values) in enumerate(layers):
-            cache.update(keys[:, :, :shared, :], values[:, :, :shared, :], layer_index)
-        return cache
+        decoding = any(not seat.prefilling for seat in self._seats)
+        budget = self.prefill_chunk if decoding else None
+        ended: list[Row] = []
+        for seat in list(self._seats):
+            if not seat.prefilling:
+                continue
+            if budget is not None and budget <= 0:
+                break
+            row, start = seat.row, seat.length
+            end = len(row.prompt) if budget is None else min(len(row.prompt), start + budget)
+            if budget is not None:
+                budget -= end - start
+            slot = self._seats.index(seat)
+            try:
+                logits = self._prefill_chunk(slot, row.prompt[start:end], start)
+            except Exception as error:  # this row's own pass (e.g. out of memory on its prompt)
+                row.error, row.finished = error, True
+                ended.append(row)
+                continue
+            seat.length = end
+            if seat.prefilling:
+                continue
+            if self.prefixes is not None:
+                # copies: the slot is rewritten when the row leaves
+                self.prefixes.put(row.prompt, self._slots.copy_out(slot, len(row.prompt)))
+            self._prepare([row])
+            ended += self._advance([row], logits.float())
+        if ended:
+            self._leave()
+        return ended
 
-    def _remember(self, row: Row, cache: Any) -> None:
-        """Store the new prompt's keys and values for later prompts (copies: the running batch's
-        tensors change shape as rows come and go)."""
-        if self.prefixes is None:
-            return
-        self.prefixes.put(row.prompt, [(layer.keys.clone(), layer.values.clone()) for layer in cache.layers])
-
-    def _join(self, rows: list[Row], cache: Any, mask: torch.Tensor, positions: torch.Tensor) -> None:
-        """Add prefilled rows (their one-row caches, masks and positions) to the running batch."""
+    def _prefill_chunk(self, slot: int, tokens: list[int], start: int) -> torch.Tensor:
+        """Feed ``tokens`` to the row in ``slot`` from position ``start``: the last one's logits."""
         import torch
 
-        if self._cache is None or self._mask is None or self._positions is None:
-            parts = [(cache, 0)]
-            self._mask, self._positions, self.rows = mask, positions, list(rows)
-        else:
-            width = max(self._mask.shape[1], mask.shape[1])
-            old_pad, new_pad = width - self._mask.shape[1], width - mask.shape[1]
-            parts = [(self._cache, old_pad), (cache, new_pad)]
-            self._mask = torch.cat(
-                [
-                    torch.nn.functional.pad(self._mask, (old_pad, 0)),
-                    torch.nn.functional.pad(mask, (new_pad, 0)),
-                ]
-            )
-            self._positions = torch.cat([self._positions, positions])
-            self.rows.extend(rows)
-        room = self._room()
-        self._cache = self._batch_cache(
-            [[(layer.keys, layer.values, pad) for layer in part.layers] for part, pad in parts],
-            room,
-        )
+        end = start + len(tokens)
+        input_ids = torch.tensor([tokens], dtype=torch.long, device=self.device)
+        positions = torch.arange(start, end, device=self.device).unsqueeze(0)
+        # Query i (position start + i) sees columns 0..start + i.
+        visible = torch.ones((len(tokens), end), dtype=torch.bool, device=self.device).tril(start)
+        self._slots.prefill_at(slot, start)
+        return self._forward(input_ids, self._additive(visible).view(1, 1, len(tokens), end), positions)
 
-    def _room(self) -> int:
-        """Columns to keep free on the right: the most tokens a row may still write."""
-        return max(max(row.budget - len(row.generated), 1) for row in self.rows)
+    def _additive(self, visible: torch.Tensor) -> torch.Tensor:
+        """An additive attention mask (0 where visible, the dtype's least value elsewhere: finite,
+        so a row that sees nothing gives no NaN)."""
+        import torch
 
-    def _batch_cache(self, parts: list[list[tuple[torch.Tensor, torch.Tensor, int]]], room: int) -> Any:
-        """A DynamicCache of in-place layers holding ``parts`` (per part, per layer: keys, values
-        and the padding columns to put on their left) stacked along the batch."""
-        from transformers import DynamicCache
+        zero = torch.zeros((), dtype=self._dtype, device=visible.device)
+        least = torch.full((), torch.finfo(self._dtype).min, dtype=self._dtype, device=visible.device)
+        return torch.where(visible, zero, least)
 
-        cache = DynamicCache(config=self.model.config)
-        cache.layers = [
-            _in_place_layer_class()([part[index] for part in parts], room) for index in range(len(parts[0]))
-        ]
-        return cache
+    def _make_room(self, slots: int, columns: int) -> None:
+        """Buffers holding ``slots`` slots and ``columns`` columns for real tokens (plus the parking
+        column). Growing them frees the captured steps (their buffers moved)."""
+        import torch
+
+        need_columns = columns + 1
+        if slots <= self._slots.slots and need_columns <= self._slots.columns:
+            return
+        new_slots = self._slots.slots
+        while new_slots < slots:
+            new_slots *= 2
+        new_columns = self._slots.columns
+        while new_columns < need_columns:
+            new_columns *= 2
+        limit = getattr(self.model.config, "max_position_embeddings", None)
+        if isinstance(limit, int) and need_columns <= limit + 1 < new_columns:
+            new_columns = limit + 1
+        self._slots.grow(new_slots, new_columns)
+        if new_slots > self._inputs.shape[1]:
+            self._inputs = torch.zeros((2, new_slots), dtype=torch.long, device=self.device)
+            self._staging = torch.zeros((2, new_slots), dtype=torch.long)
+            if self.graphs:
+                self._staging = self._staging.pin_memory()
+        self._columns = torch.arange(self._slots.columns, device=self.device)
+        self._captured.clear()
 
     def drop(self, keys: Collection[Any]) -> list[Row]:
         """Take the rows of ``keys`` out of the batch before their end (their callers went away:
         a row nobody waits for would hold its place until its budget ran out). Returns them."""
-        dropped = [row for row in self.rows if row.key in keys and not row.finished]
+        dropped = [seat.row for seat in self._seats if seat.row.key in keys and not seat.row.finished]
         for row in dropped:
             row.finished = True
         if dropped:
@@ -265,162 +493,191 @@ class DecodeEngine:
     # -- decoding -----------------------------------------------------------------------------
 
     def step(self) -> list[Row]:
-        """Feed every row its last token, pick the next one; returns the rows that finished."""
+        """Go on prefilling (a chunk), feed every decoding row its last token, pick the next one;
+        returns the rows that finished."""
         import torch
 
-        if not self.rows:
-            return []
-        assert self._mask is not None and self._positions is not None
         with torch.inference_mode():
-            last = torch.tensor([[row.generated[-1]] for row in self.rows], dtype=torch.long)
-            self._mask = torch.nn.functional.pad(self._mask, (0, 1), value=1)
-            positions = self._positions.unsqueeze(1).clone()
-            logits, self._cache = self._forward(last, self._mask, positions, cache=self._cache)
-            self._positions = self._positions + 1
-            return self._advance(list(self.rows), logits)
+            ended = self._prefill_some() if any(seat.prefilling for seat in self._seats) else []
+            decoding = [slot for slot, seat in enumerate(self._seats) if not seat.prefilling]
+            if not decoding:
+                return ended
+            seats = [self._seats[slot] for slot in decoding]
+            self._make_room(len(self._seats), max(seat.length + 1 for seat in seats))
+            rows, width = self._shape(max(seat.length for seat in seats) + 1)
+            staging = self._staging
+            if self._copied is not None:
+                self._copied.synchronize()
+            staging[0, :rows] = self.pad_id
+            staging[1, :rows] = self._slots.park
+            fed = torch.tensor(
+                [[seat.row.generated[-1] for seat in seats], [seat.length for seat in seats]],
+                dtype=torch.long,
+            )
+            staging[:, decoding] = fed
+            self._inputs[:, :rows].copy_(staging[:, :rows], non_blocking=self.graphs)
+            if self.graphs:  # the host buffer is rewritten next step: only once this copy is done
+                self._copied = torch.cuda.Event()
+                self._copied.record()
+            logits = self._decode(rows, width)
+            for seat in seats:
+                seat.length += 1
+            self.steps += 1
+            live = [seat.row for seat in seats]
+            self._prepare(live)  # CPU work of the guides, while the device runs the step
+            picked = logits[decoding].float() if len(decoding) < rows else logits.float()
+            return ended + self._advance(live, picked)
+
+    def _shape(self, context: int) -> tuple[int, int]:
+        """The step's batch and context: exact when it runs eagerly; the buckets when it is
+        captured (a graph per bucket, so rows joining and leaving never capture anew)."""
+        rows = len(self._seats)
+        if not self.bucketed:
+            return rows, context
+        width = MIN_CONTEXT_BUCKET
+        while width < context:
+            width *= 2
+        return _bucket(rows, batch_buckets(self._slots.slots)), min(width, self._slots.columns)
+
+    def _decode(self, rows: int, width: int) -> torch.Tensor:
+        """The step's logits, ``[rows, vocabulary]``: a captured graph replayed where there is one
+        (captured now if its bucket is new), else the forward pass run eagerly."""
+        if not self.graphs:
+            return self._decode_forward(rows, width)
+        graph = self._captured.get((rows, width))
+        if graph is None:
+            graph = self._capture(rows, width)
+            if graph is None:  # this model's step cannot be captured: eager from now on
+                return self._decode_forward(rows, width)
+            self._captured[(rows, width)] = graph
+        graph.graph.replay()
+        self.replayed += 1
+        return graph.logits
+
+    def _decode_forward(self, rows: int, width: int) -> torch.Tensor:
+        tokens = self._inputs[0, :rows].view(rows, 1)
+        positions = self._inputs[1, :rows].view(rows, 1)
+        visible = self._columns[:width].view(1, width) <= positions
+        self._slots.decode_at(rows, width, positions)
+        return self._forward(tokens, self._additive(visible).view(rows, 1, 1, width), positions)
+
+    def _capture(self, rows: int, width: int) -> _Graph | None:
+        """Capture the step of this bucket as a CUDA graph (after two eager warm-up passes on a
+        side stream, as CUDA graphs need). The passes write what the step itself writes, so they
+        change nothing. None, and graphs off for good, when the model's forward cannot be
+        captured (a host sync inside it, say)."""
+        import torch
+
+        try:
+            if self._pool is None:
+                self._pool = torch.cuda.graph_pool_handle()
+            stream = torch.cuda.Stream(self.device)
+            stream.wait_stream(torch.cuda.current_stream(self.device))
+            with torch.cuda.stream(stream):
+                for _ in range(2):
+                    self._decode_forward(rows, width)
+            torch.cuda.current_stream(self.device).wait_stream(stream)
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph, pool=self._pool):
+                logits = self._decode_forward(rows, width)
+        except Exception as error:
+            log.warning("decoding steps cannot be captured as CUDA graphs (%s); running them eagerly", error)
+            self.graphs = False
+            self._captured.clear()
+            return None
+        return _Graph(graph, logits)
+
+    def _forward(self, input_ids: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+        output = self.model(
+            input_ids=input_ids,
+            attention_mask=mask,
+            position_ids=positions,
+            use_cache=True,
+            logits_to_keep=1,
+            **{self._cache_argument: self._cache},
+        )
+        return output.logits[:, -1, :]
+
+    def _prepare(self, rows: Sequence[Row]) -> None:
+        """Let each guide that can do its CPU work for the coming choice now."""
+        for row in rows:
+            prepare = getattr(row.guide, "prepare", None)
+            if prepare is None or row.finished:
+                continue
+            try:
+                prepare(row.generated)
+            except Exception as error:  # the row's guide failed: the row ends in _advance
+                row.error = error
 
     def _advance(self, rows: list[Row], logits: torch.Tensor) -> list[Row]:
         """Choose the next token of ``rows`` (one logits row each), drop the finished ones."""
+        chosen: list[int | None] = [None] * len(rows)
+        greedy: list[int] = []
         for offset, row in enumerate(rows):
             try:
-                token = self._choose(row, logits[offset])
+                if row.error is not None:
+                    raise row.error
+                if row.guide is not None:
+                    logits[offset] = row.guide.constrain(row.generated, logits[offset])
+                if row.temperature > 0:
+                    chosen[offset] = self._sample(row, logits[offset])
+                else:
+                    greedy.append(offset)
             except Exception as error:  # the row's guide failed: the row ends, the others go on
                 row.error, row.finished = error, True
+        if greedy:
+            best = logits[greedy].argmax(dim=-1) if len(greedy) < len(rows) else logits.argmax(dim=-1)
+            for offset, token in zip(greedy, best.tolist(), strict=True):  # one read back a step
+                chosen[offset] = int(token)
+        done: list[Row] = []
+        for row, token in zip(rows, chosen, strict=True):
+            if token is None:
+                done.append(row)
                 continue
             row.generated.append(token)
             if token in self.eos_ids or len(row.generated) >= row.budget:
                 row.finished = True
-        done = [row for row in rows if row.finished]
+                done.append(row)
         if done:
             self._leave()
         return done
 
-    def _choose(self, row: Row, scores: torch.Tensor) -> int:
+    def _sample(self, row: Row, scores: torch.Tensor) -> int:
         import torch
 
-        scores = scores.float()
-        if row.guide is not None:
-            scores = row.guide.constrain(row.generated, scores.clone())
-        if row.temperature <= 0:
-            return int(torch.argmax(scores).item())
         probabilities = torch.softmax(scores / row.temperature, dim=-1).cpu()
         return int(torch.multinomial(probabilities, 1, generator=self._generator).item())
 
     def _leave(self) -> None:
-        """Drop finished rows from the cache, then the columns that are padding in every row (in
-        place: no buffer is allocated)."""
-        import torch
-
-        assert self._mask is not None and self._positions is not None
-        remaining = sum(not row.finished for row in self.rows)
-        if not remaining:
-            self.reset()
+        """Free the slots of finished rows; the rows in the last slots move into the gaps (their
+        keys and values copied), so the slots in use stay ``0..n-1``."""
+        keep = [seat for seat in self._seats if not seat.row.finished]
+        if len(keep) == len(self._seats):
             return
-        # Rows from the end fill the gaps, so only they are copied (the order of rows is free).
-        keep = list(range(remaining))
-        gaps = [index for index in keep if self.rows[index].finished]
-        movers = [index for index in range(remaining, len(self.rows)) if not self.rows[index].finished]
-        for gap, mover in zip(gaps, movers, strict=True):
-            keep[gap] = mover
-        selected = torch.tensor(keep, dtype=torch.long)
-        self._mask = self._mask.index_select(0, selected)
-        self._positions = self._positions.index_select(0, selected)
-        self.rows = [self.rows[index] for index in keep]
-        unused = int(self._mask.shape[1] - self._positions.max().item())  # padding in every row
-        self._mask = self._mask[:, unused:]
-        for layer in self._cache.layers:
-            layer.keep(keep, unused)
+        old = {id(seat): slot for slot, seat in enumerate(self._seats)}
+        new: list[_Seat | None] = [
+            seat if slot < len(keep) else None for slot, seat in enumerate(self._seats)
+        ]
+        gaps = [slot for slot in range(len(keep)) if self._seats[slot].row.finished]
+        movers = [seat for seat in self._seats[len(keep) :] if not seat.row.finished]
+        for gap, seat in zip(gaps, movers, strict=True):
+            self._slots.move(old[id(seat)], gap, seat.length)
+            new[gap] = seat
+        self._seats = [seat for seat in new[: len(keep)] if seat is not None]
 
     def reset(self) -> None:
-        """Forget the running batch (after the last row left, or after a failed step)."""
-        self.rows = []
-        self._cache = None
-        self._mask = None
-        self._positions = None
-
-    def _forward(
-        self, input_ids: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor, cache: Any
-    ) -> tuple[torch.Tensor, Any]:
-        from transformers import DynamicCache
-
-        device = self.device
-        output = self.model(
-            input_ids=input_ids.to(device),
-            attention_mask=mask.to(device),
-            position_ids=positions.to(device),
-            past_key_values=cache if cache is not None else DynamicCache(config=self.model.config),
-            use_cache=True,
-            logits_to_keep=1,
-        )
-        return output.logits[:, -1, :], output.past_key_values
+        """Forget every row (after a failed step). The buffers and captured steps stay."""
+        self._seats = []
 
 
-@functools.cache
-def _in_place_layer_class() -> type[Any]:
-    """The running batch's cache layer (a class made on first use: transformers is imported late).
-
-    Its ``keys`` and ``values`` are views of larger buffers; ``update`` writes the new columns
-    into the room after the cached ones, so a step copies one column per row instead of the
-    whole cache, and a row leaving moves only the rows after it up. When the room runs out (it is
-    sized to the rows' budgets, so only if a caller feeds more than that) the buffers grow by
-    copying once."""
-    import torch
-    from transformers.cache_utils import DynamicLayer
-
-    class InPlaceLayer(DynamicLayer):
-        def __init__(self, parts: list[tuple[torch.Tensor, torch.Tensor, int]], room: int) -> None:
-            super().__init__()
-            keys, _, pad = parts[0]
-            self.dtype, self.device = keys.dtype, keys.device
-            self.is_initialized = True
-            width = keys.shape[-2] + pad
-            rows = sum(part_keys.shape[0] for part_keys, _, _ in parts)
-            shape = (rows, keys.shape[1], width + room, keys.shape[3])
-            self._key_store = torch.empty(shape, dtype=keys.dtype, device=keys.device)
-            self._value_store = torch.empty(shape, dtype=keys.dtype, device=keys.device)
-            first = 0
-            for part_keys, part_values, part_pad in parts:
-                last = first + part_keys.shape[0]
-                for store, part in ((self._key_store, part_keys), (self._value_store, part_values)):
-                    # Padding must hold finite numbers: a masked column weighs 0, and 0 * NaN is NaN.
-                    store[first:last, :, :part_pad].zero_()
-                    store[first:last, :, part_pad:width].copy_(part)
-                first = last
-            # The layer's rows are the stores' first ``_rows``, its columns ``_start:_end``.
-            self._rows, self._start, self._end = rows, 0, width
-            self._expose()
-
-        def _expose(self) -> tuple[torch.Tensor, torch.Tensor]:
-            keys = self._key_store[: self._rows, :, self._start : self._end]
-            values = self._value_store[: self._rows, :, self._start : self._end]
-            self.keys, self.values = keys, values
-            return keys, values
-
-        def update(
-            self, key_states: torch.Tensor, value_states: torch.Tensor, *args: Any, **kwargs: Any
-        ) -> tuple[torch.Tensor, torch.Tensor]:
-            end = self._end + key_states.shape[-2]
-            if end > self._key_store.shape[-2]:
-                keys, values = self._expose()
-                grown = InPlaceLayer([(keys, values, 0)], max(64, 2 * key_states.shape[-2]))
-                self._key_store, self._value_store = grown._key_store, grown._value_store
-                self._start, end = 0, end - self._start
-            self._key_store[: self._rows, :, self._end : end].copy_(key_states)
-            self._value_store[: self._rows, :, self._end : end].copy_(value_states)
-            self._end = end
-            return self._expose()
-
-        def keep(self, rows: list[int], unused: int) -> None:
-            """Keep row ``rows[slot]`` in each slot, drop the first ``unused`` columns. A row moves
-            only from past the new number of rows into a slot whose row has left."""
-            for slot, row in enumerate(rows):
-                if slot != row:
-                    for store in (self._key_store, self._value_store):
-                        store[slot, :, self._start : self._end].copy_(store[row, :, self._start : self._end])
-            self._rows, self._start = len(rows), self._start + unused
-            self._expose()
-
-    return InPlaceLayer
+def _cache_argument(model: Any) -> str:
+    """The name the model's forward takes its cache by (``cache`` in newer transformers,
+    ``past_key_values`` before)."""
+    try:
+        parameters = inspect.signature(model.forward).parameters
+    except (TypeError, ValueError):
+        return "past_key_values"
+    return "cache" if "cache" in parameters else "past_key_values"
 
 
 def supports_model(model: Any) -> bool:
@@ -437,9 +694,9 @@ def supports_model(model: Any) -> bool:
             model(
                 input_ids=torch.zeros((1, 1), dtype=torch.long, device=device),
                 attention_mask=torch.ones((1, 1), dtype=torch.long, device=device),
-                past_key_values=cache,
                 use_cache=True,
                 logits_to_keep=1,
+                **{_cache_argument(model): cache},
             )
     except Exception:  # a model without these arguments: generate() serves it
         return False

@@ -17,6 +17,17 @@ class ProcessorsOnOneRow:
     def __init__(self, processors: list[Any]) -> None:
         self.processors = processors
 
+    def prepare(self, generated: Any) -> None:
+        """The processors' CPU work for the coming step (the guide's bitmask), done while the
+        device computes it; see `subnet.miner.engine.TokenConstraint`."""
+        import torch
+
+        written = torch.tensor([list(generated)], dtype=torch.long)
+        for processor in self.processors:
+            prepare = getattr(processor, "prepare", None)
+            if prepare is not None:
+                prepare(written)
+
     def constrain(self, generated: Any, scores: torch.Tensor) -> torch.Tensor:
         import torch
 

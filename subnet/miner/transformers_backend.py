@@ -109,6 +109,12 @@ class TransformersBackend(BatchingBackend):
             first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
             raise ModelLoadError(f"cannot load model {self.options.path}: {first_line}") from error
         model.to(self.device)
+        self.adopt(model, tokenizer)
+
+    def adopt(self, model: Any, tokenizer: Any) -> None:
+        """Serve a loaded model and its tokenizer (on ``self.device``): the format, the guide and
+        the decoding engine are set up for them. ``_load`` calls it; so does a benchmark that
+        builds its model in memory."""
         model.eval()
         tokenizer.padding_side = "left"
         if tokenizer.pad_token_id is None:
@@ -137,11 +143,17 @@ class TransformersBackend(BatchingBackend):
                     ", ".join(GUIDED_FORMATS),
                 )
         if supports_model(model):
+            graphs = self.options.cuda_graphs == "on" or (
+                self.options.cuda_graphs == "auto" and str(self.device).startswith("cuda")
+            )
             self.engine = DecodeEngine(
                 model,
                 eos_ids=self._eos_ids(),
                 pad_id=int(tokenizer.pad_token_id),
                 prefix_tokens=self.options.prefix_cache_tokens,
+                max_rows=self.options.max_batch,
+                graphs=graphs,
+                prefill_chunk=self.options.prefill_chunk,
             )
         else:
             log.info("%s: rows cannot join a running batch; batches run with generate()", self.model_dir)

@@ -62,6 +62,8 @@ SAMPLES: dict[str, tuple[str | None, Any]] = {
     "model.max_new_tokens": ("512", 512),
     "model.guided": ("off", "off"),  # guided modes are for the transformers backend; the rest is openai
     "model.prefix_cache_tokens": ("0", 0),
+    "model.cuda_graphs": ("off", "off"),
+    "model.prefill_chunk": ("128", 128),
     "model.base_url": ("http://127.0.0.1:8000/v1/", "http://127.0.0.1:8000/v1"),
     "model.name": ("qwen", "qwen"),
     "model.timeout": ("12", 12.0),

@@ -201,29 +201,95 @@ def test_no_autograd_graph_is_kept_whoever_calls(model_and_tokens: tuple[Any, li
     engine = DecodeEngine(model, eos_ids=[-1], pad_id=0)
     engine.admit([Row(key=0, prompt=prompts[0], budget=5), Row(key=1, prompt=prompts[1], budget=5)])
     engine.step()
-    assert engine._cache is not None
-    for layer in engine._cache.layers:
-        assert layer.keys.grad_fn is None and not layer.keys.requires_grad
+    assert len(engine._slots.keys) == model.config.num_hidden_layers
+    for buffer in [*engine._slots.keys, *engine._slots.values]:
+        assert buffer.grad_fn is None and not buffer.requires_grad
 
 
-def test_a_step_writes_its_column_in_place(model_and_tokens: tuple[Any, list[list[int]], int]) -> None:
-    # DynamicLayer appends with torch.cat, copying the whole cache at every step; the running
-    # batch's layers write the new column into room kept after the cached ones.
+def test_steps_write_into_the_slots_in_place(model_and_tokens: tuple[Any, list[list[int]], int]) -> None:
+    # Keys and values live in buffers allocated once: a step writes each row's column there,
+    # joining and leaving copy one row at most, and no step allocates a cache of its own.
     model, prompts, _ = model_and_tokens
-    engine = DecodeEngine(model, eos_ids=[-1], pad_id=0)
-    rows = [Row(key=0, prompt=prompts[0], budget=9), Row(key=1, prompt=prompts[1], budget=9)]
-    engine.admit(rows)
-    assert engine._cache is not None
-    stores = [layer.keys.untyped_storage().data_ptr() for layer in engine._cache.layers]
-    widths = [layer.keys.shape[-2] for layer in engine._cache.layers]
-    for _ in range(5):
+    engine = DecodeEngine(model, eos_ids=[-1], pad_id=0, prefix_tokens=0)
+    rows = [Row(key=index, prompt=prompts[index], budget=9 + 2 * index) for index in range(3)]
+    engine.admit(rows[:2])
+    stores = [buffer.data_ptr() for buffer in [*engine._slots.keys, *engine._slots.values]]
+    for step in range(5):
+        if step == 2:
+            engine.admit(rows[2:])
         engine.step()
-    assert [layer.keys.untyped_storage().data_ptr() for layer in engine._cache.layers] == stores
-    assert [layer.keys.shape[-2] for layer in engine._cache.layers] == [width + 5 for width in widths]
     while engine.active:
         engine.step()
+    assert [buffer.data_ptr() for buffer in [*engine._slots.keys, *engine._slots.values]] == stores
     for row in rows:
-        assert row.generated == _alone(model, row.prompt, 9, eos=-1)
+        assert row.generated == _alone(model, row.prompt, row.budget, eos=-1)
+
+
+@pytest.mark.parametrize("chunk", [4, 512])
+def test_bucketed_steps_and_chunked_prefill_write_what_generate_writes(
+    model_and_tokens: tuple[Any, list[list[int]], int], chunk: int
+) -> None:
+    # graphs=True on a CPU runs the captured path's shapes eagerly: batch and context rounded up
+    # to their buckets, the extra slots parked. A prompt admitted while rows decode is prefilled
+    # a chunk a step; the running rows get their token at every step meanwhile.
+    model, prompts, _ = model_and_tokens
+    eos = _eos_for(model, prompts)
+    budgets = [3, 17, 9, 1, 12, 20, 5]
+    expected = [_alone(model, prompt, budget, eos) for prompt, budget in zip(prompts, budgets, strict=True)]
+    engine = DecodeEngine(model, eos_ids=[eos], pad_id=0, graphs=True, max_rows=4, prefill_chunk=chunk)
+    assert engine.bucketed and not engine.graphs  # no CUDA here: nothing is captured
+    rows = [Row(key=i, prompt=p, budget=b) for i, (p, b) in enumerate(zip(prompts, budgets, strict=True))]
+    arrivals = {0: rows[:3], 2: rows[3:4], 4: rows[4:6], 9: rows[6:]}
+    finished: list[Row] = []
+    written: list[int] = []
+    with torch.inference_mode():
+        for step in range(100):
+            if not engine.active and not any(key >= step for key in arrivals):
+                break
+            if step in arrivals:
+                finished += engine.admit(arrivals[step])
+            running = [row for row in engine.rows if row.generated and not row.finished]
+            before = {row.key: len(row.generated) for row in running}
+            finished += engine.step()
+            written += [len(row.generated) - before[row.key] for row in running]
+    assert engine.active == 0
+    assert sorted(row.key for row in finished) == list(range(len(rows)))
+    assert set(written) == {1}  # every decoding row got exactly one token per step
+    for row in rows:
+        assert row.generated == expected[row.key], f"row {row.key}"
+
+
+def test_a_long_prompt_is_prefilled_a_chunk_a_step_while_others_decode(
+    model_and_tokens: tuple[Any, list[list[int]], int],
+) -> None:
+    model, prompts, _ = model_and_tokens
+    long_prompt = [token for prompt in prompts for token in prompt]
+    engine = DecodeEngine(model, eos_ids=[-1], pad_id=0, prefix_tokens=0, prefill_chunk=16)
+    running = Row(key="running", prompt=prompts[0], budget=40)
+    late = Row(key="late", prompt=long_prompt, budget=6)
+    fed: list[int] = []
+    real_forward = engine._forward
+
+    def forward(input_ids: Any, *args: Any, **kwargs: Any) -> Any:
+        fed.append(int(input_ids.shape[1]))
+        return real_forward(input_ids, *args, **kwargs)
+
+    with torch.inference_mode():
+        engine.admit([running])
+        engine.step()
+        engine._forward = forward  # type: ignore[method-assign]
+        engine.admit([late])
+        steps = 0
+        while not late.generated:
+            engine.step()
+            steps += 1
+        while engine.active:
+            engine.step()
+    chunks = -(-len(long_prompt) // 16)
+    assert steps == chunks - 1  # the first chunk at admission, one more at each step
+    assert max(fed) == 16
+    assert late.generated == _alone(model, long_prompt, 6, eos=-1)
+    assert running.generated == _alone(model, prompts[0], 40, eos=-1)
 
 
 def test_rows_fed_past_their_reserved_room_grow_the_cache(

@@ -293,15 +293,37 @@ class GuidedCalls:
         self._unquoted = [0] * len(guides)
         self._need: dict[int, int] = {}  # per row: tokens to keep for closing (`_closing_need`)
         self._bitmask: torch.Tensor | None = None
+        self._prepared: int | None = None  # the step whose CPU work `prepare` did already
+        self._need_left: dict[int, int] = {}  # per row: the tokens left when _need was worked out
 
-    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+    def prepare(self, input_ids: torch.Tensor) -> None:
+        """The step's CPU work, before its logits are read: the matchers take the tokens just
+        written and fill their bitmasks (and the closing estimates are brought up to date). The
+        engine calls it while the device computes the step's forward pass; ``__call__`` at the
+        same step then only applies the masks and chooses."""
         step = input_ids.shape[1] - self.prompt_width
         if step > 0:
             self._take_last(input_ids)
         rows = [row for row, mode in enumerate(self.modes) if mode in (_UNDECIDED, _GUIDED)]
+        self._fill(rows)
+        for row in rows:
+            left = self.budgets[row] - step - 1
+            matcher = self.matchers[row]
+            if self.modes[row] == _GUIDED and left >= CLOSING_WINDOW and not matcher.is_completed():
+                self._closing_need(row, matcher, left)
+        self._prepared = step
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        step = input_ids.shape[1] - self.prompt_width
+        prepared, self._prepared = self._prepared == step, None
+        if not prepared and step > 0:
+            self._take_last(input_ids)
+        rows = [row for row, mode in enumerate(self.modes) if mode in (_UNDECIDED, _GUIDED)]
         if not rows:
             return scores
-        masked = self._masked(rows, scores)
+        if not prepared:
+            self._fill(rows)
+        masked = self._apply(rows, scores)
         for position, row in enumerate(rows):
             left = self.budgets[row] - step - 1  # tokens after the one chosen now
             try:
@@ -322,19 +344,25 @@ class GuidedCalls:
                 scores[row] = keep
         return scores
 
-    def _masked(self, rows: list[int], scores: torch.Tensor) -> torch.Tensor:
-        """The rows' logits with the tokens their matchers refuse at -inf."""
+    def _fill(self, rows: list[int]) -> None:
+        """The rows' bitmasks of the tokens their matchers accept next (CPU work)."""
         import xgrammar
 
-        width = self.guidance.vocab_size
         if self._bitmask is None or self._bitmask.shape[0] < len(self.modes):
-            self._bitmask = xgrammar.allocate_token_bitmask(len(self.modes), width)
+            self._bitmask = xgrammar.allocate_token_bitmask(len(self.modes), self.guidance.vocab_size)
         for row in rows:
             self.matchers[row].fill_next_token_bitmask(self._bitmask, row)
+
+    def _apply(self, rows: list[int], scores: torch.Tensor) -> torch.Tensor:
+        """The rows' logits with the tokens their (filled) bitmasks refuse at -inf."""
+        import xgrammar
+
+        assert self._bitmask is not None
+        width = self.guidance.vocab_size
         masked = scores[rows].clone()
         if masked.shape[-1] > width:  # logits wider than the vocabulary: padding ids are never written
             masked[:, width:] = float("-inf")
-        bitmask = self._bitmask[rows].to(masked.device)
+        bitmask = self._bitmask[rows].to(masked.device, non_blocking=True)
         xgrammar.apply_token_bitmask_inplace(masked, bitmask, vocab_size=min(width, masked.shape[-1]))
         return masked
 
@@ -406,7 +434,8 @@ class GuidedCalls:
         """Before the closing window: twice the tokens the call's closing text takes now (worked
         out every `NEED_EVERY` steps), so a call whose closing alone is longer than the window
         (many required keys, a small vocabulary) starts closing in time."""
-        if left % NEED_EVERY == 0 or row not in self._need:
+        if row not in self._need or (left % NEED_EVERY == 0 and self._need_left.get(row) != left):
+            self._need_left[row] = left
             text = closing_text(matcher, limit=left * self.guidance.longest)
             ids = self.guidance.tokens_for(text) if text else []
             self._need[row] = 2 * len(ids) + NEED_EVERY if text is not None else 0
