@@ -189,6 +189,36 @@ async def drive(
     return tokens, time.perf_counter() - started, latencies
 
 
+def timed_steps(engine: DecodeEngine) -> list[tuple[int, float]]:
+    """Record (decoding rows, seconds) of each engine step that only decoded (no prefill in it)."""
+    record: list[tuple[int, float]] = []
+    real_step = engine.step
+
+    def step() -> list[Row]:
+        prefilling = any(row.generated == [] for row in engine.rows)
+        rows = engine.active
+        started = time.perf_counter()
+        finished = real_step()
+        if rows and not prefilling:
+            record.append((rows, time.perf_counter() - started))
+        return finished
+
+    engine.step = step  # type: ignore[method-assign]
+    return record
+
+
+def step_note(record: Sequence[tuple[int, float]]) -> str:
+    """The median step at the batch size most steps ran with."""
+    if not record:
+        return ""
+    counts: dict[int, int] = {}
+    for rows, _ in record:
+        counts[rows] = counts.get(rows, 0) + 1
+    rows = max(counts, key=lambda size: (counts[size], size))
+    seconds = statistics.median(took for size, took in record if size == rows)
+    return f"; step {seconds * 1000:.2f} ms at {rows} rows"
+
+
 async def served(
     shape: str,
     backend: TransformersBackend,
@@ -210,11 +240,15 @@ async def served(
         )
     if backend.engine is not None and backend.engine.prefixes is not None:
         backend.engine.prefixes.clear()
-    tokens, seconds, latencies = await drive(backend, runs, concurrency)
     engine = backend.engine
+    record = timed_steps(engine) if engine is not None else []
+    tokens, seconds, latencies = await drive(backend, runs, concurrency)
     note = ""
     if engine is not None:
-        note = f"graphs {'on' if engine.graphs else 'off'}, {len(engine._captured)} captured"
+        note = (
+            f"graphs {'on' if engine.graphs else 'off'}, {len(engine._captured)} captured{step_note(record)}"
+        )
+        del engine.step  # the engine's own again
     figures.append(
         Figure(shape, workload, mode, concurrency, len(latencies), tokens, seconds, latencies, note=note)
     )

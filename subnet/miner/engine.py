@@ -23,10 +23,11 @@ Rows joining and leaving change only the graph's inputs (tokens and positions, o
 copy a step), never its shapes. On a CPU, or with ``graphs=False``, the same step runs eagerly
 with exact shapes (the rows in use and the longest context) and writes the same tokens.
 
-**Prefill** runs eagerly, one row at a time (prefill is compute-bound: padding prompts to one
-width only adds work), straight into the row's slot, in chunks of ``prefill_chunk`` tokens while
-other rows are decoding: a long prompt costs the running rows one chunk per step, not the whole
-prompt at once. With no row decoding, admitted prompts are prefilled whole at once.
+**Prefill** runs eagerly, straight into the rows' slots, in chunks of ``prefill_chunk`` tokens
+while other rows are decoding: a long prompt costs the running rows one chunk per step, not the
+whole prompt at once. With no row decoding, admitted prompts are prefilled whole at once. On a GPU
+up to ``prefill_rows`` rows share a pass (a pass of a few hundred tokens costs its kernel
+launches there, not its arithmetic); on a CPU prefill is compute-bound, so each row has its own.
 
 A prompt that begins like one seen recently (the same system prompt and tools, which is what an
 agent's requests and the format's instructions look like) reuses that beginning's keys and values
@@ -175,8 +176,8 @@ class KeyValueSlots:
     config is read) and regrown by copying when rows need more slots or columns.
 
     It is the ``past_key_values`` of every forward pass: ``update`` is what the model's
-    attention layers call, and it writes where the engine's current pass says (`prefill_at` one
-    slot from a column, or `decode_at` every slot at its own position)."""
+    attention layers call, and it writes where the engine's current pass says (`write_at`: which
+    slots, each token's column, how many columns attention reads)."""
 
     def __init__(self, slots: int, columns: int) -> None:
         self.slots = slots
@@ -190,13 +191,13 @@ class KeyValueSlots:
         """The column slots without a decoding row write to (no row ever attends to it)."""
         return self.columns - 1
 
-    def prefill_at(self, slot: int, start: int) -> None:
-        self._pass = ("prefill", slot, start)
-
-    def decode_at(self, rows: int, width: int, positions: torch.Tensor) -> None:
-        """Slots ``0..rows-1`` each write one column, at ``positions`` (``[rows, 1]``, on the
-        device); attention reads columns ``0..width-1``."""
-        self._pass = ("decode", rows, width, positions)
+    def write_at(self, slots: Sequence[int], width: int, positions: torch.Tensor) -> None:
+        """The coming pass feeds the rows of ``slots`` (consecutive slots are read in place, others
+        gathered), each token at its position (``positions``: ``[rows, tokens]``, on the device);
+        attention reads columns ``0..width-1`` of those slots."""
+        first = slots[0]
+        consecutive = list(slots) == list(range(first, first + len(slots)))
+        self._pass = (first, len(slots), width, positions, None if consecutive else list(slots))
 
     def update(
         self,
@@ -208,18 +209,27 @@ class KeyValueSlots:
     ) -> tuple[torch.Tensor, torch.Tensor]:
         if layer_index == len(self.keys):
             self._allocate(key_states)
-        keys, values = self.keys[layer_index], self.values[layer_index]
-        if self._pass[0] == "prefill":
-            _, slot, start = self._pass
-            end = start + key_states.shape[-2]
-            keys[slot : slot + 1, :, start:end].copy_(key_states)
-            values[slot : slot + 1, :, start:end].copy_(value_states)
-            return keys[slot : slot + 1, :, :end], values[slot : slot + 1, :, :end]
-        _, rows, width, positions = self._pass
-        index = positions.view(rows, 1, 1, 1).expand(rows, key_states.shape[1], 1, key_states.shape[3])
-        keys[:rows].scatter_(2, index, key_states)
-        values[:rows].scatter_(2, index, value_states)
-        return keys[:rows, :, :width], values[:rows, :, :width]
+        first, rows, width, positions, scattered = self._pass
+        out = []
+        for buffer, states in (
+            (self.keys[layer_index], key_states),
+            (self.values[layer_index], value_states),
+        ):
+            if scattered is None:
+                block = buffer[first : first + rows]
+                tokens = positions.shape[1]
+                index = positions.view(rows, 1, tokens, 1).expand(
+                    rows, states.shape[1], tokens, states.shape[3]
+                )
+                block.scatter_(2, index, states)
+                out.append(block[:, :, :width])
+            else:
+                import torch
+
+                slots = torch.tensor(scattered, device=buffer.device)
+                buffer[slots.view(-1, 1), :, positions] = states.transpose(1, 2)
+                out.append(buffer[:, :, :width].index_select(0, slots))
+        return out[0], out[1]
 
     def _allocate(self, like: torch.Tensor) -> None:
         import torch
@@ -306,6 +316,8 @@ class DecodeEngine:
 
     # Reusing fewer tokens than this saves less than the copying costs.
     MIN_REUSE = 16
+    # Padded tokens at most in one prefill pass of several rows (its activations' size).
+    PREFILL_TOKENS = 8192
 
     def __init__(
         self,
@@ -318,6 +330,7 @@ class DecodeEngine:
         max_rows: int = 8,
         graphs: bool = False,
         prefill_chunk: int = 512,
+        prefill_rows: int | None = None,
     ) -> None:
         import torch
 
@@ -327,6 +340,10 @@ class DecodeEngine:
         self.pad_id = int(pad_id)
         self.prefixes = PrefixStore(prefix_tokens) if prefix_tokens > 0 else None
         self.prefill_chunk = max(1, prefill_chunk)
+        # Rows prefilled in one pass. On a GPU a pass of a few hundred tokens costs its kernel
+        # launches, not its arithmetic, so rows share passes; on a CPU prefill is compute-bound
+        # and padding to a common width only adds work, so each row has its own.
+        self.prefill_rows = prefill_rows or (8 if self.device.type == "cuda" else 1)
         self._seats: list[_Seat] = []  # slot i holds _seats[i]; always slots 0..n-1
         self._slots = KeyValueSlots(max(1, max_rows), MIN_COLUMNS)
         self._cache = _cache_class()(model.config, self._slots)
@@ -343,7 +360,6 @@ class DecodeEngine:
         self.bucketed = graphs
         self.graphs = graphs and self.device.type == "cuda"
         self._captured: dict[tuple[int, int], _Graph] = {}
-        self._pool: Any = None
         self._copied: Any = None  # the CUDA event of the last step's input copy
         if self.graphs:
             self._staging = self._staging.pin_memory()
@@ -399,51 +415,96 @@ class DecodeEngine:
 
     def _prefill_some(self) -> list[Row]:
         """Prefill the seated rows' prompts, oldest first: all of them when no row is decoding,
-        else at most ``prefill_chunk`` tokens. Returns the rows that ended (failed, or finished at
+        else at most ``prefill_chunk`` tokens. Up to ``prefill_rows`` rows share one forward pass
+        (left-padded to the longest piece). Returns the rows that ended (failed, or finished at
         their first token)."""
-
         decoding = any(not seat.prefilling for seat in self._seats)
         budget = self.prefill_chunk if decoding else None
-        ended: list[Row] = []
-        for seat in list(self._seats):
+        pieces: list[tuple[_Seat, int]] = []  # a seat and the end of its piece of prompt
+        for seat in self._seats:
             if not seat.prefilling:
                 continue
             if budget is not None and budget <= 0:
                 break
-            row, start = seat.row, seat.length
-            end = len(row.prompt) if budget is None else min(len(row.prompt), start + budget)
+            end = len(seat.row.prompt)
             if budget is not None:
-                budget -= end - start
-            slot = self._seats.index(seat)
-            try:
-                logits = self._prefill_chunk(slot, row.prompt[start:end], start)
-            except Exception as error:  # this row's own pass (e.g. out of memory on its prompt)
-                row.error, row.finished = error, True
-                ended.append(row)
-                continue
-            seat.length = end
-            if seat.prefilling:
-                continue
-            if self.prefixes is not None:
-                # copies: the slot is rewritten when the row leaves
-                self.prefixes.put(row.prompt, self._slots.copy_out(slot, len(row.prompt)))
-            self._prepare([row])
-            ended += self._advance([row], logits.float())
+                end = min(end, seat.length + budget)
+                budget -= end - seat.length
+            pieces.append((seat, end))
+        ended: list[Row] = []
+        done: list[tuple[Row, torch.Tensor]] = []
+        for group in self._groups(pieces):
+            for (seat, end), logits in zip(group, self._prefill_group(group), strict=True):
+                row = seat.row
+                if isinstance(logits, Exception):  # this row's own pass (e.g. out of memory on it)
+                    row.error, row.finished = logits, True
+                    ended.append(row)
+                    continue
+                seat.length = end
+                if seat.prefilling:
+                    continue
+                if self.prefixes is not None:
+                    # copies: the slot is rewritten when the row leaves
+                    slot = self._seats.index(seat)
+                    self.prefixes.put(row.prompt, self._slots.copy_out(slot, len(row.prompt)))
+                done.append((row, logits))
+        if done:
+            self._prepare([row for row, _ in done])
+            import torch
+
+            ended += self._advance(
+                [row for row, _ in done], torch.stack([logits for _, logits in done]).float()
+            )
         if ended:
             self._leave()
         return ended
 
-    def _prefill_chunk(self, slot: int, tokens: list[int], start: int) -> torch.Tensor:
-        """Feed ``tokens`` to the row in ``slot`` from position ``start``: the last one's logits."""
+    def _groups(self, pieces: list[tuple[_Seat, int]]) -> list[list[tuple[_Seat, int]]]:
+        """Pieces in groups of at most ``prefill_rows`` rows and ``PREFILL_TOKENS`` padded tokens."""
+        groups: list[list[tuple[_Seat, int]]] = []
+        for seat, end in pieces:
+            length = end - seat.length
+            if groups:
+                group = groups[-1]
+                widest = max(length, *(stop - other.length for other, stop in group))
+                if len(group) < self.prefill_rows and widest * (len(group) + 1) <= self.PREFILL_TOKENS:
+                    group.append((seat, end))
+                    continue
+            groups.append([(seat, end)])
+        return groups
+
+    def _prefill_group(self, group: list[tuple[_Seat, int]]) -> list[torch.Tensor | Exception]:
+        """Each piece's last logits (``[vocabulary]``), or the exception its pass raised: a group
+        whose pass fails is retried a row at a time, so only the row at fault fails."""
+        try:
+            logits = self._prefill_pass(group)
+            return [logits[index] for index in range(len(group))]
+        except Exception as error:
+            if len(group) == 1:
+                return [error]
+        return [self._prefill_group([piece])[0] for piece in group]
+
+    def _prefill_pass(self, group: list[tuple[_Seat, int]]) -> torch.Tensor:
+        """One forward pass feeding each seat its prompt tokens up to its piece's end, left-padded
+        to the longest piece (a padding token is fed at the parking column, where no row looks,
+        so every row's last token is the pass's last)."""
         import torch
 
-        end = start + len(tokens)
-        input_ids = torch.tensor([tokens], dtype=torch.long, device=self.device)
-        positions = torch.arange(start, end, device=self.device).unsqueeze(0)
-        # Query i (position start + i) sees columns 0..start + i.
-        visible = torch.ones((len(tokens), end), dtype=torch.bool, device=self.device).tril(start)
-        self._slots.prefill_at(slot, start)
-        return self._forward(input_ids, self._additive(visible).view(1, 1, len(tokens), end), positions)
+        width = max(end - seat.length for seat, end in group)
+        tokens = [[self.pad_id] * width for _ in group]
+        positions = [[self._slots.park] * width for _ in group]
+        for index, (seat, end) in enumerate(group):
+            piece = seat.row.prompt[seat.length : end]
+            tokens[index][width - len(piece) :] = piece
+            positions[index][width - len(piece) :] = range(seat.length, end)
+        input_ids = torch.tensor(tokens, dtype=torch.long, device=self.device)
+        fed = torch.tensor(positions, dtype=torch.long, device=self.device)
+        context = max(end for _, end in group)
+        # Query i of a row (at position p) sees that row's columns 0..p; padding sees them all.
+        visible = self._columns[:context].view(1, 1, context) <= fed.unsqueeze(-1)
+        self._slots.write_at([self._seats.index(seat) for seat, _ in group], context, fed)
+        mask = self._additive(visible).view(len(group), 1, width, context)
+        return self._forward(input_ids, mask, fed)
 
     def _additive(self, visible: torch.Tensor) -> torch.Tensor:
         """An additive attention mask (0 where visible, the dtype's least value elsewhere: finite,
@@ -558,7 +619,7 @@ class DecodeEngine:
         tokens = self._inputs[0, :rows].view(rows, 1)
         positions = self._inputs[1, :rows].view(rows, 1)
         visible = self._columns[:width].view(1, width) <= positions
-        self._slots.decode_at(rows, width, positions)
+        self._slots.write_at(range(rows), width, positions)
         return self._forward(tokens, self._additive(visible).view(rows, 1, 1, width), positions)
 
     def _capture(self, rows: int, width: int) -> _Graph | None:
@@ -569,8 +630,6 @@ class DecodeEngine:
         import torch
 
         try:
-            if self._pool is None:
-                self._pool = torch.cuda.graph_pool_handle()
             stream = torch.cuda.Stream(self.device)
             stream.wait_stream(torch.cuda.current_stream(self.device))
             with torch.cuda.stream(stream):
@@ -578,7 +637,9 @@ class DecodeEngine:
                     self._decode_forward(rows, width)
             torch.cuda.current_stream(self.device).wait_stream(stream)
             graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graph, pool=self._pool):
+            # Each graph its own memory pool: a step's activations are small, and a pool shared
+            # by graphs that were freed (the buffers grew) trips the allocator on the next capture.
+            with torch.cuda.graph(graph):
                 logits = self._decode_forward(rows, width)
         except Exception as error:
             log.warning("decoding steps cannot be captured as CUDA graphs (%s); running them eagerly", error)

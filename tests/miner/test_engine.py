@@ -259,6 +259,63 @@ def test_bucketed_steps_and_chunked_prefill_write_what_generate_writes(
         assert row.generated == expected[row.key], f"row {row.key}"
 
 
+def test_rows_prefilled_together_write_what_each_writes_alone(
+    model_and_tokens: tuple[Any, list[list[int]], int],
+) -> None:
+    # Several rows in one prefill pass (as on a GPU): left-padded to the longest, each from its
+    # own start (a reused prefix, a chunk already fed), each row's tokens as generate writes them.
+    model, prompts, vocab = model_and_tokens
+    rng = random.Random(4)
+    system = [rng.randrange(3, vocab) for _ in range(30)]
+    asks = [system + prompt for prompt in prompts[:3]] + prompts[3:]
+    budgets = [5, 9, 3, 7, 4, 8, 6]
+    expected = [_alone(model, ask, budget, eos=-1) for ask, budget in zip(asks, budgets, strict=True)]
+    engine = DecodeEngine(model, eos_ids=[-1], pad_id=0, prefill_rows=3, prefill_chunk=24)
+    rows = [Row(key=i, prompt=ask, budget=b) for i, (ask, b) in enumerate(zip(asks, budgets, strict=True))]
+    widths: list[int] = []  # rows per prefill pass
+    real_forward = engine._forward
+
+    def forward(input_ids: Any, *args: Any, **kwargs: Any) -> Any:
+        if input_ids.shape[1] > 1:  # a prefill pass (a step feeds one token a row)
+            widths.append(int(input_ids.shape[0]))
+        return real_forward(input_ids, *args, **kwargs)
+
+    engine._forward = forward  # type: ignore[method-assign]
+    with torch.inference_mode():
+        engine.admit(rows[:1])
+        engine.admit(rows[1:])  # the first decodes: 24 tokens a step, up to 3 rows a pass
+        while engine.active:
+            engine.step()
+    assert max(widths) == 3
+    assert engine.prefixes is not None and engine.prefixes.reused_tokens >= 2 * 30
+    for row in rows:
+        assert row.generated == expected[row.key], f"row {row.key}"
+
+
+def test_a_failed_pass_of_several_rows_fails_only_the_row_at_fault(
+    model_and_tokens: tuple[Any, list[list[int]], int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model, prompts, _ = model_and_tokens
+    engine = DecodeEngine(model, eos_ids=[-1], pad_id=0, prefix_tokens=0, prefill_rows=4)
+    doomed_prompt = prompts[2]
+    real_forward = engine._forward
+
+    def forward(input_ids: Any, *args: Any, **kwargs: Any) -> Any:
+        if any(row[-len(doomed_prompt) :] == doomed_prompt for row in input_ids.tolist()):
+            raise RuntimeError("out of memory with this prompt in the pass")
+        return real_forward(input_ids, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "_forward", forward)
+    rows = [Row(key=index, prompt=prompts[index], budget=6) for index in range(4)]
+    with torch.inference_mode():
+        failed = engine.admit(rows)
+        while engine.active:
+            engine.step()
+    assert failed == [rows[2]] and isinstance(rows[2].error, RuntimeError)
+    for row in (rows[0], rows[1], rows[3]):
+        assert row.error is None and row.generated == _alone(model, row.prompt, 6, eos=-1)
+
+
 def test_a_long_prompt_is_prefilled_a_chunk_a_step_while_others_decode(
     model_and_tokens: tuple[Any, list[list[int]], int],
 ) -> None:
