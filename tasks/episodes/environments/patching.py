@@ -30,7 +30,9 @@ __all__ = [
 MAX_PATCH_CHARS = 200_000
 MAX_PATH_CHARS = 300
 _DEV_NULL = "/dev/null"
-_HUNK_HEADER = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+#: Line numbers and counts in ASCII digits, at most 9 of them (``int`` refuses other scripts' digits
+#: and more than 4300 digits; no file here has a billion lines).
+_HUNK_HEADER = re.compile(r"^@@ -([0-9]{1,9})(?:,([0-9]{1,9}))? \+([0-9]{1,9})(?:,([0-9]{1,9}))? @@")
 
 
 def normalise_path(path: str) -> str:

@@ -19,7 +19,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from tasks.episodes.environment import ToolError
+from tasks.episodes.environment import ToolError, ascii_int
 from tasks.episodes.environments.patching import diff_files, normalise_path
 from tasks.episodes.environments.repository import PlantedBug
 
@@ -460,7 +460,7 @@ def _head_tail(files: Mapping[str, str], program: str, args: list[str]) -> dict[
         arg = args[index]
         if arg == "-n" and index + 1 < len(args):
             number, index = args[index + 1], index + 2
-        elif arg.startswith("-n") or (arg.startswith("-") and arg[1:].isdigit()):
+        elif arg.startswith("-n") or (arg.startswith("-") and ascii_int(arg[1:]) is not None):
             number, index = arg[2:] if arg.startswith("-n") else arg[1:], index + 1
         elif arg.startswith("-"):
             raise ToolError(f"{program}: unsupported option {arg} (use -n N)")
@@ -468,9 +468,10 @@ def _head_tail(files: Mapping[str, str], program: str, args: list[str]) -> dict[
             targets.append(arg)
             index += 1
             continue
-        if not number.isdigit():
-            raise ToolError(f"{program}: invalid number of lines: {number!r}")
-        count = int(number)
+        parsed = ascii_int(number)
+        if parsed is None:
+            raise ToolError(f"{program}: invalid number of lines: {number[:40]!r}")
+        count = parsed
     if len(targets) != 1:
         raise ToolError(f"{program}: give exactly one file")
     lines = _read(files, program, targets[0]).splitlines()

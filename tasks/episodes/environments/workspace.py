@@ -22,7 +22,7 @@ from collections.abc import Callable
 from random import Random
 from typing import Any
 
-from tasks.episodes.environment import Environment, ToolError, prop, tool
+from tasks.episodes.environment import Environment, ToolError, ascii_int, prop, tool
 from tasks.episodes.environments.patching import (
     apply_patch,
     diff_files,
@@ -83,18 +83,20 @@ def canonical_cron(expression: str) -> str:
         parts = []
         for part in field.split(","):
             base, slash, step = part.partition("/")
-            if slash and not (step.isdigit() and int(step) > 0):
-                raise ToolError(f"bad schedule {expression[:80]!r}: step {step!r} in field {index + 1}")
+            every = ascii_int(step) if slash else None
+            if slash and not every:
+                raise ToolError(f"bad schedule {expression[:80]!r}: step {step[:20]!r} in field {index + 1}")
             if base != "*":
                 ends = []
                 for end in base.split("-", 1):
-                    number = int(end) if end.isdigit() else _CRON_NAMES[index].get(end.upper())
+                    number = ascii_int(end)
+                    number = _CRON_NAMES[index].get(end.upper()) if number is None else number
                     low, high = _CRON_BOUNDS[index]
                     if number is None or not low <= number <= high:
-                        raise ToolError(f"bad schedule {expression[:80]!r}: {end!r} in field {index + 1}")
+                        raise ToolError(f"bad schedule {expression[:80]!r}: {end[:20]!r} in field {index + 1}")
                     ends.append(str(0 if index == 4 and number == 7 else number))
                 base = "-".join(ends)
-            parts.append(base + (f"/{int(step)}" if slash else ""))
+            parts.append(base + (f"/{every}" if slash else ""))
         canonical.append(",".join(parts))
     return " ".join(canonical)
 
