@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 import posixpath
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from tasks.episodes.environment import ToolError
@@ -20,7 +20,9 @@ from tasks.episodes.environment import ToolError
 __all__ = [
     "MAX_PATCH_CHARS",
     "apply_patch",
+    "changed_paths",
     "diff_files",
+    "iter_diff",
     "make_patch",
     "normalise_path",
     "patch_targets",
@@ -265,11 +267,12 @@ def make_patch(path: str, before: str, after: str) -> str:
     )
 
 
-def diff_files(committed: Mapping[str, str], files: Mapping[str, str], path: str | None = None) -> str:
+def iter_diff(
+    committed: Mapping[str, str], files: Mapping[str, str], path: str | None = None
+) -> Iterator[str]:
     """``git diff`` of the working files against the committed baseline (all files, or those at or
-    under ``path``), sorted by path."""
+    under ``path``), sorted by path, in pieces: a reader that needs only its start stops early."""
     prefix = normalise_path(path) if path else ""
-    chunks: list[str] = []
     for name in sorted(set(committed) | set(files)):
         if prefix and name != prefix and not name.startswith(prefix + "/"):
             continue
@@ -278,17 +281,30 @@ def diff_files(committed: Mapping[str, str], files: Mapping[str, str], path: str
             continue
         from_name = f"a/{name}" if before is not None else _DEV_NULL
         to_name = f"b/{name}" if after is not None else _DEV_NULL
-        chunks.append(f"diff --git a/{name} b/{name}\n")
+        yield f"diff --git a/{name} b/{name}\n"
         if before is None:
-            chunks.append("new file mode 100644\n")
+            yield "new file mode 100644\n"
         elif after is None:
-            chunks.append("deleted file mode 100644\n")
-        chunks.extend(
-            difflib.unified_diff(
-                (before or "").splitlines(keepends=True),
-                (after or "").splitlines(keepends=True),
-                from_name,
-                to_name,
-            )
+            yield "deleted file mode 100644\n"
+        yield from difflib.unified_diff(
+            (before or "").splitlines(keepends=True),
+            (after or "").splitlines(keepends=True),
+            from_name,
+            to_name,
         )
-    return "".join(chunks)
+
+
+def changed_paths(committed: Mapping[str, str], files: Mapping[str, str], path: str | None = None) -> int:
+    """How many files ``iter_diff`` shows (without diffing them)."""
+    prefix = normalise_path(path) if path else ""
+    return sum(
+        1
+        for name in set(committed) | set(files)
+        if (not prefix or name == prefix or name.startswith(prefix + "/"))
+        and committed.get(name) != files.get(name)
+    )
+
+
+def diff_files(committed: Mapping[str, str], files: Mapping[str, str], path: str | None = None) -> str:
+    """``iter_diff`` as one text."""
+    return "".join(iter_diff(committed, files, path))

@@ -18,14 +18,15 @@ from __future__ import annotations
 
 import fnmatch
 import posixpath
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from random import Random
 from typing import Any
 
 from tasks.episodes.environment import Environment, ToolError, ascii_int, prop, tool
 from tasks.episodes.environments.patching import (
     apply_patch,
-    diff_files,
+    changed_paths,
+    iter_diff,
     make_patch,
     normalise_path,
     patch_targets,
@@ -93,12 +94,25 @@ def canonical_cron(expression: str) -> str:
                     number = _CRON_NAMES[index].get(end.upper()) if number is None else number
                     low, high = _CRON_BOUNDS[index]
                     if number is None or not low <= number <= high:
-                        raise ToolError(f"bad schedule {expression[:80]!r}: {end[:20]!r} in field {index + 1}")
+                        raise ToolError(
+                            f"bad schedule {expression[:80]!r}: {end[:20]!r} in field {index + 1}"
+                        )
                     ends.append(str(0 if index == 4 and number == 7 else number))
                 base = "-".join(ends)
             parts.append(base + (f"/{every}" if slash else ""))
         canonical.append(",".join(parts))
     return " ".join(canonical)
+
+
+def _first(pieces: Iterable[str], limit: int) -> list[str]:
+    """The pieces up to ``limit`` characters in all (the last one cut); the rest is never made."""
+    kept: list[str] = []
+    for piece in pieces:
+        if limit <= 0:
+            break
+        kept.append(piece[:limit])
+        limit -= len(kept[-1])
+    return kept
 
 
 def _capped(result: dict[str, Any], key: str, value: str | list[str], bound: int) -> dict[str, Any]:
@@ -222,8 +236,9 @@ class Workspace(Environment):
         {"path": prop("string", "Limit the diff to this file or directory.")},
     )
     def git_diff(self, path: str | None = None) -> dict[str, Any]:
-        diff = diff_files(self.committed, self.files, path)
-        changed = sum(1 for line in diff.splitlines() if line.startswith("diff --git "))
+        changed = changed_paths(self.committed, self.files, path)
+        # Diffed only as far as can show (one character more says it was cut).
+        diff = "".join(_first(iter_diff(self.committed, self.files, path), MAX_READ_CHARS + 1))
         return _capped({"files_changed": changed}, "diff", diff, MAX_READ_CHARS)
 
     # -- changing --------------------------------------------------------------------------------
