@@ -145,12 +145,22 @@ def _imports(content: str) -> list[tuple[str, list[str]]]:
     return found
 
 
-def _defines(content: str, name: str) -> bool:
-    return re.search(rf"^(?:def {name}\(|class {name}\b|{name}\s*[:=])", content, re.MULTILINE) is not None
+#: A top-level definition: ``def NAME(``, ``class NAME`` or ``NAME =`` / ``NAME:`` at a line's start.
+_DEFINITION = re.compile(r"^(?:def (\w+)\(|class (\w+)\b|(\w+)\s*[:=])", re.MULTILINE)
 
 
-def _import_problem(files: Mapping[str, str], content: str) -> str | None:
-    """Why a test file's imports from the project fail (a module or a name gone), or None."""
+def _definitions(content: str) -> frozenset[str]:
+    """Every name a module defines at top level, read in one pass (a test file may import
+    thousands of names from one large module; searching the module once per name is quadratic)."""
+    return frozenset(next(name for name in match.groups() if name) for match in _DEFINITION.finditer(content))
+
+
+def _import_problem(
+    files: Mapping[str, str], content: str, defined: dict[str, frozenset[str]] | None = None
+) -> str | None:
+    """Why a test file's imports from the project fail (a module or a name gone), or None;
+    ``defined`` keeps each module's definitions across the test files of one run."""
+    defined = {} if defined is None else defined
     for module, names in _imports(content):
         path = "src/" + module.replace(".", "/") + ".py"
         package = "src/" + module.split(".")[0]
@@ -158,8 +168,10 @@ def _import_problem(files: Mapping[str, str], content: str) -> str | None:
             if is_directory(files, package):
                 return f"ModuleNotFoundError: No module named '{module}'"
             continue  # a third-party import (pytest): always there
+        if path not in defined:
+            defined[path] = _definitions(files[path])
         for name in names:
-            if not _defines(files[path], name):
+            if name not in defined[path]:
                 return f"ImportError: cannot import name '{name}' from '{module}' ({path})"
     return None
 
@@ -186,9 +198,10 @@ def _outcomes(
     if target and not chosen and target not in files and not is_directory(files, target):
         raise ToolError(f"ERROR: file or directory not found: {path}")
     outcomes: list[tuple[str, str | None]] = []
+    defined: dict[str, frozenset[str]] = {}
     for test_file in chosen:
         content = files[test_file]
-        problem = _import_problem(files, content)
+        problem = _import_problem(files, content, defined)
         for name in _TEST.findall(content):
             if (selector and name != selector) or (keyword and keyword not in name):
                 continue

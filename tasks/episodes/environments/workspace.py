@@ -39,11 +39,15 @@ from tasks.rand import between, choose, permute
 
 __all__ = ["Workspace", "scenario"]
 
-#: Bounds: the largest size built, what one read returns, how many files a patch may leave.
+#: Bounds: the largest size built, what one read returns, how many files a patch may leave, and
+#: how large one file and all of them may grow (the repository at its largest size is ~490 files,
+#: ~265,000 characters, none over 1,000): what every tool's work is bounded by.
 MAX_SIZE = 60
 MAX_READ_CHARS = 12_000
 MAX_LISTED = 500
 MAX_FILES = 5_000
+MAX_FILE_CHARS = 200_000
+MAX_WORKSPACE_CHARS = 2_000_000
 _MAX_MASS_DELETE = 3
 
 _TEAM_SUFFIXES = ("", ".dev", "_ops", "42", ".pm", "_qa", "-eng")
@@ -254,6 +258,18 @@ class Workspace(Environment):
         files, changes = apply_patch(self.files, patch)
         if len(files) > MAX_FILES:
             raise ToolError(f"error: the workspace holds at most {MAX_FILES} files")
+        for change in changes:
+            size = len(files.get(change["path"], ""))
+            if size > MAX_FILE_CHARS:
+                raise ToolError(
+                    f"error: {change['path'][:200]} would hold {size:,} characters "
+                    f"(at most {MAX_FILE_CHARS:,})"
+                )
+        total = sum(len(content) for content in files.values())
+        if total > MAX_WORKSPACE_CHARS:
+            raise ToolError(
+                f"error: the workspace would hold {total:,} characters (at most {MAX_WORKSPACE_CHARS:,})"
+            )
         self.files = files
         return {"applied": True, "changes": changes}
 
