@@ -467,6 +467,19 @@ def _compile(pattern: str, fixed: bool, extended: bool, ignore_case: bool, words
     return regex
 
 
+#: Line breaks ``str.splitlines`` knows and ``bytes.splitlines`` does not, among ASCII characters.
+_ASCII_ONLY_BREAKS = re.compile("[\x0b\x0c\x1c\x1d\x1e]")
+
+
+def _searched_lines(content: str) -> Iterable[tuple[bytes, str | bytes]]:
+    """Each line of ``content`` (as ``str.splitlines`` cuts them) as (its first
+    ``_MATCHED_LINE_CHARS`` characters in UTF-8, the whole line). ASCII text, the usual case, is
+    encoded once and split as bytes; the whole line is then bytes too."""
+    if content.isascii() and _ASCII_ONLY_BREAKS.search(content) is None:
+        return ((line[:_MATCHED_LINE_CHARS], line) for line in content.encode("ascii").splitlines())
+    return ((_encoded(line[:_MATCHED_LINE_CHARS]), line) for line in content.splitlines())
+
+
 def _encoded(text: str) -> bytes:
     """UTF-8 for RE2; a lone surrogate (JSON can carry one) is kept as its bytes, not an error."""
     return text.encode("utf-8", "surrogatepass")
@@ -530,21 +543,21 @@ def _grep(files: Mapping[str, str], args: list[str]) -> dict[str, Any]:
     work = 0
     for path in targets:
         hits = 0
-        for number, line in enumerate(files[path].splitlines(), start=1):
-            searched = line[:_MATCHED_LINE_CHARS]
+        for number, (searched, line) in enumerate(_searched_lines(files[path]), start=1):
             work += len(searched) + _LINE_WORK
             if work > MAX_GREP_WORK:
                 raise ToolError(
                     f"grep: too much to search in one call (over {MAX_GREP_WORK:,} characters); "
                     "narrow the path or use --include"
                 )
-            if regex.search(_encoded(searched)) is None:
+            if regex.search(searched) is None:
                 continue
             hits += 1
             if listing:
                 break
             if not counting:
-                output.add((f"{path}:" if named else "") + (f"{number}:" if "n" in flags else "") + line)
+                shown = line if isinstance(line, str) else line.decode("ascii")
+                output.add((f"{path}:" if named else "") + (f"{number}:" if "n" in flags else "") + shown)
                 if output.full:
                     break
         matched = matched or hits > 0
