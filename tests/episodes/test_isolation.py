@@ -155,16 +155,17 @@ def test_a_huge_patch_then_cat_of_it_995_times_is_bounded() -> None:
 
 def test_one_hunk_of_30000_identical_context_lines_applies_in_linear_time() -> None:
     env = Workspace(8)
-    assert not _is_error(env.dispatch("apply_patch", {"patch": _create("f", ["x"] * 30_000 + ["y"])}))
+    # The quadratic case on ab2dd68: a file twice the hunk's length, every line alike.
+    assert not _is_error(env.dispatch("apply_patch", {"patch": _create("f", ["x"] * 59_999 + ["y"])}))
     before = env.fingerprint()
-    # Not found: 29,999 context lines and a line the file does not have where it is expected.
+    # Not found: a removed line the file does not have.
     missing = "--- a/f\n+++ b/f\n@@ -1,30000 +1,30000 @@\n" + " x\n" * 29_999 + "-z\n+w\n"
     assert _is_error(_within_budget(env, "apply_patch", {"patch": missing}))
     assert env.fingerprint() == before
-    # Found at the end, though the header says line 1.
-    found = "--- a/f\n+++ b/f\n@@ -1,30001 +1,30001 @@\n" + " x\n" * 30_000 + "-y\n+w\n"
+    # Found 30,000 lines below where the header says.
+    found = "--- a/f\n+++ b/f\n@@ -1,30000 +1,30000 @@\n" + " x\n" * 29_999 + "-y\n+w\n"
     assert not _is_error(_within_budget(env, "apply_patch", {"patch": found}))
-    assert env.files["f"].endswith("x\nw\n")
+    assert env.files["f"].endswith("x\nw\n") and env.files["f"].count("\n") == 60_000
 
 
 def test_a_file_and_the_workspace_have_a_size_cap() -> None:
