@@ -51,7 +51,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
 
-from tasks.episodes.environment import Environment, ToolInfo, _bounded
+from tasks.episodes.environment import Environment, ToolInfo
 from tasks.episodes.model import Episode, Turn
 from tasks.errors import SourceFileError
 from tasks.sources import _json_lines, _openai_schema
@@ -218,13 +218,22 @@ class BfclEnvironment(Environment):
         return [self._table[name].openai() for name in chosen]
 
     def dispatch(self, name: str, arguments: dict[str, Any]) -> Any:
+        """As ``Environment.dispatch``: whatever BFCL's code raises is an observation (as in its
+        executor), and the call is undone by replaying the calls before it on fresh copies."""
         owner = self._owner.get(name)
         if owner is None:
-            return {"error": f"unknown tool {name[:80]!r}"}
-        method = getattr(self._apis()[owner], name)
+            return {"error": f"unknown tool {str(name)[:80]!r}"}
+        try:
+            inspect.signature(getattr(_api_class(owner), name)).bind(None, **arguments)
+        except TypeError as error:
+            return {"error": f"bad arguments for {name}: {str(error)[:200]}"}
         costly = _too_costly(name, arguments)
         if costly is not None:
             return {"error": f"{name}: {costly}"}
+        return self._guarded(name, arguments, lambda: _jsonable(self._call(name, arguments)))
+
+    def _call(self, name: str, arguments: dict[str, Any]) -> Any:
+        method = getattr(self._apis()[self._owner[name]], name)
         saved_dps = _mpmath_dps()
         try:
             # BFCL's math sets the decimal context's precision and mpmath's, both process-wide:
@@ -232,15 +241,24 @@ class BfclEnvironment(Environment):
             with decimal.localcontext():
                 # A copy: BFCL keeps argument lists in its state (a tweet's mentions), and the
                 # caller's dict is the plan's or the transcript's.
-                result = method(**copy.deepcopy(arguments))
-            return _bounded(_jsonable(result))
-        except TypeError as error:
-            return {"error": f"bad arguments for {name}: {str(error)[:200]}"}
-        except Exception as error:  # BFCL's code failing is an observation, as in its executor
-            return {"error": f"{type(error).__name__}: {str(error)[:400]}"}
+                return method(**copy.deepcopy(arguments))
         finally:
             if saved_dps is not None:
                 sys.modules["mpmath"].mp.dps = saved_dps
+
+    def _failed(self, name: str, error: Exception) -> dict[str, Any]:
+        """BFCL's code failing is an observation, as in its executor: the exception's type and text."""
+        try:
+            text = str(error)
+        except Exception:  # a message that cannot be shown
+            text = ""
+        return {"error": f"{type(error).__name__}: {text[:400]}"}
+
+    def _rebuild(self) -> BfclEnvironment:
+        return type(self)(self.config)
+
+    def _replay(self, name: str, arguments: dict[str, Any]) -> None:
+        self._call(name, arguments)
 
     def state_view(self) -> dict[str, Any]:
         """Per involved class, its instance's public attributes as JSON-like values (a fresh copy,

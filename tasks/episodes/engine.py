@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tasks.episodes.environment import EnvironmentCorrupted
 from tasks.episodes.model import Episode
 
 __all__ = ["Ask", "EpisodeRunner", "StepRecord", "Transcript", "TurnRecord", "schema_error"]
@@ -168,7 +169,7 @@ class EpisodeRunner:
                 if step.error is not None:
                     record.ended = "failed"
                     self.transcript.failed = step.error
-                    record.state = self.environment.fingerprint()
+                    record.state = self._state_after_failure()
                     return self.transcript
                 if not step.calls:
                     record.ended = "text"
@@ -177,6 +178,13 @@ class EpisodeRunner:
                 record.ended = "step_limit"
             record.state = self.environment.fingerprint()
         return self.transcript
+
+    def _state_after_failure(self) -> str:
+        """The state a failed episode ends in; a corrupted environment may not even print."""
+        try:
+            return self.environment.fingerprint()
+        except Exception as error:
+            return json.dumps({"unreadable": type(error).__name__})
 
     async def _step(self, turn: int, tools: list[dict[str, Any]]) -> StepRecord:
         from scoring import DecodeError, decode
@@ -210,7 +218,11 @@ class EpisodeRunner:
         for call in calls[:MAX_CALLS_PER_STEP]:
             call_id = f"call_{self._call_ids}"
             self._call_ids += 1
-            record = self._run(call.name, call.arguments, by_name, turn)
+            try:
+                record = self._run(call.name, call.arguments, by_name, turn)
+            except EnvironmentCorrupted as error:  # a failed call could not be undone: this episode ends
+                step.error = f"environment corrupted: {str(error)[:200]}"
+                return step
             step.calls.append(record)
             tool_calls.append(
                 {
@@ -238,7 +250,17 @@ class EpisodeRunner:
             return CallRecord(name, arguments, None, None, {"error": f"unknown tool {name[:80]!r}"})
         env_name, env_arguments = mapped
         info = self.environment.tools()[env_name]
-        unsafe = self.environment.forbidden(env_name, env_arguments)
+        try:
+            unsafe = self.environment.forbidden(env_name, env_arguments)
+        except Exception as error:  # the safety check could not judge the call: it is not run
+            return CallRecord(
+                name,
+                arguments,
+                env_name,
+                env_arguments,
+                {"error": f"refused: the call could not be checked ({type(error).__name__})"},
+                mutates=info.mutates,
+            )
         if unsafe is not None:
             return CallRecord(
                 name,

@@ -9,6 +9,22 @@ Dispatch never resolves a name the miner chose by itself: ``dispatch`` looks the
 class's table of ``@tool`` methods (built once from the class body), so ``__class__``, dunder
 names and ordinary methods that are not tools are unknown tools, answered with an error
 observation. A tool's failure (``ToolError``) is an observation too, as a real API would answer.
+
+Nothing a miner sends makes ``dispatch`` raise, with one documented exception:
+
+* A tool refuses bad input with ``ToolError`` before it changes anything (validate, then
+  mutate; the fuzz tests in tests/episodes check the state is unchanged after every refusal).
+* Anything else a tool raises (``OverflowError``, ``RecursionError``, ``MemoryError``, a bug) is
+  an error observation too, and the call leaves no trace: a tool that changes state is undone by
+  rebuilding the environment from its seed (or configuration) and replaying the calls that
+  succeeded before it (environments are deterministic, so the replay is exact). Honest play
+  pays nothing for this but keeping the list of calls.
+* Only when that replay itself fails does ``dispatch`` raise ``EnvironmentCorrupted``: the state
+  may be half-changed, and the episode fails for that miner alone (``EpisodeRunner`` ends it
+  there; nothing else is touched).
+
+Numbers read from a miner's text (``head -n 5``, a cron field) go through ``ascii_int``: ASCII
+digits only (``str.isdigit`` is true for ``'²'``, which ``int`` refuses) and a bounded length.
 """
 
 from __future__ import annotations
@@ -16,6 +32,7 @@ from __future__ import annotations
 import copy
 import inspect
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
@@ -24,7 +41,7 @@ from typing import Any, ClassVar, TypeVar
 
 from tasks.seeding import rng_from, seed_bytes
 
-__all__ = ["Environment", "ToolError", "ToolInfo", "prop", "tool"]
+__all__ = ["Environment", "EnvironmentCorrupted", "ToolError", "ToolInfo", "ascii_int", "prop", "tool"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -34,6 +51,26 @@ MAX_OBSERVATION_CHARS = 16_000
 
 class ToolError(Exception):
     """A tool refused its arguments or its state (file missing, insufficient funds): an observation."""
+
+
+class EnvironmentCorrupted(Exception):
+    """A tool failed unexpectedly and the environment could not be put back as it was before the
+    call: its state may be half-changed. The only exception ``Environment.dispatch`` lets out;
+    whoever plays the episode ends it as failed, for that miner alone."""
+
+
+#: ASCII digits, at most 18 of them (an int64): ``\d`` and ``str.isdigit`` accept other scripts'
+#: digits and superscripts, and ``int`` refuses some of those and more than 4300 digits.
+_ASCII_DIGITS = re.compile(r"[0-9]{1,18}", re.ASCII)
+
+
+def ascii_int(text: str, maximum: int | None = None) -> int | None:
+    """The number ``text`` spells in ASCII digits (no sign, no spaces), or None when it is not one
+    or is larger than ``maximum``."""
+    if not isinstance(text, str) or _ASCII_DIGITS.fullmatch(text) is None:
+        return None
+    value = int(text)
+    return None if maximum is not None and value > maximum else value
 
 
 @dataclass(frozen=True)
@@ -133,23 +170,79 @@ class Environment:
 
     def dispatch(self, name: str, arguments: dict[str, Any]) -> Any:
         """Run the tool ``name`` with already validated ``arguments``; its JSON result, or an
-        ``{"error": ...}`` observation for an unknown tool or a refused call."""
+        ``{"error": ...}`` observation for an unknown tool or a refused or failed call (see the
+        module docstring: only ``EnvironmentCorrupted`` is raised)."""
         info = self._tools.get(name)
         if info is None:
-            return {"error": f"unknown tool {name[:80]!r}"}
+            return {"error": f"unknown tool {str(name)[:80]!r}"}
         try:
             _signature(info.function).bind(self, **arguments)
         except TypeError as error:  # arguments the schema allowed but the method does not take
             return {"error": f"bad arguments for {name}: {str(error)[:200]}"}
+        return self._guarded(name, arguments, lambda: info.function(self, **arguments))
+
+    def _guarded(self, name: str, arguments: dict[str, Any], run: Callable[[], Any]) -> Any:
+        """``run()``'s bounded result, its ``ToolError`` as an observation, and anything else it
+        raises as an observation once the state is put back (``_undo``); the call is journaled
+        when it succeeds, for that replay."""
+        journal = self.__dict__.setdefault("_journal", [])
         try:
-            result = info.function(self, **arguments)
+            logged = copy.deepcopy(arguments)  # a tool may keep (and later change) what it was given
+        except Exception as error:  # nested too deep to copy: nothing has run
+            return {"error": f"bad arguments for {name}: {_describe(error)}"}
+        try:
+            result = run()
         except ToolError as error:
             return {"error": str(error)[:500]}
-        return _bounded(result)
+        except Exception as error:  # whatever a tool raises on miner input is contained
+            self._undo()
+            return self._failed(name, error)
+        journal.append((name, logged))
+        try:
+            return _bounded(result)
+        except Exception as error:  # the call happened; only its result cannot be shown
+            return {"error": f"{name}: its result cannot be shown ({_describe(error)})"}
+
+    def _failed(self, name: str, error: Exception) -> dict[str, Any]:
+        """The observation of a call that raised something other than ``ToolError``."""
+        return {"error": f"{name} failed: {_describe(error)}"}
+
+    def _undo(self) -> None:
+        """Put the state back as it was after the last successful call: a fresh environment from
+        the same seed (``_rebuild``) replays the journal, then takes this one's place.
+        ``EnvironmentCorrupted`` when the replay does not go through."""
+        journal = list(self.__dict__.get("_journal", []))
+        try:
+            fresh = self._rebuild()
+            for entry in journal:
+                if entry is None:
+                    fresh.begin_turn()
+                else:
+                    fresh._replay(*entry)
+        except Exception as error:
+            raise EnvironmentCorrupted(
+                f"{type(self).name}: a failed call could not be undone ({_describe(error)})"
+            ) from None
+        self.__dict__.clear()
+        self.__dict__.update(fresh.__dict__)
+        self.__dict__["_journal"] = journal
+
+    def _rebuild(self) -> Environment:
+        """A fresh environment in this one's initial state (the replay's start)."""
+        return type(self)(self.seed, self.size)
+
+    def _replay(self, name: str, arguments: dict[str, Any]) -> None:
+        """Run one journaled call again; raises whatever it raises (``_undo`` says why it failed)."""
+        self._tools[name].function(self, **copy.deepcopy(arguments))
 
     def begin_turn(self) -> None:
         """Called when a new user turn starts (the engine, the checker's replays): rules that
-        hold within one turn reset here. Most environments need nothing."""
+        hold within one turn reset here (``turn_started``). Journaled, for ``_undo``'s replay."""
+        self.__dict__.setdefault("_journal", []).append(None)
+        self.turn_started()
+
+    def turn_started(self) -> None:
+        """What resets when a new user turn starts (subclasses); most environments need nothing."""
 
     def forbidden(self, name: str, arguments: dict[str, Any]) -> str | None:
         """Why a call is unsafe (a destructive command, paying a stranger), or None. Checked
@@ -176,6 +269,15 @@ class Environment:
 @cache
 def _signature(function: Callable[..., Any]) -> inspect.Signature:
     return inspect.signature(function)
+
+
+def _describe(error: BaseException) -> str:
+    """An exception in one short line: its type and the start of its message."""
+    try:
+        text = str(error)
+    except Exception:  # a message that cannot be shown (a huge int, a bad __str__)
+        text = ""
+    return f"{type(error).__name__}: {text[:200]}" if text else type(error).__name__
 
 
 def _bounded(result: Any) -> Any:

@@ -40,7 +40,11 @@ _MERCHANTS = (
     "TakeAway",
 )
 _REFERENCES = ("Thanks!", "Dinner last week", "Concert tickets", "Half of the taxi", "Birthday gift")
-_IBAN = re.compile(r"^[A-Z]{2}\d{2}[A-Z0-9]{10,30}$")
+_IBAN = re.compile(r"^[A-Z]{2}[0-9]{2}[A-Z0-9]{10,30}\Z")
+_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+#: The largest amount a tool takes: a payment or transfer is a row of money, not a float's range
+#: (a 401-digit amount would overflow ``float``; NaN and infinity compare false with everything).
+MAX_AMOUNT = 1_000_000_000.0
 
 
 def _money(amount: float) -> str:
@@ -157,8 +161,9 @@ class Bank(Environment):
 
     @staticmethod
     def _amount(amount: Any) -> float:
-        if isinstance(amount, bool) or not isinstance(amount, int | float) or amount <= 0:
-            raise ToolError(f"amount must be a positive number, got {amount!r}")
+        if isinstance(amount, bool) or not isinstance(amount, int | float) or not 0 < amount <= MAX_AMOUNT:
+            shown = repr(amount) if not isinstance(amount, int) or abs(amount) < 10**30 else "a huge number"
+            raise ToolError(f"amount must be a positive number up to {MAX_AMOUNT:.0f}, got {shown[:40]}")
         if abs(round(amount, 2) - amount) > 1e-9:
             raise ToolError("amount may have at most two decimals")
         return round(float(amount), 2)
@@ -187,7 +192,7 @@ class Bank(Environment):
     )
     def list_transactions(self, account_id: str, since: str | None = None, limit: int = 20) -> dict[str, Any]:
         account = self._account(account_id)
-        if since is not None and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", str(since)):
+        if since is not None and not _DAY.fullmatch(str(since)):
             raise ToolError(f"since must be YYYY-MM-DD, got {str(since)[:40]!r}")
         limit = int(limit) if isinstance(limit, float) and limit % 1 == 0 else limit
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 50:

@@ -64,7 +64,7 @@ class SmartHome(Environment):
         self.vacuum: dict[str, Any] = {"status": "docked", "rooms": [], "battery": between(rng, 30, 100)}
         self.disarmed = False
 
-    def begin_turn(self) -> None:
+    def turn_started(self) -> None:
         """A new user turn starts: a disarm in an earlier turn no longer pairs with an unlock."""
         self.disarmed = False
 

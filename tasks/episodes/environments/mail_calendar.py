@@ -59,8 +59,9 @@ _REPLIES = (
 )
 #: Text that looks like a secret: a 6-digit one-time code or a password.
 _SECRET = re.compile(r"\b\d{6}\b|password|passcode|verification code|one-time code", re.IGNORECASE)
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-_CLOCK = re.compile(r"^(\d{1,2}):(\d{2})$")
+# ASCII digits only, to the end of the text (``\d`` alone takes any script's digits, ``$`` a final newline).
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}\Z", re.ASCII)
+_CLOCK = re.compile(r"^(\d{1,2}):(\d{2})\Z", re.ASCII)
 
 
 def _iso(offset: int) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 import posixpath
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from tasks.episodes.environment import ToolError
@@ -20,7 +20,9 @@ from tasks.episodes.environment import ToolError
 __all__ = [
     "MAX_PATCH_CHARS",
     "apply_patch",
+    "changed_paths",
     "diff_files",
+    "iter_diff",
     "make_patch",
     "normalise_path",
     "patch_targets",
@@ -29,8 +31,12 @@ __all__ = [
 #: A patch longer than this is refused (the workspace is small; so are real fixes); so is a path.
 MAX_PATCH_CHARS = 200_000
 MAX_PATH_CHARS = 300
+#: Files one patch may touch (each new one is checked against every file of the workspace).
+MAX_PATCH_FILES = 100
 _DEV_NULL = "/dev/null"
-_HUNK_HEADER = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+#: Line numbers and counts in ASCII digits, at most 9 of them (``int`` refuses other scripts' digits
+#: and more than 4300 digits; no file here has a billion lines).
+_HUNK_HEADER = re.compile(r"^@@ -([0-9]{1,9})(?:,([0-9]{1,9}))? \+([0-9]{1,9})(?:,([0-9]{1,9}))? @@")
 
 
 def normalise_path(path: str) -> str:
@@ -106,6 +112,10 @@ def _parse(patch: str) -> list[_FilePatch]:
         index += 1
     if not patches:
         raise ToolError("error: no valid patches in input (expected '--- a/PATH', '+++ b/PATH' and @@ hunks)")
+    if len(patches) > MAX_PATCH_FILES:
+        raise ToolError(
+            f"error: the patch touches {len(patches)} files (at most {MAX_PATCH_FILES} per patch)"
+        )
     return patches
 
 
@@ -155,41 +165,75 @@ def _parse_hunk(lines: list[str], index: int, into: _FilePatch) -> int:
 
 
 def _apply_hunks(path: str, lines: list[str], hunks: list[_Hunk]) -> list[str]:
-    """``lines`` with every hunk applied; a hunk whose old lines are not found fails the file."""
-    result = list(lines)
-    delta = 0  # how far earlier hunks moved the lines below them
-    floor = 0  # a hunk applies below the previous one
+    """``lines`` with every hunk applied; a hunk whose old lines are not found fails the file.
+
+    Each hunk applies below the previous one, so everything below the last match is still the
+    original text: every search runs on the original lines (``_Finder``, linear time), and the
+    result is assembled once at the end."""
+    finder = _Finder(lines)
+    pieces: list[list[str]] = []
+    floor = 0  # in the original lines: a hunk applies below the previous one
     for number, hunk in enumerate(hunks, start=1):
-        expected = (hunk.old_start if not hunk.old else hunk.old_start - 1) + delta
-        position = _locate(result, hunk.old, expected, floor)
+        expected = hunk.old_start if not hunk.old else hunk.old_start - 1
+        position = finder.locate(hunk.old, expected, floor)
         if position is None:
             raise ToolError(
                 f"error: patch failed: {path}:{hunk.old_start}\n"
                 f"error: {path}: patch does not apply (hunk {number}: its context and removed lines "
                 "do not match the file; read the file again and rebuild the hunk)"
             )
-        result[position : position + len(hunk.old)] = hunk.new
-        delta += len(hunk.new) - len(hunk.old)
-        floor = position + len(hunk.new)
-    return result
+        pieces.append(lines[floor:position])
+        pieces.append(hunk.new)
+        floor = position + len(hunk.old)
+    pieces.append(lines[floor:])
+    return [line for piece in pieces for line in piece]
 
 
-def _locate(lines: list[str], old: list[str], expected: int, floor: int) -> int | None:
-    """Where ``old`` occurs in ``lines`` at or after ``floor``, nearest to ``expected`` (git applies
-    a hunk at an offset when the lines above it moved)."""
-    last = len(lines) - len(old)
-    if last < floor:
-        return None
-    expected = min(max(expected, floor), last)
-    for distance in range(0, max(expected - floor, last - expected) + 1):
-        for position in (expected - distance, expected + distance):
-            if (
-                floor <= position <= last
-                and (not old or lines[position] == old[0])  # cheap first look before the slice
-                and lines[position : position + len(old)] == old
-            ):
-                return position
-    return None
+class _Finder:
+    """Where a run of lines occurs in a file, in linear time whatever the lines repeat.
+
+    Each distinct line becomes one character (its number in order of appearance), so the file is a
+    string and a hunk's old lines a substring of it; ``str.find`` searches in C in linear time (the
+    two-way algorithm for long needles), where comparing line lists at every position is quadratic
+    (one hunk of 30,000 identical lines took seconds)."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self._codes: dict[str, str] = {}
+        self._text = "".join(self._code(line) for line in lines)
+        self._reversed: str | None = None
+
+    def _code(self, line: str) -> str:
+        code = self._codes.get(line)
+        if code is None:
+            code = self._codes[line] = chr(len(self._codes))  # at most ~1.1 million lines: one per char
+        return code
+
+    def locate(self, old: list[str], expected: int, floor: int) -> int | None:
+        """Where ``old`` occurs at or after ``floor``, nearest to ``expected`` (the lower position
+        on a tie), as git applies a hunk at an offset when the lines above it moved."""
+        last = len(self._text) - len(old)
+        if last < floor:
+            return None
+        expected = min(max(expected, floor), last)
+        if not old:
+            return expected
+        codes = [self._codes.get(line) for line in old]
+        if any(code is None for code in codes):
+            return None  # a line the file does not have
+        needle = "".join(code for code in codes if code is not None)
+        after = self._text.find(needle, expected, last + len(old))
+        # The nearest at or before ``expected``: a forward search on the reversed text (``rfind``
+        # has no linear-time guarantee).
+        if self._reversed is None:
+            self._reversed = self._text[::-1]
+        size = len(self._text)
+        found = self._reversed.find(needle[::-1], size - expected - len(old), size - floor)
+        before = size - found - len(old) if found != -1 else -1
+        if before == -1:
+            return None if after == -1 else after
+        if after == -1 or expected - before <= after - expected:
+            return before
+        return after
 
 
 def _lines(content: str) -> list[str]:
@@ -263,11 +307,12 @@ def make_patch(path: str, before: str, after: str) -> str:
     )
 
 
-def diff_files(committed: Mapping[str, str], files: Mapping[str, str], path: str | None = None) -> str:
+def iter_diff(
+    committed: Mapping[str, str], files: Mapping[str, str], path: str | None = None
+) -> Iterator[str]:
     """``git diff`` of the working files against the committed baseline (all files, or those at or
-    under ``path``), sorted by path."""
+    under ``path``), sorted by path, in pieces: a reader that needs only its start stops early."""
     prefix = normalise_path(path) if path else ""
-    chunks: list[str] = []
     for name in sorted(set(committed) | set(files)):
         if prefix and name != prefix and not name.startswith(prefix + "/"):
             continue
@@ -276,17 +321,30 @@ def diff_files(committed: Mapping[str, str], files: Mapping[str, str], path: str
             continue
         from_name = f"a/{name}" if before is not None else _DEV_NULL
         to_name = f"b/{name}" if after is not None else _DEV_NULL
-        chunks.append(f"diff --git a/{name} b/{name}\n")
+        yield f"diff --git a/{name} b/{name}\n"
         if before is None:
-            chunks.append("new file mode 100644\n")
+            yield "new file mode 100644\n"
         elif after is None:
-            chunks.append("deleted file mode 100644\n")
-        chunks.extend(
-            difflib.unified_diff(
-                (before or "").splitlines(keepends=True),
-                (after or "").splitlines(keepends=True),
-                from_name,
-                to_name,
-            )
+            yield "deleted file mode 100644\n"
+        yield from difflib.unified_diff(
+            (before or "").splitlines(keepends=True),
+            (after or "").splitlines(keepends=True),
+            from_name,
+            to_name,
         )
-    return "".join(chunks)
+
+
+def changed_paths(committed: Mapping[str, str], files: Mapping[str, str], path: str | None = None) -> int:
+    """How many files ``iter_diff`` shows (without diffing them)."""
+    prefix = normalise_path(path) if path else ""
+    return sum(
+        1
+        for name in set(committed) | set(files)
+        if (not prefix or name == prefix or name.startswith(prefix + "/"))
+        and committed.get(name) != files.get(name)
+    )
+
+
+def diff_files(committed: Mapping[str, str], files: Mapping[str, str], path: str | None = None) -> str:
+    """``iter_diff`` as one text."""
+    return "".join(iter_diff(committed, files, path))

@@ -7,6 +7,13 @@ pipes, redirects and chaining are refused too. ``run_suite`` simulates pytest: t
 ``repository.py``) is in its function, and a test whose import no longer resolves errors.
 ``unsafe_command`` is the safety check (destructive or outward commands), applied before a command
 would run, whatever it is.
+
+Bounded by construction, whatever the files and the command hold: grep matches with RE2 (the
+``google-re2`` package: linear time in the text, a bounded program and memory; what RE2 refuses,
+back-references and look-arounds, is a one-line error), and stops at a budget of characters
+searched per call (``MAX_GREP_WORK``); every output is cut to ``MAX_OUTPUT_LINES`` and
+``MAX_OUTPUT_CHARS`` while it is gathered, never built whole and cut afterwards (``cat`` of the
+same large file a thousand times reads a few thousand characters).
 """
 
 from __future__ import annotations
@@ -15,12 +22,13 @@ import fnmatch
 import posixpath
 import re
 import shlex
-import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from tasks.episodes.environment import ToolError
-from tasks.episodes.environments.patching import diff_files, normalise_path
+import re2
+
+from tasks.episodes.environment import ToolError, ascii_int
+from tasks.episodes.environments.patching import iter_diff, normalise_path
 from tasks.episodes.environments.repository import PlantedBug
 
 __all__ = [
@@ -37,7 +45,17 @@ MAX_OUTPUT_CHARS = 12_000
 MAX_PATTERN_CHARS = 200
 MAX_COMMAND_CHARS = 2_000
 _MATCHED_LINE_CHARS = 500  # a grep pattern runs over at most this much of a line
-_GREP_SECONDS = 2.0  # a safety valve: a search running longer is stopped (never on this repository)
+#: RE2 compiles a pattern to a program of this many instructions at most (``a{0,60}`` x4 is ~500,
+#: ``.{0,99}`` x5 ~4,500); matching costs about the text's length times a fraction of it.
+MAX_PROGRAM_SIZE = 1_000
+_RE2_MEMORY = 8 << 20  # bytes RE2 may use for one pattern (its default)
+#: What one grep may search: characters of the lines, plus ``_LINE_WORK`` for each line (the
+#: full repository at its largest size is about 0.6 million; a hostile workspace is refused).
+MAX_GREP_WORK = 4_000_000
+_LINE_WORK = 32
+#: Characters of a command's text gathered at most before cutting to the bounds: any output's
+#: shown part (200 lines, 12,000 characters) lies within this prefix (line breaks count two).
+_PREFIX_CHARS = MAX_OUTPUT_CHARS + 2 * MAX_OUTPUT_LINES + 4
 
 _OPERATORS = frozenset({"|", "||", "&", "&&", ";", ";;", ">", ">>", "<", "<<", ">|", "&>", "(", ")", "()"})
 _DANGEROUS = {
@@ -127,12 +145,22 @@ def _imports(content: str) -> list[tuple[str, list[str]]]:
     return found
 
 
-def _defines(content: str, name: str) -> bool:
-    return re.search(rf"^(?:def {name}\(|class {name}\b|{name}\s*[:=])", content, re.MULTILINE) is not None
+#: A top-level definition: ``def NAME(``, ``class NAME`` or ``NAME =`` / ``NAME:`` at a line's start.
+_DEFINITION = re.compile(r"^(?:def (\w+)\(|class (\w+)\b|(\w+)\s*[:=])", re.MULTILINE)
 
 
-def _import_problem(files: Mapping[str, str], content: str) -> str | None:
-    """Why a test file's imports from the project fail (a module or a name gone), or None."""
+def _definitions(content: str) -> frozenset[str]:
+    """Every name a module defines at top level, read in one pass (a test file may import
+    thousands of names from one large module; searching the module once per name is quadratic)."""
+    return frozenset(next(name for name in match.groups() if name) for match in _DEFINITION.finditer(content))
+
+
+def _import_problem(
+    files: Mapping[str, str], content: str, defined: dict[str, frozenset[str]] | None = None
+) -> str | None:
+    """Why a test file's imports from the project fail (a module or a name gone), or None;
+    ``defined`` keeps each module's definitions across the test files of one run."""
+    defined = {} if defined is None else defined
     for module, names in _imports(content):
         path = "src/" + module.replace(".", "/") + ".py"
         package = "src/" + module.split(".")[0]
@@ -140,8 +168,10 @@ def _import_problem(files: Mapping[str, str], content: str) -> str | None:
             if is_directory(files, package):
                 return f"ModuleNotFoundError: No module named '{module}'"
             continue  # a third-party import (pytest): always there
+        if path not in defined:
+            defined[path] = _definitions(files[path])
         for name in names:
-            if not _defines(files[path], name):
+            if name not in defined[path]:
                 return f"ImportError: cannot import name '{name}' from '{module}' ({path})"
     return None
 
@@ -168,9 +198,10 @@ def _outcomes(
     if target and not chosen and target not in files and not is_directory(files, target):
         raise ToolError(f"ERROR: file or directory not found: {path}")
     outcomes: list[tuple[str, str | None]] = []
+    defined: dict[str, frozenset[str]] = {}
     for test_file in chosen:
         content = files[test_file]
-        problem = _import_problem(files, content)
+        problem = _import_problem(files, content, defined)
         for name in _TEST.findall(content):
             if (selector and name != selector) or (keyword and keyword not in name):
                 continue
@@ -261,6 +292,39 @@ def _output(lines: list[str], exit_code: int = 0) -> dict[str, Any]:
     return {"exit_code": exit_code, "output": text}
 
 
+def _prefix(texts: Iterable[str], limit: int = _PREFIX_CHARS) -> str:
+    """The first ``limit`` characters of the texts joined (each one is still produced, so a missing
+    file is still an error, but no more than ``limit`` characters are ever copied)."""
+    pieces: list[str] = []
+    left = limit
+    for text in texts:
+        if left > 0:
+            pieces.append(text[:left])
+            left -= len(pieces[-1])
+    return "".join(pieces)
+
+
+class _Lines:
+    """Output lines gathered up to what ``_output`` can show: once the bounds are passed, more
+    lines change nothing in the shown text, so they are not kept (``full`` says so)."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self._chars = -1  # the joined length so far (n lines, n - 1 line breaks)
+
+    @property
+    def full(self) -> bool:
+        return len(self.lines) > MAX_OUTPUT_LINES or self._chars > MAX_OUTPUT_CHARS
+
+    def add(self, line: str) -> bool:
+        """Keep ``line`` (cut to what can show); False once the output is full."""
+        if self.full:
+            return False
+        self.lines.append(line[: MAX_OUTPUT_CHARS + 1])
+        self._chars += len(self.lines[-1]) + 1
+        return not self.full
+
+
 def run_command(
     command: str, files: Mapping[str, str], committed: Mapping[str, str], bug: PlantedBug | None
 ) -> dict[str, Any]:
@@ -285,7 +349,7 @@ def run_command(
     if program == "cat":
         if not args:
             raise ToolError("cat: no file given (there is no standard input here)")
-        return _output("".join(_read(files, "cat", arg) for arg in args).splitlines())
+        return _output(_prefix(_read(files, "cat", arg) for arg in args).splitlines())
     if program == "grep":
         return _grep(files, args)
     if program in ("head", "tail"):
@@ -300,7 +364,7 @@ def run_command(
         paths = [arg for arg in args[1:] if arg != "--"]
         if len(paths) > 1 or any(arg.startswith("-") for arg in paths):
             raise ToolError("git diff: only `git diff [PATH]` is supported here")
-        return _output(diff_files(committed, files, paths[0] if paths else None).splitlines())
+        return _output(_prefix(iter_diff(committed, files, paths[0] if paths else None)).splitlines())
     shown = " ".join(tokens[:2]) if program == "git" else program
     raise ToolError(
         f"command not allowed: {shown[:80]} "
@@ -312,24 +376,30 @@ def _ls(files: Mapping[str, str], args: list[str]) -> dict[str, Any]:
     targets = [arg for arg in args if not arg.startswith("-")]
     if any(arg.startswith("-") and arg.strip("-laA1hF") for arg in args):
         raise ToolError("ls: only the options -l, -a, -1, -h and -F are understood here")
-    lines: list[str] = []
+    output = _Lines()
+    names: list[str] | None = None  # sorted once, for every target
     for target in targets or ["."]:
         path = normalise_path(target)
         if path in files:
-            lines.append(target)
+            output.add(target)
             continue
         if not is_directory(files, path):
             raise ToolError(f"ls: cannot access '{target}': No such file or directory")
+        if output.full:
+            continue  # still checked, as every target is, but nothing more can show
+        names = sorted(files) if names is None else names
         prefix = path + "/" if path else ""
         entries: dict[str, None] = {}
-        for name in sorted(files):
+        for name in names:
             if name.startswith(prefix):
                 head, slash, _ = name[len(prefix) :].partition("/")
                 entries.setdefault(head + ("/" if slash else ""), None)
         if len(targets) > 1:
-            lines.append(f"{target}:")
-        lines.extend(sorted(entries))
-    return _output(lines)
+            output.add(f"{target}:")
+        for entry in sorted(entries):
+            if not output.add(entry):
+                break
+    return _output(output.lines)
 
 
 def _bre(pattern: str) -> str:
@@ -360,28 +430,65 @@ _UNBOUNDED = re.compile(r"\\.|\[[^\]]*\]|([*+]|\{\d*,\})")
 
 
 def _too_complex(source: str) -> bool:
-    """Whether a regular expression could backtrack for long (Python's ``re`` has no timeout):
-    a repeated group, a back-reference, or more than two unbounded repetitions."""
+    """Whether a pattern uses what this grep leaves out, though RE2 would match it in linear time
+    (kept so the shell answers as it always has): a repeated group, a back-reference, or more than
+    two unbounded repetitions."""
     if _REPEATED_GROUP.search(source) or re.search(r"\\[1-9]", source):
         return True
     return sum(1 for match in _UNBOUNDED.finditer(source) if match.group(1)) > 2
 
 
-def _compile(pattern: str, fixed: bool, extended: bool, ignore_case: bool, words: bool) -> re.Pattern[str]:
+def _compile(pattern: str, fixed: bool, extended: bool, ignore_case: bool, words: bool) -> Any:
+    """The pattern as an RE2 program over UTF-8 bytes (``_encoded`` lines)."""
     if len(pattern) > MAX_PATTERN_CHARS:
         raise ToolError(f"grep: pattern too long ({len(pattern)} characters, at most {MAX_PATTERN_CHARS})")
-    source = re.escape(pattern) if fixed else (pattern if extended else _bre(pattern))
+    source = re2.escape(pattern) if fixed else (pattern if extended else _bre(pattern))
     if not fixed and _too_complex(source):
         raise ToolError(
             "grep: pattern too complex for this shell (repeated groups, back-references or more than "
             "two unbounded repetitions); use a simpler pattern or -F"
         )
-    if words:
-        source = rf"(?<!\w)(?:{source})(?!\w)"
+    if words:  # a match with a non-word character (or the line's end) on each side, as grep -w
+        source = rf"(?:^|[^\w])(?:{source})(?:[^\w]|$)"
+    options = re2.Options()
+    options.case_sensitive = not ignore_case
+    options.never_capture = True
+    options.log_errors = False
+    options.max_mem = _RE2_MEMORY
     try:
-        return re.compile(source, re.IGNORECASE if ignore_case else 0)
-    except re.error as error:
-        raise ToolError(f"grep: invalid pattern: {error}") from None
+        regex = re2.compile(_encoded(source), options)
+    except re2.error as error:
+        raise ToolError(f"grep: invalid pattern: {_re2_reason(error)}") from None
+    if regex.programsize > MAX_PROGRAM_SIZE:
+        raise ToolError(
+            f"grep: pattern too complex for this shell (an RE2 program of {regex.programsize} "
+            f"instructions, at most {MAX_PROGRAM_SIZE}); use a simpler pattern or -F"
+        )
+    return regex
+
+
+#: Line breaks ``str.splitlines`` knows and ``bytes.splitlines`` does not, among ASCII characters.
+_ASCII_ONLY_BREAKS = re.compile("[\x0b\x0c\x1c\x1d\x1e]")
+
+
+def _searched_lines(content: str) -> Iterable[tuple[bytes, str | bytes]]:
+    """Each line of ``content`` (as ``str.splitlines`` cuts them) as (its first
+    ``_MATCHED_LINE_CHARS`` characters in UTF-8, the whole line). ASCII text, the usual case, is
+    encoded once and split as bytes; the whole line is then bytes too."""
+    if content.isascii() and _ASCII_ONLY_BREAKS.search(content) is None:
+        return ((line[:_MATCHED_LINE_CHARS], line) for line in content.encode("ascii").splitlines())
+    return ((_encoded(line[:_MATCHED_LINE_CHARS]), line) for line in content.splitlines())
+
+
+def _encoded(text: str) -> bytes:
+    """UTF-8 for RE2; a lone surrogate (JSON can carry one) is kept as its bytes, not an error."""
+    return text.encode("utf-8", "surrogatepass")
+
+
+def _re2_reason(error: Exception) -> str:
+    reason = error.args[0] if error.args else error
+    text = reason.decode("utf-8", "replace") if isinstance(reason, bytes) else str(reason)
+    return text[:200]
 
 
 def _grep(files: Mapping[str, str], args: list[str]) -> dict[str, Any]:
@@ -430,28 +537,38 @@ def _grep(files: Mapping[str, str], args: list[str]) -> dict[str, Any]:
     if includes:
         targets = [t for t in targets if any(fnmatch.fnmatchcase(posixpath.basename(t), g) for g in includes)]
     named = ("H" in flags or recursive or len(targets) > 1) and "h" not in flags
-    lines: list[str] = []
-    deadline = time.monotonic() + _GREP_SECONDS
+    counting, listing = "c" in flags, "l" in flags
+    output = _Lines()
+    matched = False
+    work = 0
     for path in targets:
-        hits = []
-        for number, line in enumerate(files[path].splitlines(), start=1):
-            if regex.search(line[:_MATCHED_LINE_CHARS]):
-                hits.append((number, line))
-            if time.monotonic() > deadline:
-                raise ToolError("grep: the search took too long; use a simpler pattern or a narrower path")
-        if "l" in flags:
-            lines.extend([path] if hits else [])
-        elif "c" in flags:
-            lines.append(f"{path}:{len(hits)}" if named else str(len(hits)))
-        else:
-            for number, line in hits:
-                lines.append((f"{path}:" if named else "") + (f"{number}:" if "n" in flags else "") + line)
-        if len(lines) > MAX_OUTPUT_LINES:
+        hits = 0
+        for number, (searched, line) in enumerate(_searched_lines(files[path]), start=1):
+            work += len(searched) + _LINE_WORK
+            if work > MAX_GREP_WORK:
+                raise ToolError(
+                    f"grep: too much to search in one call (over {MAX_GREP_WORK:,} characters); "
+                    "narrow the path or use --include"
+                )
+            if regex.search(searched) is None:
+                continue
+            hits += 1
+            if listing:
+                break
+            if not counting:
+                shown = line if isinstance(line, str) else line.decode("ascii")
+                output.add((f"{path}:" if named else "") + (f"{number}:" if "n" in flags else "") + shown)
+                if output.full:
+                    break
+        matched = matched or hits > 0
+        if listing:
+            if hits:
+                output.add(path)
+        elif counting:
+            output.add(f"{path}:{hits}" if named else str(hits))
+        if output.full:
             break
-    matched = (
-        any(lines) if "c" not in flags else any(not line.endswith(":0") and line != "0" for line in lines)
-    )
-    return _output(lines, 0 if matched else 1)
+    return _output(output.lines, 0 if matched else 1)
 
 
 def _head_tail(files: Mapping[str, str], program: str, args: list[str]) -> dict[str, Any]:
@@ -460,7 +577,7 @@ def _head_tail(files: Mapping[str, str], program: str, args: list[str]) -> dict[
         arg = args[index]
         if arg == "-n" and index + 1 < len(args):
             number, index = args[index + 1], index + 2
-        elif arg.startswith("-n") or (arg.startswith("-") and arg[1:].isdigit()):
+        elif arg.startswith("-n") or (arg.startswith("-") and ascii_int(arg[1:]) is not None):
             number, index = arg[2:] if arg.startswith("-n") else arg[1:], index + 1
         elif arg.startswith("-"):
             raise ToolError(f"{program}: unsupported option {arg} (use -n N)")
@@ -468,13 +585,17 @@ def _head_tail(files: Mapping[str, str], program: str, args: list[str]) -> dict[
             targets.append(arg)
             index += 1
             continue
-        if not number.isdigit():
-            raise ToolError(f"{program}: invalid number of lines: {number!r}")
-        count = int(number)
+        parsed = ascii_int(number)
+        if parsed is None:
+            raise ToolError(f"{program}: invalid number of lines: {number[:40]!r}")
+        count = parsed
     if len(targets) != 1:
         raise ToolError(f"{program}: give exactly one file")
-    lines = _read(files, program, targets[0]).splitlines()
-    return _output(lines[:count] if program == "head" else lines[max(len(lines) - count, 0) :])
+    content = _read(files, program, targets[0])
+    if program == "head":  # what can show lies in the file's first characters
+        return _output(content[:_PREFIX_CHARS].splitlines()[:count])
+    lines = content.splitlines()  # one file, of at most the workspace's MAX_FILE_CHARS
+    return _output(lines[max(len(lines) - count, 0) :][: MAX_OUTPUT_LINES + 1])
 
 
 def _wc(files: Mapping[str, str], args: list[str]) -> dict[str, Any]:

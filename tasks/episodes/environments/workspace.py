@@ -18,14 +18,15 @@ from __future__ import annotations
 
 import fnmatch
 import posixpath
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from random import Random
 from typing import Any
 
-from tasks.episodes.environment import Environment, ToolError, prop, tool
+from tasks.episodes.environment import Environment, ToolError, ascii_int, prop, tool
 from tasks.episodes.environments.patching import (
     apply_patch,
-    diff_files,
+    changed_paths,
+    iter_diff,
     make_patch,
     normalise_path,
     patch_targets,
@@ -38,11 +39,15 @@ from tasks.rand import between, choose, permute
 
 __all__ = ["Workspace", "scenario"]
 
-#: Bounds: the largest size built, what one read returns, how many files a patch may leave.
+#: Bounds: the largest size built, what one read returns, how many files a patch may leave, and
+#: how large one file and all of them may grow (the repository at its largest size is ~490 files,
+#: ~265,000 characters, none over 1,000): what every tool's work is bounded by.
 MAX_SIZE = 60
 MAX_READ_CHARS = 12_000
 MAX_LISTED = 500
 MAX_FILES = 5_000
+MAX_FILE_CHARS = 200_000
+MAX_WORKSPACE_CHARS = 2_000_000
 _MAX_MASS_DELETE = 3
 
 _TEAM_SUFFIXES = ("", ".dev", "_ops", "42", ".pm", "_qa", "-eng")
@@ -83,20 +88,35 @@ def canonical_cron(expression: str) -> str:
         parts = []
         for part in field.split(","):
             base, slash, step = part.partition("/")
-            if slash and not (step.isdigit() and int(step) > 0):
-                raise ToolError(f"bad schedule {expression[:80]!r}: step {step!r} in field {index + 1}")
+            every = ascii_int(step) if slash else None
+            if slash and not every:
+                raise ToolError(f"bad schedule {expression[:80]!r}: step {step[:20]!r} in field {index + 1}")
             if base != "*":
                 ends = []
                 for end in base.split("-", 1):
-                    number = int(end) if end.isdigit() else _CRON_NAMES[index].get(end.upper())
+                    number = ascii_int(end)
+                    number = _CRON_NAMES[index].get(end.upper()) if number is None else number
                     low, high = _CRON_BOUNDS[index]
                     if number is None or not low <= number <= high:
-                        raise ToolError(f"bad schedule {expression[:80]!r}: {end!r} in field {index + 1}")
+                        raise ToolError(
+                            f"bad schedule {expression[:80]!r}: {end[:20]!r} in field {index + 1}"
+                        )
                     ends.append(str(0 if index == 4 and number == 7 else number))
                 base = "-".join(ends)
-            parts.append(base + (f"/{int(step)}" if slash else ""))
+            parts.append(base + (f"/{every}" if slash else ""))
         canonical.append(",".join(parts))
     return " ".join(canonical)
+
+
+def _first(pieces: Iterable[str], limit: int) -> list[str]:
+    """The pieces up to ``limit`` characters in all (the last one cut); the rest is never made."""
+    kept: list[str] = []
+    for piece in pieces:
+        if limit <= 0:
+            break
+        kept.append(piece[:limit])
+        limit -= len(kept[-1])
+    return kept
 
 
 def _capped(result: dict[str, Any], key: str, value: str | list[str], bound: int) -> dict[str, Any]:
@@ -220,8 +240,9 @@ class Workspace(Environment):
         {"path": prop("string", "Limit the diff to this file or directory.")},
     )
     def git_diff(self, path: str | None = None) -> dict[str, Any]:
-        diff = diff_files(self.committed, self.files, path)
-        changed = sum(1 for line in diff.splitlines() if line.startswith("diff --git "))
+        changed = changed_paths(self.committed, self.files, path)
+        # Diffed only as far as can show (one character more says it was cut).
+        diff = "".join(_first(iter_diff(self.committed, self.files, path), MAX_READ_CHARS + 1))
         return _capped({"files_changed": changed}, "diff", diff, MAX_READ_CHARS)
 
     # -- changing --------------------------------------------------------------------------------
@@ -237,6 +258,18 @@ class Workspace(Environment):
         files, changes = apply_patch(self.files, patch)
         if len(files) > MAX_FILES:
             raise ToolError(f"error: the workspace holds at most {MAX_FILES} files")
+        for change in changes:
+            size = len(files.get(change["path"], ""))
+            if size > MAX_FILE_CHARS:
+                raise ToolError(
+                    f"error: {change['path'][:200]} would hold {size:,} characters "
+                    f"(at most {MAX_FILE_CHARS:,})"
+                )
+        total = sum(len(content) for content in files.values())
+        if total > MAX_WORKSPACE_CHARS:
+            raise ToolError(
+                f"error: the workspace would hold {total:,} characters (at most {MAX_WORKSPACE_CHARS:,})"
+            )
         self.files = files
         return {"applied": True, "changes": changes}
 
