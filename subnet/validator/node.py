@@ -144,6 +144,8 @@ class ValidatorOptions:
     install_signal_handlers: bool = True
     # None: the engine --phrasing.engine names (see _phraser).
     phraser: RoundPhraser | None = None
+    # None: a sandbox of --round.sandbox_workers workers; one given here is still closed at shutdown.
+    sandbox: Sandbox | None = None
 
 
 class Validator:
@@ -226,7 +228,7 @@ class Validator:
         else:
             self._own_hotkey = str(getattr(self.chain, "hotkey", ""))
         # Episodes' tool calls run in worker processes, never on this loop; ended at shutdown.
-        sandbox = Sandbox(SandboxLimits(workers=settings.round.sandbox_workers))
+        sandbox = self.options.sandbox or Sandbox(SandboxLimits(workers=settings.round.sandbox_workers))
         self._stack.push_async_callback(sandbox.close)
         if settings.round.episodes:
             sandbox.warm()

@@ -104,8 +104,11 @@ class Sandbox:
     """The pool of worker processes. ``start`` (optional: workers start on first use), ``open``
     an episode's environment, ``close`` at shutdown (ends every worker)."""
 
-    def __init__(self, limits: SandboxLimits | None = None) -> None:
+    def __init__(self, limits: SandboxLimits | None = None, *, preload: tuple[str, ...] = ()) -> None:
+        """``preload``: modules each worker imports at start, besides the environments (test
+        equipment registering an environment of its own)."""
         self.limits = limits or SandboxLimits()
+        self.preload = preload
         count = self.limits.workers or default_workers()
         self._workers = [_Worker(index) for index in range(count)]
         self._keys = itertools.count()
@@ -298,6 +301,7 @@ class Sandbox:
             "subnet.validator.sandbox_worker",
             str(self.limits.memory_bytes),
             str(self.limits.cpu_s),
+            *self.preload,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL,

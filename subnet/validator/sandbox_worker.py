@@ -1,6 +1,7 @@
 """One sandbox worker process: plays episodes' environments for the validator (subnet.validator.sandbox).
 
-Run as ``python -m subnet.validator.sandbox_worker MEMORY_BYTES CPU_S``. It caps its own address
+Run as ``python -m subnet.validator.sandbox_worker MEMORY_BYTES CPU_S [MODULE...]`` (MODULEs are
+imported at start: test equipment that registers environments of its own). It caps its own address
 space (``RLIMIT_AS``), then reads requests from stdin and writes replies to stdout, each frame a
 4-byte big-endian length and its payload, until stdin ends. Before every request it moves its
 soft CPU-time limit (``RLIMIT_CPU``) to what it has used plus ``CPU_S``: a tool that burns more is
@@ -21,6 +22,7 @@ episode's environment is forgotten (its state may be half-changed): that episode
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import resource
@@ -108,6 +110,8 @@ def main(argv: list[str] | None = None) -> None:
     # Every environment's code is loaded once, before the memory limit and the first request.
     from tasks.episodes.environments import ENVIRONMENTS, environment_class
 
+    for module in args[2:]:
+        importlib.import_module(module)
     for name in ENVIRONMENTS:
         environment_class(name)
 
