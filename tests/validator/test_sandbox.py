@@ -6,6 +6,7 @@ the validator's own process; and no worker outlives the sandbox."""
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import os
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -213,5 +214,23 @@ async def test_honest_episodes_play_exactly_as_in_process() -> None:
             runner.close()
             assert _comparable(sandboxed) == _comparable(local), episode.id
             assert check_episode(sandboxed, shown) == check_episode(local, shown)
+    finally:
+        await box.close()
+
+
+@pytest.mark.skipif(importlib.util.find_spec("bfcl_eval") is None, reason="bfcl-eval is not installed")
+async def test_bfcl_episodes_play_exactly_as_in_process_under_the_memory_limit() -> None:
+    from tasks.episodes.bfcl import load_bfcl_multi_turn
+
+    episodes = load_bfcl_multi_turn()[::60][:6]
+    box = Sandbox(SandboxLimits(workers=1))
+    try:
+        for episode in episodes:
+            local = await EpisodeRunner(episode, ReferencePlayer(episode).ask).play()
+            runner = SandboxedRunner(episode, ReferencePlayer(episode).ask, box)
+            sandboxed = await runner.play()
+            runner.close()
+            assert sandboxed.failed is None, sandboxed.failed
+            assert _comparable(sandboxed) == _comparable(local), episode.id
     finally:
         await box.close()
