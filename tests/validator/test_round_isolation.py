@@ -11,7 +11,7 @@ import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -38,10 +38,10 @@ MARKER = "BREAK\u00b2"  # sandbox_breaker.MARKER
 HUGE = 10**400
 
 
-def _breaking_call(shown: Episode) -> dict[str, Any] | None:
-    """The first reference call of the first turn with a string or number argument, those
-    arguments replaced by the values that make the patched dispatch raise."""
-    for call in shown.turns[0].plan:
+def _breaking_call(shown: Episode, turn: int) -> dict[str, Any] | None:
+    """The first reference call of ``turn`` with a string or number argument, those arguments
+    replaced by the values that make the patched dispatch raise."""
+    for call in shown.turns[turn].plan if turn < len(shown.turns) else ():
         arguments = {
             key: (MARKER if isinstance(value, str) else HUGE if isinstance(value, int | float) else value)
             for key, value in call["arguments"].items()
@@ -85,8 +85,8 @@ class _Querier:
             if hotkey == target.hotkey and e.turns[0].user == users[0]["content"]
         )
         answer: Any = None
-        if target.hotkey == "breaker" and len(users) == 1 and not any(m["role"] == "tool" for m in messages):
-            call = _breaking_call(episode)
+        if target.hotkey == "breaker" and messages[-1]["role"] == "user":  # a turn's first step
+            call = _breaking_call(episode, len(users) - 1)
             if call is not None:
                 answer = {"role": "assistant", "content": None, "tool_calls": [call]}
         if answer is None:
@@ -114,7 +114,7 @@ async def _play(hotkeys: tuple[str, ...], sandbox: Sandbox | None) -> dict[str, 
                 1,
                 {e.id: 1 for e in episodes},
                 SimpleNamespace(hotkey=hotkey, uid=index),
-                SimpleNamespace(hotkey=hotkey),
+                cast(Any, SimpleNamespace(hotkey=hotkey)),  # the fake querier reads only the hotkey
                 [(e, shown[(hotkey, e.id)]) for e in episodes],
             )
             for index, hotkey in enumerate(hotkeys)
@@ -152,10 +152,11 @@ async def test_a_tool_that_raises_fails_only_its_miner(where: str, monkeypatch: 
 
 
 async def _breaker(request: ChatCompletionRequest, ctx: MinerContext) -> ChatCompletionResponse:
-    """Right on single calls; in an episode, a first call that makes its tool raise."""
+    """Right on single calls; in an episode, at a turn's first step, a call that makes its tool raise."""
     found = ctx.key.episode_for(request)
-    if found is not None and not any(message.role == "tool" for message in request.messages):
-        call = _breaking_call(found[1])
+    if found is not None and request.messages[-1].role == "user":
+        turn = sum(1 for message in request.messages if message.role == "user") - 1
+        call = _breaking_call(found[1], turn)
         if call is not None:
             return simulation._response(simulation._tool_call_message([call]))
     return await simulation._answer(request, ctx, 1.0)
