@@ -3,8 +3,16 @@ validator (decode + schema check + dispatch, and the checker's share), against a
 stand-in miner that plays the reference plan.
 
     .venv/bin/python bench/episodes.py [--episodes 2000] [--seed 1] [--played 400] [--miners 8]
+        [--sandbox on|off|both] [--workers N]
 
-Targets (issue 14): >= 1,000 episodes generated per second; <= 0.3 ms of validator CPU per step.
+With ``--sandbox on`` the tools run in the validator's sandbox (subnet.validator.sandbox: worker
+processes, one pipe round trip per call), as in a round, and the validator CPU per step is this
+process's alone (the workers' CPU is printed beside it); the miners' variants of an episode are
+played concurrently, as a round plays different miners at once. ``both`` (the default) prints the
+two, so the sandbox's cost reads off directly.
+
+Targets (issue 14): >= 1,000 episodes generated per second; <= 0.3 ms of validator CPU per step
+in this process. Issue 26: <= 0.5 ms with the sandbox.
 """
 
 from __future__ import annotations
@@ -15,37 +23,71 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 # Run as a script, this file's folder comes first on sys.path and its name would hide the package.
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
 
+import psutil  # noqa: E402
+
 from scoring import check_episode  # noqa: E402
+from scoring.episodes import _REFERENCE_CACHE  # noqa: E402
 from subnet.config import int_arg  # noqa: E402
+from subnet.validator.sandbox import Sandbox, SandboxedRunner, SandboxLimits  # noqa: E402
 from tasks.episodes import Episode, EpisodeRunner, generate_episodes, variant  # noqa: E402
 from tasks.episodes.reference import ReferencePlayer  # noqa: E402
 
 
-async def _play_all(episodes: list[Episode], miners: int) -> tuple[float, float, int, Counter[str]]:
-    """(seconds in play, seconds in checking, steps, verdicts) over every miner's variant of
-    every episode, as a round plays them (the reference states are computed once per episode)."""
+async def _play_all(
+    episodes: list[Episode], miners: int, sandbox: Sandbox | None
+) -> tuple[float, float, int, Counter[str]]:
+    """(seconds of this process's CPU in play, in checking, steps, verdicts) over every miner's
+    variant of every episode, as a round plays them (the reference states are computed once per
+    episode; with a sandbox, the miners' variants of one episode are played concurrently)."""
     play_s = check_s = 0.0
     steps = 0
     verdicts: Counter[str] = Counter()
+
+    async def one(shown: Episode) -> Any:
+        player = ReferencePlayer(shown)
+        if sandbox is None:
+            return await EpisodeRunner(shown, player.ask).play()
+        runner = SandboxedRunner(shown, player.ask, sandbox)
+        try:
+            return await runner.play()
+        finally:
+            runner.close()
+
     for episode in episodes:
         if episode.category == "agent_step":
             continue
-        for miner in range(miners):
-            shown = variant(episode, f"bench-miner-{miner}")
-            player = ReferencePlayer(shown)
-            started = time.process_time()
-            transcript = await EpisodeRunner(shown, player.ask).play()
-            middle = time.process_time()
-            verdict = check_episode(transcript, shown)
-            check_s += time.process_time() - middle
-            play_s += middle - started
+        shown = [variant(episode, f"bench-miner-{miner}") for miner in range(miners)]
+        started = time.process_time()
+        transcripts = await asyncio.gather(*(one(item) for item in shown))
+        middle = time.process_time()
+        for item, transcript in zip(shown, transcripts, strict=True):
+            verdict = check_episode(transcript, item)
             steps += transcript.steps
             verdicts["valid" if verdict.valid else str(verdict.error_type)] += 1
+        check_s += time.process_time() - middle
+        play_s += middle - started
     return play_s, check_s, steps, verdicts
+
+
+async def _run(episodes: list[Episode], miners: int, workers: int | None) -> tuple[Any, float]:
+    """The figures of ``_play_all``, and the sandbox workers' CPU seconds (0 without one)."""
+    if workers is None:
+        return await _play_all(episodes, miners, None), 0.0
+    sandbox = Sandbox(SandboxLimits(workers=workers))
+    await sandbox.start()
+    processes = [psutil.Process(pid) for pid in sandbox.pids()]
+    before = sum(sum(process.cpu_times()[:2]) for process in processes)
+    try:
+        figures = await _play_all(episodes, miners, sandbox)
+        worker_s = sum(sum(process.cpu_times()[:2]) for process in processes) - before
+    finally:
+        await sandbox.close()
+    return figures, worker_s
 
 
 def main() -> None:
@@ -54,6 +96,8 @@ def main() -> None:
     parser.add_argument("--seed", default="1")
     parser.add_argument("--miners", type=int_arg(1), default=8, help="miners (variants) playing each episode")
     parser.add_argument("--played", type=int_arg(1), default=400, help="multi-turn episodes played")
+    parser.add_argument("--sandbox", choices=("on", "off", "both"), default="both")
+    parser.add_argument("--workers", type=int_arg(0), default=0, help="sandbox workers (0: the default)")
     args = parser.parse_args()
     generate_episodes("warm-up", 20)
     started = time.perf_counter()
@@ -64,17 +108,23 @@ def main() -> None:
     print(f"generated {len(episodes)} episodes in {generated_s:.2f} s = {rate:.0f} episodes/s")
     print(f"  by category: {dict(sorted(by_category.items()))}")
     multi_turn = [episode for episode in episodes if episode.category != "agent_step"][: args.played]
-    play_s, check_s, steps, verdicts = asyncio.run(_play_all(multi_turn, args.miners))
-    print(
-        f"played {len(multi_turn)} multi-turn episodes x {args.miners} miners' variants with the reference"
-        f" player: {steps} steps"
-    )
-    print(
-        f"  validator CPU per step: {1e3 * (play_s + check_s) / steps:.3f} ms "
-        f"(play {1e3 * play_s / steps:.3f} ms: decode, schema, dispatch;"
-        f" check {1e3 * check_s / steps:.3f} ms)"
-    )
-    print(f"  verdicts: {dict(verdicts)}")
+    modes = {"off": [None], "on": [args.workers], "both": [None, args.workers]}[args.sandbox]
+    for workers in modes:
+        _REFERENCE_CACHE.clear()  # each mode computes the reference states itself, as a round does
+        (play_s, check_s, steps, verdicts), worker_s = asyncio.run(_run(multi_turn, args.miners, workers))
+        where = "in this process" if workers is None else f"in the sandbox ({workers or 'default'} workers)"
+        print(
+            f"played {len(multi_turn)} multi-turn episodes x {args.miners} miners' variants with the"
+            f" reference player, tools {where}: {steps} steps"
+        )
+        print(
+            f"  validator CPU per step: {1e3 * (play_s + check_s) / steps:.3f} ms "
+            f"(play {1e3 * play_s / steps:.3f} ms: decode, schema, dispatch or its round trips;"
+            f" check {1e3 * check_s / steps:.3f} ms)"
+        )
+        if workers is not None:
+            print(f"  sandbox workers' CPU per step: {1e3 * worker_s / steps:.3f} ms")
+        print(f"  verdicts: {dict(verdicts)}")
 
 
 if __name__ == "__main__":

@@ -291,6 +291,12 @@ FLAGS: tuple[Flag, ...] = (
         metavar="N",
     ),
     Flag("round.episode_deadline", "Seconds one episode may take in all.", POSITIVE, metavar="S"),
+    Flag(
+        "round.sandbox_workers",
+        "Processes that run episodes' tool calls, each within 2 s and 1 GiB (0: one per core, up to 4).",
+        int_in(0, 64),
+        metavar="N",
+    ),
     Flag("query.timeout", "Seconds a miner has to answer one task.", POSITIVE, metavar="S"),
     Flag(
         "query.concurrency",

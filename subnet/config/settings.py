@@ -193,12 +193,15 @@ class ScoringSettings:
 @dataclass(frozen=True)
 class RoundSettings:
     """``episodes``: multi-turn episodes per miner per round; they weigh half of the round's
-    score whatever their number (state.py). ``episode_deadline``: seconds one episode may take."""
+    score whatever their number (state.py). ``episode_deadline``: seconds one episode may take.
+    ``sandbox_workers``: worker processes running episodes' tool calls (0: one per core, at most 4;
+    subnet.validator.sandbox)."""
 
     tasks: int = 8
     interval: float = 120.0
     episodes: int = 4
     episode_deadline: float = 120.0
+    sandbox_workers: int = 0
 
 
 @dataclass(frozen=True)

@@ -2,11 +2,15 @@
 
 Each miner plays its own variant of each episode, episode after episode; every step is one
 signed request with the whole history through the round's transport (its timeouts and size caps
-apply per step), and ``--round.episode_deadline`` bounds an episode in all. A miner that times
-out, refuses or breaks at a step fails that episode (recorded with the reason); the others go
-on. The result is one ``responses`` row per miner and episode: the episode's category, verdict and
-score (``scoring.check_episode``; an ``agent_step`` one is a single call judged by
-``scoring.check``), and its transcript, bounded in size.
+apply per step), and ``--round.episode_deadline`` bounds an episode in all. The tools a miner
+calls run in the validator's sandbox (subnet.validator.sandbox: worker processes with a CPU,
+memory and wall budget per call), never on the event loop. A miner that times out, refuses or
+breaks at a step, or whose call raises or overruns its budget (status ``tool_error``), fails that
+episode (recorded with the reason); anything else that goes wrong while one miner's episode is
+played or checked is that episode's failure too, never the round's. The others go on. The
+result is one ``responses`` row per miner and episode: the episode's category, verdict and score
+(``scoring.check_episode``; an ``agent_step`` one is a single call judged by ``scoring.check``),
+and its transcript, bounded in size.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from typing import Any
 
 from subnet.transport import QueryStatus, QueryTarget
 from subnet.validator.request import build_request
+from subnet.validator.sandbox import Sandbox, SandboxedRunner, SandboxError
 
 __all__ = ["EpisodeLimits", "EpisodePlayer"]
 
@@ -29,6 +34,14 @@ log = logging.getLogger(__name__)
 
 #: A transcript is stored up to this many characters of JSON (observations are cut first).
 TRANSCRIPT_CAP = 64 * 1024
+
+#: The status of an episode that failed in its tools (one raised, or ran past its budget) or in
+#: anything else of the validator's own (a checker that raised): the miner's failure alone.
+TOOL_ERROR = "tool_error"
+
+#: The state recorded for a turn whose play stopped before its end: never a fingerprint (those are
+#: JSON objects), so the checker judges the turn from the transcript and replays nothing itself.
+UNRECORDED_STATE = "(not recorded: play stopped in this turn)"
 
 
 @dataclass(frozen=True)
@@ -55,9 +68,13 @@ class EpisodePlayer:
         add: Callable[[dict[str, Any]], None],
         on_response: Callable[[str], None] | None = None,
         observer: Callable[[str, Any, Any, None], None] | None = None,
+        sandbox: Sandbox | None = None,
     ) -> None:
         """``observer(hotkey, episode, variant, None)`` hears of each episode before it is played
-        (simulations and audits; the single-turn observer with no request)."""
+        (simulations and audits; the single-turn observer with no request). ``sandbox``: where
+        the tools run; None runs them in this process (tests and tools; the validator node
+        always passes its sandbox)."""
+        self.sandbox = sandbox
         self.querier = querier
         self.limits = limits
         self.add = add
@@ -77,7 +94,11 @@ class EpisodePlayer:
         for original, episode in episodes:
             if self.observer is not None:
                 self.observer(miner.hotkey, original, episode, None)
-            row = await self._play(episode, target)
+            try:
+                row = await self._play(episode, target)
+            except Exception as error:  # the validator's own failure with this episode: its alone
+                log.warning("episode %s of miner uid %s failed in the validator", episode.id, miner.uid)
+                row = _failed_row(episode, f"validator: {type(error).__name__}: {str(error)[:200]}")
             row.update(round_id=round_id, task_id=task_ids[episode.id], hotkey=miner.hotkey, uid=miner.uid)
             self.add(row)
             if self.on_response is not None:
@@ -92,6 +113,7 @@ class EpisodePlayer:
         digests: list[str] = []
         latencies: list[float] = []
         failure: list[_StepFailed] = []
+        tool_failed = False
 
         async def ask(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Any:
             request = build_request(messages, tools, self.limits.max_tokens)
@@ -116,17 +138,28 @@ class EpisodePlayer:
                 answer, verdict = None, None
             record = {"agent_step": {"answer": answer}}
         else:
-            runner = EpisodeRunner(episode, ask)
+            runner = (
+                EpisodeRunner(episode, ask)
+                if self.sandbox is None
+                else SandboxedRunner(episode, ask, self.sandbox)
+            )
             try:
                 transcript = await asyncio.wait_for(runner.play(), self.limits.deadline_s)
             except TimeoutError:
-                transcript = runner.transcript
-                transcript.failed = f"deadline: the episode took more than {self.limits.deadline_s:g} s"
-                if transcript.turns:
-                    transcript.turns[-1].ended = "failed"
+                transcript = _stopped(
+                    runner.transcript, f"deadline: the episode took more than {self.limits.deadline_s:g} s"
+                )
+            except Exception as error:  # a tool raised or overran (sandbox.SandboxError), or worse
+                transcript = _stopped(runner.transcript, _tool_failure(error))
+                tool_failed = True
+            finally:
+                if isinstance(runner, SandboxedRunner):
+                    runner.close()
             verdict = check_episode(transcript, episode)
             record = transcript.to_dict()
-        if failure:
+        if tool_failed:
+            status = TOOL_ERROR
+        elif failure:
             status = failure[-1].status
         elif verdict is None or (transcript is not None and transcript.failed):
             status = "timeout"  # the episode's deadline
@@ -151,6 +184,44 @@ class EpisodePlayer:
             "components": dict(verdict.components) if verdict else {},
             "transcript": _bounded(record),
         }
+
+
+def _tool_failure(error: Exception) -> str:
+    if isinstance(error, SandboxError):
+        return str(error)[:500]
+    return f"tool error: {type(error).__name__}: {str(error)[:200]}"
+
+
+def _stopped(transcript: Any, why: str) -> Any:
+    """The transcript of an episode whose play stopped early: ``failed`` says why, the turn it
+    stopped in failed, and every turn has a state (so the checker never replays the miner's
+    calls in this process, where a hostile call would run on the event loop)."""
+    transcript.failed = why
+    if transcript.turns:
+        transcript.turns[-1].ended = "failed"
+    for turn in transcript.turns:
+        if turn.state is None:
+            turn.state = UNRECORDED_STATE
+    return transcript
+
+
+def _failed_row(episode: Any, why: str) -> dict[str, Any]:
+    """The row of an episode that failed in the validator's own code: score 0, the reason kept."""
+    return {
+        "category": episode.category,
+        "status": TOOL_ERROR,
+        "latency_s": 0.0,
+        "http_status": None,
+        "error": why[:1000],
+        "raw_output": None,
+        "raw_truncated": False,
+        "decoded_calls": None,
+        "valid": False,
+        "error_type": "multi_turn:no_answer",
+        "score": 0.0,
+        "components": {},
+        "transcript": {"failed": why[:1000], "turns": []},
+    }
 
 
 def _bounded(record: dict[str, Any]) -> dict[str, Any]:

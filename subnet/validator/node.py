@@ -35,6 +35,7 @@ from subnet.validator.jobs import GuardedJob, JobSpec, build_scheduler
 from subnet.validator.judge import BfclJudge, Judge
 from subnet.validator.metrics import ValidatorMetrics
 from subnet.validator.rounds import ChainView, Querier, RoundParams, RoundReport, RoundRunner, VariantObserver
+from subnet.validator.sandbox import Sandbox, SandboxLimits
 from subnet.validator.secret import SecretFileError, load_or_create_secret
 from subnet.validator.state import WeightPolicy
 from subnet.validator.store import Store
@@ -143,6 +144,8 @@ class ValidatorOptions:
     install_signal_handlers: bool = True
     # None: the engine --phrasing.engine names (see _phraser).
     phraser: RoundPhraser | None = None
+    # None: a sandbox of --round.sandbox_workers workers; one given here is still closed at shutdown.
+    sandbox: Sandbox | None = None
 
 
 class Validator:
@@ -224,6 +227,11 @@ class Validator:
             self._own_hotkey = client.hotkey
         else:
             self._own_hotkey = str(getattr(self.chain, "hotkey", ""))
+        # Episodes' tool calls run in worker processes, never on this loop; ended at shutdown.
+        sandbox = self.options.sandbox or Sandbox(SandboxLimits(workers=settings.round.sandbox_workers))
+        self._stack.push_async_callback(sandbox.close)
+        if settings.round.episodes:
+            sandbox.warm()
         self._runner = RoundRunner(
             store=self._store,
             querier=querier,
@@ -241,6 +249,7 @@ class Validator:
             observer=self.options.observer,
             on_response=lambda status: self.metrics.responses.labels(status).inc(),
             phraser=phraser,
+            sandbox=sandbox,
         )
         if phraser is not None:
             try:

@@ -28,6 +28,7 @@ from subnet.transport import MinerTarget, QueryResult, QueryStatus
 from subnet.validator.episodes import EpisodeLimits, EpisodePlayer
 from subnet.validator.judge import Judge, Judgement
 from subnet.validator.request import build_request
+from subnet.validator.sandbox import Sandbox
 from subnet.validator.secret import seed_commitment
 from subnet.validator.state import RoundSummary, ScoredResponse, summarise_round
 from subnet.validator.store import NewTask, Store
@@ -324,6 +325,7 @@ class RoundRunner:
         observer: VariantObserver | None = None,
         on_response: Callable[[str], None] | None = None,
         phraser: RoundPhraser | None = None,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.store = store
         self.querier = querier
@@ -334,6 +336,8 @@ class RoundRunner:
         self.observer = observer
         self.on_response = on_response
         self.phraser = phraser
+        # Where episodes' tool calls run (subnet.validator.sandbox); None: in this process (tests).
+        self.sandbox = sandbox
         self.scoring_errors = 0
         self.last_answer_at = 0.0
 
@@ -481,6 +485,7 @@ class RoundRunner:
             self._add_episode_row(writer),
             self.on_response,
             self.observer,
+            self.sandbox,
         )
         playing: list[asyncio.Task[list[tuple[str, float]]]] = []
         statuses: Counter[str] = Counter()

@@ -16,12 +16,13 @@ import json
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from tasks.episodes.environment import EnvironmentCorrupted
 from tasks.episodes.model import Episode
 
-__all__ = ["Ask", "EpisodeRunner", "StepRecord", "Transcript", "TurnRecord", "schema_error"]
+__all__ = ["Ask", "EpisodeRunner", "StepRecord", "Transcript", "TurnRecord", "run_call", "schema_error"]
 
 #: ``ask(messages, tools)``: the miner's answer, as ``scoring.decode`` reads it (an OpenAI
 #: assistant message dict, or text). Raising fails the episode (timeout, refusal, garbage).
@@ -151,14 +152,29 @@ class EpisodeRunner:
     def __init__(self, episode: Episode, ask: Ask) -> None:
         self.episode = episode
         self.ask = ask
-        self.environment = episode.make_environment()
         self.messages: list[dict[str, Any]] = []
         self.transcript = Transcript()
         self._call_ids = 0
 
+    @cached_property
+    def environment(self) -> Any:
+        """The episode's environment, built on first use (a sandboxed runner never builds it here)."""
+        return self.episode.make_environment()
+
+    # The environment's side of play, in three awaitable seams: in this process here; a sandbox
+    # (subnet.validator.sandbox) overrides them to run the same code in a worker process.
+    async def environment_turn(self) -> None:
+        self.environment.begin_turn()
+
+    async def environment_state(self) -> str:
+        return str(self.environment.fingerprint())
+
+    async def environment_call(self, name: str, arguments: dict[str, Any]) -> tuple[str | None, Any, bool]:
+        return run_call(self.environment, name, arguments)
+
     async def play(self) -> Transcript:
         for turn_index, turn in enumerate(self.episode.turns):
-            self.environment.begin_turn()
+            await self.environment_turn()
             self.messages.append({"role": "user", "content": turn.user})
             record = TurnRecord()
             self.transcript.turns.append(record)
@@ -169,20 +185,20 @@ class EpisodeRunner:
                 if step.error is not None:
                     record.ended = "failed"
                     self.transcript.failed = step.error
-                    record.state = self._state_after_failure()
+                    record.state = await self._state_after_failure()
                     return self.transcript
                 if not step.calls:
                     record.ended = "text"
                     break
             else:
                 record.ended = "step_limit"
-            record.state = self.environment.fingerprint()
+            record.state = await self.environment_state()
         return self.transcript
 
-    def _state_after_failure(self) -> str:
+    async def _state_after_failure(self) -> str:
         """The state a failed episode ends in; a corrupted environment may not even print."""
         try:
-            return self.environment.fingerprint()
+            return await self.environment_state()
         except Exception as error:
             return json.dumps({"unreadable": type(error).__name__})
 
@@ -219,7 +235,7 @@ class EpisodeRunner:
             call_id = f"call_{self._call_ids}"
             self._call_ids += 1
             try:
-                record = self._run(call.name, call.arguments, by_name, turn)
+                record = await self._run(call.name, call.arguments, by_name, turn)
             except EnvironmentCorrupted as error:  # a failed call could not be undone: this episode ends
                 step.error = f"environment corrupted: {str(error)[:200]}"
                 return step
@@ -238,7 +254,7 @@ class EpisodeRunner:
         self.messages.extend(observations)
         return step
 
-    def _run(self, name: str, arguments: Any, by_name: dict[str, Any], turn: int) -> CallRecord:
+    async def _run(self, name: str, arguments: Any, by_name: dict[str, Any], turn: int) -> CallRecord:
         function = by_name.get(name)
         if function is None:
             return CallRecord(name, arguments, None, None, {"error": f"unknown tool {name[:80]!r}"})
@@ -249,30 +265,25 @@ class EpisodeRunner:
         if mapped is None:
             return CallRecord(name, arguments, None, None, {"error": f"unknown tool {name[:80]!r}"})
         env_name, env_arguments = mapped
-        info = self.environment.tools()[env_name]
-        try:
-            unsafe = self.environment.forbidden(env_name, env_arguments)
-        except Exception as error:  # the safety check could not judge the call: it is not run
-            return CallRecord(
-                name,
-                arguments,
-                env_name,
-                env_arguments,
-                {"error": f"refused: the call could not be checked ({type(error).__name__})"},
-                mutates=info.mutates,
-            )
-        if unsafe is not None:
-            return CallRecord(
-                name,
-                arguments,
-                env_name,
-                env_arguments,
-                {"error": "refused: not allowed"},
-                unsafe=unsafe,
-                mutates=info.mutates,
-            )
-        observation = self.environment.dispatch(env_name, env_arguments)
-        return CallRecord(name, arguments, env_name, env_arguments, observation, mutates=info.mutates)
+        unsafe, observation, mutates = await self.environment_call(env_name, env_arguments)
+        return CallRecord(
+            name, arguments, env_name, env_arguments, observation, unsafe=unsafe, mutates=mutates
+        )
+
+
+def run_call(environment: Any, name: str, arguments: dict[str, Any]) -> tuple[str | None, Any, bool]:
+    """One mapped call against ``environment``: (why it is unsafe or None, its observation, whether
+    the tool changes state). A forbidden call is refused, never run; so is one the safety check
+    cannot judge. The sandbox's workers run this same function, so a played episode is the same
+    in a worker as in this process."""
+    mutates = environment.tools()[name].mutates
+    try:
+        unsafe = environment.forbidden(name, arguments)
+    except Exception as error:  # the safety check could not judge the call: it is not run
+        return None, {"error": f"refused: the call could not be checked ({type(error).__name__})"}, mutates
+    if unsafe is not None:
+        return unsafe, {"error": "refused: not allowed"}, mutates
+    return None, environment.dispatch(name, arguments), mutates
 
 
 def _text_of(answer: Any) -> str:

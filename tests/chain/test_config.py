@@ -96,6 +96,7 @@ SAMPLES: dict[str, tuple[str | None, Any]] = {
     "tasks.xlam": ("/data/xlam.json", (Path("/data/xlam.json"),)),
     "round.episodes": ("2", 2),
     "round.episode_deadline": ("90", 90.0),
+    "round.sandbox_workers": ("2", 2),
     "phrasing.engine": ("openai", "openai"),
     "phrasing.url": ("http://127.0.0.1:8001/v1", "http://127.0.0.1:8001/v1"),
     "phrasing.model": ("qwen-7b", "qwen-7b"),
