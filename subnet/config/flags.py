@@ -226,9 +226,25 @@ FLAGS: tuple[Flag, ...] = (
     Flag(
         "limits.max_in_flight", "Requests processed at once before answering 503.", POSITIVE_INT, metavar="N"
     ),
-    Flag("limits.per_caller_concurrency", "Requests at once per caller.", POSITIVE_INT, metavar="N"),
-    Flag("limits.per_caller_rate", "Sustained requests per second per caller.", POSITIVE, metavar="R"),
-    Flag("limits.per_caller_burst", "Burst size of the per-caller token bucket.", POSITIVE_INT, metavar="N"),
+    Flag(
+        "limits.per_caller_concurrency",
+        "Requests at once per caller (default: a validator's --round.tasks, what it keeps in flight).",
+        POSITIVE_INT,
+        metavar="N",
+    ),
+    Flag(
+        "limits.per_caller_rate",
+        "Sustained requests per second per caller without a validator permit (permit holders are "
+        "bounded by their rounds and concurrency, never per second).",
+        POSITIVE,
+        metavar="R",
+    ),
+    Flag(
+        "limits.per_caller_burst",
+        "Burst of that per-second bucket (default: the most requests a validator's round sends).",
+        POSITIVE_INT,
+        metavar="N",
+    ),
     Flag(
         "limits.head_timeout", "Seconds a connection may take to send a request head.", POSITIVE, metavar="S"
     ),
