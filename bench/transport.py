@@ -82,6 +82,8 @@ from subnet.transport import (  # noqa: E402
 T = TypeVar("T")
 SCENARIOS = ("gate", "split-headers", "interim-heads", "slow-heads", "round-rate", "lockout", "localnet")
 # The refusals answered 429 (subnet.transport.server.REFUSAL_STATUS).
+# The checkout this file belongs to.
+TREE = str(Path(__file__).resolve().parents[1])
 REFUSED_429 = ("rate_limited", "caller_busy", "peer_auth_failures", "peer_busy")
 LOOPBACK = "127.0.0.1"
 HONEST_SOURCE = "127.0.0.2"  # a second loopback address: the validator is not the forger's peer
@@ -764,14 +766,17 @@ async def _lockout(
     )
 
 
-def _localnet(args: argparse.Namespace) -> int:
+def _localnet(args: argparse.Namespace, print_line: Callable[[str], None] = print) -> int:
     """The localnet in front of a stand-in engine that answers at once; 429s per round."""
 
     async def models(request: web.Request) -> web.Response:
         return web.json_response({"object": "list", "data": [{"id": "standin", "object": "model"}]})
 
+    asked: Counter[str] = Counter()
+
     async def chat(request: web.Request) -> web.Response:
         body = await request.json()
+        asked["requests"] += 1
         tools = body.get("tools") or []
         message: dict[str, Any] = {"role": "assistant", "content": "No tool fits."}
         if tools:
@@ -806,19 +811,28 @@ def _localnet(args: argparse.Namespace) -> int:
                 "--miners", "0", "--miner-endpoint", url, "--rounds", str(args.rounds),
                 "--tasks", "8", "--episodes", "4",
             ]  # fmt: skip
-            print("$", " ".join(command[1:]).replace(state, "STATE").replace(url, "STANDIN"))
+            print_line("$ python " + " ".join(command[1:]).replace(state, "STATE").replace(url, "STANDIN"))
             started = time.perf_counter()
+            # This tree's code in the localnet and its children, whatever the venv has installed.
+            tree = TREE
+            env = {
+                **os.environ,
+                "PYTHONPATH": os.pathsep.join(filter(None, [tree, os.environ.get("PYTHONPATH")])),
+            }
             process = await asyncio.create_subprocess_exec(
-                *command, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
+                *command, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, cwd=tree, env=env
             )
             output, _ = await process.communicate()
             await runner.cleanup()
             if process.returncode:
-                print(output.decode()[-3000:])
+                print_line(output.decode()[-3000:])
                 return 1
-            print(f"localnet finished in {time.perf_counter() - started:.0f} s")
+            print_line(
+                f"localnet finished in {time.perf_counter() - started:.0f} s; the engine answered "
+                f"{asked['requests']} requests (the localnet's own checks included)"
+            )
             for line in _localnet_refusals(os.path.join(state, "validator.sqlite")):
-                print(line)
+                print_line(line)
         return 0
 
     return asyncio.run(run())

@@ -201,3 +201,19 @@ async def test_a_never_met_validator_is_served_while_strangers_hold_every_public
         stop.set()
         await asyncio.gather(*attack, return_exceptions=True)
         await server.stop(drain_timeout=1.0)
+
+
+# --- the localnet with a fast engine -----------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_a_localnet_with_an_engine_that_answers_at_once_gets_no_429(load_bench) -> None:
+    """`python -m subnet.localnet --miners 0 --miner-endpoint URL`, 5 rounds of 8 tasks and 4
+    episodes, in front of a stand-in engine answering at once (what `bench/transport.py
+    --scenario localnet` runs and prints): the validator is never answered 429."""
+    bench = load_bench("transport")
+    lines: list[str] = []
+    args = bench._parse(["--scenario", "localnet", "--rounds", "5"])
+    assert bench._localnet(args, print_line=lines.append) == 0, "\n".join(lines)
+    assert "over 5 rounds: 0" in lines[-1], "\n".join(lines)
+    assert not any(" 0 rows" in line for line in lines), "\n".join(lines)
