@@ -45,6 +45,7 @@ from subnet.config.values import (
     http_url,
     int_in,
     ip_address,
+    ip_addresses,
     model_backend,
     model_backends,
     name,
@@ -259,6 +260,13 @@ FLAGS: tuple[Flag, ...] = (
         "Open connections in all (default: the open-file limit less a margin).",
         POSITIVE_INT,
         metavar="N",
+    ),
+    Flag(
+        "limits.validator_addresses",
+        "Comma-separated source addresses of validators to keep connections for before they "
+        "have signed a request here (see docs/miner.md, Limits).",
+        ip_addresses,
+        metavar="IP,...",
     ),
     Flag("auth.max_age", "Oldest signed request accepted, in seconds.", POSITIVE, metavar="S"),
     Flag(

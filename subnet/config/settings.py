@@ -204,6 +204,9 @@ class LimitsSettings:
     head_timeout: float = 5.0
     per_ip_connections: int = 32
     max_connections: int | None = None  # None: the open-file limit less a margin
+    # Validators' source addresses whose connections use the reserved share from the first one
+    # (validators publish no axon; a validator's own axon, when it publishes one, counts too).
+    validator_addresses: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -200,6 +200,9 @@ class ServerPolicy:
     per_ip_max_connections: int = 32
     max_connections: int | None = None
     validator_reserved_share: float = 0.25
+    # Source addresses (as `peer_key` writes them) the operator names as validators': their
+    # connections use the reserved share from the first one, as published axons' do.
+    validator_addresses: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         positive = {
@@ -224,5 +227,6 @@ class ServerPolicy:
             bad.append("per_ip_failed_auth_rate")
         if bad:
             raise ValueError(f"ServerPolicy fields must be positive: {', '.join(bad)}")
+        object.__setattr__(self, "validator_addresses", frozenset(map(peer_key, self.validator_addresses)))
         if not 0.0 <= self.validator_reserved_share < 1.0:
             raise ValueError("ServerPolicy.validator_reserved_share must be in [0, 1)")

@@ -260,7 +260,7 @@ class MinerGate:
             capacity=capacity,
             per_peer=policy.per_ip_max_connections,
             reserved=int(capacity * policy.validator_reserved_share),
-            declared_validators=directory.validator_addresses,
+            declared_validators=_declared(directory, policy.validator_addresses),
         )
         self._active = 0
         self._idle = asyncio.Event()
@@ -526,6 +526,23 @@ class MinerGate:
             if any(error["type"] == "json_invalid" for error in errors):
                 raise Refusal("bad_json", "request body is not valid JSON") from None
             raise Refusal("invalid_request", _summarise_validation(errors)) from None
+
+
+def _declared(directory: CallerDirectory, configured: frozenset[str]) -> Callable[[], frozenset[str]]:
+    """The validators' addresses: the axons the metagraph names, and the operator's list."""
+    if not configured:
+        return directory.validator_addresses
+
+    # Admission asks on every new connection: the union is rebuilt only when the snapshot changes.
+    cache: list[frozenset[str]] = [frozenset(), configured]
+
+    def addresses() -> frozenset[str]:
+        published = directory.validator_addresses()
+        if published is not cache[0]:
+            cache[:] = [published, configured | published]
+        return cache[1]
+
+    return addresses
 
 
 def _first_repeated_auth_header(names: Iterable[str]) -> str | None:

@@ -217,3 +217,26 @@ def test_a_localnet_with_an_engine_that_answers_at_once_gets_no_429(load_bench) 
     assert bench._localnet(args, print_line=lines.append) == 0, "\n".join(lines)
     assert "over 5 rounds: 0" in lines[-1], "\n".join(lines)
     assert not any(" 0 rows" in line for line in lines), "\n".join(lines)
+
+
+def test_an_operator_may_name_validators_addresses() -> None:
+    policy = ServerPolicy(validator_addresses=frozenset({"203.0.113.7", "2001:db8::1"}))
+    # Kept as the admission counts peers: an IPv6 address by its /64.
+    assert policy.validator_addresses == {"203.0.113.7", "2001:db8::/64"}
+
+
+async def test_a_named_validator_address_uses_the_reserve_from_its_first_connection(wallets, kit) -> None:
+    directory = MetagraphDirectory(
+        StaticDirectory([DirectoryEntry(uid=1, hotkey=wallets.hotkey("validator"), stake=5_000.0)])
+    )
+    policy = ServerPolicy(max_connections=8, validator_addresses=frozenset({VALIDATOR_ADDRESS}))
+    app = build_miner_app(
+        hotkey_ss58=wallets.hotkey("miner"),
+        directory=directory,
+        policy=policy,
+        handler=kit.recording_handler(),
+    )
+    admission = app[GATE_KEY].connections
+    assert admission.is_validator(VALIDATOR_ADDRESS) and not admission.is_validator(STRANGER_ADDRESS)
+    ticket = admission.admit(VALIDATOR_ADDRESS)
+    assert ticket is not None and ticket.validator and admission.public == 0
