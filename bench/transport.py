@@ -12,6 +12,20 @@ miner process (the latter is robust to other load on the machine).
     .venv/bin/python bench/transport.py --scenario split-headers --seconds 10
     .venv/bin/python bench/transport.py --scenario interim-heads [--hostile 16 --honest 16 --deadline 5]
     .venv/bin/python bench/transport.py --scenario slow-heads --seconds 20 [--slow-connections 2000]
+    .venv/bin/python bench/transport.py --scenario round-rate [--rounds 5]
+    .venv/bin/python bench/transport.py --scenario lockout [--seconds 20]
+    .venv/bin/python bench/transport.py --scenario localnet [--rounds 5]
+
+round-rate: a validator's rounds (8 tasks at once, 4 episodes of 30 steps one after the other)
+sent as fast as a stand-in model answers, against the miner's own default limits
+(`server_policy(MinerSettings())`), rounds back to back: 429 answers per round; then a stranger's
+forged flood beside it. lockout: the miner at an open-file limit of 1,024; 20 loopback addresses
+x 32 keep-alive connections, one unsigned GET /health every 3 s each (a connection the miner
+closes is opened again at once and held until the next GET); a validator the miner has never
+met (no axon on the metagraph) sends 29 signed requests, each on a new connection: how many are
+served. localnet: `python -m subnet.localnet --miners 0 --miner-endpoint URL` in front of a
+stand-in engine answering at once (it calls the first offered tool, so episodes run to their
+step caps): the validator's answers of 429 per round, read from its database.
 """
 
 from __future__ import annotations
@@ -31,14 +45,18 @@ import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
-import aiohttp
-import bittensor as bt
-import psutil
-from aiohttp import web
+# Run as a script, bench/ comes first on sys.path, and bench/scoring.py would hide the package.
+sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
 
-from subnet.protocol import (
+import aiohttp  # noqa: E402
+import bittensor as bt  # noqa: E402
+import psutil  # noqa: E402
+from aiohttp import web  # noqa: E402
+
+from subnet.protocol import (  # noqa: E402
     AssistantMessage,
     ChatCompletionRequest,
     ChatCompletionResponse,
@@ -47,7 +65,7 @@ from subnet.protocol import (
     Message,
     ToolCall,
 )
-from subnet.transport import (
+from subnet.transport import (  # noqa: E402
     CHAT_PATH,
     CallerIdentity,
     ClientTimeouts,
@@ -62,7 +80,11 @@ from subnet.transport import (
 )
 
 T = TypeVar("T")
-SCENARIOS = ("gate", "split-headers", "interim-heads", "slow-heads")
+SCENARIOS = ("gate", "split-headers", "interim-heads", "slow-heads", "round-rate", "lockout", "localnet")
+# The refusals answered 429 (subnet.transport.server.REFUSAL_STATUS).
+# The checkout this file belongs to.
+TREE = str(Path(__file__).resolve().parents[1])
+REFUSED_429 = ("rate_limited", "caller_busy", "peer_auth_failures", "peer_busy")
 LOOPBACK = "127.0.0.1"
 HONEST_SOURCE = "127.0.0.2"  # a second loopback address: the validator is not the forger's peer
 
@@ -108,7 +130,9 @@ async def _stream_interim_heads(reader: asyncio.StreamReader, writer: asyncio.St
         writer.close()
 
 
-async def _serve(miner_hotkey: str, validator_hotkey: str, hostile: int = 0, honest: int = 0) -> None:
+async def _serve(
+    miner_hotkey: str, validator_hotkey: str, hostile: int = 0, honest: int = 0, stranger: str = ""
+) -> None:
     canned = _canned_response()
     canned_body = canned.to_body()
 
@@ -137,6 +161,10 @@ async def _serve(miner_hotkey: str, validator_hotkey: str, hostile: int = 0, hon
     for name, policy in policies.items():
         app = build_miner_app(hotkey_ss58=miner_hotkey, directory=directory, policy=policy, handler=handler)
         servers[name] = MinerServer(app, host=LOOPBACK, port=0)
+    if stranger:
+        servers["miner"] = MinerServer(
+            _never_met_miner(miner_hotkey, validator_hotkey, stranger), host=LOOPBACK, port=0
+        )
     for index in range(honest):
         app = build_miner_app(
             hotkey_ss58=miner_hotkey, directory=directory, policy=policies["gated"], handler=handler
@@ -560,6 +588,285 @@ async def _slow_heads(
     print(f"  the validator's outcomes: {', '.join(f'{k} {v}' for k, v in sorted(outcomes.items()))}")
 
 
+# --- limits that fit the protocol (issue 26) ---------------------------------------------------
+
+
+def _miner_policy() -> ServerPolicy:
+    """The policy a miner started with default flags runs (a real network: permits required)."""
+    from subnet.config import MinerSettings
+    from subnet.miner.node import server_policy
+
+    return server_policy(MinerSettings())
+
+
+def _never_met_miner(miner_hotkey: str, validator_hotkey: str, stranger_hotkey: str) -> web.Application:
+    """A miner with the default policy; the validator published no axon (never met), the stranger
+    is registered without a permit."""
+    canned = _canned_response()
+
+    async def handler(request: ChatCompletionRequest, caller: CallerIdentity) -> ChatCompletionResponse:
+        return canned
+
+    directory = MetagraphDirectory(
+        StaticDirectory(
+            [
+                DirectoryEntry(uid=1, hotkey=validator_hotkey, stake=1e4),
+                DirectoryEntry(uid=2, hotkey=stranger_hotkey, stake=1e4, validator_permit=False),
+            ]
+        )
+    )
+    return build_miner_app(
+        hotkey_ss58=miner_hotkey, directory=directory, policy=_miner_policy(), handler=handler
+    )
+
+
+async def _round_rate(
+    args: argparse.Namespace, signer: bt.Keypair, forger: bt.Keypair, miner_hotkey: str
+) -> None:
+    policy = _miner_policy()
+    app = _never_met_miner(miner_hotkey, signer.ss58_address, forger.ss58_address)
+    tasks, episodes, steps = 8, 4, 30  # the round's defaults; 3 turns x a step cap of 10
+    print(
+        f"miner's default per-caller limits: rate {policy.per_caller_rate:g}/s, burst "
+        f"{policy.per_caller_burst:g}, {policy.per_caller_max_in_flight} at once"
+    )
+    print(f"a validator's round: {tasks} tasks at once + {episodes} episodes x {steps} steps, back to back")
+    async with MinerServer(app, host=LOOPBACK, port=0) as server:
+        target = MinerTarget(hotkey=miner_hotkey, ip=LOOPBACK, port=server.port, uid=0)
+        client = MinerClient(
+            signer,
+            timeouts=ClientTimeouts(total_s=10.0),
+            per_miner_concurrency=tasks,
+            local_addr=(HONEST_SOURCE, 0),
+        )
+        async with client:
+            for number in range(1, args.rounds + 1):
+                statuses: Counter[str] = Counter()
+
+                async def ask(statuses: Counter[str] = statuses) -> None:
+                    result = await client.query(target, _request())
+                    statuses[str(result.http_status or result.status.value)] += 1
+
+                async def episode() -> None:
+                    for _ in range(steps):
+                        await ask()
+
+                started = time.perf_counter()
+                await asyncio.gather(*(ask() for _ in range(tasks)), *(episode() for _ in range(episodes)))
+                print(
+                    f"  round {number}: {sum(statuses.values())} requests in "
+                    f"{time.perf_counter() - started:.2f} s, {statuses['429']} answered 429 "
+                    f"({', '.join(f'{k} {v}' for k, v in sorted(statuses.items()))})"
+                )
+        body = _request().to_body()
+        forged: Counter[str] = Counter()
+        connector = aiohttp.TCPConnector(local_addr=("127.0.0.3", 0), limit=0)
+        url = f"http://{LOOPBACK}:{server.port}{CHAT_PATH}"
+        async with aiohttp.ClientSession(connector=connector) as session:
+            for _ in range(500):
+                # Signed with the stranger's own key, claiming the validator's hotkey.
+                headers = bt.http_auth.sign(
+                    forger, method="POST", path=CHAT_PATH, body=body, receiver_ss58=miner_hotkey
+                )
+                headers[bt.http_auth.HEADER_HOTKEY] = signer.ss58_address
+                headers["Content-Type"] = "application/json"
+                async with session.post(url, data=body, headers=headers) as response:
+                    await response.read()
+                    forged[str(response.status)] += 1
+        print(
+            f"a stranger's forged flood (500 requests, claims the validator): {forged['429']} answered 429 "
+            f"({', '.join(f'{k} {v}' for k, v in sorted(forged.items()))})"
+        )
+
+
+async def _keep_alive_stranger(
+    port: int, source: str, period_s: float, deadline: float, counts: Counter[str]
+) -> None:
+    """One attacker connection: an unsigned GET /health every `period_s`, kept alive; when the
+    miner closes it, opened again at once and held until the next GET."""
+    while time.perf_counter() < deadline:
+        try:
+            reader, writer = await asyncio.open_connection(LOOPBACK, port, local_addr=(source, 0))
+        except OSError:
+            counts["connect_failed"] += 1
+            await asyncio.sleep(0.1)
+            continue
+        counts["opened"] += 1
+        try:
+            while time.perf_counter() < deadline:
+                await asyncio.sleep(min(period_s, max(0.0, deadline - time.perf_counter())))
+                writer.write(b"GET /health HTTP/1.1\r\nHost: miner\r\n\r\n")
+                await writer.drain()
+                head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout=5.0)
+                length = next(
+                    int(line.split(b":", 1)[1])
+                    for line in head.split(b"\r\n")
+                    if line.lower().startswith(b"content-length:")
+                )
+                await reader.readexactly(length)
+                counts["answered"] += 1
+                if b"connection: close" in head.lower():
+                    break
+        except (ConnectionError, OSError, asyncio.IncompleteReadError, TimeoutError):
+            counts["reset"] += 1
+        finally:
+            writer.close()
+
+
+def _lockout_attack(port: int, sources: list[str], per_source: int, seconds: float, results: Any) -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = len(sources) * per_source + 256
+    if soft < wanted:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(wanted, hard), hard))
+
+    async def attack() -> Counter[str]:
+        counts: Counter[str] = Counter()
+        deadline = time.perf_counter() + seconds
+        await asyncio.gather(
+            *(
+                _keep_alive_stranger(port, source, 3.0, deadline, counts)
+                for source in sources
+                for _ in range(per_source)
+            )
+        )
+        return counts
+
+    results.put(dict(asyncio.run(attack())))
+
+
+async def _lockout(
+    args: argparse.Namespace, ports: dict[str, int], signer: bt.Keypair, miner_hotkey: str
+) -> None:
+    sources = [f"127.0.0.{30 + index}" for index in range(20)]
+    spawn = multiprocessing.get_context("spawn")
+    results = spawn.Queue()
+    attacker = spawn.Process(
+        target=_lockout_attack, args=(ports["miner"], sources, 32, args.seconds, results)
+    )
+    attacker.start()
+    await asyncio.sleep(4.0)  # the attack takes its places first
+    target = MinerTarget(hotkey=miner_hotkey, ip=LOOPBACK, port=ports["miner"], uid=0)
+    client = MinerClient(signer, timeouts=ClientTimeouts(total_s=5.0), local_addr=(HONEST_SOURCE, 0))
+    outcomes: Counter[str] = Counter()
+    async with client:
+        for _ in range(29):
+            result = await client.query(target, _request())
+            outcomes[result.status.value] += 1
+            await asyncio.sleep(0.5)
+    counts = await asyncio.to_thread(results.get, timeout=args.seconds + 30)
+    await asyncio.to_thread(attacker.join, 10)
+    print(
+        f"lockout: 20 addresses x 32 keep-alive connections, an unsigned GET every 3 s each, for "
+        f"{args.seconds:g} s; miner open-file limit {args.file_limit}, default limits"
+    )
+    print(f"  attacker: {', '.join(f'{k} {v}' for k, v in sorted(counts.items()))}")
+    print(
+        f"  a validator the miner never met (29 signed requests, new connection each, every 0.5 s): "
+        f"{outcomes['ok']} of 29 served ({', '.join(f'{k} {v}' for k, v in sorted(outcomes.items()))})"
+    )
+
+
+def _localnet(args: argparse.Namespace, print_line: Callable[[str], None] = print) -> int:
+    """The localnet in front of a stand-in engine that answers at once; 429s per round."""
+
+    async def models(request: web.Request) -> web.Response:
+        return web.json_response({"object": "list", "data": [{"id": "standin", "object": "model"}]})
+
+    asked: Counter[str] = Counter()
+
+    async def chat(request: web.Request) -> web.Response:
+        body = await request.json()
+        asked["requests"] += 1
+        tools = body.get("tools") or []
+        message: dict[str, Any] = {"role": "assistant", "content": "No tool fits."}
+        if tools:
+            function = tools[0]["function"]
+            required = function.get("parameters", {}).get("required", [])
+            call = {
+                "id": "c0",
+                "type": "function",
+                "function": {"name": function["name"], "arguments": json.dumps(dict.fromkeys(required, "x"))},
+            }
+            message = {"role": "assistant", "content": None, "tool_calls": [call]}
+        return web.json_response(
+            {
+                "id": "s",
+                "object": "chat.completion",
+                "model": body.get("model"),
+                "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+            }
+        )
+
+    async def run() -> int:
+        app = web.Application()
+        app.router.add_get("/v1/models", models)
+        app.router.add_post("/v1/chat/completions", chat)
+        runner = web.AppRunner(app, shutdown_timeout=0.1)
+        await runner.setup()
+        await web.TCPSite(runner, LOOPBACK, 0).start()
+        url = f"http://{LOOPBACK}:{runner.addresses[0][1]}/v1"
+        with tempfile.TemporaryDirectory(prefix="bench-localnet-") as state:
+            command = [
+                sys.executable, "-m", "subnet.localnet", "--state-dir", state, "--dashboard.port", "0",
+                "--miners", "0", "--miner-endpoint", url, "--rounds", str(args.rounds),
+                "--tasks", "8", "--episodes", "4",
+            ]  # fmt: skip
+            print_line("$ python " + " ".join(command[1:]).replace(state, "STATE").replace(url, "STANDIN"))
+            started = time.perf_counter()
+            # This tree's code in the localnet and its children, whatever the venv has installed.
+            tree = TREE
+            env = {
+                **os.environ,
+                "PYTHONPATH": os.pathsep.join(filter(None, [tree, os.environ.get("PYTHONPATH")])),
+            }
+            process = await asyncio.create_subprocess_exec(
+                *command, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, cwd=tree, env=env
+            )
+            output, _ = await process.communicate()
+            await runner.cleanup()
+            if process.returncode:
+                print_line(output.decode()[-3000:])
+                return 1
+            print_line(
+                f"localnet finished in {time.perf_counter() - started:.0f} s; the engine answered "
+                f"{asked['requests']} requests (the localnet's own checks included)"
+            )
+            for line in _localnet_refusals(os.path.join(state, "validator.sqlite")):
+                print_line(line)
+        return 0
+
+    return asyncio.run(run())
+
+
+def _localnet_refusals(path: str) -> list[str]:
+    """Per round: answers, http_error answers and those answered 429 (single-turn rows carry
+    the status, episode rows the refusal's type in their error)."""
+    import sqlite3
+
+    lines = []
+    with sqlite3.connect(path) as db:
+        rows = db.execute(
+            "SELECT r.number, x.status, x.http_status, COALESCE(x.error, '') FROM responses x "
+            "JOIN rounds r ON r.id = x.round_id ORDER BY r.number"
+        ).fetchall()
+    by_round: dict[int, Counter[str]] = {}
+    for number, status, http_status, error in rows:
+        counts = by_round.setdefault(number, Counter())
+        counts["answers"] += 1
+        counts[status] += 1
+        if http_status == 429 or any(f"{kind}:" in error for kind in REFUSED_429):
+            counts["429"] += 1
+    total = 0
+    for number, counts in sorted(by_round.items()):
+        total += counts["429"]
+        lines.append(
+            f"  round {number}: {counts['answers']} rows (tasks + episodes), "
+            f"{counts['http_error']} http_error, {counts['429']} answered 429"
+        )
+    lines.append(f"  answers of 429 to the validator over {len(by_round)} rounds: {total}")
+    return lines
+
+
 async def _drive(
     args: argparse.Namespace,
     ports: dict[str, int],
@@ -576,6 +883,12 @@ async def _drive(
         return
     if args.scenario == "slow-heads":
         await _slow_heads(args, ports, signer, miner_hotkey)
+        return
+    if args.scenario == "round-rate":
+        await _round_rate(args, signer, forger, miner_hotkey)
+        return
+    if args.scenario == "lockout":
+        await _lockout(args, ports, signer, miner_hotkey)
         return
     print(f"miner process pinned to CPU {args.cpu}; driver on CPUs {sorted(os.sched_getaffinity(0))}")
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} (1 min) at start")
@@ -646,6 +959,7 @@ def _run_driver(args: argparse.Namespace) -> None:
         command = [sys.executable, __file__, "--serve", miner_hotkey, signer.ss58_address]
         command += ["--cpu", str(args.cpu), "--scenario", args.scenario, "--file-limit", str(args.file_limit)]
         command += ["--hostile", str(args.hostile), "--honest", str(args.honest)]
+        command += ["--stranger", wallets["forger"].hotkey.ss58_address]
         child = subprocess.Popen(
             command,
             stdout=subprocess.PIPE,
@@ -687,16 +1001,24 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--hostile", type=int, default=16, help="interim-heads: hostile miners")
     parser.add_argument("--honest", type=int, default=16, help="interim-heads: honest miners")
     parser.add_argument("--deadline", type=float, default=5.0, help="interim-heads: the query deadline (s)")
-    parser.add_argument("--rounds", type=int, default=3, help="interim-heads: rounds")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=None,
+        help="interim-heads (default 3), round-rate and localnet (5): rounds",
+    )
     parser.add_argument("--slow-connections", type=int, default=2000, help="slow-heads: attacker connections")
     parser.add_argument("--attack-addresses", type=int, default=8, help="slow-heads: attacker addresses")
     parser.add_argument(
         "--file-limit", type=int, default=1024, help="slow-heads: the miner's open-file limit"
     )
+    parser.add_argument("--stranger", default="", help=argparse.SUPPRESS)
     parser.add_argument(
         "--serve", nargs=2, metavar=("MINER_HOTKEY", "VALIDATOR_HOTKEY"), help=argparse.SUPPRESS
     )
     args = parser.parse_args(argv)
+    if args.rounds is None:
+        args.rounds = 3 if args.scenario == "interim-heads" else 5
     if args.serve:
         return args
     allowed = sorted(os.sched_getaffinity(0))
@@ -714,12 +1036,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.serve:
         os.sched_setaffinity(0, {args.cpu})
         miner_hotkey, validator_hotkey = args.serve
-        if args.scenario == "slow-heads":
+        if args.scenario in ("slow-heads", "lockout"):
             resource.setrlimit(resource.RLIMIT_NOFILE, (args.file_limit, args.file_limit))
         interim = args.scenario == "interim-heads"
         hostile, honest = (args.hostile, args.honest) if interim else (0, 0)
-        asyncio.run(_serve(miner_hotkey, validator_hotkey, hostile=hostile, honest=honest))
+        stranger = args.stranger if args.scenario == "lockout" else ""
+        asyncio.run(_serve(miner_hotkey, validator_hotkey, hostile=hostile, honest=honest, stranger=stranger))
         return 0
+    if args.scenario == "localnet":
+        return _localnet(args)
     try:
         _run_driver(args)
     except OSError as exc:

@@ -45,6 +45,7 @@ from subnet.config.values import (
     http_url,
     int_in,
     ip_address,
+    ip_addresses,
     model_backend,
     model_backends,
     name,
@@ -238,9 +239,25 @@ FLAGS: tuple[Flag, ...] = (
     Flag(
         "limits.max_in_flight", "Requests processed at once before answering 503.", POSITIVE_INT, metavar="N"
     ),
-    Flag("limits.per_caller_concurrency", "Requests at once per caller.", POSITIVE_INT, metavar="N"),
-    Flag("limits.per_caller_rate", "Sustained requests per second per caller.", POSITIVE, metavar="R"),
-    Flag("limits.per_caller_burst", "Burst size of the per-caller token bucket.", POSITIVE_INT, metavar="N"),
+    Flag(
+        "limits.per_caller_concurrency",
+        "Requests at once per caller (default: a validator's --round.tasks, what it keeps in flight).",
+        POSITIVE_INT,
+        metavar="N",
+    ),
+    Flag(
+        "limits.per_caller_rate",
+        "Sustained requests per second per caller without a validator permit (permit holders are "
+        "bounded by their rounds and concurrency, never per second).",
+        POSITIVE,
+        metavar="R",
+    ),
+    Flag(
+        "limits.per_caller_burst",
+        "Burst of that per-second bucket (default: the most requests a validator's round sends).",
+        POSITIVE_INT,
+        metavar="N",
+    ),
     Flag(
         "limits.head_timeout", "Seconds a connection may take to send a request head.", POSITIVE, metavar="S"
     ),
@@ -255,6 +272,13 @@ FLAGS: tuple[Flag, ...] = (
         "Open connections in all (default: the open-file limit less a margin).",
         POSITIVE_INT,
         metavar="N",
+    ),
+    Flag(
+        "limits.validator_addresses",
+        "Comma-separated source addresses of validators to keep connections for before they "
+        "have signed a request here (see docs/miner.md, Limits).",
+        ip_addresses,
+        metavar="IP,...",
     ),
     Flag("auth.max_age", "Oldest signed request accepted, in seconds.", POSITIVE, metavar="S"),
     Flag(

@@ -158,17 +158,61 @@ class WhitelistSettings:
 
 
 @dataclass(frozen=True)
+class RoundSettings:
+    """``episodes``: multi-turn episodes per miner per round; they weigh half of the round's
+    score whatever their number (state.py). ``episode_deadline``: seconds one episode may take.
+    ``sandbox_workers``: worker processes running episodes' tool calls (0: one per core, at most 4;
+    subnet.validator.sandbox)."""
+
+    tasks: int = 8
+    interval: float = 120.0
+    episodes: int = 4
+    episode_deadline: float = 120.0
+    sandbox_workers: int = 0
+
+
+# The most steps one builtin episode takes: turns (3 at most: a scenario's two, plus the asking
+# turn of miss_param / miss_func) x the largest per-turn step cap of tasks.episodes' categories
+# (10, long context). A test keeps both in step with the generator. Episodes of the BFCL
+# multi-turn source can take more (their cap grows with their plans).
+EPISODE_MAX_TURNS = 3
+EPISODE_MAX_STEP_CAP = 10
+
+
+def round_requests(tasks: int, episodes: int) -> int:
+    """The most requests one validator sends one miner in one round: its tasks, then each
+    episode's steps (every turn up to its step cap)."""
+    return tasks + episodes * EPISODE_MAX_TURNS * EPISODE_MAX_STEP_CAP
+
+
+# With the round's defaults: 8 + 4 x 3 x 10 = 128.
+ROUND_REQUESTS = round_requests(RoundSettings.tasks, RoundSettings.episodes)
+
+
+@dataclass(frozen=True)
 class LimitsSettings:
-    """Miner-side request limits."""
+    """Miner-side request limits; the per-caller ones are derived from a validator's round.
+
+    ``per_caller_concurrency``: the validator's client keeps ``--round.tasks`` queries in flight
+    per miner (its tasks at once, its episodes' steps sharing the same slots), so the miner takes
+    as many. ``per_caller_rate``/``_burst``: the token bucket of authenticated callers WITHOUT a
+    validator permit (served only where permits are not required, a development chain): one
+    round's requests at once, a round's worth per round interval. A permit holder has no
+    per-second limit: its requests are bounded by its rounds and its concurrency, so an honest
+    miner never answers it 429 whatever its engine's speed (docs/miner.md, "Limits").
+    """
 
     max_body_bytes: int = 1_048_576
     max_in_flight: int = 64
-    per_caller_concurrency: int = 8
-    per_caller_rate: float = 10.0
-    per_caller_burst: int = 20
+    per_caller_concurrency: int = RoundSettings.tasks
+    per_caller_rate: float = round(ROUND_REQUESTS / RoundSettings.interval, 3)
+    per_caller_burst: int = ROUND_REQUESTS
     head_timeout: float = 5.0
     per_ip_connections: int = 32
     max_connections: int | None = None  # None: the open-file limit less a margin
+    # Validators' source addresses whose connections use the reserved share from the first one
+    # (validators publish no axon; a validator's own axon, when it publishes one, counts too).
+    validator_addresses: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -188,20 +232,6 @@ class DbSettings:
 class ScoringSettings:
     alpha: float = 0.1
     min_samples: int = 20
-
-
-@dataclass(frozen=True)
-class RoundSettings:
-    """``episodes``: multi-turn episodes per miner per round; they weigh half of the round's
-    score whatever their number (state.py). ``episode_deadline``: seconds one episode may take.
-    ``sandbox_workers``: worker processes running episodes' tool calls (0: one per core, at most 4;
-    subnet.validator.sandbox)."""
-
-    tasks: int = 8
-    interval: float = 120.0
-    episodes: int = 4
-    episode_deadline: float = 120.0
-    sandbox_workers: int = 0
 
 
 @dataclass(frozen=True)

@@ -130,3 +130,16 @@ def hotkeys(raw: str) -> tuple[str, ...]:
     if bad:
         raise ValueError(f"not an ss58 hotkey address: {bad[0]!r} (give a comma-separated list)")
     return keys
+
+
+def ip_addresses(raw: str) -> tuple[str, ...]:
+    """Comma-separated IPv4/IPv6 addresses, as written (each checked)."""
+    import ipaddress
+
+    addresses = tuple(part.strip() for part in raw.split(",") if part.strip())
+    for address in addresses:
+        try:
+            ipaddress.ip_address(address)
+        except ValueError:
+            raise ValueError(f"not an IP address: {address!r} (give a comma-separated list)") from None
+    return addresses

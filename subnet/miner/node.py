@@ -62,6 +62,7 @@ def server_policy(settings: MinerSettings) -> ServerPolicy:
         head_timeout_s=settings.limits.head_timeout,
         per_ip_max_connections=settings.limits.per_ip_connections,
         max_connections=settings.limits.max_connections,
+        validator_addresses=frozenset(settings.limits.validator_addresses),
     )
 
 

@@ -72,8 +72,31 @@ def warn_if_file_limit_is_low(capacity: int, file_limit: int | None = None) -> b
     return True
 
 
+class Ticket:
+    """One admitted connection, as the admission counts it."""
+
+    __slots__ = ("abort", "authenticated", "key", "peer", "released", "validator")
+
+    def __init__(self, peer: str, validator: bool, abort: Callable[[], None], key: object) -> None:
+        self.peer = peer
+        self.key = key  # what the server knows the connection by (its asyncio transport)
+        self.validator = validator  # counted outside the public share
+        self.authenticated = False  # a request on it passed authentication as a permitted caller
+        self.released = False
+        self.abort = abort
+
+
 class ConnectionAdmission:
-    """Counts open connections by source address and decides whether a new one is accepted."""
+    """Counts open connections by source address and decides whether a new one is accepted.
+
+    A connection from an address not known as a validator's counts in the public share until a
+    request on it authenticates; then it is the validator's. A connection that has not
+    authenticated cannot keep its place against a newcomer: when the public share (or the
+    total) is full, a newcomer from an address that holds fewer such connections takes the place
+    of the oldest one of the address that holds the most. So strangers' connections, however
+    many, cannot lock out a validator the miner has not met yet (its address holds none or a
+    few), while the strangers only displace each other.
+    """
 
     def __init__(
         self,
@@ -91,9 +114,16 @@ class ConnectionAdmission:
         self._declared = declared_validators
         self._learned: OrderedDict[str, None] = OrderedDict()
         self._open: dict[str, int] = {}
+        self._by_key: dict[object, Ticket] = {}
+        # Connections that have not authenticated, by address, oldest first; and the addresses
+        # by how many such connections they hold (to find the heaviest without a scan).
+        self._unproven: dict[str, OrderedDict[Ticket, None]] = {}
+        self._peers_by_count: dict[int, set[str]] = {}
+        self._heaviest = 0
         self.total = 0
         self.public = 0  # connections held by addresses not known as validators'
         self.refused = 0
+        self.evicted = 0
 
     def is_validator(self, peer: str) -> bool:
         return peer in self._learned or peer in self._declared()
@@ -107,36 +137,105 @@ class ConnectionAdmission:
         if len(self._learned) > MAX_LEARNED_ADDRESSES:
             self._learned.popitem(last=False)
 
-    def admit(self, peer: str) -> bool:
-        """Count a new connection from `peer`; False (nothing counted) when it must be refused."""
+    def admit(self, peer: str, abort: Callable[[], None] = lambda: None, key: object = None) -> Ticket | None:
+        """Count a new connection from `peer`, known by `key` (`abort` ends it, should its place
+        be taken); None (nothing counted) when it must be refused."""
         held = self._open.get(peer, 0)
-        if self.total >= self.capacity:
-            return self._refuse()
         validator = self.is_validator(peer)
-        if not validator and (held >= self.per_peer or self.public >= self.capacity - self.reserved):
-            return self._refuse()
+        public_full = not validator and self.public >= self.capacity - self.reserved
+        if (not validator and held >= self.per_peer) or (
+            (self.total >= self.capacity or public_full) and not self._make_room(peer, validator)
+        ):
+            self.refused += 1
+            return None
+        ticket = Ticket(peer, validator, abort, key)
+        if key is not None:
+            self._by_key[key] = ticket
         self._open[peer] = held + 1
         self.total += 1
         if not validator:
             self.public += 1
-        return True
+            self._add_unproven(ticket)
+        return ticket
 
-    def release(self, peer: str, *, was_validator: bool) -> None:
-        held = self._open.get(peer, 0) - 1
-        if held <= 0:
-            self._open.pop(peer, None)
-        else:
-            self._open[peer] = held
-        self.total -= 1
-        if not was_validator:
+    def ticket(self, key: object) -> Ticket | None:
+        """The open connection known by `key`, None when it is not (or no longer) counted."""
+        return self._by_key.get(key)
+
+    def authenticated(self, ticket: Ticket) -> None:
+        """A request on this connection authenticated: it is a validator's from now on."""
+        if ticket.authenticated or ticket.released:
+            return
+        ticket.authenticated = True
+        if not ticket.validator:
+            ticket.validator = True
             self.public -= 1
+            self._drop_unproven(ticket)
+
+    def release(self, ticket: Ticket) -> None:
+        """The connection closed (or its place was taken); counted once whatever calls it."""
+        if ticket.released:
+            return
+        ticket.released = True
+        if ticket.key is not None:
+            self._by_key.pop(ticket.key, None)
+        held = self._open.get(ticket.peer, 0) - 1
+        if held <= 0:
+            self._open.pop(ticket.peer, None)
+        else:
+            self._open[ticket.peer] = held
+        self.total -= 1
+        if not ticket.validator:
+            self.public -= 1
+            self._drop_unproven(ticket)
 
     def held(self, peer: str) -> int:
         return self._open.get(peer, 0)
 
-    def _refuse(self) -> bool:
-        self.refused += 1
-        return False
+    def unproven(self, peer: str) -> int:
+        """Connections of `peer` that have not authenticated and count in the public share."""
+        return len(self._unproven.get(peer, ()))
+
+    def _make_room(self, peer: str, validator: bool) -> bool:
+        """End the oldest unauthenticated connection of the address holding the most of them,
+        when that address holds more than `peer` would after this connection (a validator's
+        newcomer takes any such place). False when no connection may give way."""
+        while self._heaviest > 0 and not self._peers_by_count.get(self._heaviest):
+            self._heaviest -= 1
+        if self._heaviest == 0:
+            return False
+        if not validator and self._heaviest <= self.unproven(peer) + 1:
+            return False
+        victim_peer = next(iter(self._peers_by_count[self._heaviest]))
+        victim = next(iter(self._unproven[victim_peer]))
+        self.release(victim)
+        self.evicted += 1
+        victim.abort()
+        return True
+
+    def _add_unproven(self, ticket: Ticket) -> None:
+        connections = self._unproven.setdefault(ticket.peer, OrderedDict())
+        self._move(ticket.peer, len(connections), len(connections) + 1)
+        connections[ticket] = None
+
+    def _drop_unproven(self, ticket: Ticket) -> None:
+        connections = self._unproven.get(ticket.peer)
+        if connections is None or ticket not in connections:
+            return
+        del connections[ticket]
+        self._move(ticket.peer, len(connections) + 1, len(connections))
+        if not connections:
+            del self._unproven[ticket.peer]
+
+    def _move(self, peer: str, before: int, after: int) -> None:
+        if before:
+            peers = self._peers_by_count[before]
+            peers.discard(peer)
+            if not peers:
+                del self._peers_by_count[before]
+        if after:
+            self._peers_by_count.setdefault(after, set()).add(peer)
+            self._heaviest = max(self._heaviest, after)
 
 
 class AdmittedConnection(asyncio.Protocol):
@@ -146,7 +245,7 @@ class AdmittedConnection(asyncio.Protocol):
     passed to it unchanged.
     """
 
-    __slots__ = ("_admission", "_factory", "_inner", "_peer", "_peer_of", "_validator")
+    __slots__ = ("_admission", "_factory", "_inner", "_peer_of", "_ticket")
 
     def __init__(
         self,
@@ -158,18 +257,17 @@ class AdmittedConnection(asyncio.Protocol):
         self._admission = admission
         self._peer_of = peer_of
         self._inner: asyncio.Protocol | None = None
-        self._peer = ""
-        self._validator = False
+        self._ticket: Ticket | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
         peer = self._peer_of(transport.get_extra_info("peername"))
-        if not self._admission.admit(peer):
-            assert isinstance(transport, asyncio.Transport)
-            transport.abort()  # reset: the descriptor is freed now, not after a close handshake
+        # abort(): a reset, so the descriptor is freed now, not after a close handshake.
+        ticket = self._admission.admit(peer, transport.abort, key=transport)
+        if ticket is None:
+            transport.abort()
             return
-        self._peer = peer
-        # Counted as it was admitted: an address learned meanwhile does not move the count.
-        self._validator = self._admission.is_validator(peer)
+        self._ticket = ticket
         self._inner = self._factory()
         self._inner.connection_made(transport)
 
@@ -177,7 +275,9 @@ class AdmittedConnection(asyncio.Protocol):
         inner, self._inner = self._inner, None
         if inner is None:
             return
-        self._admission.release(self._peer, was_validator=self._validator)
+        ticket = self._ticket
+        assert ticket is not None
+        self._admission.release(ticket)
         inner.connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:

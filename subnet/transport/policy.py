@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from subnet.config.settings import LimitsSettings
 from subnet.protocol import MAX_REQUEST_BODY_BYTES
 from subnet.transport.addresses import peer_key
 
@@ -180,9 +181,10 @@ class ServerPolicy:
     body_read_timeout_s: float = 5.0
     handler_timeout_s: float = 120.0
     max_in_flight: int = 64
-    per_caller_max_in_flight: int = 8
-    per_caller_rate: float = 20.0
-    per_caller_burst: float = 40.0
+    # One default, the miner's flags' (derived there from a validator's round).
+    per_caller_max_in_flight: int = LimitsSettings.per_caller_concurrency
+    per_caller_rate: float = LimitsSettings.per_caller_rate
+    per_caller_burst: float = LimitsSettings.per_caller_burst
     max_pending_bodies: int = 512
     per_ip_max_pending_bodies: int = 64
     per_ip_failed_auth_rate: float | None = 20.0
@@ -198,6 +200,9 @@ class ServerPolicy:
     per_ip_max_connections: int = 32
     max_connections: int | None = None
     validator_reserved_share: float = 0.25
+    # Source addresses (as `peer_key` writes them) the operator names as validators': their
+    # connections use the reserved share from the first one, as published axons' do.
+    validator_addresses: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         positive = {
@@ -222,5 +227,6 @@ class ServerPolicy:
             bad.append("per_ip_failed_auth_rate")
         if bad:
             raise ValueError(f"ServerPolicy fields must be positive: {', '.join(bad)}")
+        object.__setattr__(self, "validator_addresses", frozenset(map(peer_key, self.validator_addresses)))
         if not 0.0 <= self.validator_reserved_share < 1.0:
             raise ValueError("ServerPolicy.validator_reserved_share must be in [0, 1)")

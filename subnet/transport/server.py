@@ -24,7 +24,7 @@ from typing import Any
 
 import aiohttp
 import bittensor as bt
-from aiohttp import web
+from aiohttp import hdrs, web
 from aiohttp.http_exceptions import HttpProcessingError
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from pydantic import ValidationError
@@ -260,7 +260,7 @@ class MinerGate:
             capacity=capacity,
             per_peer=policy.per_ip_max_connections,
             reserved=int(capacity * policy.validator_reserved_share),
-            declared_validators=directory.validator_addresses,
+            declared_validators=_declared(directory, policy.validator_addresses),
         )
         self._active = 0
         self._idle = asyncio.Event()
@@ -484,10 +484,22 @@ class MinerGate:
                 "signature verified for %s but the gate checked %s", verified.hotkey_ss58, exchange.hotkey
             )
             raise Refusal("bad_signature", "the signed identity is not the one the gate checked")
-        # A permitted caller signed from this address: its connections may use the reserved share.
+        # A permitted caller signed from this address: its connections may use the reserved share,
+        # and this one is the validator's from now on (kept open, never displaced by strangers).
         self.connections.learn_validator(exchange.peer)
+        exchange.request[AUTHENTICATED] = True
+        ticket = self.connections.ticket(exchange.request.transport)
+        if ticket is not None:
+            self.connections.authenticated(ticket)
 
     async def _check_caller_rate(self, exchange: _Exchange) -> None:
+        """The per-second bucket is for callers without a validator permit (served only where
+        permits are not required). A permit holder's requests are bounded by its rounds (a
+        round sends at most `round_requests` of them, as fast as the miner answers) and by its
+        concurrency slots, so an honest miner never answers it 429 however fast its engine."""
+        assert exchange.caller is not None
+        if exchange.caller.validator_permit:
+            return
         if not self._caller_rates.try_take(exchange.hotkey):
             raise Refusal("rate_limited", "request rate limit exceeded for this hotkey")
 
@@ -514,6 +526,23 @@ class MinerGate:
             if any(error["type"] == "json_invalid" for error in errors):
                 raise Refusal("bad_json", "request body is not valid JSON") from None
             raise Refusal("invalid_request", _summarise_validation(errors)) from None
+
+
+def _declared(directory: CallerDirectory, configured: frozenset[str]) -> Callable[[], frozenset[str]]:
+    """The validators' addresses: the axons the metagraph names, and the operator's list."""
+    if not configured:
+        return directory.validator_addresses
+
+    # Admission asks on every new connection: the union is rebuilt only when the snapshot changes.
+    cache: list[frozenset[str]] = [frozenset(), configured]
+
+    def addresses() -> frozenset[str]:
+        published = directory.validator_addresses()
+        if published is not cache[0]:
+            cache[:] = [published, configured | published]
+        return cache[1]
+
+    return addresses
 
 
 def _first_repeated_auth_header(names: Iterable[str]) -> str | None:
@@ -547,6 +576,29 @@ def _error_response(refusal: Refusal) -> web.Response:
 
 
 GATE_KEY = web.AppKey("miner_gate", MinerGate)
+# Set on a request that passed authentication as a permitted caller.
+AUTHENTICATED = web.RequestKey("authenticated", bool)
+
+
+ResponseHook = Callable[[web.Request, web.StreamResponse], Awaitable[None]]
+
+
+def _close_unless_authenticated(gate: MinerGate) -> ResponseHook:
+    """An `on_response_prepare` hook: every answer on a connection where no request has
+    authenticated (refusals, /health, /metrics, unknown paths) closes it, so a stranger's
+    connection holds its place for one exchange only, never idle between requests."""
+
+    async def close(request: web.Request, response: web.StreamResponse) -> None:
+        if request.get(AUTHENTICATED):
+            return
+        ticket = gate.connections.ticket(request.transport)
+        if ticket is None or not ticket.authenticated:
+            response.force_close()
+            # aiohttp wrote its Connection header before this hook: say it, or the client would
+            # send its next request on a connection the miner closes.
+            response.headers[hdrs.CONNECTION] = "close"
+
+    return close
 
 
 def build_miner_app(
@@ -579,6 +631,7 @@ def build_miner_app(
             status=503 if gate.draining else 200,
         )
 
+    app.on_response_prepare.append(_close_unless_authenticated(gate))
     app.router.add_post(CHAT_PATH, gate.serve_chat)
     app.router.add_get(HEALTH_PATH, health)
     add_metrics_route(app, registry)

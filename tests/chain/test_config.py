@@ -80,6 +80,7 @@ SAMPLES: dict[str, tuple[str | None, Any]] = {
     "query.allow_private_axons": (None, True),
     "limits.per_ip_connections": ("8", 8),
     "limits.max_connections": ("500", 500),
+    "limits.validator_addresses": ("203.0.113.7, 2001:db8::1", ("203.0.113.7", "2001:db8::1")),
     "auth.max_age": ("20", 20.0),
     "auth.allowed_skew": ("0", 0.0),
     "db.url": ("postgresql+asyncpg://u@127.0.0.1/db", "postgresql+asyncpg://u@127.0.0.1/db"),

@@ -37,26 +37,53 @@ VALIDATOR_ADDRESS = "127.0.0.2"
 
 def test_an_address_holds_at_most_its_share() -> None:
     admission = ConnectionAdmission(capacity=100, per_peer=3, reserved=10)
-    assert [admission.admit("a") for _ in range(4)] == [True, True, True, False]
+    tickets = [admission.admit("a") for _ in range(4)]
+    assert [ticket is not None for ticket in tickets] == [True, True, True, False]
     assert admission.admit("b")
-    admission.release("a", was_validator=False)
+    assert tickets[0] is not None
+    admission.release(tickets[0])
+    admission.release(tickets[0])  # counted once, whoever calls it again
     assert admission.admit("a")
     assert (admission.total, admission.public, admission.refused) == (4, 4, 1)
 
 
 def test_the_reserve_is_kept_for_validators_declared_or_learned() -> None:
     admission = ConnectionAdmission(
-        capacity=10, per_peer=100, reserved=4, declared_validators=lambda: frozenset({"v1"})
+        capacity=10, per_peer=6, reserved=4, declared_validators=lambda: frozenset({"v1"})
     )
-    assert sum(admission.admit("crowd") for _ in range(10)) == 6  # 10 - 4 reserved
-    assert not admission.admit("stranger")
+    assert sum(admission.admit("crowd") is not None for _ in range(10)) == 6  # 10 - 4 reserved
     assert all(admission.admit("v1") for _ in range(3))  # the declared validator: past the public share
     admission.learn_validator("v2")
-    assert admission.admit("v2")
-    assert not admission.admit("v1")  # the total holds for everyone
-    assert (admission.total, admission.public) == (10, 6)
-    admission.release("v2", was_validator=True)
+    v2 = admission.admit("v2")
+    assert v2 is not None and admission.total == 10 and admission.public == 6
+    admission.release(v2)
     assert admission.public == 6 and admission.admit("v1")
+
+
+def test_a_newcomer_takes_the_place_of_the_heaviest_addresss_oldest_unproven_connection() -> None:
+    aborted: list[str] = []
+    admission = ConnectionAdmission(capacity=10, per_peer=6, reserved=4)
+    crowd = [admission.admit("crowd", lambda i=i: aborted.append(f"crowd{i}")) for i in range(6)]
+    assert all(crowd) and admission.public == 6
+    # The public share is full: a stranger holding none takes the crowd's oldest place.
+    assert admission.admit("stranger", lambda: aborted.append("stranger")) is not None
+    assert aborted == ["crowd0"] and admission.held("crowd") == 5 and admission.evicted == 1
+    # The crowd cannot take its place back, nor displace itself: it holds the most already.
+    assert admission.admit("crowd") is None
+    assert admission.unproven("stranger") == 1 and admission.public == 6
+
+
+def test_an_authenticated_connection_is_the_validators_and_never_gives_way() -> None:
+    admission = ConnectionAdmission(capacity=4, per_peer=4, reserved=1)
+    first = admission.admit("newcomer", key="t1")
+    assert first is not None and admission.ticket("t1") is first
+    admission.authenticated(first)
+    assert (admission.public, admission.unproven("newcomer")) == (0, 0)
+    assert sum(admission.admit("crowd") is not None for _ in range(4)) == 3  # the total is full
+    # Only the crowd's unproven connections give way, never the authenticated one.
+    assert admission.admit("other") is not None and admission.held("newcomer") == 1
+    admission.release(first)
+    assert admission.ticket("t1") is None and admission.total == 3
 
 
 def test_capacity_stays_below_the_open_file_limit_with_room_for_an_accept_burst() -> None:
@@ -168,8 +195,13 @@ async def test_validators_are_served_when_strangers_hold_the_public_share(
             assert await signed_request() == 200
         for source in ATTACKERS[:2]:
             held += [await _open(server.port, source) for _ in range(2)]
+        gate = server.app[GATE_KEY]
+        assert gate.connections.public == 4  # the public share (4 of 8) is full
+        # A third address takes the place of one of theirs (it holds none); its own place then
+        # cannot be taken back by the first two, which hold more.
         reader, writer = await _open(server.port, ATTACKERS[2])
-        assert await _is_reset(reader)  # the public share (4 of 8) is full
+        assert not await _is_reset(reader, within_s=0.2)
+        assert [await _is_reset(held_reader, within_s=0.2) for held_reader, _ in held].count(True) == 1
         writer.close()
         assert [await signed_request() for _ in range(3)] == [200, 200, 200]
     finally:

@@ -275,16 +275,19 @@ async def test_slow_body_past_the_timeout_is_refused(start_miner, ctx) -> None:
     assert miner.handler.calls == []
 
 
-async def test_caller_rate_limit(start_miner, http, ctx) -> None:
-    miner = await start_miner(policy=ServerPolicy(per_caller_rate=0.01, per_caller_burst=3))
-    statuses = []
+async def test_caller_rate_limit_binds_callers_without_a_permit(start_miner, http, ctx) -> None:
+    # Where permits are not required (a development chain), a registered caller without one is
+    # served, within the per-second bucket; a permit holder is not rate-limited per second.
+    policy = ServerPolicy(
+        auth=AuthPolicy(require_validator_permit=False), per_caller_rate=0.01, per_caller_burst=3
+    )
+    miner = await start_miner(policy=policy)
+    statuses = {"no_permit": [], "validator": []}
     for _ in range(5):
-        headers, body = _honest(ctx)
-        statuses.append((await _post(http, miner.url, headers, body))[0])
-    assert statuses == [200, 200, 200, 429, 429]
-    # Another validator has its own budget.
-    headers, body = _honest(ctx, role="validator_b")
-    assert (await _post(http, miner.url, headers, body))[0] == 200
+        for role, seen in statuses.items():
+            headers, body = _honest(ctx, role=role)
+            seen.append((await _post(http, miner.url, headers, body))[0])
+    assert statuses == {"no_permit": [200, 200, 200, 429, 429], "validator": [200] * 5}
 
 
 async def test_per_caller_concurrency_and_global_cap(start_miner, http, ctx, kit) -> None:
