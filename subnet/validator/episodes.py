@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import logging
 import time
 from collections.abc import Callable
@@ -22,13 +21,11 @@ from typing import Any
 
 from subnet.transport import QueryStatus, QueryTarget
 from subnet.validator.request import build_request
+from subnet.validator.transcripts import bound_transcript
 
 __all__ = ["EpisodeLimits", "EpisodePlayer"]
 
 log = logging.getLogger(__name__)
-
-#: A transcript is stored up to this many characters of JSON (observations are cut first).
-TRANSCRIPT_CAP = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -149,21 +146,5 @@ class EpisodePlayer:
             "error_type": error_type,
             "score": float(verdict.score) if verdict else 0.0,
             "components": dict(verdict.components) if verdict else {},
-            "transcript": _bounded(record),
+            "transcript": bound_transcript(record),
         }
-
-
-def _bounded(record: dict[str, Any]) -> dict[str, Any]:
-    """The transcript, cut to ``TRANSCRIPT_CAP`` characters of JSON (long observations first)."""
-    text = json.dumps(record, ensure_ascii=False, default=str)
-    if len(text) <= TRANSCRIPT_CAP:
-        return record
-    for turn in record.get("turns", ()):
-        for step in turn.get("steps", ()):
-            step["answer"] = str(step.get("answer"))[:2000]
-            for call in step.get("calls", ()):
-                call["observation"] = json.dumps(call.get("observation"), default=str)[:500]
-    text = json.dumps(record, ensure_ascii=False, default=str)
-    if len(text) <= TRANSCRIPT_CAP:
-        return record
-    return {"truncated": True, "text": text[:TRANSCRIPT_CAP]}
