@@ -109,9 +109,8 @@ def main(argv: list[str] | None = None) -> int:
         what.update({kind: n for kind, n in (marks or {}).items() if kind not in ("chars", "cap")})
         valid[key] += bool(row["valid"])
     print(f"cap {TRANSCRIPT_CAP:,} characters of JSON; honest (reference) play, seed {args.seed}")
-    print(
-        f"{'environment/category':40} {'n':>4} {'valid':>5} {'blobs':>5} {'trimmed':>7} {'median':>8} {'max':>8}"
-    )
+    header = ("n", 4), ("valid", 5), ("blobs", 5), ("trimmed", 7), ("median", 8), ("max", 8)
+    print(f"{'environment/category':40}" + "".join(f" {name:>{width}}" for name, width in header))
     for key in sorted(sizes):
         values = sizes[key]
         print(
