@@ -403,7 +403,7 @@ class Validator:
 
     def _phrases(self) -> bool:
         """Whether the rounds' requests are rewritten by a phrasing engine (which takes time)."""
-        phraser = self._runner.phraser if self._runner is not None else self.options.phraser
+        phraser = getattr(self._runner, "phraser", None) if self._runner is not None else self.options.phraser
         if phraser is not None:
             return phraser.rewrites
         if self._runner is not None:  # started: the task source brings its own text
