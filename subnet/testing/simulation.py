@@ -12,7 +12,9 @@ Personalities (a registry: adding one is adding an entry): ``plausible``
 ``right70``, ``right40``, ``slow`` (right, but late), ``timeout`` (never answers
 in time), ``garbage`` (text that is no call), ``crash`` (answers a few, then
 its server dies), ``huge`` (a 10 MB answer), ``relay`` (copies another
-miner's answer to the same task, with that miner's surface names), ``hostile_bytes`` (its
+miner's answer to the same task, with that miner's surface names), ``stall`` (answers every
+request, episode steps included, ``stall_s`` late: just before the query timeout, always with a
+call, so each episode runs to its step cap or deadline), ``hostile_bytes`` (its
 own server, no gate: NULs, lone surrogates, invalid UTF-8 and control characters in bodies,
 call arguments and error texts).
 """
@@ -376,6 +378,27 @@ async def _plausible(request: ChatCompletionRequest, ctx: MinerContext) -> ChatC
     return _response(_tool_call_message([call]))
 
 
+async def _stall(request: ChatCompletionRequest, ctx: MinerContext) -> ChatCompletionResponse:
+    """Every answer ``stall_s`` late (just under the query timeout), and always a call of the first
+    offered tool with placeholder values: an episode never ends in text, it plays every step it
+    may until its step cap or its deadline (the slowest a miner can be without timing out)."""
+    await asyncio.sleep(float(ctx.params.get("stall_s", 0.9)))
+    if not request.tools:
+        return _response(AssistantMessage(content="No tool fits."))
+    function = request.tools[0].function
+    properties = function.parameters.get("properties", {})
+    arguments = {
+        name: _PLACEHOLDER_BY_TYPE.get(str(properties.get(name, {}).get("type")), "value")
+        for name in function.parameters.get("required", [])
+    }
+    call = {
+        "id": "call_0",
+        "type": "function",
+        "function": {"name": function.name, "arguments": json.dumps(arguments)},
+    }
+    return _response(_tool_call_message([call]))
+
+
 def _hostile_bodies(params: Mapping[str, Any]) -> list[tuple[int, bytes]]:
     """What a hostile miner answers, in turn: (HTTP status, raw body). Each form puts bytes a
     database refuses where the validator stores them (raw output, decoded calls, error texts)."""
@@ -438,6 +461,7 @@ PERSONALITIES: dict[str, Personality] = {
     "nocall": _declines,
     "unsafe": _unsafe,
     "mid_timeout": _mid_timeout,
+    "stall": _stall,
 }
 
 
@@ -605,7 +629,14 @@ async def start_simulated_subnet(
     key = AnswerKey()
     miners: dict[str, SimulatedMiner] = {}
     victim = miner_keys["right"].ss58_address if "right" in miner_keys else ""
-    params = {"slow_s": query_timeout * 0.3, "hang_s": query_timeout * 4, "crash_after": 3, "victim": victim}
+    params = {
+        "slow_s": query_timeout * 0.3,
+        "hang_s": query_timeout * 4,
+        # "1 s before the query timeout", or a tenth of it when the timeout is test-short.
+        "stall_s": max(query_timeout - 1.0, query_timeout * 0.9),
+        "crash_after": 3,
+        "victim": victim,
+    }
     for name, keypair in miner_keys.items():
         miner = await start_simulated_miner(
             name=name, personality=name, keypair=keypair, validators=validators, key=key, params=params

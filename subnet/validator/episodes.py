@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import logging
 import time
 from collections.abc import Callable
@@ -27,13 +26,11 @@ from typing import Any
 from subnet.transport import QueryStatus, QueryTarget
 from subnet.validator.request import build_request
 from subnet.validator.sandbox import Sandbox, SandboxedRunner, SandboxError
+from subnet.validator.transcripts import bound_transcript
 
 __all__ = ["EpisodeLimits", "EpisodePlayer"]
 
 log = logging.getLogger(__name__)
-
-#: A transcript is stored up to this many characters of JSON (observations are cut first).
-TRANSCRIPT_CAP = 64 * 1024
 
 #: The status of an episode that failed in its tools (one raised, or ran past its budget) or in
 #: anything else of the validator's own (a checker that raised): the miner's failure alone.
@@ -42,7 +39,6 @@ TOOL_ERROR = "tool_error"
 #: The state recorded for a turn whose play stopped before its end: never a fingerprint (those are
 #: JSON objects), so the checker judges the turn from the transcript and replays nothing itself.
 UNRECORDED_STATE = "(not recorded: play stopped in this turn)"
-
 
 @dataclass(frozen=True)
 class EpisodeLimits:
@@ -182,7 +178,7 @@ class EpisodePlayer:
             "error_type": error_type,
             "score": float(verdict.score) if verdict else 0.0,
             "components": dict(verdict.components) if verdict else {},
-            "transcript": _bounded(record),
+            "transcript": bound_transcript(record),
         }
 
 
@@ -223,18 +219,3 @@ def _failed_row(episode: Any, why: str) -> dict[str, Any]:
         "transcript": {"failed": why[:1000], "turns": []},
     }
 
-
-def _bounded(record: dict[str, Any]) -> dict[str, Any]:
-    """The transcript, cut to ``TRANSCRIPT_CAP`` characters of JSON (long observations first)."""
-    text = json.dumps(record, ensure_ascii=False, default=str)
-    if len(text) <= TRANSCRIPT_CAP:
-        return record
-    for turn in record.get("turns", ()):
-        for step in turn.get("steps", ()):
-            step["answer"] = str(step.get("answer"))[:2000]
-            for call in step.get("calls", ()):
-                call["observation"] = json.dumps(call.get("observation"), default=str)[:500]
-    text = json.dumps(record, ensure_ascii=False, default=str)
-    if len(text) <= TRANSCRIPT_CAP:
-        return record
-    return {"truncated": True, "text": text[:TRANSCRIPT_CAP]}

@@ -31,6 +31,7 @@ from subnet.db import NotAValidatorDatabase, SchemaOutOfDate, create_engine, pre
 from subnet.db.engine import DatabaseUrlError, error_reason
 from subnet.metrics import add_metrics_route, new_registry
 from subnet.transport import ClientTimeouts, MinerClient
+from subnet.validator.budget import RoundBudget
 from subnet.validator.jobs import GuardedJob, JobSpec, build_scheduler
 from subnet.validator.judge import BfclJudge, Judge
 from subnet.validator.metrics import ValidatorMetrics
@@ -244,7 +245,7 @@ class Validator:
                 alpha=settings.scoring.alpha,
                 public_axons_only=public_axons_only(settings),
                 n_episodes=settings.round.episodes,
-                episode_deadline=settings.round.episode_deadline,
+                budget=RoundBudget.from_settings(settings, phrases=phraser is not None and phraser.rewrites),
             ),
             observer=self.options.observer,
             on_response=lambda status: self.metrics.responses.labels(status).inc(),
@@ -404,9 +405,25 @@ class Validator:
             log.info("pruned raw outputs of %d old responses", pruned)
         return pruned
 
+    def round_budget(self) -> RoundBudget:
+        """What a round may take, from the same settings for the rounds (per miner) and the round
+        job (its timeout): see subnet.validator.budget."""
+        return RoundBudget.from_settings(self.settings, phrases=self._phrases())
+
+    def _phrases(self) -> bool:
+        """Whether the rounds' requests are rewritten by a phrasing engine (which takes time)."""
+        phraser = getattr(self._runner, "phraser", None) if self._runner is not None else self.options.phraser
+        if phraser is not None:
+            return phraser.rewrites
+        if self._runner is not None:  # started: the task source brings its own text
+            return False
+        return self.settings.phrasing.engine != "templates"
+
     def job_specs(self) -> list[JobSpec]:
         settings, cadence = self.settings, self.options.cadence
-        round_timeout = max(3 * settings.round.interval, 2 * settings.query.timeout + 300.0)
+        # Longer than any miner's work can make a round (whatever it does), so that no miner can
+        # get the round cancelled, and with it every other miner's results.
+        round_timeout = self.round_budget().job_s
         return [
             JobSpec("metagraph", cadence.metagraph_interval, self.sync_metagraph, cadence.metagraph_timeout),
             JobSpec(

@@ -25,6 +25,7 @@ from sqlalchemy.exc import StatementError
 from subnet.db.engine import error_reason
 from subnet.protocol import ChatCompletionRequest
 from subnet.transport import MinerTarget, QueryResult, QueryStatus
+from subnet.validator.budget import RoundBudget
 from subnet.validator.episodes import EpisodeLimits, EpisodePlayer
 from subnet.validator.judge import Judge, Judgement
 from subnet.validator.request import build_request
@@ -126,9 +127,10 @@ class RoundParams:
     max_tokens: int | None = 512
     # Query only axons on public addresses (see queryable_miners).
     public_axons_only: bool = False
-    # Multi-turn episodes per miner, and the seconds one may take (subnet.validator.episodes).
+    # Multi-turn episodes per miner (subnet.validator.episodes).
     n_episodes: int = 0
-    episode_deadline: float = 120.0
+    # The episodes' deadline, the query timeout and what one miner's work may take in all.
+    budget: RoundBudget = field(default_factory=RoundBudget)
 
 
 # Variant requests and stored tasks carry what a miner may see; observers (simulations,
@@ -181,6 +183,24 @@ class RoundReport:
 
 
 _FAILED_QUERY = Judgement(valid=False, error_type=None, score=0.0)
+
+
+@dataclass
+class _MinerBudget:
+    """One miner's time budget in a round: when it ends (the loop's clock), and whether it did."""
+
+    seconds: float
+    ends_at: float
+    ran_out: bool = False
+
+    @property
+    def reason(self) -> str:
+        return f"the miner's time budget for the round ({round(self.seconds, 1):g} s) ran out"
+
+    def cut(self, uid: int) -> None:
+        if not self.ran_out:  # one line per miner and round
+            self.ran_out = True
+            log.warning("miner uid %s: %s; what it had not answered is its timeout", uid, self.reason)
 
 
 @contextlib.contextmanager
@@ -479,14 +499,21 @@ class RoundRunner:
         )
         writer = ResponseWriter(self.store, params.write_batch, clock)
         writer.start()
+        # Every episode row a miner has handed in, by hotkey and task id: what its budget keeps.
+        recorded: dict[str, dict[int, tuple[str, float]]] = {}
         player = EpisodePlayer(
             self.querier,
-            EpisodeLimits(params.episode_deadline, params.max_tokens),
-            self._add_episode_row(writer),
+            EpisodeLimits(params.budget.episode_deadline_s, params.max_tokens),
+            self._add_episode_row(writer, recorded),
             self.on_response,
             self.observer,
             self.sandbox,
         )
+        # One miner's work in this round (its tasks, its episodes one after the other) ends by
+        # this many seconds after its first request: past it, what it has not answered is its
+        # timeout, and the round goes on for everyone else (subnet.validator.budget).
+        miner_budget_s = params.budget.miner_s(episodes, n_tasks=len(tasks))
+        loop = asyncio.get_running_loop()
         playing: list[asyncio.Task[list[tuple[str, float]]]] = []
         statuses: Counter[str] = Counter()
         latencies: list[float] = []
@@ -505,6 +532,7 @@ class RoundRunner:
                 target = MinerTarget(
                     hotkey=miner.hotkey, ip=str(miner.axon_ip), port=int(miner.axon_port), uid=miner.uid
                 )
+                budget = _MinerBudget(miner_budget_s, loop.time() + miner_budget_s)
                 for task, variant in variants:
                     request = build_request(variant.messages, variant.tools, params.max_tokens)
                     if self.observer is not None:
@@ -521,6 +549,7 @@ class RoundRunner:
                                 writer,
                                 clock,
                                 all_sent,
+                                budget,
                             )
                         )
                     )
@@ -529,7 +558,11 @@ class RoundRunner:
 
                     shown = [(episode, episode_variant(episode, miner_seed)) for episode in episodes]
                     playing.append(
-                        asyncio.create_task(player.play_miner(round_id, task_ids, miner, target, shown))
+                        asyncio.create_task(
+                            self._play_within(
+                                player, round_id, task_ids, miner, target, shown, writer, recorded, budget
+                            )
+                        )
                     )
                 # Let this miner's requests go out while the next miner's variants are built.
                 await asyncio.sleep(0)
@@ -598,8 +631,17 @@ class RoundRunner:
         writer: ResponseWriter,
         clock: StageClock,
         all_sent: asyncio.Event,
+        budget: _MinerBudget,
     ) -> tuple[str, float]:
-        result = await self.querier.query(target, request, parse_after=all_sent)
+        started = time.perf_counter()
+        try:
+            async with asyncio.timeout_at(budget.ends_at):
+                result = await self.querier.query(target, request, parse_after=all_sent)
+        except TimeoutError:
+            budget.cut(miner.uid)
+            result = QueryResult(
+                status=QueryStatus.TIMEOUT, latency_s=time.perf_counter() - started, error=budget.reason
+            )
         self.last_answer_at = time.perf_counter()
         if not all_sent.is_set():
             await all_sent.wait()
@@ -634,12 +676,72 @@ class RoundRunner:
             self.on_response(status)
         return status, float(result.latency_s)
 
-    def _add_episode_row(self, writer: ResponseWriter) -> Callable[[dict[str, Any]], None]:
+    def _add_episode_row(
+        self, writer: ResponseWriter, recorded: dict[str, dict[int, tuple[str, float]]]
+    ) -> Callable[[dict[str, Any]], None]:
         def add(row: dict[str, Any]) -> None:
             self.last_answer_at = time.perf_counter()
+            recorded.setdefault(row["hotkey"], {})[row["task_id"]] = (row["status"], row["latency_s"])
             writer.add(row)
 
         return add
+
+    async def _play_within(
+        self,
+        player: EpisodePlayer,
+        round_id: int,
+        task_ids: dict[str, int],
+        miner: Any,
+        target: MinerTarget,
+        shown: list[tuple[Any, Any]],
+        writer: ResponseWriter,
+        recorded: dict[str, dict[int, tuple[str, float]]],
+        budget: _MinerBudget,
+    ) -> list[tuple[str, float]]:
+        """The miner's episodes, played within its budget: (status, seconds) each. Those it
+        had not finished when the budget ran out are recorded as its timeouts (no transcript);
+        the ones it finished stay as they were scored."""
+        started = time.perf_counter()
+        try:
+            async with asyncio.timeout_at(budget.ends_at):
+                return await player.play_miner(round_id, task_ids, miner, target, shown)
+        except TimeoutError:
+            budget.cut(miner.uid)
+        done = recorded.get(miner.hotkey, {})
+        # The episode in play when the budget ran out took the time left; the rest never started.
+        unaccounted = max(0.0, time.perf_counter() - started - sum(latency for _, latency in done.values()))
+        outcomes: list[tuple[str, float]] = []
+        for _, episode in shown:
+            task_id = task_ids[episode.id]
+            if task_id in done:
+                outcomes.append(done[task_id])
+                continue
+            writer.add(
+                {
+                    "round_id": round_id,
+                    "task_id": task_id,
+                    "hotkey": miner.hotkey,
+                    "uid": miner.uid,
+                    "category": episode.category,
+                    "status": QueryStatus.TIMEOUT.value,
+                    "latency_s": unaccounted,
+                    "http_status": None,
+                    "error": budget.reason,
+                    "raw_output": None,
+                    "raw_truncated": False,
+                    "decoded_calls": None,
+                    "valid": False,
+                    "error_type": f"transport:{QueryStatus.TIMEOUT.value}",
+                    "score": 0.0,
+                    "components": {},
+                    "transcript": None,
+                }
+            )
+            if self.on_response is not None:
+                self.on_response(QueryStatus.TIMEOUT.value)
+            outcomes.append((QueryStatus.TIMEOUT.value, unaccounted))
+            unaccounted = 0.0
+        return outcomes
 
     def _judge(self, result: QueryResult, variant: TaskLike) -> Judgement:
         if not result.ok or result.completion is None:
