@@ -47,7 +47,7 @@ sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Pa
 from subnet.config import add_flag, int_arg  # noqa: E402
 from subnet.miner import GenerationRequest, ModelOptions  # noqa: E402
 from subnet.miner.base import ModelLoadError  # noqa: E402
-from subnet.miner.engine import Row  # noqa: E402
+from subnet.miner.engine import DecodeEngine, Row  # noqa: E402
 from subnet.miner.transformers_backend import TransformersBackend, build_prompt  # noqa: E402
 
 CITIES = ["Paris", "Tokyo", "Berlin", "Lima", "Oslo", "Cairo", "Perth", "Quito", "Seoul", "Accra", "Hanoi"]
@@ -380,24 +380,28 @@ STEP_BUDGET = 64
 
 def _running_engine(backend: TransformersBackend, batch: int, context: int) -> Any:
     """A DecodeEngine holding ``batch`` rows of ``context`` tokens each, mid-answer (guides off,
-    greedy, no EOS, the prefix store off), joined as the engine joins prefilled rows."""
-    import torch
-
-    from subnet.miner.engine import DecodeEngine
-
+    greedy, no EOS), admitted as the engine admits rows whose prompt begins like a stored one:
+    all but the last token come from its prefix store, filled with random keys and values (a
+    step's cost does not depend on them, and a real prefill of 8 x 900 tokens takes minutes on a
+    CPU), so each admission prefills one token."""
     engine = DecodeEngine(
-        backend.model, eos_ids=[], pad_id=int(backend.tokenizer.pad_token_id), prefix_tokens=0
+        backend.model,
+        eos_ids=[],
+        pad_id=int(backend.tokenizer.pad_token_id),
+        prefix_tokens=context + 1,
+        max_rows=max(batch, 1),
     )
-    for index in range(batch):
-        row = Row(key=index, prompt=[1] * context, budget=STEP_BUDGET, generated=[1])
-        with torch.inference_mode():  # as admit() runs it
-            engine._join(  # the engine's own joining path, fed a cache that prefill would have made
-                [row],
-                _synthetic_cache(backend.model, 1, context),
-                torch.ones((1, context), dtype=torch.long),
-                torch.tensor([context], dtype=torch.long),
-            )
+    engine.admit([Row(key="first", prompt=[1, 1], budget=1)])  # its pass allocates the buffers
+    assert engine.prefixes is not None
+    engine.prefixes.clear()
+    stored = _synthetic_cache(backend.model, 1, context)
+    engine.prefixes.put([1] * context, [(layer.keys, layer.values) for layer in stored.layers])
+    engine.admit([_joiner(index, context) for index in range(batch)])
     return engine
+
+
+def _joiner(key: Any, context: int) -> Row:
+    return Row(key=key, prompt=[1] * context + [2], budget=STEP_BUDGET)
 
 
 def measure_step(backend: TransformersBackend, batch: int, context: int, repeats: int) -> StepCost:
@@ -428,22 +432,13 @@ def measure_step(backend: TransformersBackend, batch: int, context: int, repeats
         joins, leaves = [], []
         for _ in range(3):
             engine = _running_engine(backend, batch - 1, context)
-            row = Row(key="joiner", prompt=[1] * context, budget=STEP_BUDGET, generated=[1])
-            joiner_cache = _synthetic_cache(backend.model, 1, context)
-            with torch.inference_mode():
-                started = time.perf_counter()
-                engine._join(
-                    [row],
-                    joiner_cache,
-                    torch.ones((1, context), dtype=torch.long),
-                    torch.tensor([context], dtype=torch.long),
-                )
-                joins.append(time.perf_counter() - started)
-                engine.step()
-                engine.rows[0].finished = True
-                started = time.perf_counter()
-                engine._leave()
-                leaves.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            engine.admit([_joiner("joiner", context)])  # its stored prefix copied in, one token fed
+            joins.append(time.perf_counter() - started)
+            engine.step()
+            started = time.perf_counter()
+            engine.drop({0})  # the first row leaves: the last one moves into its slot
+            leaves.append(time.perf_counter() - started)
         join, leave = statistics.median(joins), statistics.median(leaves)
     return StepCost(batch, context, engine_seconds, bare_seconds, join, leave)
 
@@ -451,8 +446,6 @@ def measure_step(backend: TransformersBackend, batch: int, context: int, repeats
 def measure_prefill(backend: TransformersBackend, length: int, repeats: int = 2) -> float:
     """Seconds to prefill one prompt of ``length`` tokens through the engine (no prefix reuse)."""
     import random
-
-    from subnet.miner.engine import DecodeEngine
 
     engine = DecodeEngine(
         backend.model, eos_ids=[], pad_id=int(backend.tokenizer.pad_token_id), prefix_tokens=0

@@ -544,11 +544,14 @@ class DecodeEngine:
     def drop(self, keys: Collection[Any]) -> list[Row]:
         """Take the rows of ``keys`` out of the batch before their end (their callers went away:
         a row nobody waits for would hold its place until its budget ran out). Returns them."""
+        import torch
+
         dropped = [seat.row for seat in self._seats if seat.row.key in keys and not seat.row.finished]
         for row in dropped:
             row.finished = True
         if dropped:
-            self._leave()
+            with torch.inference_mode():  # the buffers are inference tensors; moving rows writes them
+                self._leave()
         return dropped
 
     # -- decoding -----------------------------------------------------------------------------

@@ -30,12 +30,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from subnet.validator.sandbox import CALL_DEADLINE_S
 from tasks.episodes.engine import MAX_CALLS_PER_STEP
 
 __all__ = ["RoundBudget"]
 
-#: The longest one tool call may run (the sandbox's per-call wall deadline, issue 26).
-TOOL_CALL_S = 2.0
+#: The longest one tool call may run: the sandbox's per-call wall deadline.
+TOOL_CALL_S = CALL_DEADLINE_S
 #: What a miner's work may take beyond its parts: an episode's checking after its deadline, the
 #: scheduling of its coroutines on a loop busy with every other miner.
 MINER_SLACK_S = 5.0

@@ -61,13 +61,17 @@ def default_workers() -> int:
     return max(1, min(4, os.cpu_count() or 1))
 
 
+#: The longest one tool call may run before its worker is ended (the round's budget counts it).
+CALL_DEADLINE_S = 2.0
+
+
 @dataclass(frozen=True)
 class SandboxLimits:
     """The sandbox's budgets (see the module docstring). ``workers`` 0: ``default_workers()``."""
 
     workers: int = 0
-    call_deadline_s: float = 2.0
-    cpu_s: float = 2.0
+    call_deadline_s: float = CALL_DEADLINE_S
+    cpu_s: float = CALL_DEADLINE_S
     memory_bytes: int = 1 << 30
     start_timeout_s: float = 60.0
     patience_s: float = 0.1

@@ -447,3 +447,20 @@ def test_dropped_rows_leave_and_the_others_write_what_they_write_alone(
     assert [len(row.generated) for row in rows] == [9, 2, 9, 2]
     for row in (rows[0], rows[2]):
         assert row.generated == _alone(model, row.prompt, 9, eos=-1)
+
+
+def test_rows_dropped_by_a_caller_outside_inference_mode_move_and_go_on(
+    model_and_tokens: tuple[Any, list[list[int]], int],
+) -> None:
+    # The backend drops the rows of callers that went away from its generation thread, with no
+    # inference_mode around it; the last row then moves into the gap (a write into the buffers).
+    model, prompts, _ = model_and_tokens
+    rows = [Row(key=index, prompt=prompts[index], budget=7) for index in range(3)]
+    engine = DecodeEngine(model, eos_ids=[-1], pad_id=0)
+    engine.admit(rows)
+    engine.step()
+    assert engine.drop({0}) == [rows[0]]
+    while engine.active:
+        engine.step()
+    for row in rows[1:]:
+        assert row.generated == _alone(model, row.prompt, 7, eos=-1)
