@@ -414,7 +414,13 @@ async def bench_shape(
     )
     modes = [("graphs", dataclasses.replace(base, cuda_graphs="auto"))]
     if args.guided:
-        modes.append(("graphs guided", dataclasses.replace(base, cuda_graphs="auto", guided="forced")))
+        # The guide's closing window is its last 64 tokens (the expensive path: candidates
+        # checked one by one); a budget of 64 would keep every step in it. Guided answers end
+        # where the call closes, so the larger budget does not lengthen them.
+        guided = dataclasses.replace(
+            base, cuda_graphs="auto", guided="forced", max_new_tokens=max(args.tokens, 256)
+        )
+        modes.append(("graphs guided", guided))
     if shape.name in args.eager:
         modes.append(("eager", dataclasses.replace(base, cuda_graphs="off")))
     for label, options in modes:
@@ -428,8 +434,12 @@ async def bench_shape(
                 if label == "graphs"
                 else [level for level in args.concurrency if level in (1, 8)]
             )
+            budget = options.max_new_tokens
+            asked = [
+                [dataclasses.replace(request, max_tokens=budget) for request in run] for run in validator
+            ]
             for index, level in enumerate(levels):
-                runs = validator[: level * scale] if level > 1 else validator[: max(2, scale)]
+                runs = asked[: level * scale] if level > 1 else asked[: max(2, scale)]
                 for figure in await served(
                     shape.name,
                     backend,
@@ -441,7 +451,10 @@ async def bench_shape(
                 ):
                     print_now(figure)
             if label != "eager":
-                for figure in await served(shape.name, backend, "episode", label, episodes, 8):
+                steps = [
+                    [dataclasses.replace(request, max_tokens=budget) for request in run] for run in episodes
+                ]
+                for figure in await served(shape.name, backend, "episode", label, steps, 8):
                     print_now(figure)
         finally:
             await backend.close()

@@ -12,9 +12,11 @@ round trip), and every call has a hard budget:
 - memory: the worker's ``RLIMIT_AS`` is ``memory_bytes`` (1 GiB), so a tool that allocates beyond
   it gets a ``MemoryError`` in its own worker.
 
-A call that raises anything (``ToolRaised``), or that runs past its budget or ends its worker
-(``ToolOverran``), fails that miner's episode: the environment may be half-changed, and a miner
-whose call overran must not get to cost a worker again. The other episodes a killed worker held
+What a tool raises is the environment's own error observation (it undoes the call by replaying
+the episode's earlier calls); a call whose undo fails, or anything else the worker reports
+(``ToolRaised``), or a call that runs past its budget or ends its worker (``ToolOverran``), fails
+that miner's episode: the state cannot be trusted, and a miner whose call overran must not get to
+cost a worker again. The other episodes a killed worker held
 are rebuilt on its replacement by replaying their seed and the operations they had seen
 (environments are deterministic, so the state is exactly the same), so nobody else loses
 anything. A worker busy with a slow call for longer than ``patience_s`` does not hold up the other

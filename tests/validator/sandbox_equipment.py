@@ -16,6 +16,7 @@ from tasks.episodes.model import Episode, Turn
 
 MODULE = __name__
 NAME = "hostile"
+_RUNS = {"once": 0}  # per process
 
 
 class Hostile(Environment):
@@ -46,6 +47,16 @@ class Hostile(Environment):
     def hog(self, megabytes: int) -> dict[str, Any]:
         self.hoard.append(bytearray(megabytes << 20))
         return {"kept": sum(len(block) for block in self.hoard) >> 20}
+
+    @tool("Append a number, once.", {"value": prop("integer", "The number.")}, ("value",), mutates=True)
+    def once(self, value: int) -> dict[str, Any]:
+        # Works the first time it runs in a process only: an undo, which replays the calls made
+        # so far, cannot rebuild the state after it.
+        _RUNS["once"] += 1
+        if _RUNS["once"] > 1:
+            raise RuntimeError("this cannot happen twice")
+        self.items.append(value)
+        return {"items": list(self.items)}
 
     @tool("Raise an exception.", {"kind": prop("string", "overflow, value or key.")}, ("kind",), mutates=True)
     def boom(self, kind: str) -> dict[str, Any]:

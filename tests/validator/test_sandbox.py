@@ -97,28 +97,46 @@ async def test_a_tool_that_loops_forever_is_ended_and_the_others_are_replayed(
 
 
 async def test_a_tool_beyond_the_memory_limit_fails_alone(sandbox: Sandbox, equipment: Any) -> None:
+    # The worker's 1 GiB limit makes the allocation raise MemoryError inside the tool; the
+    # environment turns that into an error observation for the call and undoes it.
     honest, hungry = _same_worker(sandbox, equipment, (1, 2))
     await honest.call("add", {"value": 3})
     _, kept, _ = await hungry.call("hog", {"megabytes": 64})
     assert kept == {"kept": 64}
-    with pytest.raises(ToolRaised, match="MemoryError"):
-        await hungry.call("hog", {"megabytes": 1500})
+    _, refused, _ = await hungry.call("hog", {"megabytes": 1500})
+    assert "MemoryError" in refused["error"]
     _, observation, _ = await honest.call("read", {})
     assert observation["items"][-1] == 3
     assert sandbox.restarts == 0  # the worker itself lived on
 
 
 @pytest.mark.parametrize("kind", ["overflow", "value", "key"])
-async def test_a_tool_that_raises_fails_its_episode_alone(
+async def test_a_tool_that_raises_is_an_error_observation_and_undone(
     sandbox: Sandbox, equipment: Any, kind: str
 ) -> None:
     honest, breaking = _same_worker(sandbox, equipment, (1, 2))
     await honest.call("add", {"value": 3})
-    with pytest.raises(ToolRaised, match=r"tool error: (OverflowError|ValueError|KeyError)"):
-        await breaking.call("boom", {"kind": kind})
+    _, before, _ = await breaking.call("read", {})
+    _, observation, _ = await breaking.call("boom", {"kind": kind})
+    assert observation["error"].startswith("boom failed")
+    _, after, _ = await breaking.call("read", {})
+    assert after == before  # the half-made change (a -1 appended) was undone
+    _, honest_items, _ = await honest.call("read", {})
+    assert honest_items["items"][-1] == 3 and -1 not in honest_items["items"]
+    assert sandbox.restarts == 0 and breaking.failed is None
+
+
+async def test_a_call_whose_undo_fails_fails_its_episode_alone(sandbox: Sandbox, equipment: Any) -> None:
+    # Undoing a failed call replays the episode's calls; when that replay itself fails, the
+    # environment cannot be trusted: the episode fails, in its worker, and nobody else's does.
+    honest, breaking = _same_worker(sandbox, equipment, (1, 2))
+    await honest.call("add", {"value": 3})
+    await breaking.call("once", {"value": 9})
+    with pytest.raises(ToolRaised, match="EnvironmentCorrupted"):
+        await breaking.call("boom", {"kind": "value"})
+    assert breaking.failed is not None
     _, observation, _ = await honest.call("read", {})
-    assert observation["items"][-1] == 3 and -1 not in observation["items"]
-    assert sandbox.restarts == 0
+    assert observation["items"][-1] == 3
 
 
 async def test_the_event_loop_is_never_held_up_by_a_tool(sandbox: Sandbox, equipment: Any) -> None:
