@@ -344,6 +344,55 @@ def _utf8_size_over(text: str, cap: int) -> bool:
     return len(text) * 4 > cap and len(text.encode("utf-8", "surrogatepass")) > cap
 
 
+_REASONING_TAGS = (("<think>", "</think>"), ("[THINK]", "[/THINK]"))
+_REASONING_LOOKS = 3  # reasoning blocks looked past for the markup that follows them (bounded cost)
+
+
+def _inside_open_reasoning(text: str, position: int) -> int | None:
+    """Where the reasoning block open at ``position`` closes (the end of the text when it does
+    not), or None when ``position`` is in no open block."""
+    for opener, closer in _REASONING_TAGS:
+        opened = text.rfind(opener, 0, position)
+        if opened >= 0 and text.rfind(closer, 0, position) < opened:
+            close = text.find(closer, position)
+            return len(text) if close < 0 else close + len(closer)
+    return None
+
+
+def _drop_reasoning(text: str, limits: Limits) -> str:
+    """:func:`drop_reasoning`, but a reasoning tag inside a native family's call markup is part
+    of a value (Kimi K2.6 writing ``</think>`` into an argument), not the end of the reasoning:
+    the reasoning is then only what comes before that markup. The markup is the first native
+    marker outside an open reasoning block; everything else is as drop_reasoning has it."""
+    dropped = drop_reasoning(text)
+    if not _has_native_marker(text):
+        return dropped
+    start = 0
+    for _ in range(_REASONING_LOOKS):
+        found: tuple[int, NativeReader] | None = None
+        for marker, reader in NATIVE_MARKERS:
+            position = text.find(marker, start, len(text) if found is None else found[0])
+            if position >= 0:
+                found = (position, reader)
+        if found is None:
+            return dropped
+        block_end = _inside_open_reasoning(text, found[0])
+        if block_end is None:
+            break
+        start = block_end
+    else:
+        return dropped
+    position, reader = found
+    try:
+        end = reader(text, position, limits, NO_SCHEMAS).end
+    except DecodeError:
+        return dropped
+    markup = text[position:end]
+    if not any(tag in markup for pair in _REASONING_TAGS for tag in pair):
+        return dropped
+    return drop_reasoning(text[:position]) + text[position:]
+
+
 def decode_text(text: str, limits: Limits = DEFAULT_LIMITS, schemas: Schemas = NO_SCHEMAS) -> list[Call]:
     """Decode a model's text output; an empty output is an empty list of calls. Reasoning
     (``<think>``, ``[THINK]``) is dropped first; ``schemas`` type the values that native formats
@@ -358,7 +407,7 @@ def decode_text(text: str, limits: Limits = DEFAULT_LIMITS, schemas: Schemas = N
     if (body[0] not in _NO_REASONING_FIRST or body.startswith("[THINK]")) and (
         "think>" in body or "THINK]" in body
     ):
-        body = drop_reasoning(body).strip()
+        body = _drop_reasoning(body, limits).strip()
         if not body:
             return []
     calls = _BY_FIRST_CHAR.get(body[0], _whole_then_embedded)(body, limits, schemas)

@@ -1,13 +1,20 @@
 """DeepSeek V3.2+ DSML: ``<｜DSML｜invoke name="NAME">`` holding ``<｜DSML｜parameter name="P"
-string="true|false">value</｜DSML｜parameter>``; ``string="false"`` values are JSON, the others text
-typed by the offered schema."""
+string="true|false">value</｜DSML｜parameter>``; ``string="false"`` values are JSON, the others text,
+both typed by the offered schema where it names a type (:func:`declared_value`).
+
+The reader also reads DeepSeek V4.1's spelling of the same markup (:mod:`deepseek_dsml_v41`): a
+space after the marker (``<｜DSML｜ invoke``), ``calls`` for ``function_calls``, and self-closing
+invokes of functions without arguments (``<｜DSML｜invoke name="submit"/>``). Parameters are read
+one after another, each value running to its own closing tag, so DSML markers inside a value are
+part of the value.
+"""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
-from scoring.formats.reading import Reading, Schemas, count, json_value_at, typed_value
+from scoring.formats.reading import Reading, Schemas, count, declared_value
 from scoring.formats.spec import Format, Marker, family_prompting
 from scoring.formats.writing import text_value
 from scoring.model import Call, DecodeError, Limits, make_call
@@ -15,51 +22,72 @@ from scoring.model import Call, DecodeError, Limits, make_call
 DSML = "<｜DSML｜"
 FUNCTION_CALLS = "<｜DSML｜function_calls>"
 INVOKE = "<｜DSML｜invoke"
-_INVOKE = re.compile(r"<｜DSML｜invoke\s+name=\"([^\"]{1,256})\"\s*>")
-_PARAMETER = re.compile(r"<｜DSML｜parameter\s+name=\"([^\"]{1,256})\"(?:\s+string=\"(true|false)\")?\s*>")
+# Either spelling: an optional space after the marker (V4.1), and a self-closing invoke.
+_INVOKE = re.compile(r"<｜DSML｜\s?invoke\s+name=\"([^\"]{1,256})\"\s*(/?)>")
+_PARAMETER_OR_END = re.compile(
+    r"<｜DSML｜\s?parameter\s+name=\"([^\"]{1,256})\"(?:\s+string=\"(true|false)\")?\s*>|</｜DSML｜\s?invoke\s*>"
+)
+_PARAMETER_END = re.compile(r"</｜DSML｜\s?parameter\s*>")
+_INVOKE_END = re.compile(r"</｜DSML｜\s?invoke\s*>")
+_CALLS_END = re.compile(r"\s*</｜DSML｜\s?(?:function_calls|calls)\s*>")
+_DECLARED = {"true": "string", "false": "json"}
 
 
-def render(calls: list[Call]) -> str:
+def render_dsml(calls: list[Call], space: str, section: str) -> str:
+    """DSML with ``space`` after each marker (V4.1: one) and ``section`` naming the calls' block."""
     invokes = []
     for call in calls:
         parameters = "".join(
-            f'<｜DSML｜parameter name="{key}" string="{"true" if isinstance(value, str) else "false"}">'
-            f"{text_value(value)}</｜DSML｜parameter>\n"
+            f'<｜DSML｜{space}parameter name="{key}" string="{str(isinstance(value, str)).lower()}">'
+            f"{text_value(value)}</｜DSML｜{space}parameter>\n"
             for key, value in call.arguments.items()
         )
-        invokes.append(f'<｜DSML｜invoke name="{call.name}">\n{parameters}</｜DSML｜invoke>\n')
-    return "<｜DSML｜function_calls>\n" + "".join(invokes) + "</｜DSML｜function_calls>"
+        invokes.append(f'<｜DSML｜{space}invoke name="{call.name}">\n{parameters}</｜DSML｜{space}invoke>\n')
+    return f"<｜DSML｜{space}{section}>\n" + "".join(invokes) + f"</｜DSML｜{space}{section}>"
+
+
+def render(calls: list[Call]) -> str:
+    return render_dsml(calls, "", "function_calls")
+
+
+def _arguments(text: str, position: int, properties: Any) -> tuple[dict[str, Any], int] | None:
+    """An invoke's parameters from ``position`` to its closing tag: the arguments and where the
+    closing tag ends; None when the invoke is cut off."""
+    arguments: dict[str, Any] = {}
+    while (found := _PARAMETER_OR_END.search(text, position)) is not None:
+        if found.group(1) is None:  # </｜DSML｜invoke>
+            return arguments, found.end()
+        value_end = _PARAMETER_END.search(text, found.end())
+        if value_end is None:
+            if _INVOKE_END.search(text, found.end()) is not None:
+                raise DecodeError("a DSML parameter without its closing tag")
+            return None  # cut off
+        key, raw = found.group(1), text[found.end() : value_end.start()]
+        declared = _DECLARED.get(found.group(2) or "")
+        arguments[key] = declared_value(raw, properties.get(key), declared)
+        position = value_end.end()
+    return None
 
 
 def read(text: str, at: int, limits: Limits, schemas: Schemas) -> Reading:
     calls: list[Call] = []
     end = at
     while (invoke := _INVOKE.search(text, end)) is not None:
-        close = text.find("</｜DSML｜invoke>", invoke.end())
-        if close < 0:
-            break  # cut off
         name = invoke.group(1)
-        properties = schemas.get(name)
-        inner = text[invoke.end() : close]
-        arguments: dict[str, Any] = {}
-        for parameter in _PARAMETER.finditer(inner):
-            value_end = inner.find("</｜DSML｜parameter>", parameter.end())
-            if value_end < 0:
-                raise DecodeError("a DSML parameter without its closing tag")
-            key, raw = parameter.group(1), inner[parameter.end() : value_end]
-            if parameter.group(2) == "true":
-                arguments[key] = raw
-            elif parameter.group(2) == "false":
-                found = json_value_at(raw, 0)
-                arguments[key] = found[0] if found is not None else typed_value(raw, properties.get(key))
-            else:
-                arguments[key] = typed_value(raw, properties.get(key))
+        if invoke.group(2):  # <｜DSML｜invoke name="submit"/>: no arguments
+            arguments: dict[str, Any] = {}
+            close = invoke.end()
+        else:
+            read_arguments = _arguments(text, invoke.end(), schemas.get(name))
+            if read_arguments is None:
+                break  # cut off
+            arguments, close = read_arguments
         calls.append(make_call(name, arguments))
         count(calls, limits)
-        end = close + len("</｜DSML｜invoke>")
-    closing = text.find("</｜DSML｜function_calls>", end)
-    if calls and closing >= 0 and not text[end:closing].strip():
-        end = closing + len("</｜DSML｜function_calls>")
+        end = close
+    closing = _CALLS_END.match(text, end)
+    if calls and closing is not None:
+        end = closing.end()
     return Reading(calls, at, end)
 
 

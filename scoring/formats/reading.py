@@ -132,6 +132,29 @@ class Finder:
         return found
 
 
+def declared_value(text: str, schema: Any, declared: str | None) -> Any:
+    """A value written as text whose markup may declare its type (DSML's ``string="true|false"``,
+    Kimi K3's ``type="number"``): ``declared`` is ``"string"``, ``"json"`` (not a string, no
+    type named) or a JSON-schema type name; None when the markup declares nothing.
+
+    The offered schema's type wins where it names one (a model's ``string="false"`` on a
+    parameter the schema calls a string does not turn "42" into 42; a JSON string literal there
+    reads as the string it writes); the declaration types the value where the schema names none.
+    """
+    kind = schema.get("type") if isinstance(schema, dict) else None
+    if kind is not None:
+        if declared not in (None, "string") and kind in _TEXT_TYPES:
+            found = json_value_at(text, 0)
+            if found is not None and isinstance(found[0], str) and not text[found[1] :].strip():
+                return found[0]
+        return typed_value(text, schema)
+    if declared == "string" or declared in _TEXT_TYPES:
+        return text
+    if declared is None or declared == "json":
+        return typed_value(text, None)
+    return typed_value(text, {"type": declared})
+
+
 def object_arguments(value: Any) -> dict[str, Any]:
     if value is None:
         return {}
