@@ -332,6 +332,9 @@ def adversarial(cap: int = 64 * 1024) -> dict[str, str]:
     def fill(head: str, unit: str, tail: str) -> str:
         return head + unit * ((cap - len(head) - len(tail)) // len(unit)) + tail
 
+    def fill_bytes(head: str, unit: str) -> str:
+        return head + unit * ((cap - len(head.encode())) // len(unit.encode()))
+
     return {
         "deep brackets": fill("[f(a=", "[", ""),
         "balanced deep brackets": "[f(a=" + "[" * 30000 + "]" * 30000 + ")]",
@@ -362,6 +365,13 @@ def adversarial(cap: int = 64 * 1024) -> dict[str, str]:
         "json list at the item cap": '{"name": "f", "arguments": {"a": [' + "1," * 1000 + "1]}}",
         "strings at the item cap": "[f(a=[" + "'abcdefghijklmnopqrstuvwxyz0123'," * 500 + "'x'])]",
         "many kimi calls": fill("<|tool_calls_section_begin|>", _native_unit("kimi"), ""),
+        "many kimi k3 calls": fill("<|open|>tools<|sep|>", _native_unit("kimi_k3"), ""),
+        "kimi k3 arguments, unclosed": fill('<|open|>call tool="f"<|sep|>', _K3_ARGUMENT, ""),
+        "kimi reasoning tags in values": fill(_KIMI_SECTION, "</think><|tool_call_begin|>", ""),
+        # DSML's marker is 3 bytes a character: these fill the byte cap, not 64 Ki characters.
+        "many deepseek v4.1 dsml calls": fill_bytes("", _native_unit("deepseek_dsml_v41")),
+        "dsml v4.1 parameters, unclosed": fill_bytes('<｜DSML｜ invoke name="f">', _DSML_PARAMETER),
+        "dsml self-closing invokes": fill_bytes("", '<｜DSML｜invoke name="f"/>'),
         "many deepseek calls": fill("", _native_unit("deepseek"), ""),
         "many qwen3-coder calls": fill("", _native_unit("qwen3_coder"), ""),
         "many glm calls": fill("", _native_unit("glm"), ""),
@@ -374,6 +384,11 @@ def adversarial(cap: int = 64 * 1024) -> dict[str, str]:
             [{"type": "function", "function": {"name": "f", "arguments": fill('{"a": [', "1,", "1]}")}}]
         ),
     }
+
+
+_K3_ARGUMENT = '<|open|>argument key="a"<|sep|>1'
+_KIMI_SECTION = "<|tool_calls_section_begin|>"
+_DSML_PARAMETER = '<｜DSML｜ parameter name="a">'
 
 
 def _native_unit(fmt: str) -> str:

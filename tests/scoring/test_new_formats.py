@@ -293,7 +293,8 @@ def _worst_cases() -> dict[str, str]:
     cap = 64 * 1024
 
     def fill(head: str, unit: str) -> str:
-        return head + unit * ((cap - len(head)) // len(unit))
+        # In bytes: DSML's marker is 3 bytes a character, and the decoder caps bytes.
+        return head + unit * ((cap - len(head.encode())) // len(unit.encode()))
 
     return {
         "dsml v4.1 calls": fill("", str(render([Call("f", {"a": [1, 2, 3]})], "deepseek_dsml_v41"))),
