@@ -215,7 +215,11 @@ def test_a_forced_answer_completed_by_the_model_reads_back(fmt: str) -> None:
         "deepseek_dsml": (
             '<｜DSML｜parameter name="city" string="true">Paris</｜DSML｜parameter>\n</｜DSML｜invoke>'
         ),
+        "deepseek_dsml_v41": (
+            '<｜DSML｜ parameter name="city" string="true">Paris</｜DSML｜ parameter>\n</｜DSML｜ invoke>'
+        ),
         "kimi": '{"city": "Paris"}<|tool_call_end|><|tool_calls_section_end|>',
+        "kimi_k3": '<|open|>argument key="city"<|sep|>Paris<|close|>argument<|sep|><|close|>call',
         "glm": "<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>",
         "gemma4": 'city:<|"|>Paris<|"|>}<tool_call|>',
         "harmony": '{"city": "Paris"}<|call|>',
