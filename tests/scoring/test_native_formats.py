@@ -266,7 +266,10 @@ def test_each_family_is_read_right(family: str, scenario: str) -> None:
 MALFORMED = {
     "hermes": ["<tool_call>\n{not json}\n</tool_call>", "<tool_call></tool_call>x"],
     # (A missing </parameter> before </function> is read as the engines read it: test_native_edges.)
-    "qwen3_coder": ["<tool_call>\n<function=f>\n<parameter=a>\n1\n</tool_call>", "<function=f>\n<parameter=a>\n1"],
+    "qwen3_coder": [
+        "<tool_call>\n<function=f>\n<parameter=a>\n1\n</tool_call>",
+        "<function=f>\n<parameter=a>\n1",
+    ],
     "llama3": ["<|python_tag|>not json at all", "<|python_tag|>"],
     "llama4": ["<|python_start|>[f(a=)]<|python_end|>", "<|python_start|><|python_end|>"],
     "mistral": ["[TOOL_CALLS]", "[TOOL_CALLS]name[ARGS]not json", '[TOOL_CALLS][{"x": 1}]'],
