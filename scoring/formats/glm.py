@@ -38,7 +38,10 @@ def glm_block_call(body: str, limits: Limits, schemas: Schemas) -> Call:
 def _closes_value(text: str, close: int) -> bool:
     """Whether the ``</arg_value>`` at ``close`` ends its value: the next key, the call's end or the
     text's end follows it. Any other one is the value's text."""
-    after = skip_blank(text, close + len(_ARG_VALUE_END))
+    after = close + len(_ARG_VALUE_END)
+    if after < len(text) and text[after] != "<" and not text[after].isspace():
+        return False  # the common case of a tag in a value, without the pattern
+    after = skip_blank(text, after)
     return after == len(text) or text.startswith(_ARG_KEY, after) or text.startswith(_TOOL_CALL_END, after)
 
 

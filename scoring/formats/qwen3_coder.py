@@ -48,7 +48,10 @@ _TOOL_CALL_END = "</tool_call>"
 def _closes_value(text: str, close: int) -> bool:
     """Whether the ``</parameter>`` at ``close`` ends its value: the next thing after it is the
     next parameter or the function's end (or the text's). Any other one is the value's text."""
-    after = skip_blank(text, close + len(_PARAMETER_END))
+    after = close + len(_PARAMETER_END)
+    if after < len(text) and text[after] != "<" and not text[after].isspace():
+        return False  # the common case of a tag in a value, without the pattern
+    after = skip_blank(text, after)
     return after == len(text) or text.startswith(_PARAMETER, after) or text.startswith(_FUNCTION_END, after)
 
 
@@ -63,12 +66,16 @@ def _value_end(text: str, start: int, finder: Finder) -> tuple[int, int]:
         close = finder.find(_PARAMETER_END, close + len(_PARAMETER_END))
     if close >= 0 and (following < 0 or close < following):
         return close, close + len(_PARAMETER_END)
-    function_end = finder.find(_FUNCTION_END, start)
-    if following >= 0 and (function_end < 0 or following < function_end):
-        return following, following
-    if function_end >= 0:
-        return function_end, function_end
-    return -1, -1
+    # Without its close, a value runs to the next parameter, the function's end or the block's end,
+    # whichever comes first (never into the next block).
+    ends = [
+        found
+        for found in (following, finder.find(_FUNCTION_END, start), finder.find(_TOOL_CALL_END, start))
+        if found >= 0
+    ]
+    if not ends:
+        return -1, -1
+    return min(ends), min(ends)
 
 
 def xml_calls_at(
@@ -82,6 +89,7 @@ def xml_calls_at(
         name = match.group(1).strip()
         properties = schemas.get(name)
         arguments: dict[str, Any] = {}
+        raw: list[tuple[str, int, int]] = []
         position = match.end()
         while True:
             position = skip_blank(text, position)
@@ -107,12 +115,12 @@ def xml_calls_at(
             value_end, position = _value_end(text, parameter.end(), finder)
             if value_end < 0:
                 return calls, end  # cut off inside a value
-            key = parameter.group(1).strip()
-            arguments[key] = typed_value(
-                _strip_one_newline(text[parameter.end() : value_end]), properties.get(key)
-            )
-            if len(arguments) > limits.max_items:
+            # Typed once the function is complete: a function cut off costs no typing.
+            raw.append((parameter.group(1).strip(), parameter.end(), value_end))
+            if len(raw) > limits.max_items:
                 raise DecodeError(f"more than {limits.max_items} arguments")
+        for key, value_start, value_end in raw:
+            arguments[key] = typed_value(_strip_one_newline(text[value_start:value_end]), properties.get(key))
         calls.append(make_call(name, arguments))
         count(calls, limits)
         position = skip_blank(text, position)

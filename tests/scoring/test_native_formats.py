@@ -265,9 +265,9 @@ def test_each_family_is_read_right(family: str, scenario: str) -> None:
 
 MALFORMED = {
     "hermes": ["<tool_call>\n{not json}\n</tool_call>", "<tool_call></tool_call>x"],
-    # (A missing </parameter> before </function> is read as the engines read it: test_native_edges.)
+    # (A missing </parameter> or </function> is read as the engines read it: test_native_edges.)
     "qwen3_coder": [
-        "<tool_call>\n<function=f>\n<parameter=a>\n1\n</tool_call>",
+        "<tool_call>\n<function=f>\n<parameter=a\n1\n</tool_call>",
         "<function=f>\n<parameter=a>\n1",
     ],
     "llama3": ["<|python_tag|>not json at all", "<|python_tag|>"],
