@@ -24,6 +24,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from scoring.formats.glm import glm_call_at
+from scoring.formats.qwen3_coder import xml_calls_at
+from scoring.formats.reading import Finder
 from scoring.model import DEFAULT_LIMITS, Call, DecodeError, Limits, make_call
 from scoring.native import (
     NATIVE_MARKERS,
@@ -143,6 +146,8 @@ def _tool_call_blocks(text: str, limits: Limits, schemas: Schemas) -> list[Call]
     calls: list[Call] = []
     count = 0
     cut_off: DecodeError | None = None
+    finder: Finder | None = None
+    end = 0
     start = text.find(_TOOL_CALL)
     while start >= 0:
         if count == limits.max_calls:
@@ -177,12 +182,27 @@ def _tool_call_blocks(text: str, limits: Limits, schemas: Schemas) -> list[Call]
                     continue
         close = text.find(_TOOL_CALL_END, body)
         block = text[body:] if close < 0 else text[body:close]
+        # Qwen3-Coder's XML and GLM's pairs are read from the whole text, by their own structure: a
+        # value may hold "</tool_call>" as text, and the block ends where the call does.
+        structured = text.startswith("<function=", first) or "<arg_key>" in block
         try:
-            calls.extend(_block_calls(block, limits, schemas, closed=close >= 0))
+            if text.startswith("<function=", first):
+                finder = finder or Finder(text)
+                read, end = xml_calls_at(text, first, finder, limits, schemas)
+                calls.extend(read)
+            elif "<arg_key>" in block:
+                finder = finder or Finder(text)
+                call, end = glm_call_at(text, body, finder, limits, schemas)
+                calls.append(call)
+            else:
+                calls.extend(_block_calls(block, limits, schemas, closed=close >= 0))
         except DecodeError as error:
             if close >= 0:
                 raise
             cut_off = error  # the last block, cut off before its end: the complete calls before it stand
+        if structured:
+            start = text.find(_TOOL_CALL, max(end, body)) if close >= 0 else -1
+            continue
         if close < 0:
             break
         start = text.find(_TOOL_CALL, close + len(_TOOL_CALL_END))
@@ -214,11 +234,22 @@ def _native(marker: str, reader: NativeReader) -> Callable[[str, int, Limits, Sc
 
 EmbeddedReader = Callable[[str, int, Limits, Schemas], list[Call]]
 
+
+def _bare_functions(text: str, at: int, limits: Limits, schemas: Schemas) -> list[Call]:
+    """Qwen3-Coder's ``<function=NAME>...</function>`` written without its ``<tool_call>`` tags
+    (the engines read it so too)."""
+    calls = xml_calls_at(text, at, Finder(text), limits, schemas)[0]
+    if not calls:
+        raise DecodeError("no complete tool call after <function=")
+    return calls
+
+
 # Markers of formats that may sit inside prose, with their readers (from the marker's position).
 _EMBEDDED: tuple[tuple[str, EmbeddedReader], ...] = (
     (_TOOL_CALL, lambda text, at, limits, schemas: _tool_call_blocks(text, limits, schemas)),
     ("```", lambda text, at, limits, schemas: _FENCED_BLOCKS(text, limits)),
     ("<execute>", lambda text, at, limits, schemas: _EXECUTE_BLOCKS(text, limits)),
+    ("<function=", _bare_functions),
 )
 _NATIVE: tuple[tuple[str, EmbeddedReader], ...] = tuple(
     (marker, _native(marker, reader)) for marker, reader in NATIVE_MARKERS
@@ -241,7 +272,7 @@ def _first_marker(text: str) -> tuple[int, str, EmbeddedReader] | None:
     return found
 
 
-_CLOSERS = {_TOOL_CALL: _TOOL_CALL_END, "```": "```", "<execute>": "</execute>"}
+_CLOSERS = {_TOOL_CALL: _TOOL_CALL_END, "```": "```", "<execute>": "</execute>", "<function=": "</function>"}
 
 
 def markup_span(text: str, limits: Limits = DEFAULT_LIMITS) -> tuple[int, int] | None:

@@ -16,7 +16,10 @@ CALL = "<|tool_call>"
 CALL_END = "<tool_call|>"
 QUOTE = '<|"|>'
 _HEAD = re.compile(r"\s*call:([^\s{]{1,256})\s*\{")
-_KEY = re.compile(r"([{,]\s*)([A-Za-z_][\w.\-]{0,255})\s*:")
+# A bare key runs to its colon and may hold spaces ("call:f{max results:3}"); outside the <|"|> strings
+# only keys are text, so anything up to a colon that is no bracket, comma or quote is one. Possessive:
+# a run that meets no colon fails at once instead of backtracking through up to 256 characters.
+_KEY = re.compile(r"([{,]\s*)([^\s:{}\[\],\"][^:{}\[\],\"]{0,255}+):")
 
 
 def _value(value: Any) -> str:
@@ -34,7 +37,7 @@ def render(calls: list[Call]) -> str:
 
 
 def _quoted_key(match: re.Match[str]) -> str:
-    return f'{match.group(1)}"{match.group(2)}":'
+    return f"{match.group(1)}{json.dumps(match.group(2).rstrip())}:"
 
 
 def gemma_arguments(body: str) -> dict[str, Any]:

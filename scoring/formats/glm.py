@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from scoring.formats.reading import Schemas, typed_value
+from scoring.formats.reading import Finder, Schemas, skip_blank, typed_value
 from scoring.formats.spec import Format, family_prompting
 from scoring.formats.writing import text_blocks
 from scoring.model import Call, DecodeError, Limits, make_call
@@ -25,10 +25,32 @@ def render(calls: list[Call]) -> str:
     )
 
 
+_ARG_VALUE_END = "</arg_value>"
+_TOOL_CALL_END = "</tool_call>"
+
+
 def glm_block_call(body: str, limits: Limits, schemas: Schemas) -> Call:
     """``NAME<arg_key>K</arg_key><arg_value>V</arg_value>...``, newlines optional, values typed
     by the schema."""
-    match = _GLM_NAME.match(body)
+    return glm_call_at(body, 0, Finder(body), limits, schemas)[0]
+
+
+def _closes_value(text: str, close: int) -> bool:
+    """Whether the ``</arg_value>`` at ``close`` ends its value: the next key, the call's end or the
+    text's end follows it. Any other one is the value's text."""
+    after = close + len(_ARG_VALUE_END)
+    if after < len(text) and text[after] != "<" and not text[after].isspace():
+        return False  # the common case of a tag in a value, without the pattern
+    after = skip_blank(text, after)
+    return after == len(text) or text.startswith(_ARG_KEY, after) or text.startswith(_TOOL_CALL_END, after)
+
+
+def glm_call_at(text: str, at: int, finder: Finder, limits: Limits, schemas: Schemas) -> tuple[Call, int]:
+    """The GLM call whose body starts at ``at``, and where it ends (after its ``</tool_call>``, or
+    the text's end). A value ends at the ``</arg_value>`` before the next key or the call's end, so
+    it may hold ``</tool_call>`` or ``</arg_value>`` as text; one left without ``</arg_value>`` ends
+    at the next ``<arg_key>`` or ``</tool_call>``, as the engines read it."""
+    match = _GLM_NAME.match(text, at)
     if match is None:
         raise DecodeError("a GLM tool call without a function name")
     name = match.group(1)
@@ -36,20 +58,39 @@ def glm_block_call(body: str, limits: Limits, schemas: Schemas) -> Call:
     arguments: dict[str, Any] = {}
     position = match.end()
     while True:
-        key_start = body.find(_ARG_KEY, position)
-        if key_start < 0:
-            break
-        key_end = body.find("</arg_key>", key_start)
-        value_start = body.find(_ARG_VALUE, key_end)
-        value_end = body.find("</arg_value>", value_start)
-        if min(key_end, value_start, value_end) < 0:
+        position = skip_blank(text, position)
+        if not text.startswith(_ARG_KEY, position):
+            # Stray text between arguments is passed over, up to the next key in this call.
+            following, call_end = finder.find(_ARG_KEY, position), finder.find(_TOOL_CALL_END, position)
+            if following < 0 or 0 <= call_end < following:
+                position = call_end if call_end >= 0 else len(text)
+                break
+            position = following
+        key_start = position + len(_ARG_KEY)
+        key_end = finder.find("</arg_key>", key_start)
+        value_start = -1 if key_end < 0 else finder.find(_ARG_VALUE, key_end)
+        if value_start < 0:
             raise DecodeError("a GLM argument without its closing tags")
-        key = body[key_start + len(_ARG_KEY) : key_end].strip()
-        arguments[key] = typed_value(body[value_start + len(_ARG_VALUE) : value_end], properties.get(key))
-        position = value_end + len("</arg_value>")
+        start = value_start + len(_ARG_VALUE)
+        following = finder.find(_ARG_KEY, start)
+        close = finder.find(_ARG_VALUE_END, start)
+        while close >= 0 and (following < 0 or close < following) and not _closes_value(text, close):
+            close = finder.find(_ARG_VALUE_END, close + len(_ARG_VALUE_END))
+        if close >= 0 and (following < 0 or close < following):
+            value_end, position = close, close + len(_ARG_VALUE_END)
+        else:
+            call_end = finder.find(_TOOL_CALL_END, start)
+            candidates = [found for found in (following, call_end) if found >= 0]
+            if not candidates:
+                raise DecodeError("a GLM argument without its closing tags")
+            value_end = position = min(candidates)
+        key = text[key_start:key_end].strip()
+        arguments[key] = typed_value(text[start:value_end], properties.get(key))
         if len(arguments) > limits.max_items:
             raise DecodeError(f"more than {limits.max_items} arguments")
-    return make_call(name, arguments)
+    if text.startswith(_TOOL_CALL_END, position):
+        position += len(_TOOL_CALL_END)
+    return make_call(name, arguments), position
 
 
 def is_glm_block(body: str) -> bool:

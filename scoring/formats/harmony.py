@@ -17,6 +17,9 @@ START = "<|start|>assistant"
 _MESSAGE = "<|message|>"
 _ENDS = ("<|call|>", "<|end|>", "<|return|>")
 _RECIPIENT = re.compile(r"\bto=(?:functions\.)?([^\s<]{1,256})")
+# The role header of the first message when the prompt's prefill ends at "<|start|>assistant": the
+# answer opens with " to=functions.NAME" and only then its channel marker, where reading starts.
+_HEADER_BEFORE = re.compile(r"(?:^|\s|assistant)to=(?:functions\.)?([^\s<]{1,256})\s*\Z")
 
 
 def render(calls: list[Call]) -> str:
@@ -47,6 +50,8 @@ def read(text: str, at: int, limits: Limits, schemas: Schemas) -> Reading:
             break
         body_start = message + len(_MESSAGE)
         recipient = _RECIPIENT.search(text, position, message)
+        if recipient is None and position == at:
+            recipient = _HEADER_BEFORE.search(text, max(0, at - 300), at)
         if recipient is not None:
             found = json_value_at(text, body_start)
             if found is None:

@@ -229,15 +229,28 @@ def drop_reasoning(text: str) -> str:
     """The text without its reasoning: ``<think>...</think>`` (also when the template prefilled
     the opening tag, so only the closing one is in the answer), Magistral's
     ``[THINK]...[/THINK]``; an unclosed reasoning block runs to the end of the text. Harmony's
-    analysis channel is skipped by its reader."""
+    analysis channel is skipped by its reader.
+
+    A block ends at the first closing tag after its opening one: a closing tag written later, in
+    an argument value of the call after the reasoning (``{"text": "use </think>"}``), is that
+    value's text, not the end of the reasoning."""
     for opener, closer in _REASONING_PAIRS:
         if closer not in text and opener not in text:
             continue
-        close = text.rfind(closer)
-        if close >= 0:
-            opening = text.find(opener)
-            before = text[:opening] if 0 <= opening < close else ""
-            text = before + text[close + len(closer) :]
-        else:
-            text = text[: text.find(opener)]
+        close = text.find(closer)
+        if close >= 0 and not 0 <= text.find(opener) < close:  # the opening tag was prefilled
+            text = text[close + len(closer) :]
+        kept: list[str] = []
+        position = 0
+        while True:
+            opening = text.find(opener, position)
+            if opening < 0:
+                kept.append(text[position:])
+                break
+            kept.append(text[position:opening])
+            close = text.find(closer, opening)
+            if close < 0:
+                break
+            position = close + len(closer)
+        text = "".join(kept)
     return text

@@ -265,14 +265,19 @@ def test_each_family_is_read_right(family: str, scenario: str) -> None:
 
 MALFORMED = {
     "hermes": ["<tool_call>\n{not json}\n</tool_call>", "<tool_call></tool_call>x"],
-    "qwen3_coder": ["<tool_call>\n<function=f>\n<parameter=a>\n1\n</function>\n</tool_call>"],
+    # (A missing </parameter> or </function> is read as the engines read it: test_native_edges.)
+    "qwen3_coder": [
+        "<tool_call>\n<function=f>\n<parameter=a\n1\n</tool_call>",
+        "<function=f>\n<parameter=a>\n1",
+    ],
     "llama3": ["<|python_tag|>not json at all", "<|python_tag|>"],
     "llama4": ["<|python_start|>[f(a=)]<|python_end|>", "<|python_start|><|python_end|>"],
     "mistral": ["[TOOL_CALLS]", "[TOOL_CALLS]name[ARGS]not json", '[TOOL_CALLS][{"x": 1}]'],
     "deepseek": [DS["calls_begin"] + DS["call_begin"] + "f" + DS["sep"] + "{oops" + DS["call_end"]],
     "deepseek_dsml": ['<｜DSML｜invoke name="f">\n<｜DSML｜parameter name="a" string="true">1'],
     "kimi": ["<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_calls_section_end|>"],
-    "glm": ["<tool_call>f<arg_key>a</arg_key><arg_value>1</tool_call>"],
+    # (A missing </arg_value> before </tool_call> is read as the engines read it: test_native_edges.)
+    "glm": ["<tool_call>f<arg_key>a</arg_key></tool_call>", "<tool_call>f<arg_key>a<arg_value>1</tool_call>"],
     "harmony": ["<|channel|>commentary to=functions.f <|constrain|>json<|message|>{broken<|call|>"],
     "gemma4": ['<|tool_call>call:f{a:<|"|>open string}<tool_call|>', "<|tool_call>nonsense<tool_call|>"],
 }
