@@ -22,6 +22,8 @@ __all__ = [
     "apply_patch",
     "changed_paths",
     "diff_files",
+    "files_under",
+    "is_directory",
     "iter_diff",
     "make_patch",
     "normalise_path",
@@ -348,3 +350,19 @@ def changed_paths(committed: Mapping[str, str], files: Mapping[str, str], path: 
 def diff_files(committed: Mapping[str, str], files: Mapping[str, str], path: str | None = None) -> str:
     """``iter_diff`` as one text."""
     return "".join(iter_diff(committed, files, path))
+
+
+def is_directory(files: Mapping[str, str], path: str) -> bool:
+    """Whether ``path`` (normalised; "" is the root) holds any file."""
+    if not path:
+        return True
+    prefix = path + "/"
+    return any(name.startswith(prefix) for name in files)
+
+
+def files_under(files: Mapping[str, str], path: str) -> list[str]:
+    """Files at or below ``path``, sorted."""
+    if not path:
+        return sorted(files)
+    prefix = path + "/"
+    return sorted(name for name in files if name == path or name.startswith(prefix))

@@ -26,13 +26,15 @@ from tasks.episodes.environment import Environment, ToolError, ascii_int, prop, 
 from tasks.episodes.environments.patching import (
     apply_patch,
     changed_paths,
+    is_directory,
     iter_diff,
     make_patch,
     normalise_path,
     patch_targets,
 )
 from tasks.episodes.environments.repository import PlantedBug, draw_repository
-from tasks.episodes.environments.shell import is_directory, run_command, run_suite, unsafe_command
+from tasks.episodes.environments.shell import run_command, unsafe_command
+from tasks.episodes.environments.testrun import run_suite
 from tasks.episodes.scenario import Scenario, TurnDraft, call, offered_tools, stated
 from tasks.library.common import FIRST_NAMES, LAST_NAMES, CronSchedule
 from tasks.rand import between, choose, permute
