@@ -20,9 +20,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from sqlalchemy.exc import StatementError
-
-from subnet.db.engine import error_reason
 from subnet.protocol import ChatCompletionRequest
 from subnet.transport import MinerTarget, QueryResult, QueryStatus
 from subnet.validator.budget import RoundBudget
@@ -31,18 +28,16 @@ from subnet.validator.judge import Judge, Judgement
 from subnet.validator.request import build_request
 from subnet.validator.sandbox import Sandbox
 from subnet.validator.secret import seed_commitment
-from subnet.validator.state import RoundSummary, ScoredResponse, summarise_round
+from subnet.validator.state import RoundSummary, summarise_round
 from subnet.validator.store import NewTask, Store
 from subnet.validator.task_source import TaskLike, TaskSource
+from subnet.validator.writer import ResponseWriter, StageClock
 
 if TYPE_CHECKING:
     from subnet.validator.phrasing import RoundPhraser
     from tasks.phrasing import PhrasingStats
 
 log = logging.getLogger(__name__)
-
-# The status of a response the database refused even after it was made storable.
-UNSTORABLE = "unstorable"
 
 UNSPECIFIED_IP = {"", "0.0.0.0", "::", "0"}
 
@@ -139,24 +134,6 @@ VariantObserver = Callable[[str, TaskLike, TaskLike, ChatCompletionRequest | Non
 
 
 @dataclass
-class StageClock:
-    """Seconds spent in the synchronous code of each stage (the benchmark's per-response figures).
-
-    Wall clock, not process CPU: reading the process CPU clock is a system call costing
-    up to a millisecond on a busy virtual machine, more than the stages it would time.
-    The stages never await, so on an idle machine the two agree.
-    """
-
-    cpu: dict[str, float] = field(
-        default_factory=lambda: dict.fromkeys(("generate", "variant", "score"), 0.0)
-    )
-    store_wall: float = 0.0
-
-    def add(self, stage: str, started: float) -> None:
-        self.cpu[stage] = self.cpu.get(stage, 0.0) + time.perf_counter() - started
-
-
-@dataclass
 class RoundReport:
     number: int
     round_id: int
@@ -222,114 +199,6 @@ def long_lived_objects_frozen() -> Iterator[None]:
         gc.unfreeze()
         if was_enabled:
             gc.enable()
-
-
-class ResponseWriter:
-    """Writes scored responses in batches while the round is still waiting on slow miners."""
-
-    def __init__(self, store: Store, batch_size: int, clock: StageClock) -> None:
-        self.store = store
-        self.batch_size = batch_size
-        self.clock = clock
-        self.queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
-        self.written = 0
-        # What the stored rows add to the standings, in insertion order: the round folds these
-        # without reading its 2,048 rows back (the store checks the count first).
-        self.scored: list[ScoredResponse] = []
-        self._task: asyncio.Task[None] | None = None
-
-    def start(self) -> None:
-        self._task = asyncio.create_task(self._drain(), name="response-writer")
-
-    def add(self, row: dict[str, Any]) -> None:
-        self.queue.put_nowait(row)
-
-    async def close(self) -> None:
-        self.queue.put_nowait(None)
-        if self._task is not None:
-            await self._task
-
-    async def abort(self) -> None:
-        if self._task is not None and not self._task.done():
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
-
-    async def _drain(self) -> None:
-        finished = False
-        while not finished:
-            first = await self.queue.get()
-            batch: list[dict[str, Any]] = []
-            if first is None:
-                finished = True
-            else:
-                batch.append(first)
-            while not finished and len(batch) < self.batch_size and not self.queue.empty():
-                item = self.queue.get_nowait()
-                if item is None:
-                    finished = True
-                else:
-                    batch.append(item)
-            if batch:
-                started = time.perf_counter()
-                batch = await self._store(batch)
-                self.clock.store_wall += time.perf_counter() - started
-                self.scored.extend(
-                    ScoredResponse(
-                        row["hotkey"],
-                        row["uid"],
-                        row["category"],
-                        row["valid"],
-                        row["score"],
-                        row.get("error_type"),
-                    )
-                    for row in batch
-                )
-
-    async def _store(self, batch: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Store a batch; returns the rows as stored.
-
-        A batch the database refuses is stored row by row, and a row it still refuses is stored
-        as its miner's failure (score 0): one miner's answer never costs the others their
-        results. Only when even that failure row is refused (the database itself is failing)
-        does the error end the round.
-        """
-        try:
-            self.written += await self.store.store_responses(batch)
-            return batch
-        except StatementError:
-            pass
-        stored: list[dict[str, Any]] = []
-        for row in batch:
-            try:
-                self.written += await self.store.store_responses([row])
-            except StatementError as exc:
-                log.warning(
-                    "a response of miner uid %s could not be stored (%s); it is recorded as a failure",
-                    row["uid"],
-                    error_reason(exc),
-                )
-                row = unstorable_response(row, exc)
-                self.written += await self.store.store_responses([row])
-            stored.append(row)
-        return stored
-
-
-def unstorable_response(row: dict[str, Any], error: BaseException) -> dict[str, Any]:
-    """The failure that stands for a response the database refused: its keys, none of its data."""
-    return {
-        **{name: row[name] for name in ("round_id", "task_id", "hotkey", "uid", "category", "latency_s")},
-        "status": UNSTORABLE,
-        "http_status": row.get("http_status"),
-        "error": f"the answer could not be stored: {type(error).__name__}",
-        "raw_output": None,
-        "raw_truncated": False,
-        "decoded_calls": None,
-        "valid": False,
-        "error_type": f"store:{UNSTORABLE}",
-        "score": 0.0,
-        "components": {},
-        "transcript": None,
-    }
 
 
 class RoundRunner:

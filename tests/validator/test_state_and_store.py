@@ -16,7 +16,6 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from subnet.db import ResponseRecord, Round, RoundStatus, create_engine, upgrade
 from subnet.db.models import storable_text, utcnow
-from subnet.validator.rounds import UNSTORABLE, ResponseWriter, StageClock
 from subnet.validator.state import (
     ScoredResponse,
     Standing,
@@ -27,6 +26,7 @@ from subnet.validator.state import (
     why_no_weights,
 )
 from subnet.validator.store import NewTask, Store
+from subnet.validator.writer import UNSTORABLE, ResponseWriter, StageClock
 
 
 @dataclass
