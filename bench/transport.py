@@ -81,7 +81,7 @@ from subnet.transport import (  # noqa: E402
 
 T = TypeVar("T")
 SCENARIOS = ("gate", "split-headers", "interim-heads", "slow-heads", "round-rate", "lockout", "localnet")
-# The refusals answered 429 (subnet.transport.server.REFUSAL_STATUS).
+# The refusals answered 429 (subnet.transport.refusals.REFUSAL_STATUS).
 # The checkout this file belongs to.
 TREE = str(Path(__file__).resolve().parents[1])
 REFUSED_429 = ("rate_limited", "caller_busy", "peer_auth_failures", "peer_busy")

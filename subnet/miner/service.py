@@ -41,7 +41,7 @@ log = logging.getLogger(__name__)
 
 MAX_FINISH_REASON_CHARS = 64  # Choice.finish_reason's bound on the wire
 
-# Model error -> the transport's refusal type (see subnet.transport.server.REFUSAL_STATUS).
+# Model error -> the transport's refusal type (see subnet.transport.refusals.REFUSAL_STATUS).
 _REFUSAL_TYPES: dict[type[ModelError], str] = {
     BadModelRequest: "invalid_request",
     EngineUnavailable: "overloaded",

@@ -25,16 +25,14 @@ from subnet.transport.policy import (
     ServerPolicy,
     StaticDirectory,
 )
+from subnet.transport.refusals import REFUSAL_STATUS, CallerIdentity, Refusal
 from subnet.transport.server import (
     CHAT_PATH,
     GATE_KEY,
     HEALTH_PATH,
-    REFUSAL_STATUS,
-    CallerIdentity,
     ChatHandler,
     MinerGate,
     MinerServer,
-    Refusal,
     ServerMetrics,
     build_miner_app,
     peer_key,
