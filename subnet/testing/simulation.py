@@ -358,12 +358,9 @@ _PLACEHOLDER_BY_TYPE: dict[str, Any] = {
 }
 
 
-async def _plausible(request: ChatCompletionRequest, ctx: MinerContext) -> ChatCompletionResponse:
-    """Calls the first offered tool with placeholder values, after ``delay_s`` (needs no answer
-    key); in an episode, answers in words once it has made one call in the turn."""
-    await asyncio.sleep(float(ctx.params.get("delay_s", 0.0)))
-    if not request.tools or request.messages[-1].role == "tool":
-        return _response(AssistantMessage(content="No tool fits." if not request.tools else "Done."))
+def _placeholder_call(request: ChatCompletionRequest) -> ChatCompletionResponse:
+    """A call of the first offered tool, each required parameter a placeholder of its type."""
+    assert request.tools  # the callers answer a request without tools in words
     function = request.tools[0].function
     properties = function.parameters.get("properties", {})
     arguments = {
@@ -376,6 +373,15 @@ async def _plausible(request: ChatCompletionRequest, ctx: MinerContext) -> ChatC
         "function": {"name": function.name, "arguments": json.dumps(arguments)},
     }
     return _response(_tool_call_message([call]))
+
+
+async def _plausible(request: ChatCompletionRequest, ctx: MinerContext) -> ChatCompletionResponse:
+    """Calls the first offered tool with placeholder values, after ``delay_s`` (needs no answer
+    key); in an episode, answers in words once it has made one call in the turn."""
+    await asyncio.sleep(float(ctx.params.get("delay_s", 0.0)))
+    if not request.tools or request.messages[-1].role == "tool":
+        return _response(AssistantMessage(content="No tool fits." if not request.tools else "Done."))
+    return _placeholder_call(request)
 
 
 async def _stall(request: ChatCompletionRequest, ctx: MinerContext) -> ChatCompletionResponse:
@@ -385,18 +391,7 @@ async def _stall(request: ChatCompletionRequest, ctx: MinerContext) -> ChatCompl
     await asyncio.sleep(float(ctx.params.get("stall_s", 0.9)))
     if not request.tools:
         return _response(AssistantMessage(content="No tool fits."))
-    function = request.tools[0].function
-    properties = function.parameters.get("properties", {})
-    arguments = {
-        name: _PLACEHOLDER_BY_TYPE.get(str(properties.get(name, {}).get("type")), "value")
-        for name in function.parameters.get("required", [])
-    }
-    call = {
-        "id": "call_0",
-        "type": "function",
-        "function": {"name": function.name, "arguments": json.dumps(arguments)},
-    }
-    return _response(_tool_call_message([call]))
+    return _placeholder_call(request)
 
 
 def _hostile_bodies(params: Mapping[str, Any]) -> list[tuple[int, bytes]]:
