@@ -105,7 +105,7 @@ async def open_endpoint(settings: EvaluateSettings) -> AsyncIterator[Endpoint]:
 async def probe(settings: EvaluateSettings, signed: bool) -> tuple[str | None, str | None]:
     """Check the endpoint answers: (its first listed model or None, the miner's hotkey when signing).
 
-    The hotkey is --miner-hotkey, else read from the miner's open `/health`. Raises
+    The hotkey is --miner.hotkey, else read from the miner's open `/health`. Raises
     EvaluateError when nothing answers: the endpoint is down or the URL wrong.
     """
     headers = {"Authorization": f"Bearer {settings.api_key}"} if settings.api_key else {}

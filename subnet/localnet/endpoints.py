@@ -1,4 +1,4 @@
-"""The localnet's checks of a user's own engine (--miner-endpoint): that it answers, which model it
+"""The localnet's checks of a user's own engine (--model.base_url): that it answers, which model it
 serves, and whether the tools it is sent reach the model. Every failure is one line that says
 what to do."""
 
@@ -9,7 +9,7 @@ import os
 
 
 class EndpointError(Exception):
-    """The engine at a --miner-endpoint cannot serve a miner; the message says what to do."""
+    """The engine at a --model.base_url cannot serve a miner; the message says what to do."""
 
 
 def one_line(text: str) -> str:
@@ -26,7 +26,7 @@ async def engine_model(url: str, given: str | None, api_key_env: str | None) -> 
     models_url = completions_url(url).removesuffix("/chat/completions") + "/models"
     key = os.environ.get(api_key_env or "", "") if api_key_env else ""
     headers = {"Authorization": f"Bearer {key}"} if key else {}
-    where = f"--miner-endpoint {url}"
+    where = f"--model.base_url {url}"
     try:
         async with (
             aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10.0), headers=headers) as session,
@@ -47,7 +47,7 @@ async def engine_model(url: str, given: str | None, api_key_env: str | None) -> 
     if status == 404 and not given:
         raise EndpointError(
             f"{where}: no OpenAI-compatible engine there ({models_url} answered HTTP 404); check the URL, "
-            "or name the model with --miner-endpoint-model if the engine has no /v1/models"
+            "or name the model with --model.name if the engine has no /v1/models"
         )
     if given:
         return given
@@ -57,7 +57,7 @@ async def engine_model(url: str, given: str | None, api_key_env: str | None) -> 
         models = []
     if status != 200 or not models:
         raise EndpointError(
-            f"{where}: {models_url} named no model (HTTP {status}); give one with --miner-endpoint-model NAME"
+            f"{where}: {models_url} named no model (HTTP {status}); give one with --model.name NAME"
         )
     return models[0]
 

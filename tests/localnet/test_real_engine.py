@@ -75,8 +75,8 @@ def llama_server() -> Iterator[str]:
 
 def test_a_miner_in_front_of_llama_cpp_is_scored_and_weighted(llama_server: str, tmp_path: Path) -> None:
     command = [
-        sys.executable, "-m", "subnet.localnet", "--state-dir", str(tmp_path / "state"),
-        "--dashboard.port", "0", "--miners", "0", "--miner-endpoint", llama_server, "--rounds", "2",
+        sys.executable, "-m", "subnet.localnet", "--state.dir", str(tmp_path / "state"),
+        "--dashboard.port", "0", "--miners", "0", "--model.base_url", llama_server, "--rounds", "2",
     ]  # fmt: skip
     result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=900)
     output = result.stdout + result.stderr
