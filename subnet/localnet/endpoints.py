@@ -75,16 +75,27 @@ _PROBE_TOOL = {
 _PROBE = {
     "messages": [{"role": "user", "content": "What time is it in Paris?"}],
     "tools": [_PROBE_TOOL],
-    "tool_choice": "required",
     "max_tokens": 64,
     "temperature": 0,
 }
+# "required" first (the model must call: a clear test); an engine that refuses it (llama-cpp-python's
+# chatml-function-calling format asserts on it, HTTP 500) is asked again with "auto", which is
+# what validators send.
+_TOOL_CHOICES = ("required", "auto")
 _TOOL_ADVICE = "start the engine with tool support (docs/miner.md, 'Serve your own model')"
 
 
+def engine_error(body: bytes, limit: int = 300) -> str:
+    """The engine's own words for a refusal, on one line (the miner's reading of them)."""
+    from subnet.miner.openai_backend import engine_error_text
+
+    return engine_error_text(body, limit)
+
+
 async def tools_reach_the_model(url: str, model: str, api_key_env: str | None) -> str | None:
-    """None when the engine answers a request that requires a tool call with one; else why not,
-    in a line that says what to do (a warning: a weak model may also fail the probe)."""
+    """None when the engine answers a request with one tool with a call to it (``tool_choice``
+    "required", else "auto" where the engine refuses "required"); else why not, in a line that
+    quotes the engine's own error and says what to do (a warning: a weak model may also fail)."""
     import aiohttp
 
     from scoring import DecodeError, decode
@@ -92,25 +103,34 @@ async def tools_reach_the_model(url: str, model: str, api_key_env: str | None) -
 
     key = os.environ.get(api_key_env or "", "") if api_key_env else ""
     headers = {"Authorization": f"Bearer {key}"} if key else {}
-    try:
-        async with (
-            aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=120.0), headers=headers) as session,
-            session.post(completions_url(url), json={**_PROBE, "model": model}) as response,
-        ):
-            status, body = response.status, await response.read()
-    except (aiohttp.ClientError, TimeoutError, OSError) as exc:
-        return f"the engine did not answer a test request ({one_line(str(exc)) or type(exc).__name__})"
-    if status != 200:
-        said = one_line(body[:120].decode(errors="replace"))
-        return f"the engine refused a request with tools (HTTP {status}: {said}); {_TOOL_ADVICE}"
-    try:
-        message = json.loads(body)["choices"][0]["message"]
-        calls = decode(message, tools=[_PROBE_TOOL])
-    except (ValueError, KeyError, IndexError, TypeError, DecodeError):
-        calls = []
-    if not calls:
+    refused: list[str] = []
+    for tool_choice in _TOOL_CHOICES:
+        try:
+            async with (
+                aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=120.0), headers=headers) as session,
+                session.post(
+                    completions_url(url), json={**_PROBE, "tool_choice": tool_choice, "model": model}
+                ) as response,
+            ):
+                status, body = response.status, await response.read()
+        except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+            return f"the engine did not answer a test request ({one_line(str(exc)) or type(exc).__name__})"
+        if status != 200:
+            refused.append(f"tool_choice {tool_choice!r}: HTTP {status}: {engine_error(body)}")
+            continue
+        try:
+            message = json.loads(body)["choices"][0]["message"]
+            calls = decode(message, tools=[_PROBE_TOOL])
+        except (ValueError, KeyError, IndexError, TypeError, DecodeError):
+            calls = []
+        if calls:
+            return None
+        earlier = f" (it refused {refused[0]})" if refused else ""
         return (
-            "the engine answered a request that requires a tool call without one, so the tools may "
-            f"not reach the model; {_TOOL_ADVICE}"
+            f"the engine answered a request that requires a tool call without one{earlier}, so the tools "
+            f"may not reach the model; {_TOOL_ADVICE}"
         )
-    return None
+    return (
+        f"the engine refused a request with tools ({'; '.join(refused)}): its own error says why "
+        f"(a chat format or template that cannot take tools?); {_TOOL_ADVICE}"
+    )

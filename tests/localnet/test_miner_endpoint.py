@@ -198,7 +198,7 @@ def _answering(message: dict[str, Any], status: int = 200) -> web.RouteDef:
         ({"tool_calls": [{"type": "function", "function": _GET_TIME}]}, 200, None),
         ({"content": _HERMES_CALL}, 200, None),
         ({"content": "It is noon in Paris."}, 200, "without one, so the tools may not reach the model"),
-        ({}, 400, "refused a request with tools (HTTP 400"),
+        ({}, 400, "refused a request with tools (tool_choice 'required': HTTP 400: tools are not supported"),
     ],
 )  # fmt: skip
 async def test_the_localnet_checks_that_tools_reach_the_model(

@@ -1,7 +1,7 @@
 """The localnet with a miner in front of a real engine: llama-cpp-python's OpenAI-compatible server
 (scripts/llama_server.py, weight repacking off: its server segfaults on AMX CPUs otherwise)
 serving the demo GGUF, SmolLM2-135M. Slow, and it needs that server: it reuses the environment
-scripts/llama_server_setup.sh builds (or $SUBNET_LLAMA_PYTHON), and builds it itself (about 4
+scripts/llama_server_setup.sh builds (or $SUBNET_LLAMA_PYTHON), and builds it itself (4-25
 minutes) only with SUBNET_BUILD_LLAMA=1; otherwise it is skipped, saying so."""
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def llama_server() -> Iterator[str]:
     python = _llama_python()
     if python is None:
         pytest.skip(
-            "no llama-cpp-python server: run scripts/llama_server_setup.sh once (about 4 minutes), "
+            "no llama-cpp-python server: run scripts/llama_server_setup.sh once (4-25 minutes), "
             "or set SUBNET_BUILD_LLAMA=1 or SUBNET_LLAMA_PYTHON"
         )
     from subnet.miner.demo import demo_gguf_path
