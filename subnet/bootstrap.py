@@ -44,6 +44,7 @@ RENAMED = {
     "--sudo-uri": "--devchain.sudo_uri",
     "--start-timeout": "--subnet.start_timeout",
     "--state-file": "--state.file",
+    "--no-create-wallets": "--wallet.no_create",
 }
 
 T = TypeVar("T")
@@ -132,7 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--tempo", type=int_arg(1, 65535), default=None, help="subnet tempo in blocks (default: keep)"
     )
     parser.add_argument(
-        "--no-create-wallets",
+        "--wallet.no_create",
         dest="create_wallets",
         action="store_false",
         help="fail on a missing wallet instead of creating an unencrypted development one",
@@ -235,7 +236,8 @@ def ensure_wallet(wallet_path: Path, name: str, hotkey: str, *, create: bool) ->
     if not create:
         raise BootstrapError(
             f"wallet {name}/{hotkey} not found in {wallet_path}; create it with "
-            f"`python -m subnet.wallets create --name {name} --hotkey {hotkey}` or drop --no-create-wallets"
+            f"`python -m subnet.wallets create --wallet.name {name} --wallet.hotkey {hotkey} "
+            f"--wallet.path {wallet_path}` or drop --wallet.no_create"
         )
     try:
         create_dev_wallet(name, hotkey, wallet_path)

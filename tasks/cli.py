@@ -62,7 +62,6 @@ def _parser() -> argparse.ArgumentParser:
                 help=f"{kind.files} (repeatable; {kind.without_files})",
             )
 
-
     sample = commands.add_parser("sample", help="show generated tasks", renamed=_RENAMED)
     sample.add_argument("--seed", default="0", help="any text; the same seed gives the same tasks")
     sample.add_argument("--tasks.count", dest="n", type=int, default=5, help="number of tasks")

@@ -67,7 +67,7 @@ def build_parser(categories: Sequence[str] = ()) -> argparse.ArgumentParser:
         "--tasks.count",
         dest="n",
         type=_positive_int,
-        default=200,
+        default=None,  # 200; None tells that it was not given (it means nothing with --episodes)
         metavar="N",
         help="number of tasks (default 200)",
     )
@@ -223,6 +223,12 @@ def _settings(args: argparse.Namespace) -> EvaluateSettings:
         raise EvaluateError("--miner.hotkey only matters with --wallet.name (the wallet that signs)")
     if args.category and args.episodes:
         raise EvaluateError("--category picks single-turn tasks; with --episodes it has no effect: drop one")
+    if args.n is not None and args.episodes:
+        raise EvaluateError(
+            "--tasks.count counts single-turn tasks; with --episodes it means nothing: drop one"
+        )
+    if args.output_format == "markdown" and args.episodes:
+        raise EvaluateError("--format markdown is for single-turn tasks; episodes print as table or json")
     api_key = None
     if args.api_key_env is not None:
         api_key = os.environ.get(args.api_key_env, "").strip()
@@ -237,7 +243,7 @@ def _settings(args: argparse.Namespace) -> EvaluateSettings:
         raise EvaluateError(str(exc)) from None
     return EvaluateSettings(
         endpoint=endpoint,
-        n=args.n,
+        n=args.n if args.n is not None else 200,
         seed=args.seed if args.seed is not None else secrets.randbelow(2**31),
         categories=tuple(dict.fromkeys(args.category)),
         sources=args.sources,

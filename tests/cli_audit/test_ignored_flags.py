@@ -52,6 +52,8 @@ def test_tasks_refuses_a_flag_that_would_do_nothing(
             "--phrasing.url has no effect without --phrasing.engine",
         ),
         (["--episodes", "2", "--category", "simple"], "--category picks single-turn tasks"),
+        (["--episodes", "2", "--tasks.count", "9"], "--tasks.count counts single-turn tasks"),
+        (["--episodes", "2", "--format", "markdown"], "--format markdown is for single-turn tasks"),
     ],
 )
 def test_evaluate_refuses_a_flag_that_would_do_nothing(

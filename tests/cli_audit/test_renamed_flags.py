@@ -82,6 +82,7 @@ CASES: list[tuple[str, Main, list[str], str, str]] = [
     ("bootstrap", bootstrap_main, ["--hotkey", "h"], "--hotkey", "--wallet.hotkey"),
     ("bootstrap", bootstrap_main, ["--state-file", "f"], "--state-file", "--state.file"),
     ("bootstrap", bootstrap_main, ["--start-timeout", "5"], "--start-timeout", "--subnet.start_timeout"),
+    ("bootstrap", bootstrap_main, ["--no-create-wallets"], "--no-create-wallets", "--wallet.no_create"),
 ]
 
 

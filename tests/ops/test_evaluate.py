@@ -231,8 +231,8 @@ def test_table_shows_the_right_accuracies(capsys: pytest.CaptureFixture[str]) ->
     assert rows["overall"][1:3] == ["60", f"{right / 60:.1%}"]
     assert f"seed: {SEED}" in out
     assert (
-        f"rerun: python -m subnet.evaluate --endpoint {server.url}/v1/chat/completions --tasks.count 60 --seed {SEED}"
-        in out
+        f"rerun: python -m subnet.evaluate --endpoint {server.url}/v1/chat/completions "
+        f"--tasks.count 60 --seed {SEED}" in out
     )
     assert "simple_function_checker:wrong_func_name" in out  # wrong names counted by type
     assert "model: stand-in-model" in out  # taken from /v1/models
@@ -250,8 +250,10 @@ def test_json_output_parses_and_agrees(
     by_key = {task_key(t.messages, t.tools): t for t in task_list}
     with StandInServer(by_key, right_or_wrong) as server:
         code = evaluate.main(
-            ["--endpoint", server.url, "--tasks.count", "60", "--seed", str(SEED), "--json"]
-            + ["--model.api_key_env", "EVAL_TEST_KEY"]
+            [
+                *("--endpoint", server.url, "--tasks.count", "60", "--seed", str(SEED), "--json"),
+                *("--model.api_key_env", "EVAL_TEST_KEY"),
+            ]
         )
     assert code == 0
     report = json.loads(capsys.readouterr().out)
