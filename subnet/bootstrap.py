@@ -589,7 +589,7 @@ async def bootstrap(
             settings.state_file.write_text(json.dumps(asdict(report), indent=2, default=str) + "\n")
         except OSError as exc:
             raise BootstrapError(
-                f"the chain is set up, but --state-file {settings.state_file} cannot be written: "
+                f"the chain is set up, but --state.file {settings.state_file} cannot be written: "
                 f"{exc.strerror or exc}"
             ) from None
     return report

@@ -89,7 +89,8 @@ def load_wallet(settings: WalletSettings, *, require_coldkey: bool = False) -> b
         raise ConfigError(
             f"hotkey {settings.hotkey!r} not found in wallet {settings.name!r} ({wallet.hotkey_file.path}); "
             f"create it with `btcli wallet new-hotkey -w {settings.name} -H {settings.hotkey}` "
-            f"or `python -m subnet.wallets create --name {settings.name} --hotkey {settings.hotkey}`"
+            f"or `python -m subnet.wallets create --wallet.name {settings.name} "
+            f"--wallet.hotkey {settings.hotkey} --wallet.path {settings.path}`"
         )
     if not wallet.coldkeypub_file.exists_on_device():
         raise ConfigError(

@@ -125,7 +125,7 @@ async def probe(settings: EvaluateSettings, signed: bool) -> tuple[str | None, s
             if not isinstance(hotkey, str) or not hotkey:
                 raise EvaluateError(
                     f"{health_url(settings.endpoint)} does not name the miner's hotkey; "
-                    "pass it with --miner-hotkey"
+                    "pass it with --miner.hotkey"
                 )
             receiver = hotkey
     return listed, receiver
