@@ -132,5 +132,5 @@ async def tools_reach_the_model(url: str, model: str, api_key_env: str | None) -
         )
     return (
         f"the engine refused a request with tools ({'; '.join(refused)}): its own error says why "
-        f"(a chat format or template that cannot take tools?); {_TOOL_ADVICE}"
+        "(docs/miner.md, 'Serve your own model', lists the engine settings that let tools through)"
     )

@@ -214,7 +214,7 @@ async def test_the_localnet_checks_that_tools_reach_the_model(
     if problem is None:
         assert found is None
     else:
-        assert found is not None and problem in found and "Serve your own model" in found
+        assert found is not None and problem in found and "docs/miner.md" in found
 
 
 async def test_a_url_with_no_engine_is_one_line(tmp_path: Path) -> None:
