@@ -3,11 +3,12 @@ before the start, and the period is as long as such periods are.
 
 Each parameter of a tool draws its value on its own, so two independent dates gave requests such
 as "I'm off from April 6, 2027 to 11 June 2026". :func:`date_range` returns the two ends as a
-linked pair: whichever end a request states first draws the whole period (its start, then a
-plausible length), and the other end, drawn next from the same random stream, says the same
-period's other day. A partner drawn later, after other draws (or never: an end only alluded to),
-finds no period waiting for it and draws one of its own, still ordered only by chance; the
-library's templates state both ends next to each other, and a test holds them to it.
+linked pair: the start draws the whole period (its first day, then a plausible length) and leaves
+its last day waiting for the end, which the same random stream draws next; an end drawn with no
+start before it (the start only alluded to) draws a period of its own. So a request must state
+the start before the end: the library's templates do, and a test holds every template to it.
+Nothing but a reference to the waiting day is kept: the check costs no draw and no copy of the
+generator's state (the task generator's throughput target counts microseconds).
 """
 
 from __future__ import annotations
@@ -24,27 +25,25 @@ __all__ = ["DateEnd", "date_range"]
 
 @dataclass(eq=False)
 class _Period:
-    """The period both ends of one range say; its drawn-but-unsaid end waits here for its partner."""
+    """The period both ends of one range say; the last day the start drew waits here for the end."""
 
     min_days: int
     max_days: int
-    # Per thread: (the stream's state right after the period was drawn, (start, end) offsets,
-    # the end already said). The state proves the partner is drawn next from the same stream.
+    # Per thread: (the random stream the start drew from, the end's day). Generation is one
+    # stream per task set, drawn in order, so the next end drawn from that stream is this one's.
     _waiting: threading.local = field(default_factory=threading.local)
 
     def draw(self, rng: Random, end: bool) -> Drawn:
-        waiting = getattr(self._waiting, "period", None)
-        self._waiting.period = None
-        if waiting is not None:
-            state, offsets, said_end = waiting
-            if said_end != end and rng.getstate() == state:
-                return _said(offsets[end], rng)
+        waiting = getattr(self._waiting, "end", None)
+        self._waiting.end = None
+        if end and waiting is not None and waiting[0] is rng:
+            return _said(waiting[1], rng)
         length = self.min_days + int(rng.random() * (self.max_days - self.min_days + 1))
         start = int(rng.random() * (_DATE_SPAN - length))
-        offsets = (start, start + length)
-        drawn = _said(offsets[end], rng)
-        self._waiting.period = (rng.getstate(), offsets, end)
-        return drawn
+        if end:
+            return _said(start + length, rng)
+        self._waiting.end = (rng, start + length)
+        return _said(start, rng)
 
 
 def _said(day: int, rng: Random) -> Drawn:

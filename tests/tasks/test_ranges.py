@@ -121,6 +121,16 @@ def test_the_reported_request_is_in_order_now() -> None:
                     assert dates[0] <= dates[1], task.request
 
 
+@pytest.mark.parametrize("spec", RANGED, ids=[spec.name for spec in RANGED])
+def test_every_template_states_the_start_before_the_end(spec: ToolSpec) -> None:
+    """The end takes the day its start left waiting: a template naming the end first would draw
+    two unrelated days (tasks.library.ranges)."""
+    for template in spec.templates:
+        for first, last in range_pairs(spec):
+            if "{" + first + "}" in template and "{" + last + "}" in template:
+                assert template.index("{" + first + "}") < template.index("{" + last + "}"), template
+
+
 def test_a_range_alone_is_ordered_and_plausible() -> None:
     start_gen, end_gen = date_range(2, 9)
     for seed in range(300):
@@ -128,9 +138,8 @@ def test_a_range_alone_is_ordered_and_plausible() -> None:
         start, end = start_gen.draw(rng), end_gen.draw(rng)
         days = (dt.date.fromisoformat(end.accepted[0]) - dt.date.fromisoformat(start.accepted[0])).days
         assert 2 <= days <= 9
-    # Drawn end first (a template that says the end first), the period is the same.
-    rng = Random(1)
-    end, start = end_gen.draw(rng), start_gen.draw(rng)
-    assert dt.date.fromisoformat(start.accepted[0]) < dt.date.fromisoformat(end.accepted[0])
+    # An end with no start before it (the start only alluded to) is a day of its own period.
+    alone = end_gen.draw(Random(5))
+    assert dt.date.fromisoformat(alone.accepted[0]) >= dt.date(2026, 1, 3)
     with pytest.raises(ValueError):
         date_range(5, 2)
