@@ -23,7 +23,7 @@ forged flood beside it. lockout: the miner at an open-file limit of 1,024; 20 lo
 x 32 keep-alive connections, one unsigned GET /health every 3 s each (a connection the miner
 closes is opened again at once and held until the next GET); a validator the miner has never
 met (no axon on the metagraph) sends 29 signed requests, each on a new connection: how many are
-served. localnet: `python -m subnet.localnet --miners 0 --miner-endpoint URL` in front of a
+served. localnet: `python -m subnet.localnet --miners 0 --model.base_url URL` in front of a
 stand-in engine answering at once (it calls the first offered tool, so episodes run to their
 step caps): the validator's answers of 429 per round, read from its database.
 """
@@ -807,9 +807,9 @@ def _localnet(args: argparse.Namespace, print_line: Callable[[str], None] = prin
         url = f"http://{LOOPBACK}:{runner.addresses[0][1]}/v1"
         with tempfile.TemporaryDirectory(prefix="bench-localnet-") as state:
             command = [
-                sys.executable, "-m", "subnet.localnet", "--state-dir", state, "--dashboard.port", "0",
-                "--miners", "0", "--miner-endpoint", url, "--rounds", str(args.rounds),
-                "--tasks", "8", "--episodes", "4",
+                sys.executable, "-m", "subnet.localnet", "--state.dir", state, "--dashboard.port", "0",
+                "--miners", "0", "--model.base_url", url, "--rounds", str(args.rounds),
+                "--round.tasks", "8", "--round.episodes", "4",
             ]  # fmt: skip
             print_line("$ python " + " ".join(command[1:]).replace(state, "STATE").replace(url, "STANDIN"))
             started = time.perf_counter()

@@ -1,4 +1,4 @@
-"""``check_episode(transcript, episode) -> Verdict``: EPISODES.md's rules for a played episode.
+"""``check_episode(transcript, episode) -> Verdict``: docs/episodes.md's rules for a played episode.
 
 Both environments are rebuilt from the episode: the reference one plays the reference plan turn
 by turn, the miner's one replays the calls the miner made (those that were dispatched). After
@@ -12,7 +12,7 @@ each turn:
 * ``multi_turn:state_mismatch``: the observable state differs from the reference state;
 * ``multi_turn:response_missing``: a value the user asked for is in no observation of the
   miner's calls in that turn, nor in its text answer after an earlier call of the miner's had
-  observed it. (EPISODES.md accepts the text alone; text is name-free, so a relay could copy
+  observed it. (docs/episodes.md accepts the text alone; text is name-free, so a relay could copy
   another miner's answer: here the value must have reached the miner through its own calls.)
 
 ``valid`` when every turn passes and nothing was unsafe. Partial credit for an invalid episode,

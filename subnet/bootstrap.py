@@ -3,6 +3,10 @@
     python scripts/bootstrap_localnet.py --subtensor.network ws://127.0.0.1:9944 --netuid 2
     python scripts/bootstrap_localnet.py --subtensor.network dev --devchain.path chain.sqlite
 
+The network defaults to ``dev`` (the devchain), as for the neurons and the localnet; the
+development wallets go to ``wallets/`` in the user data directory unless ``--wallet.path``
+says otherwise (never ``~/.bittensor/wallets`` by default: their keys are unencrypted).
+
 In order, each step skipped when the chain already shows it done (so re-running is safe):
 development wallets created (unencrypted, for local use only), wallets funded from the
 `//Alice` development account, the subnet registered by the owner wallet and started,
@@ -27,12 +31,21 @@ from typing import Any, TypeVar
 
 from subnet.cli import OneLineParser, UsageError, float_arg, int_arg, run_main, user_errors
 from subnet.config.flags import add_flag
+from subnet.config.settings import default_dev_wallet_path
 
 PROG = "scripts/bootstrap_localnet.py"
 DEV_NETWORK = "dev"
 DEFAULT_SUDO_URI = "//Alice"
 # Headroom left on each funded coldkey above what the bootstrap spends, for fees.
 FEE_HEADROOM_TAO = 10.0
+# Former spellings, refused in one line naming the flag now (the neurons' registry names).
+RENAMED = {
+    "--hotkey": "--wallet.hotkey",
+    "--sudo-uri": "--devchain.sudo_uri",
+    "--start-timeout": "--subnet.start_timeout",
+    "--state-file": "--state.file",
+    "--no-create-wallets": "--wallet.no_create",
+}
 
 T = TypeVar("T")
 
@@ -48,9 +61,11 @@ class BootstrapError(UsageError):
 class BootstrapSettings:
     """What to set up, and on which chain."""
 
-    network: str = "local"  # finney-style name, ws(s):// URL, or "dev"
+    network: str = DEV_NETWORK  # finney-style name, ws(s):// URL, or "dev" (the neurons' default too)
     devchain_path: Path | None = None
-    wallet_path: Path = field(default_factory=lambda: Path("~/.bittensor/wallets").expanduser())
+    # Unencrypted development keys: kept beside the devchain unless --wallet.path says otherwise,
+    # never in the home folder's ~/.bittensor/wallets by default.
+    wallet_path: Path = field(default_factory=default_dev_wallet_path)
     owner: str = "owner"
     validator: str = "validator"
     miners: tuple[str, ...] = ("miner1", "miner2")
@@ -68,25 +83,38 @@ class BootstrapSettings:
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(
         prog=PROG,
+        renamed=RENAMED,
         description="Create, fund, register and stake a local subnet (idempotent).",
     )
     # The chain and wallet flags are the neurons' own (subnet.config's registry): same help, same checks.
-    add_flag(parser, "subtensor.network", dest="network", default="local", note="Default: local.")
+    add_flag(
+        parser,
+        "subtensor.network",
+        dest="network",
+        default=DEV_NETWORK,
+        note="Default: dev, as for the neurons and the localnet.",
+    )
     add_flag(parser, "subtensor.chain_endpoint", dest="chain_endpoint")
     add_flag(parser, "devchain.path", dest="devchain_path", note="Default: the devchain's default.")
     add_flag(
         parser,
         "wallet.path",
         dest="wallet_path",
-        default=Path("~/.bittensor/wallets"),
-        note="Created there when missing; default: ~/.bittensor/wallets.",
+        default=None,
+        note="Created there when missing; default: wallets/ in the user data directory, beside the "
+        "devchain (give the neurons the same --wallet.path).",
     )
     parser.add_argument("--owner", default="owner", help="wallet that registers and owns the subnet")
     parser.add_argument("--validator", default="validator", help="validator wallet")
     parser.add_argument("--miners", nargs="*", default=["miner1", "miner2"], help="miner wallets")
-    parser.add_argument("--hotkey", default="default", help="hotkey name inside every wallet")
+    add_flag(parser, "wallet.hotkey", dest="hotkey", default="default", note="Inside every wallet.")
     add_flag(parser, "netuid", note="The neurons' netuid: the bootstrap stops if the chain assigns another.")
-    parser.add_argument("--sudo-uri", default=DEFAULT_SUDO_URI, help="funded development account (//Alice)")
+    parser.add_argument(
+        "--devchain.sudo_uri",
+        dest="sudo_uri",
+        default=DEFAULT_SUDO_URI,
+        help="funded development account (default //Alice)",
+    )
     parser.add_argument(
         "--fund",
         dest="fund_tao",
@@ -105,19 +133,21 @@ def build_parser() -> argparse.ArgumentParser:
         "--tempo", type=int_arg(1, 65535), default=None, help="subnet tempo in blocks (default: keep)"
     )
     parser.add_argument(
-        "--no-create-wallets",
+        "--wallet.no_create",
         dest="create_wallets",
         action="store_false",
         help="fail on a missing wallet instead of creating an unencrypted development one",
     )
     parser.add_argument(
-        "--start-timeout",
+        "--subnet.start_timeout",
         dest="start_timeout_s",
         type=float_arg(0.0, low_open=True),
         default=300.0,
         help="seconds to wait until the chain lets the new subnet start",
     )
-    parser.add_argument("--state-file", type=Path, default=None, help="write the outcome here as JSON")
+    parser.add_argument(
+        "--state.file", dest="state_file", type=Path, default=None, help="write the outcome here as JSON"
+    )
     return parser
 
 
@@ -141,7 +171,7 @@ def parse_settings(argv: Sequence[str] | None = None) -> BootstrapSettings:
             f"{target} is the public {public} network; the bootstrap is for local chains only"
         )
     if args.state_file is not None and args.state_file.is_dir():
-        build_parser().error(f"--state-file {args.state_file} is a folder; give a file path")
+        build_parser().error(f"--state.file {args.state_file} is a folder; give a file path")
     if args.fund_tao < args.stake_tao + FEE_HEADROOM_TAO:
         build_parser().error(f"--fund must cover --stake plus {FEE_HEADROOM_TAO:g} TAO of fees")
     names = [args.owner, args.validator, *args.miners]
@@ -150,7 +180,7 @@ def parse_settings(argv: Sequence[str] | None = None) -> BootstrapSettings:
     return BootstrapSettings(
         network=args.chain_endpoint or args.network,
         devchain_path=args.devchain_path,
-        wallet_path=args.wallet_path.expanduser(),
+        wallet_path=(args.wallet_path or default_dev_wallet_path()).expanduser(),
         owner=args.owner,
         validator=args.validator,
         miners=tuple(args.miners),
@@ -206,7 +236,8 @@ def ensure_wallet(wallet_path: Path, name: str, hotkey: str, *, create: bool) ->
     if not create:
         raise BootstrapError(
             f"wallet {name}/{hotkey} not found in {wallet_path}; create it with "
-            f"`python -m subnet.wallets create --name {name} --hotkey {hotkey}` or drop --no-create-wallets"
+            f"`python -m subnet.wallets create --wallet.name {name} --wallet.hotkey {hotkey} "
+            f"--wallet.path {wallet_path}` or drop --wallet.no_create"
         )
     try:
         create_dev_wallet(name, hotkey, wallet_path)
@@ -342,7 +373,7 @@ class Bootstrapper:
             if time.monotonic() > deadline:
                 raise BootstrapError(
                     f"start subnet: block {earliest} not reached within {self.settings.start_timeout_s:g} s "
-                    f"(chain at {block}); is the chain producing blocks? raise --start-timeout"
+                    f"(chain at {block}); is the chain producing blocks? raise --subnet.start_timeout"
                 )
             await asyncio.sleep(0.5)
             block = await self.client.block()
@@ -540,7 +571,9 @@ async def bootstrap(
     try:
         sudo = Keypair.create_from_uri(settings.sudo_uri)
     except Exception as exc:  # the URI is the user's text; the keypair library says why it is bad
-        raise BootstrapError(f"--sudo-uri {settings.sudo_uri!r} is not a usable key URI: {exc}") from None
+        raise BootstrapError(
+            f"--devchain.sudo_uri {settings.sudo_uri!r} is not a usable key URI: {exc}"
+        ) from None
     owned_client = client is None
     client = client if client is not None else await connect(settings)
     try:
@@ -556,7 +589,7 @@ async def bootstrap(
             settings.state_file.write_text(json.dumps(asdict(report), indent=2, default=str) + "\n")
         except OSError as exc:
             raise BootstrapError(
-                f"the chain is set up, but --state-file {settings.state_file} cannot be written: "
+                f"the chain is set up, but --state.file {settings.state_file} cannot be written: "
                 f"{exc.strerror or exc}"
             ) from None
     return report
@@ -576,6 +609,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _announce(settings: BootstrapSettings, report: BootstrapReport) -> None:
     uids = ", ".join(f"{name} uid {uid}" for name, uid in report.uids.items())
     print(f"bootstrap: ready on {settings.network}: netuid {report.netuid}; {uids}", flush=True)
+    where = settings.wallet_path
+    print(f"bootstrap: wallets in {where} (give the neurons --wallet.path {where})", flush=True)
 
 
 if __name__ == "__main__":

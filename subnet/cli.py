@@ -19,9 +19,9 @@ import contextlib
 import ipaddress
 import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import NoReturn, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 __all__ = [
     "USER_ERROR_EXIT_CODE",
@@ -42,6 +42,7 @@ __all__ = [
     "name_arg",
     "one_line",
     "path",
+    "refuse_renamed",
     "run_main",
     "text",
     "user_errors",
@@ -62,10 +63,36 @@ class UsageError(Exception):
 
 
 class OneLineParser(argparse.ArgumentParser):
-    """argparse that raises :class:`UsageError` (one line) instead of printing usage and exiting."""
+    """argparse that raises :class:`UsageError` (one line) instead of printing usage and exiting.
+
+    ``renamed`` maps a flag's former spelling to its name now (``{"--state-dir": "--state.dir"}``):
+    the old spelling is refused in one line that names the new one, rather than argparse's
+    "unrecognized arguments" (or, worse, a prefix match onto another flag).
+    """
+
+    def __init__(self, *args: Any, renamed: Mapping[str, str] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.renamed = dict(renamed or {})
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        given = list(sys.argv[1:] if args is None else args)
+        refuse_renamed(given, self.renamed)
+        return super().parse_known_args(given, namespace)
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message} (see --help)")
+
+
+def refuse_renamed(argv: Sequence[str], renamed: Mapping[str, str]) -> None:
+    """Raise :class:`UsageError` naming the new spelling when ``argv`` uses a former one."""
+    for arg in argv:
+        if arg == "--":
+            break
+        option = arg.split("=", 1)[0]
+        if option in renamed:
+            raise UsageError(f"{option} is now {renamed[option]} (see --help)")
 
 
 def one_line(error: BaseException) -> str:

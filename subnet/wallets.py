@@ -5,8 +5,10 @@ a one-line ``ConfigError`` with the command that fixes it.
 
 Development wallets: create an unencrypted coldkey + hotkey without prompts.
 
-    python -m subnet.wallets create --name N [--hotkey H] [--path P] [--force]
+    python -m subnet.wallets create --wallet.name N [--wallet.hotkey H] [--wallet.path P] [--force]
 
+They go to ``wallets/`` in the user data directory (beside the devchain), never to
+``~/.bittensor/wallets`` unless ``--wallet.path`` says so.
 For local runs on the devchain only: the coldkey is stored *unencrypted*, so
 never put real funds on it. Files are written with bittensor 11's own wallet
 and keyfile API, so ``bt.Wallet(N, H, path=P)`` and btcli read them as usual.
@@ -32,6 +34,8 @@ if TYPE_CHECKING:
     from subnet.config.settings import WalletSettings
 
 DEFAULT_HOTKEY = "default"
+# Former spellings of `create`'s flags, refused in one line naming the neurons' own flags.
+RENAMED = {"--name": "--wallet.name", "--hotkey": "--wallet.hotkey", "--path": "--wallet.path"}
 
 
 # --- the neurons' wallets ----------------------------------------------------------------
@@ -44,7 +48,8 @@ def _wallet_fix(settings: WalletSettings) -> str:
 
     path_flag = f" --wallet-path {settings.path}" if settings.path != default_wallet_path() else ""
     return (
-        f"`python -m subnet.wallets create --name {settings.name} --hotkey {settings.hotkey}` "
+        f"`python -m subnet.wallets create --wallet.name {settings.name} --wallet.hotkey {settings.hotkey} "
+        f"--wallet.path {settings.path}` "
         f"(development, unencrypted) or "
         f"`btcli wallet create -w {settings.name} -H {settings.hotkey}{path_flag}`"
     )
@@ -84,7 +89,8 @@ def load_wallet(settings: WalletSettings, *, require_coldkey: bool = False) -> b
         raise ConfigError(
             f"hotkey {settings.hotkey!r} not found in wallet {settings.name!r} ({wallet.hotkey_file.path}); "
             f"create it with `btcli wallet new-hotkey -w {settings.name} -H {settings.hotkey}` "
-            f"or `python -m subnet.wallets create --name {settings.name} --hotkey {settings.hotkey}`"
+            f"or `python -m subnet.wallets create --wallet.name {settings.name} "
+            f"--wallet.hotkey {settings.hotkey} --wallet.path {settings.path}`"
         )
     if not wallet.coldkeypub_file.exists_on_device():
         raise ConfigError(
@@ -169,9 +175,9 @@ class CreatedWallet:
 
 
 def _default_path() -> Path:
-    from bittensor.wallet import DEFAULT_WALLET_PATH
+    from subnet.config.settings import default_dev_wallet_path
 
-    return Path(DEFAULT_WALLET_PATH)
+    return default_dev_wallet_path()
 
 
 def _check_name(kind: str, value: str) -> None:
@@ -215,11 +221,18 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m subnet.wallets", description="Development wallets for the devchain."
     )
     commands = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
-    create = commands.add_parser("create", help="create an unencrypted coldkey + hotkey (development only)")
-    create.add_argument("--name", required=True, help="wallet (coldkey) name")
-    create.add_argument("--hotkey", default=DEFAULT_HOTKEY, help="hotkey name (default: default)")
-    create.add_argument(
-        "--path", type=Path, default=None, help="wallets directory (default ~/.bittensor/wallets)"
+    create = commands.add_parser(
+        "create", help="create an unencrypted coldkey + hotkey (development only)", renamed=RENAMED
+    )
+    from subnet.config.flags import add_flag
+
+    add_flag(create, "wallet.name", dest="name", required=True)
+    add_flag(create, "wallet.hotkey", dest="hotkey", default=DEFAULT_HOTKEY, note="Default: default.")
+    add_flag(
+        create,
+        "wallet.path",
+        dest="path",
+        note="Default: wallets/ in the user data directory, beside the devchain (never ~/.bittensor).",
     )
     create.add_argument("--force", action="store_true", help="overwrite an existing coldkey and hotkey")
     return parser

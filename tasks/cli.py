@@ -29,6 +29,12 @@ from tasks.sources import PATH_FLAGS, load_sources, parse_source_shares
 __all__ = ["main"]
 
 _EXPORT_BATCH = 500
+# Former spellings, refused in one line naming the flag now (the validator's and evaluate's names).
+_RENAMED = {
+    "--n": "--tasks.count",
+    "--sources": "--tasks.sources",
+    **{f"--{flag}": f"--tasks.{flag}" for flag in PATH_FLAGS},
+}
 _NO_CALL_REPLIES = {
     "irrelevance": "None of the tools I have can do that, so I can't help with it here.",
     "missing_param": "I can do that, but I need one more detail first: which one exactly do you mean?",
@@ -39,23 +45,26 @@ def _parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="python -m tasks", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
 
+    # The phrasing engines run models and live with the validator (subnet.phrasing); the flags the
+    # validator also takes are its registry's (subnet.config), spelt and checked the same way.
+    from subnet.config.flags import add_flag
+    from subnet.phrasing import add_phrasing_arguments as add_phrasing
+
     def add_sources(sub: argparse.ArgumentParser) -> None:
         sub.add_argument("--category", choices=sorted(CATEGORIES), help="only builtin tasks of this category")
-        sub.add_argument("--sources", default=None, help="shares per source, e.g. builtin=0.8,bfcl=0.2")
+        add_flag(sub, "tasks.sources", dest="sources")
         for flag, kind in PATH_FLAGS.items():  # one per file flag of the source registry
             sub.add_argument(
-                f"--{flag}",
+                f"--tasks.{flag}",
+                dest=flag,
                 action="append",
                 default=None,
                 help=f"{kind.files} (repeatable; {kind.without_files})",
             )
 
-    # The phrasing engines run models and live with the validator (subnet.phrasing).
-    from subnet.phrasing import add_phrasing_arguments as add_phrasing
-
-    sample = commands.add_parser("sample", help="show generated tasks")
+    sample = commands.add_parser("sample", help="show generated tasks", renamed=_RENAMED)
     sample.add_argument("--seed", default="0", help="any text; the same seed gives the same tasks")
-    sample.add_argument("--n", type=int, default=5, help="number of tasks")
+    sample.add_argument("--tasks.count", dest="n", type=int, default=5, help="number of tasks")
     sample.add_argument("--json", action="store_true", help="one JSON task per line instead of text")
     sample.add_argument(
         "--episodes", type=int, default=None, metavar="N", help="show N multi-turn episodes instead of tasks"
@@ -63,8 +72,12 @@ def _parser() -> argparse.ArgumentParser:
     add_sources(sample)
     add_phrasing(sample)
 
-    export = commands.add_parser("export", help="write a chat-form fine-tuning set (JSON lines)")
-    export.add_argument("--n", type=int, default=None, help="number of single-turn examples")
+    export = commands.add_parser(
+        "export", help="write a chat-form fine-tuning set (JSON lines)", renamed=_RENAMED
+    )
+    export.add_argument(
+        "--tasks.count", dest="n", type=int, default=None, help="number of single-turn examples"
+    )
     export.add_argument(
         "--episodes", type=int, default=None, metavar="N", help="write N episode trajectories instead"
     )
@@ -164,7 +177,8 @@ def _show_episode(episode: Any, number: int, out: TextIO) -> None:
 
 
 def _episode_sources(args: argparse.Namespace) -> Any:
-    """``--sources`` for episodes (builtin, bfcl_multi_turn; ``--bfcl`` names BFCL's data folder)."""
+    """``--tasks.sources`` for episodes (builtin, bfcl_multi_turn; ``--tasks.bfcl`` names BFCL's data
+    folder)."""
     if args.sources is None:
         return None
     from tasks.episodes import load_episode_sources
@@ -173,11 +187,30 @@ def _episode_sources(args: argparse.Namespace) -> Any:
     return load_episode_sources(parse_source_shares(args.sources), bfcl_path=path)
 
 
+def _refuse_unused_with_episodes(args: argparse.Namespace) -> None:
+    """A flag that episodes do not read is refused, not silently dropped."""
+    unused = [
+        flag
+        for flag, given in (
+            ("--category", args.category is not None),
+            ("--tasks.count", args.n is not None and args.command == "export"),
+            ("--phrasing.engine", args.phrasing_engine is not None),
+        )
+        if given
+    ]
+    if unused:
+        raise TaskConfigError(
+            f"{', '.join(unused)} {'has' if len(unused) == 1 else 'have'} no effect with --episodes "
+            "(episodes are drawn from their own generators): drop one"
+        )
+
+
 def _sample_episodes(args: argparse.Namespace) -> int:
     from tasks.episodes import generate_episodes
 
     if args.episodes < 0:
         raise TaskConfigError("--episodes must not be negative")
+    _refuse_unused_with_episodes(args)
     for number, episode in enumerate(
         generate_episodes(args.seed, args.episodes, sources=_episode_sources(args)), start=1
     ):
@@ -192,7 +225,7 @@ def _sample(args: argparse.Namespace) -> int:
     if args.episodes is not None:
         return _sample_episodes(args)
     if args.n < 0:
-        raise TaskConfigError("--n must not be negative")
+        raise TaskConfigError("--tasks.count must not be negative")
     sources = _sources(args)
     tasks = generate(args.seed, args.n, mix=_mix(args), sources=sources)
     with _phrasing(args, sources) as phrased:
@@ -287,6 +320,7 @@ def _export_episodes(args: argparse.Namespace) -> int:
 
     if args.episodes < 0:
         raise TaskConfigError("--episodes must not be negative")
+    _refuse_unused_with_episodes(args)
     sources = _episode_sources(args)
     root = seed_bytes(args.seed)
 
@@ -303,9 +337,11 @@ def _export(args: argparse.Namespace) -> int:
     if args.episodes is not None:
         return _export_episodes(args)
     if args.n is None:
-        raise TaskConfigError("give --n N (single-turn examples) or --episodes N (episode trajectories)")
+        raise TaskConfigError(
+            "give --tasks.count N (single-turn examples) or --episodes N (episode trajectories)"
+        )
     if args.n < 0:
-        raise TaskConfigError("--n must not be negative")
+        raise TaskConfigError("--tasks.count must not be negative")
     _check_folder(args.out)
     sources = _sources(args)
     mix = _mix(args)

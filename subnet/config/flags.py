@@ -651,12 +651,16 @@ def add_flag(
     default: Any = None,
     parse: Callable[[str], Any] | None = None,
     note: str = "",
+    append: bool = False,
+    required: bool = False,
+    metavar: str | None = None,
 ) -> argparse.Action:
     """Declare the registry's ``--flag_name`` on another command line (its help, metavar and value
     parser), so that a flag is spelt, explained and checked the same way wherever it is taken.
 
-    ``parse`` narrows the registry's check where the command needs it; ``note`` adds what the flag
-    means there (its default, its use).
+    ``parse`` narrows the registry's check where the command needs it (``metavar`` then says what
+    it takes); ``note`` adds what the flag means there (its default, its use); ``append`` lets the
+    flag be given once per item (a list, ``default`` its start).
     """
     flag = FLAGS_BY_NAME[flag_name]
     shown = " ".join(part for part in (_help(flag), note) if part)
@@ -668,7 +672,9 @@ def add_flag(
         flag.option,
         dest=dest or flag.dest,
         type=argparse_type(parse or flag.parse),
-        metavar=_metavar(flag),
+        metavar=metavar or _metavar(flag),
         default=default,
         help=shown,
+        required=required,
+        **({"action": "append"} if append else {}),
     )

@@ -37,6 +37,13 @@ def default_wallet_path() -> Path:
     return Path("~/.bittensor/wallets").expanduser()
 
 
+def default_dev_wallet_path() -> Path:
+    """Where the local tools (the bootstrap, ``python -m subnet.wallets create``) keep development
+    wallets unless ``--wallet.path`` says otherwise: beside the devchain, not in the home folder's
+    ~/.bittensor, since their keys are unencrypted."""
+    return _data_dir() / "wallets"
+
+
 # --- settings sections ----------------------------------------------------------------------
 
 

@@ -1,8 +1,8 @@
 """Command line for the devchain: ``status`` prints the metagraph, ``reset`` starts over.
 
-    python -m subnet.devchain status [--path P] [--netuid N]
-    python -m subnet.devchain reset [--path P] [--block-time S]
-    python -m subnet.devchain fund ADDRESS TAO [--path P]
+    python -m subnet.devchain status [--devchain.path P] [--netuid N]
+    python -m subnet.devchain reset [--devchain.path P] [--devchain.block_time S]
+    python -m subnet.devchain fund ADDRESS TAO [--devchain.path P]
 
 User mistakes (bad flags, an unreadable file) end in one line on stderr and exit code 2
 (subnet.cli).
@@ -19,10 +19,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from subnet.cli import OneLineParser, UsageError, float_arg, int_arg, run_main
+from subnet.cli import OneLineParser, UsageError, float_in, int_arg, run_main
+from subnet.config.flags import add_flag
 from subnet.devchain.chain import DevChain, default_path
 from subnet.devchain.rules import RAO_PER_TAO, U16_MAX, DispatchError
 from subnet.devchain.store import StoreError, foreign_tables
+
+# Former spellings, refused in one line naming the neurons' own flag for the same thing.
+RENAMED = {"--path": "--devchain.path", "--block-time": "--devchain.block_time"}
 
 # TAO's total supply: a bigger credit cannot be real and overflows the chain's 64-bit balances.
 MAX_FUND_TAO = 21_000_000.0
@@ -51,21 +55,28 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m subnet.devchain", description="Inspect or reset the local devchain."
     )
     commands = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
-    status = commands.add_parser("status", help="print each subnet's metagraph as a table")
-    status.add_argument("--path", type=Path, default=None, help=f"devchain file (default {default_path()})")
+
+    def add_path(sub: argparse.ArgumentParser) -> None:
+        add_flag(sub, "devchain.path", dest="path", note=f"Default {default_path()}.")
+
+    status = commands.add_parser("status", help="print each subnet's metagraph as a table", renamed=RENAMED)
+    add_path(status)
     status.add_argument("--netuid", type=int_arg(0, 65535), default=None, help="only this subnet")
-    reset = commands.add_parser("reset", help="delete the devchain file and start a fresh chain")
-    reset.add_argument("--path", type=Path, default=None, help=f"devchain file (default {default_path()})")
-    reset.add_argument(
-        "--block-time",
-        type=float_arg(0.0, 600.0, low_open=True),
-        default=None,
-        help="seconds per block (default 1)",
+    reset = commands.add_parser(
+        "reset", help="delete the devchain file and start a fresh chain", renamed=RENAMED
     )
-    fund = commands.add_parser("fund", help="credit TAO to an address (development only)")
+    add_path(reset)
+    add_flag(
+        reset,
+        "devchain.block_time",
+        dest="block_time",
+        parse=float_in(0.0, 600.0, low_open=True),
+        note="Default 1, at most 600.",
+    )
+    fund = commands.add_parser("fund", help="credit TAO to an address (development only)", renamed=RENAMED)
     fund.add_argument("address", type=_ss58, help="ss58 address to credit")
     fund.add_argument("tao", type=_tao_amount, help="amount of TAO")
-    fund.add_argument("--path", type=Path, default=None, help=f"devchain file (default {default_path()})")
+    add_path(fund)
     return parser
 
 

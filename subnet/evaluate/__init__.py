@@ -1,6 +1,6 @@
 """Evaluate any OpenAI-compatible endpoint on a fresh, rotating tool-calling task set.
 
-    python -m subnet.evaluate --endpoint http://127.0.0.1:8000/v1 [--n 200] [--seed S]
+    python -m subnet.evaluate --endpoint http://127.0.0.1:8000/v1 [--tasks.count 200] [--seed S]
 
 Miners run it against their own model (a vLLM or SGLang server, llama.cpp, their miner's
 `/v1/chat/completions`) before they register; the answer is the table a validator would
@@ -9,8 +9,8 @@ own parts: tasks from its task source (`LibraryTasks`: `tasks.generate`, and a f
 with `tasks.variant`), every answer (structured `tool_calls` or text content) judged by its
 judge (`BfclJudge`: `scoring.check`), and with `--wallet.name` every request signed and sent by
 its client (`MinerClient`, `bt.http_auth`), which a running miner requires. Unsigned, the same
-client speaks to an engine's URL (`EngineTarget`; optionally `Authorization: Bearer` with
-`--api-key`). Nothing the
+client speaks to an engine's URL (`EngineTarget`; optionally `Authorization: Bearer` with the key
+in the environment variable `--model.api_key_env` names). Nothing the
 endpoint returns is executed. The seed defaults to a random one and is printed, so any run can
 be repeated exactly.
 

@@ -4,14 +4,24 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import secrets
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from subnet.cli import OneLineParser, float_arg, int_arg, name_arg, run_main, user_errors
-from subnet.evaluate.report import RENDERERS, StderrProgress, summarise
+from subnet.cli import (
+    OneLineParser,
+    argparse_type,
+    env_name,
+    float_arg,
+    int_arg,
+    name_arg,
+    run_main,
+    user_errors,
+)
+from subnet.evaluate.report import RENDERERS, StderrProgress, signing_hint, summarise
 from subnet.evaluate.run import TaskResult, build_tasks, run_evaluation
 from subnet.evaluate.settings import PROG, EvaluateError, EvaluateSettings, chat_completions_url
 from subnet.phrasing import PhrasingSetupError, add_phrasing_arguments, phrasing_settings
@@ -23,11 +33,24 @@ _positive_int = int_arg(1)
 _positive_float = float_arg(0.0, low_open=True)
 _temperature = float_arg(0.0, 2.0)
 
+# Former spellings, refused in one line naming the flag now: the validator's and miner's names
+# for the same things (an API key only ever through an environment variable).
+RENAMED = {
+    "--n": "--tasks.count",
+    "--timeout": "--query.timeout",
+    "--concurrency": "--query.concurrency",
+    "--api-key": "--model.api_key_env VAR (the name of an environment variable holding the key)",
+    "--model": "--model.name",
+    "--miner-hotkey": "--miner.hotkey",
+    "--sources": "--tasks.sources",
+}
+
 
 def build_parser(categories: Sequence[str] = ()) -> argparse.ArgumentParser:
     """The command line; `categories` (when known) are the choices of --category."""
     parser = OneLineParser(
         prog=PROG,
+        renamed=RENAMED,
         description=(
             "Run a fresh, rotating tool-calling task set against an OpenAI-compatible endpoint "
             "and print BFCL-style accuracy per category, error types and latency."
@@ -41,7 +64,12 @@ def build_parser(categories: Sequence[str] = ()) -> argparse.ArgumentParser:
         "(plain HTTP; signed with --wallet.name)",
     )
     parser.add_argument(
-        "--n", type=_positive_int, default=200, metavar="N", help="number of tasks (default 200)"
+        "--tasks.count",
+        dest="n",
+        type=_positive_int,
+        default=None,  # 200; None tells that it was not given (it means nothing with --episodes)
+        metavar="N",
+        help="number of tasks (default 200)",
     )
     parser.add_argument(
         "--seed",
@@ -79,7 +107,8 @@ def build_parser(categories: Sequence[str] = ()) -> argparse.ArgumentParser:
             else f"{kind.files} (repeatable)",
         )
     parser.add_argument(
-        "--concurrency",
+        "--query.concurrency",
+        dest="concurrency",
         type=_positive_int,
         default=8,
         metavar="K",
@@ -93,11 +122,25 @@ def build_parser(categories: Sequence[str] = ()) -> argparse.ArgumentParser:
         help="start at most this many requests per second (a miner limits each caller; default: no limit)",
     )
     parser.add_argument(
-        "--timeout", type=_positive_float, default=60.0, metavar="T", help="seconds per request (default 60)"
+        "--query.timeout",
+        dest="timeout",
+        type=_positive_float,
+        default=60.0,
+        metavar="S",
+        help="seconds per request (default 60)",
     )
-    parser.add_argument("--api-key", default=None, metavar="KEY", help="sent as 'Authorization: Bearer KEY'")
     parser.add_argument(
-        "--model",
+        "--model.api_key_env",
+        dest="api_key_env",
+        type=argparse_type(env_name),
+        default=None,
+        metavar="VAR",
+        help="environment variable holding the endpoint's API key, sent as 'Authorization: Bearer' "
+        "(the key itself is never a flag or a log line)",
+    )
+    parser.add_argument(
+        "--model.name",
+        dest="model",
         default=None,
         metavar="NAME",
         help="model name to request (default: the first one the endpoint lists at /v1/models)",
@@ -136,7 +179,7 @@ def build_parser(categories: Sequence[str] = ()) -> argparse.ArgumentParser:
     signing = parser.add_argument_group(
         "signing (for a running miner, which only serves registered validators)",
         "With --wallet.name, every request is signed with that wallet's hotkey (bt.http_auth) "
-        "for the miner's hotkey, read from the miner's /health unless --miner-hotkey is given.",
+        "for the miner's hotkey, read from the miner's /health unless --miner.hotkey is given.",
     )
     signing.add_argument(
         "--wallet.name",
@@ -162,7 +205,9 @@ def build_parser(categories: Sequence[str] = ()) -> argparse.ArgumentParser:
         metavar="DIR",
         help="wallets directory (default: $BT_WALLET_PATH, as for the neurons, else ~/.bittensor/wallets)",
     )
-    signing.add_argument("--miner-hotkey", default=None, metavar="SS58", help="the miner's hotkey (ss58)")
+    signing.add_argument(
+        "--miner.hotkey", dest="miner_hotkey", default=None, metavar="SS58", help="the miner's hotkey (ss58)"
+    )
     return parser
 
 
@@ -175,14 +220,30 @@ def parse_settings(argv: Sequence[str] | None, categories: Sequence[str] = ()) -
 def _settings(args: argparse.Namespace) -> EvaluateSettings:
     endpoint = chat_completions_url(args.endpoint)
     if args.miner_hotkey is not None and args.wallet_name is None:
-        raise EvaluateError("--miner-hotkey only matters with --wallet.name (the wallet that signs)")
+        raise EvaluateError("--miner.hotkey only matters with --wallet.name (the wallet that signs)")
+    if args.category and args.episodes:
+        raise EvaluateError("--category picks single-turn tasks; with --episodes it has no effect: drop one")
+    if args.n is not None and args.episodes:
+        raise EvaluateError(
+            "--tasks.count counts single-turn tasks; with --episodes it means nothing: drop one"
+        )
+    if args.output_format == "markdown" and args.episodes:
+        raise EvaluateError("--format markdown is for single-turn tasks; episodes print as table or json")
+    api_key = None
+    if args.api_key_env is not None:
+        api_key = os.environ.get(args.api_key_env, "").strip()
+        if not api_key:
+            raise EvaluateError(
+                f"--model.api_key_env {args.api_key_env}: the environment variable {args.api_key_env} "
+                "is not set or empty"
+            )
     try:
         phrasing = phrasing_settings(args)
     except PhrasingSetupError as exc:
         raise EvaluateError(str(exc)) from None
     return EvaluateSettings(
         endpoint=endpoint,
-        n=args.n,
+        n=args.n if args.n is not None else 200,
         seed=args.seed if args.seed is not None else secrets.randbelow(2**31),
         categories=tuple(dict.fromkeys(args.category)),
         sources=args.sources,
@@ -194,7 +255,8 @@ def _settings(args: argparse.Namespace) -> EvaluateSettings:
         concurrency=args.concurrency,
         rate=args.rate,
         timeout_s=args.timeout,
-        api_key=args.api_key,
+        api_key=api_key,
+        api_key_env=args.api_key_env,
         model=args.model,
         max_new_tokens=args.max_new_tokens,
         temperature=args.temperature,
@@ -262,6 +324,9 @@ def _main_tasks(settings: EvaluateSettings) -> int:
         print(RENDERERS[settings.output_format](partial))
         return 130
     print(RENDERERS[settings.output_format](summarise(settings, model, results, wall_s)))
+    hint = signing_hint(results, signed=settings.wallet_name is not None)
+    if hint is not None:
+        print(f"evaluate: {hint}", file=sys.stderr)
     return 0
 
 

@@ -105,7 +105,7 @@ async def open_endpoint(settings: EvaluateSettings) -> AsyncIterator[Endpoint]:
 async def probe(settings: EvaluateSettings, signed: bool) -> tuple[str | None, str | None]:
     """Check the endpoint answers: (its first listed model or None, the miner's hotkey when signing).
 
-    The hotkey is --miner-hotkey, else read from the miner's open `/health`. Raises
+    The hotkey is --miner.hotkey, else read from the miner's open `/health`. Raises
     EvaluateError when nothing answers: the endpoint is down or the URL wrong.
     """
     headers = {"Authorization": f"Bearer {settings.api_key}"} if settings.api_key else {}
@@ -125,7 +125,7 @@ async def probe(settings: EvaluateSettings, signed: bool) -> tuple[str | None, s
             if not isinstance(hotkey, str) or not hotkey:
                 raise EvaluateError(
                     f"{health_url(settings.endpoint)} does not name the miner's hotkey; "
-                    "pass it with --miner-hotkey"
+                    "pass it with --miner.hotkey"
                 )
             receiver = hotkey
     return listed, receiver

@@ -75,7 +75,7 @@ async def run_episodes(settings: EvaluateSettings, count: int) -> tuple[str, lis
 
     episodes = _episodes(settings, count)
     variant_seed = (settings.seed * 1_000_003 + 11) % 2**63
-    # No deadline of an episode's own here: each step is bounded by --timeout.
+    # No deadline of an episode's own here: each step is bounded by --query.timeout.
     limits = EpisodeLimits(deadline_s=math.inf, max_tokens=settings.max_new_tokens)
     async with open_endpoint(settings) as endpoint:
         gate = asyncio.Semaphore(settings.concurrency)

@@ -75,7 +75,7 @@ class EvaluationReport:
 
 def rerun_command(settings: EvaluateSettings) -> str:
     """The command line that repeats a run: same endpoint, tasks and signing (never the API key)."""
-    parts = ["--endpoint", settings.endpoint, "--n", str(settings.n), "--seed", str(settings.seed)]
+    parts = ["--endpoint", settings.endpoint, "--tasks.count", str(settings.n), "--seed", str(settings.seed)]
     for category in settings.categories:
         parts += ["--category", category]
     if settings.sources is not None:
@@ -84,12 +84,13 @@ def rerun_command(settings: EvaluateSettings) -> str:
         for path in paths:
             parts += [f"--tasks.{flag}", path]
     optional = {
-        "--model": settings.model,
+        "--model.name": settings.model,
+        "--model.api_key_env": settings.api_key_env,
         "--rate": None if settings.rate is None else f"{settings.rate:g}",
         "--wallet.name": settings.wallet_name,
         "--wallet.hotkey": settings.wallet_hotkey if settings.wallet_name else None,
         "--wallet.path": str(settings.wallet_path) if settings.wallet_path else None,
-        "--miner-hotkey": settings.receiver_hotkey,
+        "--miner.hotkey": settings.receiver_hotkey,
     }
     phrasing = settings.phrasing
     if phrasing is not None:
@@ -105,8 +106,6 @@ def rerun_command(settings: EvaluateSettings) -> str:
     for flag, value in optional.items():
         if value is not None:
             parts += [flag, value]
-    if settings.api_key:
-        parts += ["--api-key", "..."]
     return " ".join([PROG, *(shlex.quote(part) for part in parts)])
 
 
@@ -197,6 +196,18 @@ def render_table(report: EvaluationReport) -> str:
         out.append("http errors: " + ", ".join(f"{code} x{count}" for code, count in refusals.items()))
     out.append(f"rerun: {report.rerun}")
     return "\n".join(out)
+
+
+def signing_hint(results: Sequence[TaskResult], signed: bool) -> str | None:
+    """What to do when every answer was HTTP 401: an unsigned run against a miner, which serves
+    registered validators only (None when some answer got through, or the run was signed)."""
+    if signed or not results or any(r.http_status != 401 for r in results):
+        return None
+    return (
+        "every answer was HTTP 401 (unauthorised): a miner only serves signed requests; sign them "
+        "with --wallet.name NAME [--wallet.hotkey H] (a validator's wallet registered on the miner's "
+        "subnet), or point --endpoint at an engine"
+    )
 
 
 def http_errors(report: EvaluationReport) -> dict[int, int]:

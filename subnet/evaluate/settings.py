@@ -33,7 +33,8 @@ class EvaluateSettings:
     concurrency: int = 8
     rate: float | None = None  # requests started per second at most; None: no pacing
     timeout_s: float = 60.0
-    api_key: str | None = None
+    api_key: str | None = None  # read from the environment variable api_key_env, never a flag
+    api_key_env: str | None = None
     model: str | None = None  # None: ask the endpoint's /v1/models, else send ""
     max_new_tokens: int = 512
     temperature: float = 0.0

@@ -184,8 +184,8 @@ class Localnet:
             )
 
     async def resolve_endpoints(self) -> list[tuple[str, str]]:
-        """(URL, served model) of each --miner-endpoint: the engine must answer now, and its
-        /v1/models names the model unless --miner-endpoint-model did."""
+        """(URL, served model) of each --model.base_url: the engine must answer now, and its
+        /v1/models names the model unless --model.name did."""
         resolved = []
         for index, url in enumerate(self.settings.endpoints):
             given = (
@@ -386,7 +386,7 @@ class Localnet:
             except TimeoutError:
                 raise LocalnetError(
                     f"{miner.label} did not come up within {self.settings.start_timeout:g} s "
-                    f"(raise --start-timeout); last lines of {child.log_path}:\n{child.tail()}"
+                    f"(raise --miner.start_timeout); last lines of {child.log_path}:\n{child.tail()}"
                 ) from None
             self.out(f"{miner.label} ready: serving on {HOST}:{port}, axon on chain ({seconds:.0f} s)")
 

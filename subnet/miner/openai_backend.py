@@ -21,6 +21,7 @@ from subnet.miner.adapters import OutputAdapter, format_for_template
 from subnet.miner.backends import missing_setting
 from subnet.miner.base import (
     BadModelRequest,
+    EngineFailed,
     EngineTimeout,
     EngineUnavailable,
     GenerationRequest,
@@ -36,6 +37,14 @@ log = logging.getLogger(__name__)
 _MAX_ENGINE_BODY = 4 << 20
 # Engine statuses that refuse what the request holds (bad request, too large, unprocessable).
 _REFUSED_CONTENT = frozenset({400, 413, 422})
+# Engine statuses that say it is down, busy or slow (an outage: "overloaded" to the caller); any
+# other 5xx is the engine failing on this one request, named with its own words.
+_OUTAGE = frozenset({408, 429, 502, 503, 504})
+# Words of an engine error that come from rendering the chat template (jinja), e.g. llama-cpp-python's
+# chatml-function-calling on a tool message: "'dict object' has no attribute 'content'".
+_TEMPLATE_WORDS = ("template", "jinja", "has no attribute", "undefined")
+# Words of a 500 that is load after all (the engine out of memory or capacity): an outage too.
+_LOAD_WORDS = ("out of memory", "overloaded", "capacity", "too many requests", "busy")
 _ERROR_SNIPPET = 200
 
 
@@ -115,10 +124,17 @@ class OpenAIBackend:
             raise self._failed(
                 EngineUnavailable(f"the model engine at {self.options.base_url} is unreachable: {error}")
             ) from error
-        if status >= 500 or status in (408, 429):
-            raise self._failed(
-                EngineUnavailable(f"the model engine answered HTTP {status}: {_snippet(body)}")
+        said = engine_error_text(body)
+        if status in _OUTAGE or (status >= 500 and any(word in said.lower() for word in _LOAD_WORDS)):
+            raise self._failed(EngineUnavailable(f"the model engine answered HTTP {status}: {said}"))
+        if status >= 500:
+            what = (
+                "its chat template could not render the messages (for episodes, use an engine setting "
+                "that carries tool messages: docs/miner.md, 'Engines and episodes')"
+                if any(word in said.lower() for word in _TEMPLATE_WORDS)
+                else "it failed on this request"
             )
+            raise EngineFailed(f"the model engine answered HTTP {status}, {what}: {said}")
         if status >= 400:
             # The engine refused this request (not an outage): that request's problem only. A
             # refusal of its content is the caller's fault (400); others (401, 404: the engine's
@@ -218,6 +234,22 @@ def _normalised_call(call: Any, index: int) -> dict[str, Any]:
         "type": "function",
         "function": {"name": str(function.get("name", "")), "arguments": _arguments_text(function)},
     }
+
+
+def engine_error_text(body: bytes, limit: int = _ERROR_SNIPPET) -> str:
+    """The engine's own words for a failure: the ``error.message`` (or ``detail``/``message``) of
+    an OpenAI-style JSON body, else the text itself; one line, at most ``limit`` characters."""
+    text = body[:_MAX_ENGINE_BODY].decode("utf-8", "replace")
+    try:
+        payload = json.loads(text)
+    except ValueError:
+        payload = None
+    if isinstance(payload, dict):
+        error = payload.get("error")
+        found = error.get("message") if isinstance(error, dict) else error
+        text = str(found or payload.get("detail") or payload.get("message") or text)
+    said = " ".join(text.split()) or "(empty body)"
+    return said if len(said) <= limit else said[: limit - 3] + "..."
 
 
 def _snippet(body: bytes) -> str:

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from subnet.miner.base import (
     Backend,
     BadModelRequest,
+    EngineFailed,
     EngineTimeout,
     EngineUnavailable,
     GenerationRequest,
@@ -45,6 +46,7 @@ MAX_FINISH_REASON_CHARS = 64  # Choice.finish_reason's bound on the wire
 _REFUSAL_TYPES: dict[type[ModelError], str] = {
     BadModelRequest: "invalid_request",
     EngineUnavailable: "overloaded",
+    EngineFailed: "engine_error",
     EngineTimeout: "handler_timeout",
 }
 

@@ -10,6 +10,7 @@ batched transformers generation on GPU where present.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 from typing import Any
 
@@ -20,6 +21,9 @@ ENGINES: dict[str, str] = {
     "openai": "subnet.phrasing.model_engine:OpenAIEngine",
     "transformers": "subnet.phrasing.model_engine:TransformersEngine",
 }
+
+# The flags of add_phrasing_arguments beside --phrasing.engine: each only means something with one.
+_ENGINE_FLAGS = ("url", "model", "api_key_env", "path", "device", "verify", "timeout", "concurrency")
 
 
 class PhrasingSetupError(Exception):
@@ -55,28 +59,30 @@ def add_phrasing_arguments(parser: argparse.ArgumentParser) -> None:
 
     defaults = PhrasingSettings()
     add_flag(group, "phrasing.engine", dest="phrasing_engine", note="(default: the template text, unphrased)")
-    for name in ("url", "model", "api_key_env", "path"):
-        add_flag(group, f"phrasing.{name}", dest=f"phrasing_{name}")
-    for name in ("device", "verify", "timeout", "concurrency"):
-        add_flag(group, f"phrasing.{name}", dest=f"phrasing_{name}", default=getattr(defaults, name))
+    for name in _ENGINE_FLAGS:
+        # None when not given: phrasing_settings fills the default in, and can tell that a flag was
+        # given without an engine (which would otherwise drop it silently).
+        default = getattr(defaults, name)
+        add_flag(
+            group, f"phrasing.{name}", dest=f"phrasing_{name}", note=f"(default {default})" if default else ""
+        )
 
 
 def phrasing_settings(args: argparse.Namespace) -> Any:
     """``subnet.config.PhrasingSettings`` from the flags of ``add_phrasing_arguments`` (None: no engine)."""
+    given = {name: getattr(args, f"phrasing_{name}") for name in _ENGINE_FLAGS}
+    given = {name: value for name, value in given.items() if value is not None}
     if args.phrasing_engine is None:
+        if given:
+            flags = ", ".join(f"--phrasing.{name}" for name in given)
+            raise PhrasingSetupError(
+                f"{flags} {'has' if len(given) == 1 else 'have'} no effect without --phrasing.engine "
+                f"(one of {', '.join(ENGINES)}): add it, or drop {'it' if len(given) == 1 else 'them'}"
+            )
         return None
     from subnet.config import PhrasingSettings
 
-    if args.phrasing_timeout <= 0 or args.phrasing_concurrency < 1:
+    settings = dataclasses.replace(PhrasingSettings(engine=args.phrasing_engine), **given)
+    if settings.timeout <= 0 or settings.concurrency < 1:
         raise PhrasingSetupError("--phrasing.timeout must be positive and --phrasing.concurrency at least 1")
-    return PhrasingSettings(
-        engine=args.phrasing_engine,
-        url=args.phrasing_url,
-        model=args.phrasing_model,
-        api_key_env=args.phrasing_api_key_env,
-        path=args.phrasing_path,
-        device=args.phrasing_device,
-        verify=args.phrasing_verify,
-        timeout=args.phrasing_timeout,
-        concurrency=args.phrasing_concurrency,
-    )
+    return settings

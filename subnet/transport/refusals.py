@@ -36,6 +36,7 @@ REFUSAL_STATUS: Mapping[str, int] = {
     "peer_auth_failures": 429,
     "peer_busy": 429,
     "internal_error": 500,
+    "engine_error": 502,  # the miner's model engine failed on this request (its template, a bug)
     "overloaded": 503,
     "shutting_down": 503,
     "handler_timeout": 504,

@@ -40,6 +40,7 @@ TOOL_ERROR = "tool_error"
 #: JSON objects), so the checker judges the turn from the transcript and replays nothing itself.
 UNRECORDED_STATE = "(not recorded: play stopped in this turn)"
 
+
 @dataclass(frozen=True)
 class EpisodeLimits:
     deadline_s: float = 120.0
@@ -218,4 +219,3 @@ def _failed_row(episode: Any, why: str) -> dict[str, Any]:
         "components": {},
         "transcript": {"failed": why[:1000], "turns": []},
     }
-

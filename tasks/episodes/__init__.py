@@ -1,4 +1,4 @@
-"""Multi-turn episodes: agents acting on simulated, stateful tools (EPISODES.md).
+"""Multi-turn episodes: agents acting on simulated, stateful tools (docs/episodes.md).
 
 Public API::
 

@@ -1,4 +1,4 @@
-"""Episode sets: the categories of EPISODES.md in a registry, ``generate_episodes``, ``variant``
+"""Episode sets: the categories of docs/episodes.md in a registry, ``generate_episodes``, ``variant``
 and ``agent_step``.
 
 Each category builds its episode from an environment's scenario (tasks.episodes.scenario):

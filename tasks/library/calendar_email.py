@@ -5,6 +5,7 @@ out-of-office replies.
 from __future__ import annotations
 
 from tasks.library.common import DAY, EMAIL, NOTE, choices, enum_opt, ident, opt, req
+from tasks.library.ranges import date_range
 from tasks.spec import ToolSpec
 from tasks.values import ClockTime, Composed, Flag, Integer, ListOf, Quoted, Record
 
@@ -52,6 +53,9 @@ _TOPIC = Composed(
     "{0}{1}",
     quote=True,
 )
+
+# A leave: its last day 1..30 days after its first (an end never before its start).
+_AWAY = date_range(1, 30, vague=("the first day I'm away", "the day I'm back"))
 
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
@@ -203,8 +207,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         "calendar_email",
         "Turns on an automatic email reply for a period.",
         (
-            req("start_date", "string", "First day away, YYYY-MM-DD.", DAY),
-            req("end_date", "string", "Last day away, YYYY-MM-DD.", DAY),
+            req("start_date", "string", "First day away, YYYY-MM-DD.", _AWAY[0]),
+            req("end_date", "string", "Last day away, YYYY-MM-DD.", _AWAY[1]),
             req(
                 "message",
                 "string",

@@ -5,6 +5,7 @@ payments and transaction history.
 from __future__ import annotations
 
 from tasks.library.common import CURRENCY, DAY, PERSON, choices, enum_opt, enum_req, opt, req
+from tasks.library.ranges import date_range
 from tasks.spec import ToolSpec
 from tasks.values import Decimal, Integer, Pick, Quoted, option
 
@@ -50,6 +51,9 @@ _SPEND = choices(
     ("utilities", ("utility", "bills")),
     ("entertainment", "entertainment"),
 )
+
+# A statement period: 1..92 days, the end never before the start.
+_STATEMENT = date_range(1, 92, vague=("the start of that period", "the end of that period"))
 
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
@@ -155,8 +159,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         "finance",
         "Lists card and account transactions in a date range.",
         (
-            req("start_date", "string", "First day, YYYY-MM-DD.", DAY),
-            req("end_date", "string", "Last day, YYYY-MM-DD.", DAY),
+            req("start_date", "string", "First day, YYYY-MM-DD.", _STATEMENT[0]),
+            req("end_date", "string", "Last day, YYYY-MM-DD.", _STATEMENT[1]),
             enum_opt("category", "Only this spending category.", _SPEND),
             opt("min_amount", "float", "Only transactions at least this large.", Decimal(10, 500, 0, "${}")),
         ),

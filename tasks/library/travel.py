@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tasks.library.common import CITY, DAY, STREET_ADDRESS, Coordinates, choices, enum_opt, enum_req, opt, req
+from tasks.library.ranges import date_range
 from tasks.spec import ToolSpec
 from tasks.values import Integer
 
@@ -27,6 +28,9 @@ _PLACE_KIND = choices(
     ("hospital", ("hospital", "emergency room")),
 )
 _DISTANCE_UNIT = choices(("km", ("kilometers", "km")), ("miles", ("miles",)))
+
+# A rental: returned 1..28 days after pick-up.
+_RENTAL = date_range(1, 28, vague=("the pick-up day we talked about", "the return day we talked about"))
 
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
@@ -132,8 +136,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Books a rental car for pick-up and return in one city.",
         (
             req("pickup_city", "string", "City of pick-up and return.", CITY),
-            req("pickup_date", "string", "Pick-up day, YYYY-MM-DD.", DAY),
-            req("return_date", "string", "Return day, YYYY-MM-DD.", DAY),
+            req("pickup_date", "string", "Pick-up day, YYYY-MM-DD.", _RENTAL[0]),
+            req("return_date", "string", "Return day, YYYY-MM-DD.", _RENTAL[1]),
             enum_opt(
                 "car_class",
                 "Size of car.",

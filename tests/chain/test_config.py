@@ -338,7 +338,7 @@ def test_missing_wallet_and_hotkey(tmp_path: Path, capsys: pytest.CaptureFixture
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) == 1
     assert "wallet 'ghost' not found" in lines[0]
-    assert "python -m subnet.wallets create --name ghost --hotkey h" in lines[0]
+    assert "python -m subnet.wallets create --wallet.name ghost --wallet.hotkey h --wallet.path" in lines[0]
     assert "btcli wallet create -w ghost -H h" in lines[0]
 
     _make_wallet(tmp_path, name="real", hotkey="h")

@@ -22,8 +22,14 @@ def _last_error_line(capsys: pytest.CaptureFixture[str]) -> str:
     [
         (["--fund", "nan"], "argument --fund: expected a finite number, got 'nan'"),
         (["--stake", "-5"], "argument --stake: expected a number at least 0, got -5"),
-        (["--start-timeout", "nan"], "argument --start-timeout: expected a finite number, got 'nan'"),
-        (["--start-timeout", "0"], "argument --start-timeout: expected a number greater than 0, got 0"),
+        (
+            ["--subnet.start_timeout", "nan"],
+            "argument --subnet.start_timeout: expected a finite number, got 'nan'",
+        ),
+        (
+            ["--subnet.start_timeout", "0"],
+            "argument --subnet.start_timeout: expected a number greater than 0, got 0",
+        ),
         (["--netuid", "-1"], "argument --netuid: expected 0..65535, got -1"),
         (["--tempo", "0"], "argument --tempo: expected 1..65535, got 0"),
     ],
@@ -44,7 +50,7 @@ def test_a_state_file_that_is_a_folder_is_refused_up_front(
 ) -> None:
     argv = ["--subtensor.network", "dev", "--devchain.path", str(tmp_path / "chain.sqlite")]
     with pytest.raises(SystemExit) as stopped:
-        bootstrap_main([*argv, "--wallet.path", str(tmp_path / "w"), "--state-file", str(tmp_path)])
+        bootstrap_main([*argv, "--wallet.path", str(tmp_path / "w"), "--state.file", str(tmp_path)])
     assert stopped.value.code == 2
     assert "is a folder" in _last_error_line(capsys)
 

@@ -41,7 +41,7 @@ def test_status_on_a_foreign_file_is_one_line_and_exit_2(
 ) -> None:
     path = tmp_path / "other.sqlite"
     before = _someone_elses_database(path)
-    assert devchain_main(["status", "--path", str(path)]) == 2
+    assert devchain_main(["status", "--devchain.path", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "not a devchain" in err and "notes" in err
     assert _digest(path) == before
@@ -57,7 +57,7 @@ def test_reset_deletes_only_a_devchain_file(
     else:
         path.write_text("my notes\n")
         before = _digest(path)
-    assert devchain_main(["reset", "--path", str(path)]) == 2
+    assert devchain_main(["reset", "--devchain.path", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "left as it is" in err
     assert _digest(path) == before
@@ -67,10 +67,10 @@ def test_reset_still_starts_an_existing_devchain_over(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "chain.sqlite"
-    assert devchain_main(["reset", "--path", str(path)]) == 0
-    assert devchain_main(["reset", "--path", str(path), "--block-time", "0.5"]) == 0
+    assert devchain_main(["reset", "--devchain.path", str(path)]) == 0
+    assert devchain_main(["reset", "--devchain.path", str(path), "--devchain.block_time", "0.5"]) == 0
     assert "block time 0.5 s" in capsys.readouterr().out
-    assert devchain_main(["status", "--path", str(path)]) == 0
+    assert devchain_main(["status", "--devchain.path", str(path)]) == 0
 
 
 ADDRESS = "5HB6HN267dzn6gmXDtWqc9LySYnLGsHnMjHuyW2icpQjK89t"
@@ -90,9 +90,9 @@ def test_fund_refuses_amounts_and_addresses_that_cannot_be_real(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], address: str, tao: str, complaint: str
 ) -> None:
     path = tmp_path / "chain.sqlite"
-    assert devchain_main(["reset", "--path", str(path)]) == 0
+    assert devchain_main(["reset", "--devchain.path", str(path)]) == 0
     capsys.readouterr()
-    assert devchain_main(["fund", address, tao, "--path", str(path)]) == 2
+    assert devchain_main(["fund", address, tao, "--devchain.path", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and complaint in err
     connection = sqlite3.connect(path)
@@ -106,7 +106,14 @@ def test_fund_refuses_amounts_and_addresses_that_cannot_be_real(
 def test_a_block_time_that_is_no_number_names_the_problem(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert devchain_main(["reset", "--path", str(tmp_path / "c.sqlite"), "--block-time", "abc"]) == 2
+    assert (
+        devchain_main(
+            ["reset", "--devchain.path", str(tmp_path / "c.sqlite"), "--devchain.block_time", "abc"]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
-    assert err == "devchain: error: argument --block-time: expected a number, got 'abc' (see --help)\n"
+    assert (
+        err == "devchain: error: argument --devchain.block_time: expected a number, got 'abc' (see --help)\n"
+    )
     assert not (tmp_path / "c.sqlite").exists()

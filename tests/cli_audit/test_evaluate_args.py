@@ -25,8 +25,8 @@ def test_a_name_with_a_slash_is_one_line_and_exit_2(
 @pytest.mark.parametrize(
     ("flag", "value", "complaint"),
     [
-        ("--n", "abc", "argument --n: expected a whole number, got 'abc'"),
-        ("--concurrency", "1.5", "argument --concurrency: expected a whole number, got '1.5'"),
+        ("--tasks.count", "abc", "argument --tasks.count: expected a whole number, got 'abc'"),
+        ("--query.concurrency", "1.5", "argument --query.concurrency: expected a whole number, got '1.5'"),
         ("--rate", "x", "argument --rate: expected a number, got 'x'"),
         ("--temperature", "warm", "argument --temperature: expected a number, got 'warm'"),
     ],

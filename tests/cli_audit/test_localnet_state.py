@@ -18,7 +18,7 @@ def test_a_damaged_devchain_says_to_reset_and_is_kept(
     (state / "localnet.json").write_text(json.dumps({"created": "earlier", "block_time": 0.5, "tempo": 20}))
     (state / "devchain.sqlite").write_bytes(b"half-written, not a database")
     code = localnet_main(
-        ["--state-dir", str(state), "--miners", "1", "--rounds", "1", "--dashboard.port", "0"]
+        ["--state.dir", str(state), "--miners", "1", "--rounds", "1", "--dashboard.port", "0"]
     )
     assert code == 2
     err = capsys.readouterr().err
@@ -33,7 +33,7 @@ def test_an_unreachable_database_stops_the_run_before_any_miner_starts(
 ) -> None:
     state = tmp_path / "state"
     url = "postgresql+asyncpg://user:secret@127.0.0.1:1/subnet"  # nothing listens on port 1
-    code = localnet_main(["--state-dir", str(state), "--miners", "1", "--rounds", "1", "--db.url", url])
+    code = localnet_main(["--state.dir", str(state), "--miners", "1", "--rounds", "1", "--db.url", url])
     assert code == 2
     err = capsys.readouterr().err
     assert err.strip().splitlines()[-1].startswith("localnet: error: cannot reach the database")

@@ -88,46 +88,51 @@ def test_scores_are_stake_weighted_and_mask_self_weights() -> None:
 
 
 def test_status_and_reset_command_lines(chain_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert devchain_main(["status", "--path", str(chain_path)]) == 2
+    assert devchain_main(["status", "--devchain.path", str(chain_path)]) == 2
     assert "no devchain at" in capsys.readouterr().err
-    assert devchain_main(["reset", "--path", str(chain_path), "--block-time", "0.5"]) == 0
+    assert devchain_main(["reset", "--devchain.path", str(chain_path), "--devchain.block_time", "0.5"]) == 0
     chain = DevChain(chain_path)
     alice, bob = dev_keypair("//Alice").ss58_address, dev_keypair("//Bob").ss58_address
     netuid = chain.create_subnet(alice, bob)
     chain.add_stake(alice, bob, netuid, 12)
     capsys.readouterr()
-    assert devchain_main(["status", "--path", str(chain_path), "--netuid", str(netuid)]) == 0
+    assert devchain_main(["status", "--devchain.path", str(chain_path), "--netuid", str(netuid)]) == 0
     out = capsys.readouterr().out
     assert "netuid 1" in out and "12.000" in out and bob[:10] in out
-    assert devchain_main(["status", "--path", str(chain_path), "--netuid", "7"]) == 2
-    assert devchain_main(["reset", "--path", str(chain_path)]) == 0
+    assert devchain_main(["status", "--devchain.path", str(chain_path), "--netuid", "7"]) == 2
+    assert devchain_main(["reset", "--devchain.path", str(chain_path)]) == 0
     assert DevChain(chain_path).netuids() == []
     assert devchain_main(["status", "--netuid", "x"]) == 2
-    assert devchain_main(["reset", "--block-time", "-1"]) == 2
+    assert devchain_main(["reset", "--devchain.block_time", "-1"]) == 2
     (chain_path.parent / "junk.sqlite").write_text("not a database")
-    assert devchain_main(["status", "--path", str(chain_path.parent / "junk.sqlite")]) == 2
+    assert devchain_main(["status", "--devchain.path", str(chain_path.parent / "junk.sqlite")]) == 2
     errors = capsys.readouterr().err.strip().splitlines()
     assert all(line.startswith("devchain: ") for line in errors) and "Traceback" not in "".join(errors)
 
 
 def test_wallets_create_refuses_to_overwrite(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = tmp_path / "wallets"
-    assert wallets_main(["create", "--name", "dev", "--path", str(root)]) == 0
+    assert wallets_main(["create", "--wallet.name", "dev", "--wallet.path", str(root)]) == 0
     created = capsys.readouterr().out
     wallet = bt.Wallet("dev", "default", path=str(root))
     assert wallet.coldkeypub.ss58_address in created and wallet.hotkey.ss58_address in created
     assert wallet.coldkey.ss58_address == wallet.coldkeypub.ss58_address  # unencrypted: no prompt
-    assert wallets_main(["create", "--name", "dev", "--path", str(root)]) == 2
+    assert wallets_main(["create", "--wallet.name", "dev", "--wallet.path", str(root)]) == 2
     assert "--force" in capsys.readouterr().err
-    assert wallets_main(["create", "--name", "dev", "--hotkey", "second", "--path", str(root)]) == 0
+    assert (
+        wallets_main(
+            ["create", "--wallet.name", "dev", "--wallet.hotkey", "second", "--wallet.path", str(root)]
+        )
+        == 0
+    )
     assert (
         bt.Wallet("dev", "second", path=str(root)).coldkeypub.ss58_address == wallet.coldkeypub.ss58_address
     )
-    assert wallets_main(["create", "--name", "dev", "--path", str(root), "--force"]) == 0
+    assert wallets_main(["create", "--wallet.name", "dev", "--wallet.path", str(root), "--force"]) == 0
     assert (
         bt.Wallet("dev", "default", path=str(root)).coldkeypub.ss58_address != wallet.coldkeypub.ss58_address
     )
-    assert wallets_main(["create", "--name", "../escape", "--path", str(root)]) == 2
+    assert wallets_main(["create", "--wallet.name", "../escape", "--wallet.path", str(root)]) == 2
     assert wallets_main(["create"]) == 2
 
 

@@ -101,4 +101,4 @@ def test_sample_and_export_episodes(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert len(rows) == 25 and all(row["messages"][0]["role"] == "user" for row in rows)
     assert any(message["role"] == "tool" for row in rows for message in row["messages"])
     assert tasks_main(["export", "--out", str(out)]) == 2
-    assert "give --n N" in capsys.readouterr().err
+    assert "give --tasks.count N" in capsys.readouterr().err

@@ -47,7 +47,7 @@ async def test_a_signal_stops_every_child(
     monkeypatch.setattr(localnet_run, "MINER_ENTRY", stand_in)
     monkeypatch.setattr(localnet_run.Localnet, "prepare_demo_model", _no_model)  # stand-ins need none
     settings = parse_settings(
-        ["--state-dir", str(tmp_path / "state"), "--miners", "2", "--dashboard.port", "0", "--grace", "1"]
+        ["--state.dir", str(tmp_path / "state"), "--miners", "2", "--dashboard.port", "0", "--grace", "1"]
     )
     lines: list[str] = []
     running = asyncio.create_task(run_localnet(settings, out=lines.append))

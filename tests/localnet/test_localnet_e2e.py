@@ -26,11 +26,11 @@ pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
 # 5 tasks: simple, multiple, parallel, parallel_multiple and one no-call task (irrelevance).
-FAST = ["--tasks", "5", "--model.max_new_tokens", "24", "--dashboard.port", "0"]
+FAST = ["--round.tasks", "5", "--model.max_new_tokens", "24", "--dashboard.port", "0"]
 
 
 def _command(state: Path, *args: str) -> list[str]:
-    return [sys.executable, "-m", "subnet.localnet", "--state-dir", str(state), *FAST, *args]
+    return [sys.executable, "-m", "subnet.localnet", "--state.dir", str(state), *FAST, *args]
 
 
 def _leftovers(state: Path) -> list[psutil.Process]:
@@ -130,7 +130,7 @@ def test_a_rerun_reuses_the_state(state_dir: Path) -> None:
         pytest.skip("needs the first run's state")
     result = subprocess.run(
         # No episodes this time (--episodes 0): the re-run is about the state, and stays short.
-        _command(state_dir, "--miners", "3", "--rounds", "1", "--tasks", "1", "--episodes", "0"),
+        _command(state_dir, "--miners", "3", "--rounds", "1", "--round.tasks", "1", "--round.episodes", "0"),
         cwd=REPO,
         capture_output=True,
         text=True,

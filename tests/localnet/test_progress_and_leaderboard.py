@@ -77,7 +77,7 @@ async def engine(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
         url = create_database(cluster, f"localnet_{next(_database_names)}")
     else:
         url = sqlite_url(tmp_path / "validator.sqlite")
-    localnet = Localnet(parse_settings(["--state-dir", str(tmp_path / "state"), "--db.url", url]), out=print)
+    localnet = Localnet(parse_settings(["--state.dir", str(tmp_path / "state"), "--db.url", url]), out=print)
     await localnet.prepare_database()
     if request.param == "sqlite":
         await upgrade(url)  # the validator does this itself for SQLite; the localnet leaves it alone

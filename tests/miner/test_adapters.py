@@ -46,8 +46,8 @@ READ_FILE = {
 
 Expected = list[tuple[str, dict[str, Any]]]
 
-# (format, what the model wrote, the calls it means). Samples follow each family's card in
-# shared/seeds: Qwen/Hermes/HRM tags, BitAgent's BFCL list, BusyBeaver's strict JSON policy
+# (format, what the model wrote, the calls it means). Samples follow each family's format, as in
+# its model card: Qwen/Hermes/HRM tags, BitAgent's BFCL list, BusyBeaver's strict JSON policy
 # action, Llama-3.1 / Mistral JSON, CodeActAgent's <execute> blocks and python fences.
 RECORDED: list[tuple[str, str, Expected]] = [
     (

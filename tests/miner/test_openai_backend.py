@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -15,7 +16,7 @@ import pytest
 from aiohttp import web
 
 from subnet.miner import EngineTimeout, EngineUnavailable, GenerationRequest, ModelOptions, build_backend
-from subnet.miner.base import ModelError, ModelLoadError
+from subnet.miner.base import EngineFailed, ModelError, ModelLoadError
 from subnet.miner.openai_backend import OpenAIBackend, completions_url
 
 WEATHER = {
@@ -74,6 +75,14 @@ class FakeEngine:
             return web.json_response(_completion({"content": "No function can book a table."}))
         if self.mode == "error500":
             return web.Response(status=500, text="CUDA out of memory")
+        if self.mode == "template_error":  # llama-cpp-python's chatml-function-calling on a tool message
+            said = "'dict object' has no attribute 'content'"
+            body = {"error": {"message": said, "type": "internal_server_error"}}
+            return web.json_response(body, status=500)
+        if self.mode == "assertion":
+            return web.Response(status=500, text="AssertionError")
+        if self.mode == "error503":
+            return web.json_response({"error": {"message": "Service Unavailable"}}, status=503)
         if self.mode == "error400":
             return web.json_response({"error": {"message": "max_tokens is too large"}}, status=400)
         if self.mode == "garbage":
@@ -148,6 +157,39 @@ async def test_max_tokens_is_capped_by_the_miners_limit(
     await backend.generate(GenerationRequest(messages=REQUEST.messages, max_tokens=10_000))
     assert engine[0].received[-1]["max_tokens"] == 128
     assert "tools" not in engine[0].received[-1]
+
+
+@pytest.mark.parametrize(
+    ("mode", "error", "words"),
+    [
+        ("template_error", EngineFailed, "its chat template could not render the messages"),
+        ("assertion", EngineFailed, "HTTP 500, it failed on this request: AssertionError"),
+        ("error503", EngineUnavailable, "HTTP 503: Service Unavailable"),
+        ("error500", EngineUnavailable, "HTTP 500: CUDA out of memory"),
+    ],
+)
+async def test_engine_failures_are_named_as_what_they_are(
+    engine: tuple[FakeEngine, str], backend: OpenAIBackend, mode: str, error: type, words: str
+) -> None:
+    """A template error or an assertion is the engine failing on that request (502 engine_error,
+    in its own words), not a sign of load (503 overloaded)."""
+    from subnet.miner.service import MinerModel
+    from subnet.protocol import ChatCompletionRequest
+    from subnet.transport import REFUSAL_STATUS, Refusal
+
+    engine[0].mode = mode
+    with pytest.raises(error, match=re.escape(words)):
+        await backend.generate(REQUEST)
+    request = ChatCompletionRequest.model_validate(
+        {"model": "m", "messages": [{"role": "user", "content": "hi"}], "tools": []}
+    )
+    with pytest.raises(Refusal) as refused:
+        await MinerModel(backend).handle(request, caller=None)
+    expected = "engine_error" if error is EngineFailed else "overloaded"
+    assert refused.value.error_type == expected
+    assert refused.value.status == REFUSAL_STATUS[expected] == (502 if error is EngineFailed else 503)
+    if mode == "template_error":
+        assert "'dict object' has no attribute 'content'" in refused.value.message
 
 
 async def test_server_errors_are_unavailable_and_logged_once_per_outage(

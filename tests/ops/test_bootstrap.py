@@ -124,7 +124,7 @@ async def test_netuid_mismatch_names_the_fix(tmp_path: Path) -> None:
 
 
 async def test_missing_wallet_without_create_names_the_command(tmp_path: Path) -> None:
-    with pytest.raises(BootstrapError, match=r"python -m subnet\.wallets create --name owner"):
+    with pytest.raises(BootstrapError, match=r"python -m subnet\.wallets create --wallet\.name owner"):
         await bootstrap(settings_for(tmp_path, create_wallets=False), log=lambda _line: None)
 
 

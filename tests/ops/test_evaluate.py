@@ -214,7 +214,7 @@ def test_table_shows_the_right_accuracies(capsys: pytest.CaptureFixture[str]) ->
     task_list = evaluate.build_tasks(settings("http://unused"))
     by_key = {task_key(t.messages, t.tools): t for t in task_list}
     with StandInServer(by_key, right_or_wrong) as server:
-        code = evaluate.main(["--endpoint", server.url + "/v1", "--n", "60", "--seed", str(SEED)])
+        code = evaluate.main(["--endpoint", server.url + "/v1", "--tasks.count", "60", "--seed", str(SEED)])
     out, err = capsys.readouterr()
     assert code == 0
 
@@ -231,8 +231,8 @@ def test_table_shows_the_right_accuracies(capsys: pytest.CaptureFixture[str]) ->
     assert rows["overall"][1:3] == ["60", f"{right / 60:.1%}"]
     assert f"seed: {SEED}" in out
     assert (
-        f"rerun: python -m subnet.evaluate --endpoint {server.url}/v1/chat/completions --n 60 --seed {SEED}"
-        in out
+        f"rerun: python -m subnet.evaluate --endpoint {server.url}/v1/chat/completions "
+        f"--tasks.count 60 --seed {SEED}" in out
     )
     assert "simple_function_checker:wrong_func_name" in out  # wrong names counted by type
     assert "model: stand-in-model" in out  # taken from /v1/models
@@ -242,12 +242,18 @@ def test_table_shows_the_right_accuracies(capsys: pytest.CaptureFixture[str]) ->
     assert all(body["temperature"] == 0.0 and body["tool_choice"] == "auto" for body in server.requests)
 
 
-def test_json_output_parses_and_agrees(capsys: pytest.CaptureFixture[str]) -> None:
+def test_json_output_parses_and_agrees(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("EVAL_TEST_KEY", "sk-local")
     task_list = evaluate.build_tasks(settings("http://unused"))
     by_key = {task_key(t.messages, t.tools): t for t in task_list}
     with StandInServer(by_key, right_or_wrong) as server:
         code = evaluate.main(
-            ["--endpoint", server.url, "--n", "60", "--seed", str(SEED), "--json", "--api-key", "sk-local"]
+            [
+                *("--endpoint", server.url, "--tasks.count", "60", "--seed", str(SEED), "--json"),
+                *("--model.api_key_env", "EVAL_TEST_KEY"),
+            ]
         )
     assert code == 0
     report = json.loads(capsys.readouterr().out)
@@ -267,13 +273,13 @@ def test_category_filter_and_markdown(capsys: pytest.CaptureFixture[str]) -> Non
     by_key = tasks_for(chosen)
     assert {task.category for task in by_key.values()} == {"simple"}
     with StandInServer(by_key, right_or_wrong) as server:
-        argv = ["--endpoint", server.url, "--n", "12", "--seed", str(SEED), "--category", "simple"]
+        argv = ["--endpoint", server.url, "--tasks.count", "12", "--seed", str(SEED), "--category", "simple"]
         code = evaluate.main([*argv, "--format", "markdown"])
     assert code == 0
     out = capsys.readouterr().out
     assert "| simple | 12 | 100.0% |" in out
     assert "| overall | 12 | 100.0% |" in out
-    assert f"--n 12 --seed {SEED} --category simple`" in out  # the rerun line keeps the filter
+    assert f"--tasks.count 12 --seed {SEED} --category simple`" in out  # the rerun line keeps the filter
 
 
 def test_transport_failures_are_counted_not_fatal(capsys: pytest.CaptureFixture[str]) -> None:
@@ -291,8 +297,8 @@ def test_transport_failures_are_counted_not_fatal(capsys: pytest.CaptureFixture[
         return failures.get(count % 5) or right_or_wrong(task, count)
 
     with StandInServer(by_key, flaky) as server:
-        argv = ["--endpoint", server.url, "--n", "20", "--seed", str(SEED), "--json"]
-        code = evaluate.main([*argv, "--timeout", "0.5", "--concurrency", "1"])
+        argv = ["--endpoint", server.url, "--tasks.count", "20", "--seed", str(SEED), "--json"]
+        code = evaluate.main([*argv, "--query.timeout", "0.5", "--query.concurrency", "1"])
     assert code == 0
     report = json.loads(capsys.readouterr().out)
     statuses = report["statuses"]  # the transport's QueryStatus words, as the validator stores them
@@ -306,7 +312,9 @@ def test_transport_failures_are_counted_not_fatal(capsys: pytest.CaptureFixture[
 
 
 def test_endpoint_down_is_one_line_exit_2(capsys: pytest.CaptureFixture[str], unused_tcp_port: int) -> None:
-    code = evaluate.main(["--endpoint", f"http://127.0.0.1:{unused_tcp_port}/v1", "--n", "5", "--seed", "1"])
+    code = evaluate.main(
+        ["--endpoint", f"http://127.0.0.1:{unused_tcp_port}/v1", "--tasks.count", "5", "--seed", "1"]
+    )
     assert code == 2
     out, err = capsys.readouterr()
     assert out == ""
@@ -319,10 +327,10 @@ def test_endpoint_down_is_one_line_exit_2(capsys: pytest.CaptureFixture[str], un
     "argv",
     [
         ["--endpoint", "localhost:8000"],
-        ["--endpoint", "http://h/v1", "--n", "0"],
+        ["--endpoint", "http://h/v1", "--tasks.count", "0"],
         ["--endpoint", "http://h/v1", "--category", "poetry"],
-        ["--endpoint", "http://h/v1", "--timeout", "-1"],
-        ["--n", "5"],
+        ["--endpoint", "http://h/v1", "--query.timeout", "-1"],
+        ["--tasks.count", "5"],
     ],
 )
 def test_bad_flags_are_one_line_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
@@ -333,10 +341,12 @@ def test_bad_flags_are_one_line_exit_2(argv: list[str], capsys: pytest.CaptureFi
 
 
 def test_random_seed_is_printed_and_reproduces(capsys: pytest.CaptureFixture[str]) -> None:
-    first = evaluate.parse_settings(["--endpoint", "http://h/v1", "--n", "10"])
-    second = evaluate.parse_settings(["--endpoint", "http://h/v1", "--n", "10"])
+    first = evaluate.parse_settings(["--endpoint", "http://h/v1", "--tasks.count", "10"])
+    second = evaluate.parse_settings(["--endpoint", "http://h/v1", "--tasks.count", "10"])
     assert first.seed != second.seed  # random by default (2**31 choices)
-    again = evaluate.parse_settings(["--endpoint", "http://h/v1", "--n", "10", "--seed", str(first.seed)])
+    again = evaluate.parse_settings(
+        ["--endpoint", "http://h/v1", "--tasks.count", "10", "--seed", str(first.seed)]
+    )
     assert [t.id for t in evaluate.build_tasks(first)] == [t.id for t in evaluate.build_tasks(again)]
     assert [t.tools for t in evaluate.build_tasks(first)] == [t.tools for t in evaluate.build_tasks(again)]
 
@@ -352,7 +362,7 @@ def test_python_dash_m_entry_point() -> None:
                 "subnet.evaluate",
                 "--endpoint",
                 server.url,
-                "--n",
+                "--tasks.count",
                 "8",
                 "--seed",
                 str(SEED),
@@ -408,16 +418,27 @@ def test_signed_run_against_a_real_miner_gate(tmp_path: Path, capsys: pytest.Cap
     miner = create_dev_wallet("miner", path=tmp_path)
     chosen = settings("http://unused", n=12)
     by_key = tasks_for(chosen)
-    argv = ["--n", "12", "--seed", str(SEED), "--json", "--concurrency", "2"]
+    argv = ["--tasks.count", "12", "--seed", str(SEED), "--json", "--query.concurrency", "2"]
     with SignedMiner(by_key, miner.hotkey_ss58, validator.hotkey_ss58) as server:
         # Unsigned: the gate refuses every request before any model work.
         assert evaluate.main(["--endpoint", server.url, *argv]) == 0
         unsigned = json.loads(capsys.readouterr().out)
         assert unsigned["statuses"] == {"http_error": 12}
         assert {row["http_status"] for row in unsigned["tasks"]} == {401}
-        table = ["--endpoint", server.url, "--n", "12", "--seed", str(SEED), "--concurrency", "2"]
-        assert evaluate.main(table) == 0  # the table names the HTTP code
-        assert "http errors: 401 x12" in capsys.readouterr().out
+        table = [
+            "--endpoint",
+            server.url,
+            "--tasks.count",
+            "12",
+            "--seed",
+            str(SEED),
+            "--query.concurrency",
+            "2",
+        ]
+        assert evaluate.main(table) == 0  # the table names the HTTP code, stderr what to do
+        shown = capsys.readouterr()
+        assert "http errors: 401 x12" in shown.out
+        assert "every answer was HTTP 401" in shown.err and "--wallet.name NAME" in shown.err
         assert server.callers == []
         # Signed as the registered validator; the miner's hotkey comes from its /health.
         signing = ["--wallet.name", "validator", "--wallet.path", str(tmp_path)]
@@ -433,7 +454,7 @@ def test_signing_with_a_missing_wallet_is_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     argv = ["--endpoint", "http://127.0.0.1:9/v1", "--wallet.name", "nobody", "--wallet.path", str(tmp_path)]
-    assert evaluate.main([*argv, "--n", "3", "--seed", "1"]) == 2
+    assert evaluate.main([*argv, "--tasks.count", "3", "--seed", "1"]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and "nobody" in lines[0] and "subnet.wallets create" in lines[0]
 
@@ -473,7 +494,17 @@ def test_ctrl_c_reports_the_tasks_that_finished() -> None:
         return status, payload, (0.0 if count <= 3 else 30.0)
 
     with StandInServer(by_key, slow_after_three) as server:
-        argv = ["--endpoint", server.url, "--n", "10", "--seed", str(SEED), "--json", "--concurrency", "1"]
+        argv = [
+            "--endpoint",
+            server.url,
+            "--tasks.count",
+            "10",
+            "--seed",
+            str(SEED),
+            "--json",
+            "--query.concurrency",
+            "1",
+        ]
         process = subprocess.Popen(
             [sys.executable, "-m", "subnet.evaluate", *argv],
             stdout=subprocess.PIPE,
@@ -497,7 +528,16 @@ def test_ctrl_c_reports_the_tasks_that_finished() -> None:
 def test_rate_paces_request_starts(capsys: pytest.CaptureFixture[str]) -> None:
     chosen = settings("http://unused", n=6)
     with StandInServer(tasks_for(chosen), right_or_wrong) as server:
-        argv = ["--endpoint", server.url, "--n", "6", "--seed", str(SEED), "--concurrency", "6"]
+        argv = [
+            "--endpoint",
+            server.url,
+            "--tasks.count",
+            "6",
+            "--seed",
+            str(SEED),
+            "--query.concurrency",
+            "6",
+        ]
         assert evaluate.main([*argv, "--rate", "10"]) == 0
     # Six starts at most 10 per second span at least half a second (a lower bound: robust to load).
     assert server.arrivals[-1] - server.arrivals[0] >= 0.45
@@ -570,7 +610,17 @@ def test_end_to_end_through_a_miner_process_on_the_devchain(
         )
         try:
             asyncio.run(_wait_healthy(miner_url, miner, deadline_s=90))
-            argv = ["--endpoint", miner_url, "--n", "20", "--seed", str(SEED), "--json", "--rate", "8"]
+            argv = [
+                "--endpoint",
+                miner_url,
+                "--tasks.count",
+                "20",
+                "--seed",
+                str(SEED),
+                "--json",
+                "--rate",
+                "8",
+            ]
             code = evaluate.main([*argv, "--wallet.name", "validator", "--wallet.path", str(wallets)])
         finally:
             miner.terminate()
@@ -587,7 +637,7 @@ def test_task_sources_like_the_validator(capsys: pytest.CaptureFixture[str]) -> 
         return 200, completion({"content": "I would rather not."}), 0.0
 
     with StandInServer({}, no_call) as server:
-        argv = ["--endpoint", server.url, "--n", "10", "--seed", str(SEED), "--json"]
+        argv = ["--endpoint", server.url, "--tasks.count", "10", "--seed", str(SEED), "--json"]
         code = evaluate.main([*argv, "--tasks.sources", "builtin=0.5,bfcl=0.5"])
     if code == 2 and "bfcl" in capsys.readouterr().err:
         pytest.skip("no BFCL data installed here")
@@ -600,7 +650,7 @@ def test_task_sources_like_the_validator(capsys: pytest.CaptureFixture[str]) -> 
 
 
 def test_bad_task_sources_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
-    argv = ["--endpoint", "http://127.0.0.1:9/v1", "--n", "3", "--tasks.sources", "poetry=1"]
+    argv = ["--endpoint", "http://127.0.0.1:9/v1", "--tasks.count", "3", "--tasks.sources", "poetry=1"]
     assert evaluate.main(argv) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and "--tasks.sources 'poetry=1'" in lines[0]
@@ -640,7 +690,10 @@ def test_each_score_is_the_validator_judges_on_the_same_answer(capsys: pytest.Ca
     chosen = settings("http://unused", n=40)
     by_key = tasks_for(chosen)
     with StandInServer(by_key, right_or_wrong) as server:
-        assert evaluate.main(["--endpoint", server.url, "--n", "40", "--seed", str(SEED), "--json"]) == 0
+        assert (
+            evaluate.main(["--endpoint", server.url, "--tasks.count", "40", "--seed", str(SEED), "--json"])
+            == 0
+        )
     rows = {row["task_id"]: row for row in json.loads(capsys.readouterr().out)["tasks"]}
     judge = BfclJudge()
     verdicts = set()
@@ -684,7 +737,7 @@ def test_a_signed_run_needs_a_miners_address(tmp_path: Path, capsys: pytest.Capt
     from subnet.wallets import create_dev_wallet
 
     create_dev_wallet("validator", path=tmp_path)
-    argv = ["--wallet.name", "validator", "--wallet.path", str(tmp_path), "--n", "2", "--seed", "1"]
+    argv = ["--wallet.name", "validator", "--wallet.path", str(tmp_path), "--tasks.count", "2", "--seed", "1"]
     assert evaluate.main(["--endpoint", "https://127.0.0.1:9/v1", *argv]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and "a signed run (--wallet.name) talks to a miner" in lines[0]
@@ -693,7 +746,7 @@ def test_a_signed_run_needs_a_miners_address(tmp_path: Path, capsys: pytest.Capt
 def test_the_answer_cap_is_the_model_max_new_tokens_flag(capsys: pytest.CaptureFixture[str]) -> None:
     chosen = settings("http://unused", n=4)
     with StandInServer(tasks_for(chosen), right_or_wrong) as server:
-        argv = ["--endpoint", server.url, "--n", "4", "--seed", str(SEED)]
+        argv = ["--endpoint", server.url, "--tasks.count", "4", "--seed", str(SEED)]
         assert evaluate.main([*argv, "--model.max_new_tokens", "77"]) == 0
     assert [body["max_tokens"] for body in server.requests] == [77] * 4
     capsys.readouterr()
@@ -722,7 +775,16 @@ def test_the_request_on_the_wire_is_the_builders_with_the_runs_model(
     chosen = settings("http://unused", n=30)
     by_key = tasks_for(chosen)
     with StandInServer(by_key, right_or_wrong) as server:
-        argv = ["--endpoint", server.url, "--n", "30", "--seed", str(SEED), "--model.max_new_tokens", "300"]
+        argv = [
+            "--endpoint",
+            server.url,
+            "--tasks.count",
+            "30",
+            "--seed",
+            str(SEED),
+            "--model.max_new_tokens",
+            "300",
+        ]
         assert evaluate.main([*argv, "--temperature", "0.5"]) == 0
     capsys.readouterr()
     assert len(server.requests) == 30

@@ -39,7 +39,7 @@ def test_sample_shows_template_and_phrased_text(standin_url: str, capsys: pytest
         main(
             [
                 "sample",
-                "--n",
+                "--tasks.count",
                 "4",
                 "--seed",
                 "s",
@@ -63,7 +63,7 @@ def test_export_writes_phrased_requests(standin_url: str, tmp_path: Path) -> Non
     out = tmp_path / "train.jsonl"
     argv = [
         "export",
-        "--n",
+        "--tasks.count",
         "30",
         "--out",
         str(out),
@@ -74,7 +74,7 @@ def test_export_writes_phrased_requests(standin_url: str, tmp_path: Path) -> Non
     ]
     assert main(argv) == 0
     plain = tmp_path / "plain.jsonl"
-    assert main(["export", "--n", "30", "--out", str(plain)]) == 0
+    assert main(["export", "--tasks.count", "30", "--out", str(plain)]) == 0
     phrased_rows = [json.loads(line) for line in out.read_text().splitlines()]
     plain_rows = [json.loads(line) for line in plain.read_text().splitlines()]
     assert len(phrased_rows) == 30
@@ -98,12 +98,20 @@ def test_evaluate_phrases_its_tasks(standin_url: str) -> None:
 
 
 def test_phrasing_mistakes_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["sample", "--n", "1", "--phrasing.engine", "openai"]) == 2
+    assert main(["sample", "--tasks.count", "1", "--phrasing.engine", "openai"]) == 2
     assert (
         capsys.readouterr().err.strip()
         == "tasks: error: --phrasing.engine openai needs --phrasing.url (the endpoint's http:// URL)"
     )
-    dead = ["sample", "--n", "1", "--phrasing.engine", "openai", "--phrasing.url", "http://127.0.0.1:9/v1"]
+    dead = [
+        "sample",
+        "--tasks.count",
+        "1",
+        "--phrasing.engine",
+        "openai",
+        "--phrasing.url",
+        "http://127.0.0.1:9/v1",
+    ]
     assert main([*dead, "--phrasing.timeout", "1"]) == 2
     last = capsys.readouterr().err.strip().splitlines()[-1]
     assert last.startswith("tasks: error: no request could be phrased")

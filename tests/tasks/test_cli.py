@@ -15,13 +15,13 @@ from tasks.cli import main
 
 
 def test_sample_shows_tasks_readably(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["sample", "--seed", "s", "--n", "3"]) == 0
+    assert main(["sample", "--seed", "s", "--tasks.count", "3"]) == 0
     out = capsys.readouterr().out
     assert out.count("request:") == 3 and "tool:" in out and "expected:" in out
 
 
 def test_sample_json_with_category(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["sample", "--seed", "s", "--n", "4", "--category", "parallel", "--json"]) == 0
+    assert main(["sample", "--seed", "s", "--tasks.count", "4", "--category", "parallel", "--json"]) == 0
     lines = capsys.readouterr().out.splitlines()
     tasks = [Task.from_dict(json.loads(line)) for line in lines]
     assert len(tasks) == 4 and {t.category for t in tasks} == {"parallel"}
@@ -31,7 +31,7 @@ def test_export_writes_chat_examples_whose_calls_pass(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "train.jsonl"
-    assert main(["export", "--n", "120", "--out", str(out), "--seed", "e"]) == 0
+    assert main(["export", "--tasks.count", "120", "--out", str(out), "--seed", "e"]) == 0
     assert "exporting [" in capsys.readouterr().err
     examples = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(examples) == 120 and not (tmp_path / "train.jsonl.partial").exists()
@@ -47,10 +47,13 @@ def test_export_writes_chat_examples_whose_calls_pass(
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["sample", "--sources", "builtin=0.5,bfcl=oops"], "not a number"),
-        (["sample", "--sources", "xlam=1", "--xlam", "/nonexistent/x.json"], "x.json: file not found"),
-        (["sample", "--n", "-3"], "must not be negative"),
-        (["export", "--n", "2", "--out", "/nonexistent-dir/out.jsonl"], "does not exist"),
+        (["sample", "--tasks.sources", "builtin=0.5,bfcl=oops"], "not a number"),
+        (
+            ["sample", "--tasks.sources", "xlam=1", "--tasks.xlam", "/nonexistent/x.json"],
+            "x.json: file not found",
+        ),
+        (["sample", "--tasks.count", "-3"], "must not be negative"),
+        (["export", "--tasks.count", "2", "--out", "/nonexistent-dir/out.jsonl"], "does not exist"),
     ],
 )
 def test_user_mistakes_are_one_line_and_exit_2(
@@ -65,7 +68,7 @@ def test_module_entry_point_reports_bad_files_without_traceback(tmp_path: Path) 
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"query": "q", "tools": []}\n')
     result = subprocess.run(
-        [sys.executable, "-m", "tasks", "sample", "--sources", "xlam=1", "--xlam", str(bad)],
+        [sys.executable, "-m", "tasks", "sample", "--tasks.sources", "xlam=1", "--tasks.xlam", str(bad)],
         capture_output=True,
         text=True,
         timeout=120,

@@ -201,7 +201,16 @@ def test_a_new_source_is_one_registry_entry(
     assert parse_source_shares("builtin=0.5,lines=0.5") == {"builtin": 0.5, "lines": 0.5}
     with pytest.raises(TaskConfigError, match=r"no lines file was given: name it with --tasks\.lines FILE"):
         load_sources({"lines": 1.0})
-    argv = ["sample", "--n", "2", "--json", "--sources", "lines=1", "--lines", str(fixtures / "xlam.json")]
+    argv = [
+        "sample",
+        "--tasks.count",
+        "2",
+        "--json",
+        "--tasks.sources",
+        "lines=1",
+        "--tasks.lines",
+        str(fixtures / "xlam.json"),
+    ]
     assert cli.main(argv) == 0
     shown = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [task["source"] for task in shown] == ["lines", "lines"]

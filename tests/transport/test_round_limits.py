@@ -208,7 +208,7 @@ async def test_a_never_met_validator_is_served_while_strangers_hold_every_public
 
 @pytest.mark.slow
 def test_a_localnet_with_an_engine_that_answers_at_once_gets_no_429(load_bench) -> None:
-    """`python -m subnet.localnet --miners 0 --miner-endpoint URL`, 5 rounds of 8 tasks and 4
+    """`python -m subnet.localnet --miners 0 --model.base_url URL`, 5 rounds of 8 tasks and 4
     episodes, in front of a stand-in engine answering at once (what `bench/transport.py
     --scenario localnet` runs and prints): the validator is never answered 429."""
     bench = load_bench("transport")
