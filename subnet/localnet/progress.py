@@ -4,7 +4,7 @@ interesting lines of its log as they are written."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -155,14 +155,15 @@ class RoundWatcher:
         return results
 
 
-async def answers_in_flight(engine: AsyncEngine) -> tuple[int, int] | None:
-    """(round number, answers stored) of the round being run now, if any."""
+async def answers_in_flight(engine: AsyncEngine, hotkeys: Sequence[str]) -> tuple[int, int] | None:
+    """(round number, answers stored from ``hotkeys``) of the round being run now, if any."""
+    joined = (ResponseRecord.round_id == Round.id) & ResponseRecord.hotkey.in_(list(hotkeys))
     try:
         async with session_factory(engine)() as session:
             row = (
                 await session.execute(
                     select(Round.number, func.count(ResponseRecord.id))
-                    .outerjoin(ResponseRecord, ResponseRecord.round_id == Round.id)
+                    .outerjoin(ResponseRecord, joined)
                     .where(Round.status == RoundStatus.RUNNING.value)
                     .group_by(Round.id)
                     .order_by(Round.number.desc())
