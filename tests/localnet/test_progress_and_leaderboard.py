@@ -371,3 +371,15 @@ def test_progress_lines_from_the_validator_log(tmp_path: Path) -> None:
         handle.write(b"o\n")
     assert follower.new_lines() == ["two"]
     assert LogFollower(tmp_path / "missing.log").new_lines() == []
+
+
+async def test_a_round_line_names_its_failures_episode_timeouts_too(engine: AsyncEngine) -> None:
+    await _add_round(
+        engine,
+        1,
+        RoundStatus.SCORED.value,
+        # score -1: stored with status timeout (see _add_round)
+        {ALICE: [("simple", True, 1.0), ("multi_turn_base", False, -1.0), ("simple", False, -1.0)]},
+    )
+    (result,) = await RoundWatcher(engine, {ALICE: "miner1"}, 0).poll()
+    assert result.describe().endswith("; failed: episode timeout x1, timeout x1"), result.describe()
