@@ -53,6 +53,8 @@ HOTKEY = "default"
 POLL_S = 1.0
 # How often a round in flight reports its answers so far (only when the count moved).
 IN_FLIGHT_EVERY_S = 15.0
+# How often a wait (miners loading their model) says what it still waits for.
+WAIT_REPORT_S = 15.0
 # The validator's moving average weighs each round this much: a localnet runs few rounds.
 LOCALNET_ALPHA = 0.5
 # The validator's weight floor, where it has the flag: the demo model only earns on no-call
@@ -436,6 +438,25 @@ class Localnet:
                 else f"format {miner.format}, guided {miner.guided}"
             )
             self.out(f"{miner.label} starting: uid {miner.uid}, {how}, {HOST}:{port} (log: {child.log_path})")
+        waiting = {miner.label for miner, _, _ in started}
+        reporter = asyncio.create_task(self._report_wait(waiting, "come up (loading the model)"))
+        try:
+            await self._wait_for_miners(started, waiting)
+        finally:
+            reporter.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reporter
+
+    async def _report_wait(self, waiting: set[str], what: str) -> None:
+        """Every WAIT_REPORT_S, say which of ``waiting`` are still awaited (a long wait is never silent)."""
+        started = time.monotonic()
+        while True:
+            await asyncio.sleep(WAIT_REPORT_S)
+            if waiting:
+                names = ", ".join(sorted(waiting))
+                self.out(f"waiting for {names} to {what} ({time.monotonic() - started:.0f} s)")
+
+    async def _wait_for_miners(self, started: list[tuple[MinerInfo, Child, int]], waiting: set[str]) -> None:
         for miner, child, port in started:
             try:
                 seconds = await wait_until(
@@ -450,6 +471,7 @@ class Localnet:
                     f"{miner.label} did not come up within {self.settings.start_timeout:g} s "
                     f"(raise --start-timeout); last lines of {child.log_path}:\n{child.tail()}"
                 ) from None
+            waiting.discard(miner.label)
             self.out(f"{miner.label} ready: serving on {HOST}:{port}, axon on chain ({seconds:.0f} s)")
 
     async def miner_ready(self, miner: MinerInfo, port: int) -> bool:

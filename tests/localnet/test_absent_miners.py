@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from subnet.devchain import rules
 from subnet.localnet.leaderboard import ChainStanding
 from subnet.localnet.run import NOT_STARTED, Localnet
@@ -78,3 +80,23 @@ async def test_miners_of_an_earlier_run_lose_their_axons_and_show_when_paid(tmp_
         assert "miner3" not in table  # no weight, no incentive: not this run's business
     finally:
         await later.close()
+
+
+async def test_a_long_wait_for_the_miners_says_what_it_waits_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import asyncio
+
+    from subnet.localnet import run as localnet_run
+
+    monkeypatch.setattr(localnet_run, "WAIT_REPORT_S", 0.01)
+    lines: list[str] = []
+    localnet = Localnet(parse_settings(["--state-dir", str(tmp_path / "state")]), out=lines.append)
+    waiting = {"miner2", "miner1"}
+    reporter = asyncio.create_task(localnet._report_wait(waiting, "come up (loading the model)"))
+    await asyncio.sleep(0.05)
+    waiting.clear()
+    await asyncio.sleep(0.05)
+    reporter.cancel()
+    assert lines and lines[0].startswith("waiting for miner1, miner2 to come up (loading the model) (")
+    assert all("miner1" in line for line in lines)  # nothing said once nothing is awaited
