@@ -569,7 +569,9 @@ class Localnet:
         return weights, rounds
 
     def miner_children(self) -> list[Child]:
-        return [child for child in self.supervisor.children if child.name.startswith("miner")]
+        # Demo miners (minerN) and endpoint miners (engineN) alike.
+        labels = {miner.label for miner in self.miners}
+        return [child for child in self.supervisor.children if child.name in labels]
 
     async def follow(self, validator: Child, round_mark: int) -> None:
         """Show the validator's progress until it exits; a miner that dies is reported once."""
@@ -595,8 +597,9 @@ class Localnet:
                 self.out(f"dashboard: {dashboard} (read-only, while the validator runs)")
                 dashboard = None
             # Finished rounds first: the log read next may already hold the next round's start.
-            for result in await watcher.poll():
-                self.out(f"{result.describe()} [{watcher.finished}/{self.settings.rounds}]")
+            before = watcher.finished
+            for index, result in enumerate(await watcher.poll(), start=before + 1):
+                self.out(f"{result.describe()} [{index}/{self.settings.rounds}]")
             for line in log.new_lines():
                 shown = progress_line(line)
                 # Finished rounds and accepted weights get their own lines (from the database).

@@ -100,3 +100,20 @@ async def test_a_long_wait_for_the_miners_says_what_it_waits_for(
     reporter.cancel()
     assert lines and lines[0].startswith("waiting for miner1, miner2 to come up (loading the model) (")
     assert all("miner1" in line for line in lines)  # nothing said once nothing is awaited
+
+
+def test_endpoint_miners_are_stopped_with_the_demo_miners(tmp_path: Path) -> None:
+    """Before the epoch is settled every miner of the run stops, engineN ones too (they used to
+    run on until the very end, after the leaderboard)."""
+    from types import SimpleNamespace
+
+    from subnet.localnet.leaderboard import MinerInfo
+
+    localnet = Localnet(parse_settings(["--state-dir", str(tmp_path / "state")]), out=print)
+    localnet.miners = [
+        MinerInfo("miner1", "5A", 2, "json"),
+        MinerInfo("engine1", "5B", 3, "auto", "off", "u"),
+    ]
+    children = [SimpleNamespace(name=name) for name in ("demo model", "miner1", "engine1", "validator")]
+    localnet.supervisor.children = children  # type: ignore[assignment]
+    assert [child.name for child in localnet.miner_children()] == ["miner1", "engine1"]
