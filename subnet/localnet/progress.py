@@ -4,7 +4,8 @@ interesting lines of its log as they are written."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from subnet.db import ResponseRecord, Round, RoundStatus, session_factory
+from subnet.validator.rounds import describe_failures, failure_cause
 from subnet.validator.state import EPISODE_CATEGORIES, UNSAFE_ERROR, RoundSummary
 
 # The neurons' log format (subnet/logs.py): "<date> <time> LEVEL   logger: message".
@@ -34,6 +36,8 @@ class FinishedRound:
     n_episodes: int = 0
     # label -> (episodes passed, episodes played)
     episodes: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # why answers failed (the validator's failure_cause: ``504 handler_timeout``, ``episode timeout``)
+    failures: Counter[str] = field(default_factory=Counter)
 
     def describe(self) -> str:
         took = f" in {self.seconds:.0f} s" if self.seconds is not None else ""
@@ -50,7 +54,8 @@ class FinishedRound:
         if self.n_episodes:
             tasks = self.n_tasks - self.n_episodes
             what = f"{_count(tasks, 'task')} + {_count(self.n_episodes, 'episode')}"
-        return f"round {self.number} scored{took}, {what}: " + ", ".join(parts or ["no miners"])
+        failed = f"; failed: {describe_failures(self.failures)}" if self.failures else ""
+        return f"round {self.number} scored{took}, {what}: " + ", ".join(parts or ["no miners"]) + failed
 
 
 def _count(number: int, noun: str) -> str:
@@ -132,6 +137,19 @@ class RoundWatcher:
                             episodes[label] = (passed.get(hotkey, 0), summary.episode_total)
                     # Every miner's episodes are stored, played or failed: the most any played.
                     n_episodes = max((summary.episode_total for summary in summaries.values()), default=0)
+                    failures: Counter[str] = Counter()
+                    failed = await session.execute(
+                        select(
+                            ResponseRecord.category,
+                            ResponseRecord.status,
+                            ResponseRecord.http_status,
+                            ResponseRecord.error,
+                        ).where(ResponseRecord.round_id == round_.id, ResponseRecord.status != "ok")
+                    )
+                    for category, status, http_status, error in failed:
+                        cause = failure_cause(category, status, http_status, error)
+                        if cause is not None:
+                            failures[cause] += 1
                     seconds = None
                     if round_.finished_at is not None and round_.started_at is not None:
                         seconds = (round_.finished_at - round_.started_at).total_seconds()
@@ -144,6 +162,7 @@ class RoundWatcher:
                             miners,
                             n_episodes,
                             episodes,
+                            failures,
                         )
                     )
         except DBAPIError:
@@ -155,14 +174,15 @@ class RoundWatcher:
         return results
 
 
-async def answers_in_flight(engine: AsyncEngine) -> tuple[int, int] | None:
-    """(round number, answers stored) of the round being run now, if any."""
+async def answers_in_flight(engine: AsyncEngine, hotkeys: Sequence[str]) -> tuple[int, int] | None:
+    """(round number, answers stored from ``hotkeys``) of the round being run now, if any."""
+    joined = (ResponseRecord.round_id == Round.id) & ResponseRecord.hotkey.in_(list(hotkeys))
     try:
         async with session_factory(engine)() as session:
             row = (
                 await session.execute(
                     select(Round.number, func.count(ResponseRecord.id))
-                    .outerjoin(ResponseRecord, ResponseRecord.round_id == Round.id)
+                    .outerjoin(ResponseRecord, joined)
                     .where(Round.status == RoundStatus.RUNNING.value)
                     .group_by(Round.id)
                     .order_by(Round.number.desc())

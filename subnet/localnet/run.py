@@ -53,12 +53,16 @@ HOTKEY = "default"
 POLL_S = 1.0
 # How often a round in flight reports its answers so far (only when the count moved).
 IN_FLIGHT_EVERY_S = 15.0
+# How often a wait (miners loading their model) says what it still waits for.
+WAIT_REPORT_S = 15.0
 # The validator's moving average weighs each round this much: a localnet runs few rounds.
 LOCALNET_ALPHA = 0.5
 # The validator's weight floor, where it has the flag: the demo model only earns on no-call
 # tasks (irrelevance, missing_param), well under the production floor, so without this a
 # localnet would never see weights on chain.
 LOCALNET_WEIGHT_FLOOR = 0.0
+# The leaderboard's setup column for a miner of an earlier run that this run did not start.
+NOT_STARTED = "not started this run"
 _ROUND_OR_WEIGHTS_DONE = re.compile(r"^(round \d+ scored|weights ok)")
 
 Say = Callable[[str], None]
@@ -85,6 +89,21 @@ def _died_at_start(child: Child, what: str) -> LocalnetError:
     )
 
 
+def wallet_names(wallets: Path) -> dict[str, str]:
+    """hotkey ss58 -> wallet name, for the wallets in the state folder (their ``default`` hotkey)."""
+    import json
+
+    names: dict[str, str] = {}
+    for keyfile in sorted(wallets.glob(f"*/hotkeys/{HOTKEY}")):
+        try:
+            address = json.loads(keyfile.read_text()).get("ss58Address")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(address, str):
+            names[address] = keyfile.parent.parent.name
+    return names
+
+
 async def _answers(url: str) -> bool:
     """True when ``url`` answers 200 within two seconds."""
     import aiohttp
@@ -107,8 +126,11 @@ class Localnet:
     validator_uid: int = -1
     block_time: float = 0.0
     miners: list[MinerInfo] = field(default_factory=list)
+    # Miners an earlier run in this state folder registered and this run does not start.
+    absent: list[MinerInfo] = field(default_factory=list)
     dashboard_url: str | None = None
     _devchain: Any = None
+    _started_hotkeys: set[str] = field(default_factory=set)
     _engine: Any = None
 
     def __post_init__(self) -> None:
@@ -140,6 +162,7 @@ class Localnet:
         self.prepare_state()
         await self.open_devchain()
         await self.bootstrap(endpoints)
+        await self.retire_absent_miners()
         # Before the miners: an unreachable or foreign database should not wait behind their model loads.
         await self.prepare_database()
         await self.prepare_demo_model()
@@ -260,6 +283,7 @@ class Localnet:
                 raise LocalnetError(f"bootstrap: {exc} (log: {log_path})") from None
         self.netuid = report.netuid
         self.validator_uid = report.uids["validator"]
+        self._started_hotkeys = set(report.hotkeys.values())  # owner, validator, this run's miners
         self.miners = [
             MinerInfo(
                 label,
@@ -280,6 +304,46 @@ class Localnet:
             f"bootstrap {len(report.done)} steps done, {len(report.skipped)} already done "
             f"({time.monotonic() - started:.1f} s, log: {log_path})"
         )
+
+    async def retire_absent_miners(self) -> None:
+        """Withdraw the axons of miners an earlier run registered that this run does not start.
+
+        They stay registered (their standing in the database is kept for a later run that starts
+        them again), but with no axon the validator neither queries them nor pays them: a run
+        scores and pays only what it runs.
+        """
+        from subnet.devchain import rules
+
+        graph = await asyncio.to_thread(self._devchain.metagraph, self.netuid)
+        if graph is None:
+            return
+        running = (
+            self._started_hotkeys | {miner.hotkey for miner in self.miners} | {graph.get("owner_hotkey")}
+        )
+        names = wallet_names(self.state.wallets)
+        hotkeys, axons = graph.get("hotkeys", []), graph.get("axons", [])
+        permits = graph.get("validator_permit", [])
+        for uid, hotkey in enumerate(hotkeys):
+            if hotkey in running or (uid < len(permits) and permits[uid]):
+                continue
+            label = names.get(hotkey, f"uid{uid}")
+            self.absent.append(MinerInfo(label, hotkey, uid, NOT_STARTED))
+            if uid >= len(axons) or int(axons[uid].get("port") or 0) <= 0:
+                continue
+
+            def withdraw(ctx: Any, hotkey: str = hotkey) -> None:
+                rules.serve_axon(ctx, hotkey, self.netuid, ip=0, port=0, ip_type=4, protocol=4, version=0)
+
+            try:
+                await asyncio.to_thread(self._devchain.write_sync, withdraw)
+            except Exception as exc:  # the devchain's refusal names why; the validator would still query it
+                self.out(f"warning: cannot withdraw the axon of {label} (uid {uid}): {one_line(str(exc))}")
+        if self.absent:
+            listed = ", ".join(f"{miner.label} (uid {miner.uid})" for miner in self.absent)
+            self.out(
+                f"not started this run: {listed}, from an earlier run in this state folder; "
+                "their axons are withdrawn, so they are neither queried nor paid (--reset starts over)"
+            )
 
     async def prepare_demo_model(self) -> None:
         """Convert the demo model once, before the miners start (so they do not all convert it)."""
@@ -374,6 +438,25 @@ class Localnet:
                 else f"format {miner.format}, guided {miner.guided}"
             )
             self.out(f"{miner.label} starting: uid {miner.uid}, {how}, {HOST}:{port} (log: {child.log_path})")
+        waiting = {miner.label for miner, _, _ in started}
+        reporter = asyncio.create_task(self._report_wait(waiting, "come up (loading the model)"))
+        try:
+            await self._wait_for_miners(started, waiting)
+        finally:
+            reporter.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reporter
+
+    async def _report_wait(self, waiting: set[str], what: str) -> None:
+        """Every WAIT_REPORT_S, say which of ``waiting`` are still awaited (a long wait is never silent)."""
+        started = time.monotonic()
+        while True:
+            await asyncio.sleep(WAIT_REPORT_S)
+            if waiting:
+                names = ", ".join(sorted(waiting))
+                self.out(f"waiting for {names} to {what} ({time.monotonic() - started:.0f} s)")
+
+    async def _wait_for_miners(self, started: list[tuple[MinerInfo, Child, int]], waiting: set[str]) -> None:
         for miner, child, port in started:
             try:
                 seconds = await wait_until(
@@ -388,6 +471,7 @@ class Localnet:
                     f"{miner.label} did not come up within {self.settings.start_timeout:g} s "
                     f"(raise --miner.start_timeout); last lines of {child.log_path}:\n{child.tail()}"
                 ) from None
+            waiting.discard(miner.label)
             self.out(f"{miner.label} ready: serving on {HOST}:{port}, axon on chain ({seconds:.0f} s)")
 
     async def miner_ready(self, miner: MinerInfo, port: int) -> bool:
@@ -485,7 +569,9 @@ class Localnet:
         return weights, rounds
 
     def miner_children(self) -> list[Child]:
-        return [child for child in self.supervisor.children if child.name.startswith("miner")]
+        # Demo miners (minerN) and endpoint miners (engineN) alike.
+        labels = {miner.label for miner in self.miners}
+        return [child for child in self.supervisor.children if child.name in labels]
 
     async def follow(self, validator: Child, round_mark: int) -> None:
         """Show the validator's progress until it exits; a miner that dies is reported once."""
@@ -500,9 +586,10 @@ class Localnet:
             finished = validator.running is False
             if time.monotonic() >= next_in_flight_at:
                 next_in_flight_at = time.monotonic() + IN_FLIGHT_EVERY_S
-                in_flight = await answers_in_flight(self.engine())
+                in_flight = await answers_in_flight(self.engine(), list(labels))
                 if in_flight is not None and in_flight[1] > 0 and in_flight != last_in_flight:
-                    # One answer per task and one per episode (its row holds every step).
+                    # One answer per task and one per episode (its row holds every step), of this
+                    # run's miners: the numerator counts the same answers.
                     expected = (self.settings.tasks + self.settings.episodes) * len(self.miners)
                     self.out(f"round {in_flight[0]}: {in_flight[1]}/{expected} answers in")
                 last_in_flight = in_flight
@@ -510,8 +597,9 @@ class Localnet:
                 self.out(f"dashboard: {dashboard} (read-only, while the validator runs)")
                 dashboard = None
             # Finished rounds first: the log read next may already hold the next round's start.
-            for result in await watcher.poll():
-                self.out(f"{result.describe()} [{watcher.finished}/{self.settings.rounds}]")
+            before = watcher.finished
+            for index, result in enumerate(await watcher.poll(), start=before + 1):
+                self.out(f"{result.describe()} [{index}/{self.settings.rounds}]")
             for line in log.new_lines():
                 shown = progress_line(line)
                 # Finished rounds and accepted weights get their own lines (from the database).
@@ -561,7 +649,14 @@ class Localnet:
         return chain_standing(graph, row or [])
 
     async def print_leaderboard(self, chain: ChainStanding | None) -> None:
-        rows = with_chain(await database_rows(self.engine(), self.miners), chain)
+        # Every uid that holds weight or incentive is shown, a miner this run did not start too.
+        paid = [
+            miner
+            for miner in self.absent
+            if chain is not None
+            and (chain.weights.get(miner.uid, 0.0) > 0 or (chain.incentives.get(miner.uid) or 0.0) > 0)
+        ]
+        rows = with_chain(await database_rows(self.engine(), [*self.miners, *paid]), chain)
         epoch = f" after the epoch at block {chain.last_epoch_block}" if chain is not None else ""
         print(f"\nleaderboard (netuid {self.netuid}, devchain{epoch}):", flush=True)
         print(render(rows), flush=True)

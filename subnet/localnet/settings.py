@@ -60,6 +60,14 @@ def default_state_dir() -> Path:
     return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False)) / "localnet"
 
 
+def miner_timeout_below(query_timeout: float) -> float:
+    """--model.timeout for miners queried with ``query_timeout``: 10 s less (a fifth less when
+    short), so that a slow answer is the miner's own refusal (504 handler_timeout, sent 2 s after
+    its model timeout) that the validator still reads, not the validator's timeout. The one rule
+    for every local set-up: the localnet, docs/miner.md's hand-run pair and docker-compose.yml."""
+    return round(query_timeout - min(10.0, query_timeout * 0.2), 3)
+
+
 @dataclass(frozen=True)
 class LocalnetSettings:
     miners: int = 3
@@ -86,9 +94,7 @@ class LocalnetSettings:
 
     @property
     def miner_timeout(self) -> float:
-        """--model.timeout for the miners: below the validator's --query.timeout, so that a slow
-        answer is the miner's refusal the validator still reads, not its own timeout."""
-        return round(self.query_timeout - min(10.0, self.query_timeout * 0.2), 3)
+        return miner_timeout_below(self.query_timeout)
 
     @property
     def state_path(self) -> Path:

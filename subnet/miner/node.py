@@ -4,7 +4,11 @@ chain, the metagraph kept fresh, and a graceful stop.
 Start-up order is chosen so a miner never answers before it can: the registration check comes
 first (cheap, fails fast with the command that fixes it), then the model loads, then the server
 starts with a metagraph already in its directory, and only then is the axon published. Stopping
-(SIGINT/SIGTERM) reverses it: the server drains in-flight requests, then the model is freed.
+(SIGINT/SIGTERM) reverses it: the server refuses new requests and gives those in flight up to
+``DRAIN_TIMEOUT_S`` to finish, then cuts them off; the model then gets ``MODEL_CLOSE_TIMEOUT_S`` to
+hand back its running generations before they are abandoned. A stop therefore takes at most about
+``STOP_BOUND_S`` however loaded the model is (a generation in the model's thread ends at its
+next decoding step).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import ipaddress
 import logging
 import signal
 import socket
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +38,12 @@ log = logging.getLogger("miner")
 METAGRAPH_REFRESH_S = 60.0
 # How long in-flight requests may take to finish when the miner stops.
 DRAIN_TIMEOUT_S = 10.0
+# After the drain: how long the model may take to finish the generations it is running.
+MODEL_CLOSE_TIMEOUT_S = 3.0
+# What the transport gives handlers still running after the drain (MinerServer's shutdown_timeout).
+_HANDLER_CANCEL_S = 1.0
+# The longest a stop takes (docs/miner.md, "Stopping").
+STOP_BOUND_S = DRAIN_TIMEOUT_S + _HANDLER_CANCEL_S + MODEL_CLOSE_TIMEOUT_S
 # What a dev-network miner bound to every interface publishes: the devchain is local.
 DEV_PUBLISHED_IP = "127.0.0.1"
 
@@ -109,11 +120,15 @@ class MinerNode:
         chain: ChainClient,
         backend: Backend | None = None,
         refresh_s: float = METAGRAPH_REFRESH_S,
+        drain_s: float = DRAIN_TIMEOUT_S,
+        model_close_s: float = MODEL_CLOSE_TIMEOUT_S,
     ) -> None:
         self.settings = settings
         self.chain = chain
         self.backend = backend or build_backend(ModelOptions.from_settings(settings.model))
         self.refresh_s = refresh_s
+        self.drain_s = drain_s
+        self.model_close_s = model_close_s
         self.directory: MetagraphDirectory | None = None
         self.server: MinerServer | None = None
         self.serving: Serving | None = None
@@ -184,20 +199,39 @@ class MinerNode:
                 self.directory.replace(graph)
 
     async def stop(self) -> None:
-        """Drain the server, stop refreshing, free the model. Safe to call more than once."""
+        """Drain the server, stop refreshing, free the model, each within its deadline (the
+        module's docstring). Safe to call more than once."""
+        started = time.monotonic()
         if self._refresher is not None:
             self._refresher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._refresher
             self._refresher = None
         if self.server is not None:
-            drained = await self.server.stop(drain_timeout=DRAIN_TIMEOUT_S)
+            from subnet.transport import GATE_KEY
+
+            gate = self.server.app.get(GATE_KEY)
+            in_flight = gate.active if gate is not None else 0
+            if in_flight:
+                log.info(
+                    "stopping: %d requests in flight get up to %.0f s to finish", in_flight, self.drain_s
+                )
+            drained = await self.server.stop(drain_timeout=self.drain_s)
             if not drained:
-                log.warning("some requests were still running after %.0f s and were cut off", DRAIN_TIMEOUT_S)
+                log.warning("requests still running after %.0f s were cut off (stopping)", self.drain_s)
             self.server = None
         if self._backend_started:
-            await self.backend.close()
             self._backend_started = False
+            try:
+                await asyncio.wait_for(self.backend.close(), self.model_close_s)
+            except TimeoutError:
+                # The running generations are failed and abandoned; the model's thread stops at its
+                # next decoding step.
+                log.warning(
+                    "the model was still generating %.0f s after the drain; its generations were cut off",
+                    self.model_close_s,
+                )
+        log.debug("stop took %.1f s", time.monotonic() - started)
 
 
 async def run_miner(settings: MinerSettings, *, wallet: Any, stop: asyncio.Event | None = None) -> None:

@@ -4,12 +4,14 @@ the `Refusal` a check raises, the permission rules a verified caller must pass, 
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from subnet.transport.policy import AuthPolicy, CallerInfo
 
-__all__ = ["PERMISSION_RULES", "REFUSAL_STATUS", "CallerIdentity", "PermissionRule", "Refusal"]
+__all__ = ["PERMISSION_RULES", "REFUSAL_STATUS", "CallerIdentity", "PermissionRule", "Refusal", "RefusalLog"]
 
 # Every refusal the gate can give, with its HTTP status. These, `served` and `cancelled` are
 # the values of the `outcome` metric label.
@@ -41,6 +43,53 @@ REFUSAL_STATUS: Mapping[str, int] = {
     "shutting_down": 503,
     "handler_timeout": 504,
 }
+
+
+# What the miner's operator can do about a refusal, added to its log line.
+REFUSAL_HINTS: Mapping[str, str] = {
+    "handler_timeout": "the model is slower than --model.timeout: raise it (keeping it below the "
+    "validators' --query.timeout) or lower --model.max_new_tokens",
+    "overloaded": "the model or its engine could not take the request (see the lines above)",
+    "missing_auth": "the caller did not sign its request",
+    "not_registered": "the caller is not registered on this subnet",
+    "no_validator_permit": "the caller has no validator permit",
+    "insufficient_stake": "the caller has less stake than --blacklist.min_stake",
+    "shutting_down": "the miner is stopping",
+}
+
+
+@dataclass
+class RefusalLog:
+    """Logs why requests are refused: one line per refusal type and ``every_s`` (a flood of bad
+    requests cannot flood the log), with how many like it were not logged in between. Server
+    faults (5xx: the model too slow or down) are warnings; a caller's mistakes are info."""
+
+    logger: logging.Logger
+    every_s: float = 10.0
+    clock: Callable[[], float] = time.monotonic
+    _last: dict[str, float] = field(default_factory=dict)
+    _unlogged: dict[str, int] = field(default_factory=dict)
+
+    def note(self, refusal: Refusal, peer: str, seconds: float) -> None:
+        kind, now = refusal.error_type, self.clock()
+        last = self._last.get(kind)
+        if last is not None and now - last < self.every_s:
+            self._unlogged[kind] = self._unlogged.get(kind, 0) + 1
+            return
+        self._last[kind] = now
+        more = self._unlogged.pop(kind, 0)
+        hint = REFUSAL_HINTS.get(kind)
+        self.logger.log(
+            logging.WARNING if refusal.status >= 500 else logging.INFO,
+            "refused %d %s from %s after %.1f s: %s%s%s",
+            refusal.status,
+            kind,
+            peer,
+            seconds,
+            refusal.message,
+            f" ({hint})" if hint else "",
+            f"; {more} more like it since the last such line" if more else "",
+        )
 
 
 class Refusal(Exception):

@@ -47,7 +47,7 @@ from subnet.transport.limits import (
     Slots,
 )
 from subnet.transport.policy import CallerDirectory, CallerInfo, ServerPolicy
-from subnet.transport.refusals import PERMISSION_RULES, CallerIdentity, Refusal
+from subnet.transport.refusals import PERMISSION_RULES, CallerIdentity, Refusal, RefusalLog
 
 logger = logging.getLogger(__name__)
 
@@ -175,6 +175,7 @@ class MinerGate:
             reserved=int(capacity * policy.validator_reserved_share),
             declared_validators=_declared(directory, policy.validator_addresses),
         )
+        self._refusals = RefusalLog(logger)
         self._active = 0
         self._idle = asyncio.Event()
         self._idle.set()
@@ -212,6 +213,7 @@ class MinerGate:
                 return web.Response(body=body, content_type="application/json")
         except Refusal as refusal:
             outcome = refusal.error_type
+            self._refusals.note(refusal, request.remote or "?", time.perf_counter() - started)
             return _error_response(refusal)
         except Exception:
             # A bug in the gate itself: answer like any other failure, never with a traceback.
@@ -243,7 +245,9 @@ class MinerGate:
                 raise TypeError(f"handler returned {type(response).__name__}, not a ChatCompletionResponse")
             return response.to_body()
         except TimeoutError:
-            raise Refusal("handler_timeout", "the model did not answer in time") from None
+            raise Refusal(
+                "handler_timeout", f"the model did not answer within {self.policy.handler_timeout_s:g} s"
+            ) from None
         except Refusal:
             raise  # the handler's own verdict (e.g. its engine is down): passed on as it chose
         except Exception:

@@ -14,6 +14,7 @@ import contextlib
 import gc
 import ipaddress
 import logging
+import re
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -28,7 +29,7 @@ from subnet.validator.judge import Judge, Judgement
 from subnet.validator.request import build_request
 from subnet.validator.sandbox import Sandbox
 from subnet.validator.secret import seed_commitment
-from subnet.validator.state import RoundSummary, summarise_round
+from subnet.validator.state import EPISODE_CATEGORIES, RoundSummary, summarise_round
 from subnet.validator.store import NewTask, Store
 from subnet.validator.task_source import TaskLike, TaskSource
 from subnet.validator.writer import ResponseWriter, StageClock
@@ -40,6 +41,34 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 UNSPECIFIED_IP = {"", "0.0.0.0", "::", "0"}
+# How many failure causes the round's log line names (the most frequent first).
+TOP_FAILURE_CAUSES = 3
+_ERROR_KIND = re.compile(r"^[A-Za-z_][\w.]*$")
+
+
+def failure_cause(category: str, status: str, http_status: int | None, error: str | None) -> str | None:
+    """Why an answer failed, in a few words an operator can count: the HTTP status and the
+    miner's own error type (``504 handler_timeout``), the transport's name for a query with no
+    answer (``refused ClientConnectorError``, ``timeout``), ``episode timeout``; None for ``ok``."""
+    if status == QueryStatus.OK.value:
+        return None
+    kind = (error or "").split(":", 1)[0].strip()
+    kind = kind if _ERROR_KIND.match(kind) and kind != "deadline" else ""
+    if status == QueryStatus.HTTP_ERROR.value:
+        cause = " ".join(part for part in (str(http_status or ""), kind) if part)
+    elif status == QueryStatus.REFUSED.value and kind:
+        cause = f"{status} {kind}"
+    else:
+        cause = status
+    return f"episode {cause}" if category in EPISODE_CATEGORIES else cause
+
+
+def describe_failures(causes: Counter[str], top: int = TOP_FAILURE_CAUSES) -> str:
+    """``504 handler_timeout x12, episode timeout x2`` (the most frequent first, then the rest counted)."""
+    ranked = sorted(causes.items(), key=lambda item: (-item[1], item[0]))
+    shown = [f"{cause} x{count}" for cause, count in ranked[:top]]
+    rest = sum(count for _, count in ranked[top:])
+    return ", ".join(shown + ([f"{rest} other"] if rest else []))
 
 
 class Querier(Protocol):
@@ -157,6 +186,8 @@ class RoundReport:
     phrasing: PhrasingStats | None = None
     # The longest time one miner spent playing its episodes, one after the other.
     slowest_episodes_s: float = 0.0
+    # Why answers failed (failure_cause) -> how many.
+    failures: Counter[str] = field(default_factory=Counter)
 
 
 _FAILED_QUERY = Judgement(valid=False, error_type=None, score=0.0)
@@ -229,6 +260,7 @@ class RoundRunner:
         self.sandbox = sandbox
         self.scoring_errors = 0
         self.last_answer_at = 0.0
+        self.failures: Counter[str] = Counter()
 
     async def run(self, view: ChainView) -> RoundReport:
         with long_lived_objects_frozen():
@@ -368,6 +400,7 @@ class RoundRunner:
         )
         writer = ResponseWriter(self.store, params.write_batch, clock)
         writer.start()
+        self.failures = Counter()
         # Every episode row a miner has handed in, by hotkey and task id: what its budget keeps.
         recorded: dict[str, dict[int, tuple[str, float]]] = {}
         player = EpisodePlayer(
@@ -472,18 +505,21 @@ class RoundRunner:
             query_wall_s=query_wall,
             slowest_response_s=max(latencies, default=0.0),
             slowest_episodes_s=slowest_serial,
+            failures=self.failures,
             after_last_answer_s=time.perf_counter() - last_answer_at,
             cpu_s=time.process_time() - started_cpu,
             clock=clock,
             all_sent_s=all_sent_s,
             all_sent_cpu_s=all_sent_cpu_s,
         )
+        failed = f"; failed: {describe_failures(self.failures)}" if self.failures else ""
         log.info(
-            "round %d scored: %d responses (%s) in %.2f s",
+            "round %d scored: %d responses (%s) in %.2f s%s",
             number,
             report.n_responses,
             ", ".join(f"{k} {v}" for k, v in sorted(statuses.items())),
             report.wall_s,
+            failed,
         )
         if self.scoring_errors > 1:
             log.warning("round %d: scoring failed on %d responses (scored 0)", number, self.scoring_errors)
@@ -520,13 +556,16 @@ class RoundRunner:
         status = result.status.value if isinstance(result.status, QueryStatus) else str(result.status)
         raw = result.raw_text or ""
         cap = self.params.raw_output_cap
-        writer.add(
+        self._store(
+            writer,
             {
                 "round_id": round_id,
                 "task_id": task_id,
                 "hotkey": miner.hotkey,
                 "uid": miner.uid,
-                "category": variant.scoring_category,
+                # The task's own category (missing_param is scored as irrelevance, but tallied as itself,
+                # so a column or row named irrelevance holds only irrelevance).
+                "category": variant.category,
                 "status": status,
                 "latency_s": float(result.latency_s),
                 "http_status": result.http_status,
@@ -539,11 +578,18 @@ class RoundRunner:
                 "score": judgement.score,
                 "components": judgement.components,
                 "transcript": None,
-            }
+            },
         )
         if self.on_response is not None:
             self.on_response(status)
         return status, float(result.latency_s)
+
+    def _store(self, writer: ResponseWriter, row: dict[str, Any]) -> None:
+        """Hand a scored row to the writer, its failure cause counted for the round's log line."""
+        cause = failure_cause(row["category"], row["status"], row.get("http_status"), row.get("error"))
+        if cause is not None:
+            self.failures[cause] += 1
+        writer.add(row)
 
     def _add_episode_row(
         self, writer: ResponseWriter, recorded: dict[str, dict[int, tuple[str, float]]]
@@ -551,7 +597,7 @@ class RoundRunner:
         def add(row: dict[str, Any]) -> None:
             self.last_answer_at = time.perf_counter()
             recorded.setdefault(row["hotkey"], {})[row["task_id"]] = (row["status"], row["latency_s"])
-            writer.add(row)
+            self._store(writer, row)
 
         return add
 
@@ -585,7 +631,8 @@ class RoundRunner:
             if task_id in done:
                 outcomes.append(done[task_id])
                 continue
-            writer.add(
+            self._store(
+                writer,
                 {
                     "round_id": round_id,
                     "task_id": task_id,
@@ -604,7 +651,7 @@ class RoundRunner:
                     "score": 0.0,
                     "components": {},
                     "transcript": None,
-                }
+                },
             )
             if self.on_response is not None:
                 self.on_response(QueryStatus.TIMEOUT.value)

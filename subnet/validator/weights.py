@@ -5,6 +5,10 @@ Due when at least ``interval`` blocks (the subnet's tempo unless
 update on chain. A failed attempt (chain away, rate limit) is recorded and the
 next run of the job tries again, so weights are set soon after the chain
 comes back.
+
+Only miners serving an axon now earn weight: a registered hotkey whose axon is gone (a miner
+that stopped serving, or a localnet miner of an earlier run that this run does not start) keeps
+its stored moving average but is paid nothing until it serves again.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
-from subnet.validator.rounds import ChainView
+from subnet.validator.rounds import ChainView, queryable_miners
 from subnet.validator.state import WeightPolicy, compute_weights, why_no_weights
 from subnet.validator.store import Store
 
@@ -122,10 +126,13 @@ class WeightSetter:
             return await self._record(view, block, {}, outcome_of(exc), str(exc))
 
         standings = await self.store.standings()
-        uid_of_hotkey, validators = view.uid_of_hotkey(), view.validator_hotkeys()
-        weights = compute_weights(standings, uid_of_hotkey, self.policy, excluded_hotkeys=validators)
+        uid_of_hotkey = view.uid_of_hotkey()
+        serving = {neuron.hotkey for neuron in queryable_miners(view)}
+        # Validators and registered miners without a serving axon: nothing to pay for.
+        excluded = view.validator_hotkeys() | frozenset(set(uid_of_hotkey) - serving)
+        weights = compute_weights(standings, uid_of_hotkey, self.policy, excluded_hotkeys=excluded)
         if not weights:
-            why = why_no_weights(standings, uid_of_hotkey, self.policy, excluded_hotkeys=validators)
+            why = why_no_weights(standings, uid_of_hotkey, self.policy, excluded_hotkeys=excluded)
             return await self._record(view, block, {}, WeightsOutcome.NO_WEIGHTS, f"no weight set: {why}")
         try:
             result = await call_chain(self.chain.set_weights, weights, self.version_key)

@@ -145,7 +145,14 @@ async def test_round_watcher_reports_each_finished_round_once(engine: AsyncEngin
         RoundStatus.SCORED.value,
         {ALICE: [("simple", True, 1.0), ("irrelevance", False, 0.0)], BOB: [("simple", False, 0.5)]},
     )
-    await _add_round(engine, 2, RoundStatus.RUNNING.value, {ALICE: [("simple", True, 1.0)]})
+    # An answer from a hotkey this run does not run (a miner of an earlier run) is not counted.
+    stranger = "5" + "C" * 47
+    await _add_round(
+        engine,
+        2,
+        RoundStatus.RUNNING.value,
+        {ALICE: [("simple", True, 1.0)], stranger: [("simple", True, 1.0)]},
+    )
     (first,) = await watcher.poll()
     assert first.number == 1 and first.seconds == 42
     assert first.miners == {"miner1": (0.5, 1, 2), "miner2": (0.5, 0, 1)}
@@ -154,7 +161,7 @@ async def test_round_watcher_reports_each_finished_round_once(engine: AsyncEngin
     )
     assert await watcher.poll() == []
     assert await last_round_number(engine) == 2
-    assert await answers_in_flight(engine) == (2, 1)
+    assert await answers_in_flight(engine, [ALICE, BOB]) == (2, 1)
 
 
 async def test_a_round_with_episodes_reports_them_and_scores_as_the_validator(engine: AsyncEngine) -> None:
@@ -189,7 +196,7 @@ async def test_watcher_on_a_database_without_tables(tmp_path: Path) -> None:
     engine = create_engine(sqlite_url(tmp_path / "empty.sqlite"))
     try:
         assert await RoundWatcher(engine, {}, 0).poll() == []
-        assert await answers_in_flight(engine) is None
+        assert await answers_in_flight(engine, [ALICE]) is None
         assert await last_round_number(engine) == 0
     finally:
         await engine.dispose()
@@ -364,3 +371,15 @@ def test_progress_lines_from_the_validator_log(tmp_path: Path) -> None:
         handle.write(b"o\n")
     assert follower.new_lines() == ["two"]
     assert LogFollower(tmp_path / "missing.log").new_lines() == []
+
+
+async def test_a_round_line_names_its_failures_episode_timeouts_too(engine: AsyncEngine) -> None:
+    await _add_round(
+        engine,
+        1,
+        RoundStatus.SCORED.value,
+        # score -1: stored with status timeout (see _add_round)
+        {ALICE: [("simple", True, 1.0), ("multi_turn_base", False, -1.0), ("simple", False, -1.0)]},
+    )
+    (result,) = await RoundWatcher(engine, {ALICE: "miner1"}, 0).poll()
+    assert result.describe().endswith("; failed: episode timeout x1, timeout x1"), result.describe()

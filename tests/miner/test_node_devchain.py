@@ -6,11 +6,13 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import json
+import logging
 import os
 import signal
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from types import ModuleType
@@ -23,9 +25,10 @@ from aiohttp import web
 from subnet.chain import ChainClient
 from subnet.config import MinerSettings, load_wallet, parse_miner_settings
 from subnet.devchain import DevChain
+from subnet.miner.base import GenerationRequest, GenerationResult, ModelOptions
 from subnet.miner.node import MinerNode
 from subnet.protocol import ChatCompletionRequest
-from subnet.transport import MinerClient, MinerTarget
+from subnet.transport import GATE_KEY, ClientTimeouts, MinerClient, MinerTarget
 from subnet.wallets import create_dev_wallet
 
 BLOCK_TIME = 0.05
@@ -265,6 +268,73 @@ async def test_a_miner_in_front_of_an_engine_passes_its_tool_calls_to_the_valida
         tool_calls = result.completion.message.tool_calls
         assert tool_calls is not None and tool_calls[0].function.name == "get_weather"
         assert json.loads(tool_calls[0].function.arguments) == {"city": "Paris"}
+    finally:
+        await node.stop()
+        await miner_chain.close()
+        await validator_chain.close()
+
+
+class _SlowModel:
+    """A model under load: no answer comes, and closing it would wait for its running generations
+    for a minute (what the demo model on a busy CPU did: 77 s from SIGTERM to stopped)."""
+
+    def __init__(self, options: ModelOptions) -> None:
+        self.options = options
+        self.closed = False
+
+    async def start(self) -> None:
+        return None
+
+    async def generate(self, request: GenerationRequest) -> GenerationResult:
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+    async def close(self) -> None:
+        await asyncio.sleep(60)
+        self.closed = True
+
+    def describe(self) -> str:
+        return "a slow model"
+
+
+async def test_a_stop_under_load_takes_the_drain_and_the_model_close_deadlines_and_no_more(
+    miner_argv: Callable[..., list[str]], devchain: DevChain, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings = parse_miner_settings(miner_argv("miner"), env={})
+    validator_settings = parse_miner_settings(miner_argv("validator"), env={})
+    miner_chain = await _registered_client(settings, devchain, tmp_path, "miner")
+    validator_chain = await _registered_client(validator_settings, devchain, tmp_path, "validator")
+    devchain.add_stake(validator_chain.coldkey, validator_chain.hotkey, NETUID, 100.0)
+    model = _SlowModel(ModelOptions.from_settings(settings.model))
+    node = MinerNode(settings, chain=miner_chain, backend=model, drain_s=1.0, model_close_s=1.0)
+    try:
+        await node.start()
+        assert node.server is not None
+        gate = node.server.app[GATE_KEY]
+        me = (await validator_chain.metagraph()).by_hotkey(miner_chain.hotkey)
+        assert me is not None
+        request = ChatCompletionRequest.model_validate(
+            {"model": "m", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 4}
+        )
+        async with MinerClient(validator_chain.wallet, timeouts=ClientTimeouts(total_s=60.0)) as client:
+            asked = asyncio.ensure_future(
+                client.query(MinerTarget(me.hotkey, me.axon_ip, me.axon_port, me.uid), request)
+            )
+            for _ in range(400):
+                if gate.active:
+                    break
+                await asyncio.sleep(0.025)
+            assert gate.active == 1
+            started = time.monotonic()
+            with caplog.at_level(logging.INFO, logger="miner"):
+                await node.stop()
+            took = time.monotonic() - started
+            result = await asyncio.wait_for(asked, 10.0)
+        # The drain (1 s), the transport's cancellation of what still runs (1 s), the model's
+        # close (1 s): a hard budget well under the minute the model alone would have taken.
+        assert took < 6.0, took
+        assert not result.ok and not model.closed
+        assert "were cut off" in caplog.text and "1 requests in flight" in caplog.text
     finally:
         await node.stop()
         await miner_chain.close()

@@ -436,3 +436,36 @@ def test_dockerignore_keeps_what_the_image_needs() -> None:
         assert not ignored(needed), needed
     for local_state in (".venv", ".git", ".state", "tests"):
         assert ignored(local_state), local_state
+
+
+# --------------------------------------------------------------------------- fitted to the demo
+
+
+def test_the_validator_waits_for_the_miners_health(compose: dict[str, Any]) -> None:
+    depends = compose["services"]["validator"]["depends_on"]
+    for miner in ("miner-1", "miner-2"):
+        assert depends[miner]["condition"] == "service_healthy"
+
+
+def test_timeouts_and_thresholds_fit_a_demo_round(compose: dict[str, Any]) -> None:
+    """The miners answer (or refuse) before the validator stops waiting, by the localnet's one
+    rule; one round's answers are enough to earn weight, and the demo's scores clear the floor."""
+    from subnet.localnet.settings import miner_timeout_below
+
+    validator = command_of(compose, "validator")
+    query_timeout = float(flag_value(validator, "--query.timeout"))
+    for miner in ("miner-1", "miner-2"):
+        command = command_of(compose, miner)
+        assert float(flag_value(command, "--model.timeout")) == miner_timeout_below(query_timeout)
+        assert flag_value(command, "--model.guided") != "off"
+    per_round = int(flag_value(validator, "--round.tasks")) + int(flag_value(validator, "--round.episodes"))
+    assert int(flag_value(validator, "--scoring.min_samples")) <= per_round
+    assert float(flag_value(validator, "--weights.floor")) == 0.0
+
+
+def test_dockerfile_installs_xgrammar_as_setup_does() -> None:
+    """--model.guided needs xgrammar; the image installs the version scripts/setup.sh does."""
+    runs = " ".join(args for instruction, args in dockerfile_instructions() if instruction == "RUN")
+    setup = (ROOT / "scripts" / "setup.sh").read_text()
+    (version,) = re.findall(r"xgrammar==([\d.]+)", setup)
+    assert re.search(rf"pip install --no-deps [^&]*\"?xgrammar=={re.escape(version)}", runs), runs

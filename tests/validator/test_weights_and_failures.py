@@ -134,3 +134,14 @@ async def test_a_round_that_fails_is_discarded_at_once(store: Store) -> None:
     latest = (await store.rounds())[-1]
     assert latest.number == 2 and latest.status == RoundStatus.DISCARDED.value
     assert "transport broke" in latest.note
+
+
+async def test_a_registered_miner_without_a_serving_axon_earns_no_weight(store: Store) -> None:
+    """A stopped miner (a localnet's miner of an earlier run) keeps its average but is not paid."""
+    chain = FakeChain()
+    setter = WeightSetter(store=store, chain=chain, policy=WeightPolicy(min_samples=5), interval_blocks=None)
+    unserved = Neuron(1, "good", "cold", 0.0, False, "0.0.0.0", 0, 0, 0.0)
+    view = _view(last_update=80)
+    view = ChainView(view.block, view.block_hash, (view.neurons[0], unserved, *view.neurons[2:]), "me")
+    attempt = await setter.maybe_set(view)
+    assert attempt.outcome == "ok" and set(attempt.weights) == {2}
