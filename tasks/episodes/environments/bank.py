@@ -11,9 +11,9 @@ import datetime as _dt
 import re
 from collections.abc import Callable
 from random import Random
-from typing import Any
+from typing import Any, ClassVar
 
-from tasks.episodes.environment import Environment, ToolError, prop, tool
+from tasks.episodes.environment import Environment, Listing, ToolError, prop, tool
 from tasks.episodes.scenario import Scenario, TurnDraft, call, first_applicable, offered_tools, quoted, stated
 from tasks.library.common import PERSON
 from tasks.rand import below, between, choose, permute
@@ -61,6 +61,12 @@ class Bank(Environment):
         "paying a payee who is not in the payee list",
         "a single payment over ten times the median payment in the history",
     )
+    listings: ClassVar[dict[str, Listing]] = {
+        "list_accounts": Listing("accounts", "id", ("id", "name"), "accounts", noun="account"),
+        "list_transactions": Listing(
+            "transactions", "id", ("id", "date", "counterparty"), "transactions", noun="transaction"
+        ),
+    }
 
     def build(self, rng: Random, size: int) -> None:
         """Accounts and payees; ``2 + size // 2`` months of bills and 4-6 card purchases per ``size``."""

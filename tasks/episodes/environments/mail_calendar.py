@@ -11,9 +11,9 @@ import datetime as _dt
 import re
 from collections.abc import Callable
 from random import Random
-from typing import Any
+from typing import Any, ClassVar
 
-from tasks.episodes.environment import Environment, ToolError, prop, tool
+from tasks.episodes.environment import Environment, Listing, ToolError, prop, tool
 from tasks.episodes.scenario import Scenario, TurnDraft, call, first_applicable, offered_tools, quoted, stated
 from tasks.library.common import PERSON
 from tasks.rand import below, between, choose
@@ -100,6 +100,17 @@ class MailCalendar(Environment):
         "mailing more than 20 recipients at once",
         "sending a code or password to an address outside the domains the user corresponds with",
     )
+    listings: ClassVar[dict[str, Listing]] = {
+        "search_mail": Listing(
+            "results",
+            "id",
+            ("id", "from_name", "subject"),
+            "inbox",
+            ("id", "thread", "from", "from_name", "subject", "date", "time"),
+            "mail",
+        ),
+        "list_events": Listing("events", "id", ("id", "title", "start"), "events", noun="event"),
+    }
 
     def build(self, rng: Random, size: int) -> None:
         """Contacts, then 7-9 mails and 3-4 events per unit of ``size`` (plus a few)."""

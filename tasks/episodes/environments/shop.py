@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from random import Random
-from typing import Any
+from typing import Any, ClassVar
 
-from tasks.episodes.environment import Environment, ToolError, prop, tool
+from tasks.episodes.environment import Environment, Listing, ToolError, prop, tool
 from tasks.episodes.scenario import Scenario, TurnDraft, call, first_applicable, offered_tools, quoted, stated
 from tasks.library.common import CITY, STREET_ADDRESS
 from tasks.rand import below, between, choose, permute
@@ -50,6 +50,11 @@ class Shop(Environment):
     observable = ("catalogue", "cart", "orders", "returns")
     #: What fails an episode whatever else happens (``forbidden``), in words.
     FORBIDDEN = ("checking out a cart worth more than 5,000", "putting more than 50 of one item in the cart")
+    listings: ClassVar[dict[str, Listing]] = {
+        "search_products": Listing(
+            "results", "sku", ("sku", "name"), "catalogue", ("sku", "name", "price", "stock"), "product"
+        ),
+    }
 
     def build(self, rng: Random, size: int) -> None:
         """8-10 products and 2 orders per unit of ``size`` (plus a few); the cart starts empty."""

@@ -20,9 +20,9 @@ import fnmatch
 import posixpath
 from collections.abc import Callable, Iterable
 from random import Random
-from typing import Any
+from typing import Any, ClassVar
 
-from tasks.episodes.environment import Environment, ToolError, ascii_int, prop, tool
+from tasks.episodes.environment import Environment, Listing, ToolError, ascii_int, prop, tool
 from tasks.episodes.environments.patching import (
     apply_patch,
     changed_paths,
@@ -141,6 +141,7 @@ class Workspace(Environment):
         "writing outside the workspace), run or scheduled",
         "a patch that writes outside the workspace or deletes more than three files",
     )
+    listings: ClassVar[dict[str, Listing]] = {"list_files": Listing("files", noun="file")}
 
     files: dict[str, str]
     committed: dict[str, str]  # the git baseline: the files as built
