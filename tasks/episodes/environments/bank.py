@@ -62,9 +62,16 @@ class Bank(Environment):
         "a single payment over ten times the median payment in the history",
     )
     listings: ClassVar[dict[str, Listing]] = {
-        "list_accounts": Listing("accounts", "id", ("id", "name"), "accounts", noun="account"),
+        "list_accounts": Listing(
+            "accounts", "id", ("id", "name"), "accounts", ("id", "name", "balance", "currency"), "account"
+        ),
         "list_transactions": Listing(
-            "transactions", "id", ("id", "date", "counterparty"), "transactions", noun="transaction"
+            "transactions",
+            "id",
+            ("id", "date", "counterparty"),
+            "transactions",
+            ("id", "date", "account", "amount", "kind", "counterparty", "reference"),
+            "transaction",
         ),
     }
 
