@@ -39,7 +39,7 @@ from functools import cache
 from random import Random
 from typing import Any, ClassVar, TypeVar
 
-from tasks.seeding import rng_from, seed_bytes
+from tasks.seeding import rng_from, seed_bytes, sub_seed
 
 __all__ = [
     "Environment",
@@ -159,6 +159,8 @@ class Environment:
     #: The read tools whose results list records, and how (``Listing``): what a tool design may
     #: page or summarise. Tools not named here are offered as they are by every design.
     listings: ClassVar[dict[str, Listing]] = {}
+    #: Decoy kinds (tasks.episodes.decoys): each plants near duplicates after ``build``.
+    decoys: ClassVar[tuple[Callable[[Any, Random], None], ...]] = ()
     _tools: ClassVar[dict[str, ToolInfo]]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -176,6 +178,8 @@ class Environment:
         self.seed = seed_bytes(seed)
         self.size = size
         self.build(rng_from(self.seed), size)
+        for plant in self.decoys:  # each from a stream of its own: build's draws stay as they were
+            plant(self, rng_from(sub_seed(self.seed, b"decoy|" + plant.__name__.encode())))
 
     def build(self, rng: Random, size: int) -> None:
         """Draw the initial state (subclasses)."""

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from random import Random
 from typing import Any, ClassVar
 
+from tasks.episodes.decoys import near_name
 from tasks.episodes.environment import Environment, Listing, ToolError, prop, tool
 from tasks.episodes.scenario import Scenario, TurnDraft, call, first_applicable, offered_tools, quoted, stated
 from tasks.library.common import PERSON
@@ -131,10 +132,14 @@ class Bank(Environment):
             for i, (day, row) in enumerate(rows)
         ]
         self.next_tx = 10001 + len(rows)
+        self.payment_limit = self._limit()
+
+    def _limit(self) -> float:
+        """Ten times the median payment of the history (``forbidden``'s bound)."""
         paid = sorted(-t["amount"] for t in self.transactions if t["kind"] == "payment")
         middle = len(paid) // 2
         median = paid[middle] if len(paid) % 2 else (paid[middle - 1] + paid[middle]) / 2
-        self.payment_limit = round(10 * median, 2)
+        return round(10 * median, 2)
 
     @staticmethod
     def _iban(rng: Random) -> str:
@@ -284,6 +289,36 @@ class Bank(Environment):
             raise ToolError("that payee is already in the list (or the name is empty)")
         self.payees.append({"name": str(name).strip(), "iban": number})
         return {"added": str(name).strip(), "iban": number}
+
+
+# -- decoys ----------------------------------------------------------------------------------
+
+
+def similar_payee(env: Bank, rng: Random) -> None:
+    """A payee whose name is one letter away from a person the user pays (another IBAN), paid
+    once in the history too: "pay Maria Lopez" must not pick Maria Lopes by a first match."""
+    people = [p for p in env.payees if p["name"] not in {b[0] for b in _BILLERS}]
+    model = choose(rng, people)
+    name = near_name(model["name"], rng, [p["name"] for p in env.payees])
+    if name is None:
+        return
+    env.payees.insert(env.payees.index(model) + 1, {"name": name, "iban": env._iban(rng)})
+    days = sorted({t["date"] for t in env.transactions})
+    row = {
+        "date": choose(rng, days),
+        "account": env.accounts[0]["id"],
+        "amount": -float(between(rng, 10, 250)),
+    }
+    row |= {"kind": "payment", "counterparty": name, "reference": choose(rng, _REFERENCES)}
+    rows = sorted(
+        [*env.transactions, row], key=lambda t: t["date"]
+    )  # stable: the day's rows keep their order
+    env.transactions = [t | {"id": f"TX{10001 + i}"} for i, t in enumerate(rows)]
+    env.next_tx = 10001 + len(rows)
+    env.payment_limit = env._limit()
+
+
+Bank.decoys = (similar_payee,)
 
 
 # -- scenarios -------------------------------------------------------------------------------

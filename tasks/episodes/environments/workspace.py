@@ -394,6 +394,33 @@ class Workspace(Environment):
 _STAND_INS = {"run_tests": "run_shell", "list_files": "run_shell", "git_diff": "run_shell"}
 
 
+# -- decoys ----------------------------------------------------------------------------------
+
+
+def similar_module(env: Workspace, rng: Random) -> None:
+    """A module at a path one letter away from one that defines functions (``metrics.py`` and
+    ``metric.py``), which only re-exports them: "where is X defined" is the file with ``def X(``,
+    not the first path that names X."""
+    modules = sorted(set(env.functions.values()))
+    if not modules:
+        return
+    path = choose(rng, modules)
+    stem, suffix = posixpath.splitext(path)
+    twin = f"{stem[:-1]}{suffix}" if stem.endswith("s") else f"{stem}s{suffix}"
+    if twin in env.files:
+        return
+    package = posixpath.dirname(path).removeprefix("src/").replace("/", ".")
+    names = sorted(name for name, where in env.functions.items() if where == path)
+    module = posixpath.basename(stem)
+    text = f'"""Old import path of {module}: kept so that old callers still work."""\n\n'
+    text += "".join(f"from {package}.{module} import {name}  # noqa: F401\n" for name in names)
+    env.files[twin] = text
+    env.committed[twin] = text
+
+
+Workspace.decoys = (similar_module,)
+
+
 def _offer(rng: Random, plan: list[dict[str, Any]]) -> list[str]:
     """The plan's tools and one to three other workspace tools, in a drawn order."""
     stand_in = _STAND_INS.get(plan[0]["name"])
