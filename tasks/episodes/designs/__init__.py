@@ -21,7 +21,7 @@ from random import Random
 from typing import Any
 
 from tasks.episodes.designs.base import Design, DesignedEnvironment, DesignTool, wanted_values
-from tasks.episodes.environment import Environment
+from tasks.episodes.environment import Environment, ToolError
 from tasks.episodes.scenario import Scenario, TurnDraft
 from tasks.errors import TaskConfigError
 
@@ -110,6 +110,15 @@ def offered_names(cls: type[Environment], name: str, canonical: list[str]) -> li
     return list(chosen)
 
 
+def _observe(env: Environment, call: dict[str, Any]) -> Any:
+    """A reference call's observation, the tool run directly (its arguments are the generator's
+    own: no journal for an undo, no bound on the result); a refusal is an error observation."""
+    try:
+        return type(env).tools()[call["name"]].function(env, **copy.deepcopy(call["arguments"]))
+    except ToolError as error:
+        return {"error": str(error)}
+
+
 def translate_scenario(env: Environment, name: str, scenario: Scenario) -> Scenario | None:
     """``scenario`` (canonical names) as design ``name`` offers it, or None when a turn's plan
     would grow past ``MAX_TURN_CALLS``. ``env`` is the environment the scenario was drawn on, in
@@ -119,15 +128,18 @@ def translate_scenario(env: Environment, name: str, scenario: Scenario) -> Scena
     cls = type(env)
     turns: list[TurnDraft] = []
     later = [call for turn in scenario.turns for call in turn.plan]
+    # Only a listing's observation shapes a plan: replay up to the last listing call, no further.
+    reads = [index for index, call in enumerate(later) if call["name"] in cls.listings]
+    replayed = reads[-1] + 1 if chosen.reads_observations and reads else 0
     done = 0
     for draft in scenario.turns:
-        if chosen.reads_observations:
+        if done < replayed:
             env.begin_turn()
         plan: list[dict[str, Any]] = []
         for call in draft.plan:
             done += 1
-            observation = env.dispatch(call["name"], call["arguments"]) if chosen.reads_observations else None
-            wanted = wanted_values(later[done:], draft.needed) if chosen.reads_observations else []
+            observation = _observe(env, call) if done <= replayed else None
+            wanted = wanted_values(later[done:], draft.needed) if observation is not None else []
             plan.extend(chosen.plan_call(cls, call, observation, wanted))
         if len(plan) > MAX_TURN_CALLS:
             return None

@@ -7,6 +7,7 @@ the median of the payments in the history.
 
 from __future__ import annotations
 
+import bisect
 import datetime as _dt
 import re
 from collections.abc import Callable
@@ -310,11 +311,12 @@ def similar_payee(env: Bank, rng: Random) -> None:
         "amount": -float(between(rng, 10, 250)),
     }
     row |= {"kind": "payment", "counterparty": name, "reference": choose(rng, _REFERENCES)}
-    rows = sorted(
-        [*env.transactions, row], key=lambda t: t["date"]
-    )  # stable: the day's rows keep their order
-    env.transactions = [t | {"id": f"TX{10001 + i}"} for i, t in enumerate(rows)]
-    env.next_tx = 10001 + len(rows)
+    # After the day's other rows (the history is in date order); the ids then follow that order.
+    at = bisect.bisect_right([t["date"] for t in env.transactions], row["date"])
+    env.transactions.insert(at, row)
+    for index in range(at, len(env.transactions)):
+        env.transactions[index] = env.transactions[index] | {"id": f"TX{10001 + index}"}
+    env.next_tx = 10001 + len(env.transactions)
     env.payment_limit = env._limit()
 
 

@@ -368,12 +368,12 @@ def same_subject_thread(env: MailCalendar, rng: Random) -> None:
     """A new thread with the subject of an existing contact thread, from another contact and
     older than the mail it copies: "the mail about X from Y" needs the sender, "the latest about
     X" the date, not the first subject match."""
-    mails = [m for m in env.inbox if m["from"] in {c["email"] for c in env.contacts}]
-    others = [c for c in env.contacts]
-    if not mails or len(others) < 2:
+    emails = {c["email"] for c in env.contacts}
+    mails = [m for m in env.inbox if m["from"] in emails]
+    if not mails or len(env.contacts) < 2:
         return
     model = choose(rng, mails)
-    sender = choose(rng, [c for c in others if c["email"] != model["from"]])
+    sender = choose(rng, [c for c in env.contacts if c["email"] != model["from"]])
     subject = model["subject"].removeprefix("Re: ")
     day = max(1, int(model["date"][8:]) - 1)  # a day before it, within its month
     mail = {"id": f"m{env.next_mail}", "thread": f"t{env.next_mail}", "from": sender["email"]}

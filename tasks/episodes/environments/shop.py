@@ -255,9 +255,7 @@ def sibling_products(env: Shop, rng: Random) -> None:
     kinds = {noun: (category, low, high) for category, noun, low, high in _KINDS}
     names = {product["name"] for product in env.catalogue}
     skus = {product["sku"] for product in env.catalogue}
-    models = list(env.catalogue)
-    permute(rng, models)
-    for model in models[: between(rng, 1, 3)]:
+    for model in [choose(rng, env.catalogue) for _ in range(between(rng, 1, 3))]:
         base = next((model["name"].removesuffix(v) for v in _VARIANTS[1:] if model["name"].endswith(v)), None)
         base = base or model["name"]
         noun = next((noun for noun in kinds if base.endswith(f" {noun}")), None)
