@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from scoring import FORMATS, check_episode
+from scoring import FORMATS, NATIVE_FORMATS, check_episode
 from subnet.validator.sandbox_worker import _environment
 from tasks.episodes import Episode, EpisodeRunner, agent_step, generate_episodes, variant
 from tasks.episodes.designs import DESIGN_SHARES, DESIGNS, design, designed_class
@@ -69,11 +69,12 @@ async def test_reference_plans_pass_under_every_design_in_every_format(name: str
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(DESIGNS))
 async def test_all_reference_plans_pass_under_every_design_in_every_format(name: str) -> None:
-    """The issue's bar under each design: 2,000 episodes, every variant in every format."""
+    """The issue's bar under each design: 2,000 episodes, every variant in every format (the
+    native families' markup included)."""
     episodes = [
         e for e in generate_episodes(b"designs-full", 2000, designs={name: 1.0}) if e.category != "agent_step"
     ]
-    for fmt in FORMATS:
+    for fmt in (*FORMATS, *NATIVE_FORMATS):
         for episode in episodes:
             ok, why = await _valid(variant(episode, fmt), fmt)
             assert ok, (fmt, why)
