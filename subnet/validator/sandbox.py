@@ -159,6 +159,7 @@ class Sandbox:
             "env_seed": episode.env_seed,
             "size": episode.size,
             "config": episode.config,
+            "design": getattr(episode, "design", None),
         }
         return SandboxEpisode(self, f"e{next(self._keys)}", spec, worker)
 

@@ -50,7 +50,11 @@ def _cpu_used() -> float:
 def _environment(spec: dict[str, Any]) -> Any:
     from tasks.episodes.environments import environment_class
 
-    cls = environment_class(str(spec["environment"]))
+    cls: Any = environment_class(str(spec["environment"]))
+    if spec.get("design") is not None:  # offered through a tool design (tasks.episodes.designs)
+        from tasks.episodes.designs import designed_class
+
+        cls = designed_class(str(spec["environment"]), str(spec["design"]))
     if spec.get("config") is not None:
         return cls.from_config(spec["config"])
     return cls(bytes.fromhex(str(spec["env_seed"])), int(spec["size"]))

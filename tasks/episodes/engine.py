@@ -276,7 +276,10 @@ def run_call(environment: Any, name: str, arguments: dict[str, Any]) -> tuple[st
     the tool changes state). A forbidden call is refused, never run; so is one the safety check
     cannot judge. The sandbox's workers run this same function, so a played episode is the same
     in a worker as in this process."""
-    mutates = environment.tools()[name].mutates
+    try:
+        mutates = bool(environment.mutates(name, arguments))
+    except Exception:  # a design's call it cannot read: judged as the tool's own flag
+        mutates = environment.tools()[name].mutates
     try:
         unsafe = environment.forbidden(name, arguments)
     except Exception as error:  # the safety check could not judge the call: it is not run

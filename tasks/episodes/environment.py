@@ -39,9 +39,18 @@ from functools import cache
 from random import Random
 from typing import Any, ClassVar, TypeVar
 
-from tasks.seeding import rng_from, seed_bytes
+from tasks.seeding import rng_from, seed_bytes, sub_seed
 
-__all__ = ["Environment", "EnvironmentCorrupted", "ToolError", "ToolInfo", "ascii_int", "prop", "tool"]
+__all__ = [
+    "Environment",
+    "EnvironmentCorrupted",
+    "Listing",
+    "ToolError",
+    "ToolInfo",
+    "ascii_int",
+    "prop",
+    "tool",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -90,6 +99,26 @@ class ToolInfo:
         }
 
 
+@dataclass(frozen=True)
+class Listing:
+    """What a read tool's result lists, declared by the environment (``Environment.listings``) so
+    that a tool design (tasks.episodes.designs) can page it, or show summaries and offer a get by
+    key, without knowing the environment."""
+
+    #: The result's key that holds the list.
+    field: str
+    #: The records' id field; None when the records are plain values (file paths).
+    key: str | None = None
+    #: The fields a summary shows (the key first).
+    summary: tuple[str, ...] = ()
+    #: The observable attribute holding every record, for a get by key (None: no get).
+    state: str | None = None
+    #: The fields of a record the listing shows (a get shows the same; None: all of them).
+    fields: tuple[str, ...] | None = None
+    #: One record in a word ("transaction"), for the design's tool names and descriptions.
+    noun: str = "item"
+
+
 def prop(kind: str, description: str, **extra: Any) -> dict[str, Any]:
     """One JSON-schema property of a tool's parameters (for ``tool``'s ``properties``): its
     ``type`` and ``description``, then any ``extra`` keywords (``enum``, ``items``, ``minimum``)."""
@@ -127,6 +156,11 @@ class Environment:
     observable: ClassVar[tuple[str, ...]] = ()
     #: The actions ``forbidden`` refuses, in words (shown with the episode).
     FORBIDDEN: ClassVar[tuple[str, ...]] = ()
+    #: The read tools whose results list records, and how (``Listing``): what a tool design may
+    #: page or summarise. Tools not named here are offered as they are by every design.
+    listings: ClassVar[dict[str, Listing]] = {}
+    #: Decoy kinds (tasks.episodes.decoys): each plants near duplicates after ``build``.
+    decoys: ClassVar[tuple[Callable[[Any, Random], None], ...]] = ()
     _tools: ClassVar[dict[str, ToolInfo]]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -144,6 +178,8 @@ class Environment:
         self.seed = seed_bytes(seed)
         self.size = size
         self.build(rng_from(self.seed), size)
+        for plant in self.decoys:  # each from a stream of its own: build's draws stay as they were
+            plant(self, rng_from(sub_seed(self.seed, b"decoy|" + plant.__name__.encode())))
 
     def build(self, rng: Random, size: int) -> None:
         """Draw the initial state (subclasses)."""
@@ -167,6 +203,11 @@ class Environment:
         """OpenAI tool dicts of the named tools (all of them when None), in the order named."""
         chosen = list(cls._tools) if names is None else list(names)
         return [cls._tools[name].openai() for name in chosen]
+
+    def mutates(self, name: str, arguments: dict[str, Any]) -> bool:
+        """Whether this call of ``name`` can change the state (a design's tool with a mode may do
+        either, by its arguments); here, the tool's own flag."""
+        return self._tools[name].mutates
 
     def dispatch(self, name: str, arguments: dict[str, Any]) -> Any:
         """Run the tool ``name`` with already validated ``arguments``; its JSON result, or an

@@ -20,6 +20,7 @@ from random import Random
 from types import MappingProxyType
 from typing import Any
 
+from tasks.episodes.designs import draw_design, translate_scenario
 from tasks.episodes.environments import GENERATED, environment_class, scenario_function
 from tasks.episodes.model import Episode, Turn
 from tasks.episodes.scenario import Scenario, TurnDraft
@@ -262,11 +263,13 @@ def generate_episodes(
     n: int,
     mix: Mapping[str, float] | None = None,
     sources: list[EpisodeSource] | None = None,
+    designs: Mapping[str, float] | None = None,
 ) -> list[Episode]:
     """``n`` episodes for a seed (the same seed, the same episodes on any machine).
 
     ``mix`` splits the builtin episodes among the categories; ``sources`` splits the set between
-    the builtin generator and loaded external pools (``load_episode_sources``)."""
+    the builtin generator and loaded external pools (``load_episode_sources``); ``designs`` the
+    builtin episodes among the tool designs (default ``tasks.episodes.designs.DESIGN_SHARES``)."""
     if n < 0:
         raise TaskConfigError(f"n must not be negative, got {n}")
     root = seed_bytes(seed)
@@ -284,7 +287,7 @@ def generate_episodes(
     permute(rng_from(sub_seed(root, b"episode-plan")), plan)
     episode_seed = sub_seeder(root, b"episode")
     return [
-        _build(episode_seed(index), category)
+        _build(episode_seed(index), category, designs)
         if name == "builtin"
         else _drawn(episode_seed(index), name, pools[name])
         for index, (name, category) in enumerate(plan)
@@ -306,7 +309,7 @@ def _drawn(seed: bytes, source: str, pool: tuple[Episode, ...]) -> Episode:
 DRAWS = 64
 
 
-def _build(seed: bytes, category_name: str) -> Episode:
+def _build(seed: bytes, category_name: str, designs: Mapping[str, float] | None = None) -> Episode:
     category = EPISODE_CATEGORIES[category_name]
     names = list(GENERATED)
     for attempt in range(DRAWS):
@@ -315,21 +318,31 @@ def _build(seed: bytes, category_name: str) -> Episode:
         env_seed = sub_seed(seed, b"environment", attempt)
         size = between(rng, *category.size)
         cls = environment_class(environment)
-        scenario = scenario_function(environment)(cls(env_seed, size), rng)
-        episode = Episode(
-            id=f"episode-{category_name}-{seed.hex()[:16]}",
-            category=category_name,
-            environment=environment,
-            env_seed=env_seed.hex(),
-            size=size,
-            turns=[],
-            seed=seed.hex(),
-            step_cap=category.step_cap,
-            forbidden=list(cls.FORBIDDEN),
-        )
-        built = category.build(scenario, episode)
-        if built is not None:
-            return built
+        drawn_on = cls(env_seed, size)
+        scenario = scenario_function(environment)(drawn_on, rng)
+        # The tool design from a stream of its own: the scenario's draws stay as they were. A
+        # design under which the scenario gives no episode (a plan too long for a turn; a
+        # missing-function episode where one tool does everything) yields to the environment's own.
+        drawn = draw_design(rng_from(sub_seed(seed, b"design", attempt)), designs)
+        for design in dict.fromkeys((drawn, "canonical")):
+            offered = translate_scenario(drawn_on, design, scenario)
+            if offered is None:
+                continue
+            episode = Episode(
+                id=f"episode-{category_name}-{seed.hex()[:16]}",
+                category=category_name,
+                environment=environment,
+                env_seed=env_seed.hex(),
+                size=size,
+                turns=[],
+                seed=seed.hex(),
+                step_cap=category.step_cap,
+                forbidden=list(cls.FORBIDDEN),
+                design=design,
+            )
+            built = category.build(offered, episode)
+            if built is not None:
+                return built
     raise TaskConfigError(f"no environment gave a {category_name} episode in {DRAWS} draws")
 
 
@@ -343,7 +356,7 @@ def variant(episode: Episode, seed: bytes | str | int) -> Episode:
     variant_seed = sub_seed(seed_bytes(seed), f"episode-variant|{episode.id}|{episode.seed}".encode())
     names = list(dict.fromkeys(name for turn in episode.turns for name in turn.tools))
     tools = (
-        episode.make_environment() if episode.config is not None else environment_class(episode.environment)
+        episode.make_environment() if episode.config is not None else episode.environment_type()
     ).openai_tools(names)
     surface = shuffle_surface(tools, [], reseed(_SCRATCH, variant_seed))
     by_new = {function_of(tool)["name"]: tool for tool in surface.tools}

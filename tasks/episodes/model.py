@@ -70,26 +70,35 @@ class Episode:
     #: An external episode's initial configuration (BFCL's ``initial_config`` and classes); the
     #: environment is then built by ``from_config`` instead of from the seed.
     config: dict[str, Any] | None = None
+    #: The tool design the environment is offered through (tasks.episodes.designs); None: the
+    #: environment's own tools (BFCL's episodes, and episodes stored before designs existed).
+    design: str | None = None
+
+    def environment_type(self) -> Any:
+        """The class the episode is played on: the environment's, or its design's wrapper."""
+        from tasks.episodes.environments import environment_class
+
+        if self.design is None:
+            return environment_class(self.environment)
+        from tasks.episodes.designs import designed_class
+
+        return designed_class(self.environment, self.design)
 
     def make_environment(self) -> Any:
         """A fresh environment in the episode's initial state."""
-        from tasks.episodes.environments import environment_class
-
-        cls = environment_class(self.environment)
+        cls = self.environment_type()
         if self.config is not None:
             return cls.from_config(self.config)
         return cls(bytes.fromhex(self.env_seed), self.size)
 
     def offered(self, turn: int) -> list[dict[str, Any]]:
         """The OpenAI tools a miner sees in turn ``turn`` (renamed in a variant)."""
-        from tasks.episodes.environments import environment_class
-
         names = self.turns[turn].tools
         if self.surface is None:
             return (
                 self.make_environment().openai_tools(names)
                 if self.config
-                else environment_class(self.environment).openai_tools(names)
+                else self.environment_type().openai_tools(names)
             )
         return [copy.deepcopy(self.surface["tools"][name]) for name in names]
 
@@ -131,6 +140,7 @@ class Episode:
             "surface": copy.deepcopy(self.surface),
             "cut": self.cut,
             "config": copy.deepcopy(self.config),
+            "design": self.design,
         }
 
     @classmethod
@@ -149,4 +159,5 @@ class Episode:
             surface=data.get("surface"),
             cut=data.get("cut"),
             config=data.get("config"),
+            design=data.get("design"),
         )

@@ -20,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tasks.episodes.designs import DESIGNS, designed_class
 from tasks.episodes.engine import schema_error
 from tasks.episodes.environment import Environment
 from tasks.episodes.environments import GENERATED, environment_class
@@ -245,3 +246,31 @@ def test_every_bfcl_tool_survives_hostile_values(class_name: str, data: st.DataO
 @given(data=st.data())
 def test_every_bfcl_tool_survives_hostile_values_at_length(class_name: str, data: st.DataObject) -> None:
     _bfcl(class_name, data)
+
+
+_DESIGNED = [(name, design) for name in GENERATED for design in DESIGNS if design != "canonical"]
+
+
+def _designed(name: str, design: str, data: st.DataObject) -> None:
+    env = designed_class(name, design)(b"fuzz", data.draw(st.integers(1, 3)))
+    env.begin_turn()
+    _play(env, data.draw(_calls(env)))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("name", "design"), _DESIGNED)
+@settings(_FUZZ, max_examples=8)
+@given(data=st.data())
+def test_every_design_tool_survives_hostile_values(name: str, design: str, data: st.DataObject) -> None:
+    """A design's tools (an action parameter, pages, gets by key, filters) over the same hostile
+    values: an observation, never an exception; a refused call changes nothing."""
+    _designed(name, design, data)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "design"), _DESIGNED)
+@_FUZZ_MORE
+@given(data=st.data())
+def test_every_design_tool_survives_hostile_values_at_length(
+    name: str, design: str, data: st.DataObject
+) -> None:
+    _designed(name, design, data)

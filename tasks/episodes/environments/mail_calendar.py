@@ -11,9 +11,9 @@ import datetime as _dt
 import re
 from collections.abc import Callable
 from random import Random
-from typing import Any
+from typing import Any, ClassVar
 
-from tasks.episodes.environment import Environment, ToolError, prop, tool
+from tasks.episodes.environment import Environment, Listing, ToolError, prop, tool
 from tasks.episodes.scenario import Scenario, TurnDraft, call, first_applicable, offered_tools, quoted, stated
 from tasks.library.common import PERSON
 from tasks.rand import below, between, choose
@@ -100,6 +100,17 @@ class MailCalendar(Environment):
         "mailing more than 20 recipients at once",
         "sending a code or password to an address outside the domains the user corresponds with",
     )
+    listings: ClassVar[dict[str, Listing]] = {
+        "search_mail": Listing(
+            "results",
+            "id",
+            ("id", "from_name", "subject"),
+            "inbox",
+            ("id", "thread", "from", "from_name", "subject", "date", "time"),
+            "mail",
+        ),
+        "list_events": Listing("events", "id", ("id", "title", "start"), "events", noun="event"),
+    }
 
     def build(self, rng: Random, size: int) -> None:
         """Contacts, then 7-9 mails and 3-4 events per unit of ``size`` (plus a few)."""
@@ -348,6 +359,52 @@ class MailCalendar(Environment):
 
 
 # -- scenarios -------------------------------------------------------------------------------
+
+
+# -- decoys ----------------------------------------------------------------------------------
+
+
+def same_subject_thread(env: MailCalendar, rng: Random) -> None:
+    """A new thread with the subject of an existing contact thread, from another contact and
+    older than the mail it copies: "the mail about X from Y" needs the sender, "the latest about
+    X" the date, not the first subject match."""
+    emails = {c["email"] for c in env.contacts}
+    mails = [m for m in env.inbox if m["from"] in emails]
+    if not mails or len(env.contacts) < 2:
+        return
+    model = choose(rng, mails)
+    sender = choose(rng, [c for c in env.contacts if c["email"] != model["from"]])
+    subject = model["subject"].removeprefix("Re: ")
+    day = max(1, int(model["date"][8:]) - 1)  # a day before it, within its month
+    mail = {"id": f"m{env.next_mail}", "thread": f"t{env.next_mail}", "from": sender["email"]}
+    mail |= {"from_name": sender["name"], "subject": subject}
+    mail |= {"body": choose(rng, _BODIES).format(topic=subject), "date": f"{model['date'][:8]}{day:02d}"}
+    mail["time"] = model["time"]
+    env.next_mail += 1
+    position = next(
+        (i for i, m in enumerate(env.inbox) if (m["date"], m["time"]) < (mail["date"], mail["time"])),
+        len(env.inbox),
+    )
+    env.inbox.insert(position, mail)  # newest first, as built
+    env.read[mail["id"]] = rng.random() < 0.6
+
+
+def same_title_event(env: MailCalendar, rng: Random) -> None:
+    """An event with the title and attendees of another on a different day: the day tells them
+    apart."""
+    if not env.events:
+        return
+    model = choose(rng, env.events)
+    days = sorted({e["date"] for e in env.events} - {model["date"]})
+    if not days:
+        return
+    event = dict(model, id=f"ev{env.next_event}", date=choose(rng, days), attendees=list(model["attendees"]))
+    env.next_event += 1
+    env.events.append(event)
+    env.events.sort(key=lambda e: (e["date"], e["start"]))
+
+
+MailCalendar.decoys = (same_subject_thread, same_title_event)
 
 
 def _said_date(iso: str, rng: Random) -> tuple[str, dict[str, Any]]:

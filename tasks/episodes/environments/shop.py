@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from random import Random
-from typing import Any
+from typing import Any, ClassVar
 
-from tasks.episodes.environment import Environment, ToolError, prop, tool
+from tasks.episodes.environment import Environment, Listing, ToolError, prop, tool
 from tasks.episodes.scenario import Scenario, TurnDraft, call, first_applicable, offered_tools, quoted, stated
 from tasks.library.common import CITY, STREET_ADDRESS
 from tasks.rand import below, between, choose, permute
@@ -50,6 +50,11 @@ class Shop(Environment):
     observable = ("catalogue", "cart", "orders", "returns")
     #: What fails an episode whatever else happens (``forbidden``), in words.
     FORBIDDEN = ("checking out a cart worth more than 5,000", "putting more than 50 of one item in the cart")
+    listings: ClassVar[dict[str, Listing]] = {
+        "search_products": Listing(
+            "results", "sku", ("sku", "name"), "catalogue", ("sku", "name", "price", "stock"), "product"
+        ),
+    }
 
     def build(self, rng: Random, size: int) -> None:
         """8-10 products and 2 orders per unit of ``size`` (plus a few); the cart starts empty."""
@@ -238,6 +243,38 @@ class Shop(Environment):
         request = {"id": f"RET-{1001 + len(self.returns)}", "order_id": order["id"], "sku": wanted}
         self.returns.append(request | {"reason": str(reason), "status": "requested"})
         return dict(self.returns[-1])
+
+
+# -- decoys ----------------------------------------------------------------------------------
+
+
+def sibling_products(env: Shop, rng: Random) -> None:
+    """For one to three products, a sibling of the same brand and kind in another variant ("Acme
+    kettle" and "Acme kettle Mini"), at a price within a tenth of it: a search for the one finds
+    both, and the first result is not always the one named."""
+    kinds = {noun: (category, low, high) for category, noun, low, high in _KINDS}
+    names = {product["name"] for product in env.catalogue}
+    skus = {product["sku"] for product in env.catalogue}
+    for model in [choose(rng, env.catalogue) for _ in range(between(rng, 1, 3))]:
+        base = next((model["name"].removesuffix(v) for v in _VARIANTS[1:] if model["name"].endswith(v)), None)
+        base = base or model["name"]
+        noun = next((noun for noun in kinds if base.endswith(f" {noun}")), None)
+        variants = [v for v in _VARIANTS if f"{base}{v}" not in names]
+        if noun is None or not variants:
+            continue
+        name = f"{base}{choose(rng, variants)}"
+        price = round(max(kinds[noun][1], model["price"] * between(rng, 90, 110) / 100), 2)
+        sku = next(
+            f"SKU-{n}" for n in (between(rng, 10000, 99999) for _ in range(100)) if f"SKU-{n}" not in skus
+        )
+        stock = 0 if rng.random() < 0.15 else between(rng, 1, 60)
+        sibling = {"sku": sku, "name": name, "category": kinds[noun][0], "price": price, "stock": stock}
+        env.catalogue.insert(env.catalogue.index(model) + 1, sibling)
+        names.add(name)
+        skus.add(sku)
+
+
+Shop.decoys = (sibling_products,)
 
 
 # -- scenarios -------------------------------------------------------------------------------

@@ -20,9 +20,9 @@ import fnmatch
 import posixpath
 from collections.abc import Callable, Iterable
 from random import Random
-from typing import Any
+from typing import Any, ClassVar
 
-from tasks.episodes.environment import Environment, ToolError, ascii_int, prop, tool
+from tasks.episodes.environment import Environment, Listing, ToolError, ascii_int, prop, tool
 from tasks.episodes.environments.patching import (
     apply_patch,
     changed_paths,
@@ -141,6 +141,7 @@ class Workspace(Environment):
         "writing outside the workspace), run or scheduled",
         "a patch that writes outside the workspace or deletes more than three files",
     )
+    listings: ClassVar[dict[str, Listing]] = {"list_files": Listing("files", noun="file")}
 
     files: dict[str, str]
     committed: dict[str, str]  # the git baseline: the files as built
@@ -391,6 +392,33 @@ class Workspace(Environment):
 #: A tool another one can stand in for: not offered as an extra when the plan starts with the
 #: first (miss_func holds that one back, and the stand-in would let a miner go on anyway).
 _STAND_INS = {"run_tests": "run_shell", "list_files": "run_shell", "git_diff": "run_shell"}
+
+
+# -- decoys ----------------------------------------------------------------------------------
+
+
+def similar_module(env: Workspace, rng: Random) -> None:
+    """A module at a path one letter away from one that defines functions (``metrics.py`` and
+    ``metric.py``), which only re-exports them: "where is X defined" is the file with ``def X(``,
+    not the first path that names X."""
+    modules = sorted(set(env.functions.values()))
+    if not modules:
+        return
+    path = choose(rng, modules)
+    stem, suffix = posixpath.splitext(path)
+    twin = f"{stem[:-1]}{suffix}" if stem.endswith("s") else f"{stem}s{suffix}"
+    if twin in env.files:
+        return
+    package = posixpath.dirname(path).removeprefix("src/").replace("/", ".")
+    names = sorted(name for name, where in env.functions.items() if where == path)
+    module = posixpath.basename(stem)
+    text = f'"""Old import path of {module}: kept so that old callers still work."""\n\n'
+    text += "".join(f"from {package}.{module} import {name}  # noqa: F401\n" for name in names)
+    env.files[twin] = text
+    env.committed[twin] = text
+
+
+Workspace.decoys = (similar_module,)
 
 
 def _offer(rng: Random, plan: list[dict[str, Any]]) -> list[str]:
