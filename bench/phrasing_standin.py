@@ -52,6 +52,7 @@ _CONTEXT = (
     "I'm between meetings right now.",
     "Someone is waiting on me for this.",
 )
+_CONTEXT_LEADS = ("Also: ", "Note: ", "For context, ", "Oh, and ", "")
 _PLAIN = re.compile(r"[^A-Za-z ,'-]+")
 
 
@@ -88,6 +89,10 @@ def reword(body: dict[str, Any], seed: int, lose_one: bool = False) -> str:
         lead = _LEADS[int(rng.random() * len(_LEADS))].format(_base_verb(str(request.get("wants", ""))))
         said: list[str] = []
         for entry in request.get("state", ())[1 if lose_one else 0 :]:
+            if entry.get("words"):
+                # A value to be worked out travels as its words ("a quarter of 120.00").
+                said.append(f"{_about(str(entry.get('what', '')))} {entry['words']}")
+                continue
             parts = []
             for forms in entry.get("forms", ()):
                 quoted = any(" " in form for form in forms) and len(forms) == 1
@@ -98,6 +103,9 @@ def reword(body: dict[str, Any], seed: int, lose_one: bool = False) -> str:
         text = lead
         if joined:
             text += " " + _VALUE_LEADS[int(rng.random() * len(_VALUE_LEADS))] + joined + "."
+        for entry in request.get("also_say", ()):
+            fact = str(entry.get("fact", ""))
+            text += " " + _CONTEXT_LEADS[int(rng.random() * len(_CONTEXT_LEADS))] + fact + "."
         for entry in request.get("allude_to", ()):
             template = _WITHHELD[int(rng.random() * len(_WITHHELD))]
             text += " " + template.format(entry.get("hint", "the usual"), _about(str(entry.get("what", ""))))

@@ -2,7 +2,8 @@
 
 The digests were computed from the committed generator (GENERATOR_VERSION "1") before any
 performance work and re-pinned for version "2" (one Random per task set instead of one seeding
-per task; tool_shuffle unchanged). A change in output must be deliberate: bump
+per task; tool_shuffle unchanged) and for version "3" (devices: a system line with today, values
+worked out, decoys, open name and place spaces). A change in output must be deliberate: bump
 GENERATOR_VERSION and re-pin.
 The JSON keeps dict order (no sort_keys): the order of tools, properties and enums is part of
 what miners see.
@@ -22,9 +23,9 @@ from tasks.model import Task
 from tasks.shuffle import shuffle_surface
 from tasks.sources import load_bfcl_dir
 
-_PINNED_VERSION = "2"
-_BUILTIN_DIGEST = "2932fed03c00f410dc3dbb64690fbd01eb44463c58f9f56c132f901446b91f66"
-_SOURCED_DIGEST = "d80cff858cfcc8ea139ee2668a2ef9dda6bd0e92019ab9ed9ce36f85b98b095d"
+_PINNED_VERSION = "3"
+_BUILTIN_DIGEST = "b05b87ad90a07d43636ca758c7fe1864c754da71f07547dc31117fd8e72444a7"
+_SOURCED_DIGEST = "b6c42a40294eb9cb9e1cf111c8bd7ab4df5ec64b5e5e0ae23443897ad419c482"
 _ADVERSARIAL_SHUFFLE_DIGEST = "c140444a6a537c4529a20ac1d6d534c7ed4b23e47f3ebdc14503384db89035a9"
 
 
