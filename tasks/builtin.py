@@ -207,8 +207,9 @@ def instantiate(
         name = field.name
         gen = field.gen
         if index == worked_at and name != vague and scene is not None and not (vague and field.shares_gen):
-            worked = _work(field, rng, scene, drawn_by_gen)
-            if worked is not None:
+            found = _work(field, rng, scene, drawn_by_gen)
+            if found is not None:
+                device_name, worked = found
                 texts[name] = worked.text
                 values.append(
                     {
@@ -217,6 +218,7 @@ def instantiate(
                         "said": worked.text,
                         "mentions": [[kind, list(forms)] for kind, forms in worked.mentions],
                         "derived": list(worked.derived),
+                        "device": device_name,
                     }
                 )
                 context.extend(worked.context)
@@ -232,7 +234,7 @@ def instantiate(
         drawn = gen.draw(rng)
         if scene is not None and scene.decoys:
             for _ in range(8):
-                if drawn.accepted[0] not in scene.decoys:
+                if not any(value in scene.decoys for value in drawn.accepted):
                     break
                 drawn = gen.draw(rng)
         if field.shares_gen:
@@ -263,7 +265,7 @@ def instantiate(
             args[name] = drawn_args[name]
     text = template.format_map(texts)
     if scene is not None:
-        scene.stated.extend(accepted[0] for accepted in drawn_args.values())
+        scene.stated.extend(value for accepted in drawn_args.values() for value in accepted if value != "")
         if decoy_at >= 0:
             decoy = _decoy(plan.fields[decoy_at], rng, scene)
             if decoy is not None:
@@ -293,7 +295,7 @@ def instantiate(
 
 #: Shares of requests (with a placeholder a device fits) that state one value through a device,
 #: and that carry a decoy. High on purpose: a request without either is open to type matching.
-WORK_SHARE = 0.75
+WORK_SHARE = 0.85
 DECOY_SHARE = 0.6
 
 _BEFORE = ("{fact}. {text}", "{fact}, so {text}", "{fact} - {text}", "({fact}) {text}")
@@ -308,9 +310,11 @@ def _with_context(text: str, context: list[Fact], rng: Random) -> str:
     return text
 
 
-def _work(field: _Field, rng: Random, scene: Scene, drawn_by_gen: dict[int, list[Any]]) -> Worked | None:
-    """The field's value stated by a fitting device (a few tries), apart from values already drawn
-    by the same generator (origin and destination stay different)."""
+def _work(
+    field: _Field, rng: Random, scene: Scene, drawn_by_gen: dict[int, list[Any]]
+) -> tuple[str, Worked] | None:
+    """(device name, the field's value stated by it) for a fitting device (a few tries), apart from
+    values already drawn by the same generator (origin and destination stay different)."""
     device = pick_device(field.param, "value", rng)
     if device is None:
         return None
@@ -319,7 +323,7 @@ def _work(field: _Field, rng: Random, scene: Scene, drawn_by_gen: dict[int, list
         worked = device.work(field.param, rng, scene)
         if worked is not None and worked.accepted[0] not in earlier:
             earlier.append(worked.accepted[0])
-            return worked
+            return device.name, worked
     return None
 
 

@@ -44,7 +44,18 @@ __all__ = [
 ]
 
 #: Device modules, in registry order (the order is part of the generator's output).
-_MODULES = ("relative_date", "durations", "arithmetic", "headcount", "reference", "decoy")
+_MODULES = (
+    "relative_date",
+    "anchored_date",
+    "clock_words",
+    "durations",
+    "quantity_words",
+    "arithmetic",
+    "headcount",
+    "reference",
+    "labelled",
+    "decoy",
+)
 
 _WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 _MONTHS = (

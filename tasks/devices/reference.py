@@ -117,8 +117,8 @@ class Reference:
         second = (first + 1 + int(random() * (len(relations) - 1))) % len(relations)
         value = gen.draw(rng)
         decoy = gen.draw(rng)
-        if decoy.accepted[0] == value.accepted[0]:
-            return None
+        if any(form in value.accepted for form in decoy.accepted):
+            return None  # the same town in two countries reads the same
         facts: list[Fact] = []
         names: list[str] = []
         for rel, drawn, role in ((relations[first], value, "fact"), (relations[second], decoy, "decoy")):
