@@ -27,7 +27,13 @@ _DATE = (
     "the last time was on {x}",
 )
 _CLOCK = ("I have a call at {x}", "{x} won't work for me", "the old slot was {x}")
-_KINDS = (Date, ClockTime, Pick, Composed, Integer, Decimal, Quoted)
+_KINDS: tuple[type, ...] = (Date, ClockTime, Pick, Composed, Integer, Decimal, Quoted)
+
+
+def _kinds() -> tuple[type, ...]:
+    from tasks.library.common import EmailAddress, Handle, PersonName, Place
+
+    return (*_KINDS, Place, PersonName, EmailAddress, Handle)
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,9 +44,10 @@ class Decoy:
 
     def fits(self, param: Param) -> bool:
         gen = param.gen
-        if isinstance(gen, Pick) and len(gen.options) < 3:
+        if isinstance(gen, Pick) and (param.enum is not None or len(gen.options) < 3):
+            # An enum's words ("dollars", "standard") are also plain words of other requests.
             return False
-        return isinstance(gen, _KINDS) and param.type != "boolean"
+        return isinstance(gen, _kinds()) and param.type != "boolean"
 
     def work(self, param: Param, rng: Random, scene: Scene) -> Worked | None:
         gen = param.gen

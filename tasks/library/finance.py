@@ -151,6 +151,23 @@ TOOLS: tuple[ToolSpec, ...] = (
         ),
     ),
     ToolSpec(
+        "transfer_between_accounts",
+        "finance",
+        "Moves money between two of the user's own accounts.",
+        (
+            enum_req("from_account", "Account the money leaves.", _ACCOUNT),
+            enum_req("to_account", "Account the money arrives in.", _ACCOUNT),
+            req("amount", "float", "Amount to move.", _AMOUNT),
+        ),
+        (
+            "move {amount} out of {from_account} into {to_account}",
+            "top up my {to_account} account with {amount} taken from {from_account}",
+            "my {to_account} account needs {amount}; pull it from {from_account}",
+            "shift {amount} over to {to_account}, out of the {from_account} account",
+            "drain {amount} from {from_account} and park it in {to_account}",
+        ),
+    ),
+    ToolSpec(
         "list_transactions",
         "finance",
         "Lists card and account transactions in a date range.",

@@ -228,6 +228,23 @@ def _example_facts(
     return frozenset(re.findall(r"\d+", _masked(example, claimed))), leftover
 
 
+@cache
+def _opposites(mentions: tuple[tuple[str, tuple[str, ...]], ...]) -> tuple[str, ...]:
+    return tuple(form for kind, forms in mentions if kind == "absent" for form in forms if form.strip())
+
+
+def _count_opposites(opposites: tuple[str, ...], rest: str) -> int:
+    return sum(len(_opposite(form).findall(rest)) for form in opposites)
+
+
+@cache
+def _example_opposites(example: str, mentions: tuple[tuple[str, tuple[str, ...]], ...]) -> int:
+    """How often the template text itself says an opposite phrase outside its values: another
+    request's own word ("lock the car to 105 km/h" beside "unlock the side door") may stay."""
+    _, claimed, _ = _claim(example, list(mentions))
+    return _count_opposites(_opposites(mentions), _masked(example, claimed))
+
+
 def _derived_stated(derived: list[str], rest: str) -> bool:
     """A worked-out value written outright, outside the stated values (then there is nothing left
     to work out); numbers match as numbers, words as whole words."""
@@ -258,9 +275,9 @@ def verify(text: str, intent: dict[str, Any], names: list[str] | tuple[str, ...]
     if reason is not None:
         return Checked(reason, claimed)
     rest = _masked(text, claimed)
-    for kind, forms in mentions:
-        if kind == "absent" and any(_opposite(form).search(rest) for form in forms):
-            return Checked("contradicted_value", claimed)
+    opposites = _opposites(tuple(mentions))
+    if opposites and _count_opposites(opposites, rest) > _example_opposites(example, tuple(mentions)):
+        return Checked("contradicted_value", claimed)
     if _derived_stated(derived_of(intent), rest):
         return Checked("derived_value_stated", claimed)
     if any(run not in allowed for run in re.findall(r"\d+", rest)):
