@@ -52,6 +52,15 @@ _CONTEXT = (
     "I'm between meetings right now.",
     "Someone is waiting on me for this.",
 )
+_DECOY_FRAMES = (
+    "{0} is off the list",
+    "leave {0} out of it",
+    "{0}? not this time",
+    "we dropped {0} a while ago",
+    "{0} doesn't apply here",
+    "scrap {0}",
+    "{0} belongs to another plan",
+)
 _CONTEXT_LEADS = ("Also: ", "Note: ", "For context, ", "Oh, and ", "")
 _PLAIN = re.compile(r"[^A-Za-z ,'-]+")
 
@@ -105,6 +114,11 @@ def reword(body: dict[str, Any], seed: int, lose_one: bool = False) -> str:
             text += " " + _VALUE_LEADS[int(rng.random() * len(_VALUE_LEADS))] + joined + "."
         for entry in request.get("also_say", ()):
             fact = str(entry.get("fact", ""))
+            forms = entry.get("forms", ())
+            if entry.get("role") == "not what is asked" and len(forms) == 1 and forms[0]:
+                # A lone decoy value: said this stand-in's own way, as a model would reword it.
+                form = _form([str(f) for f in forms[0]], rng, "quoted" if fact.count('"') >= 2 else "")
+                fact = _DECOY_FRAMES[int(rng.random() * len(_DECOY_FRAMES))].format(form)
             text += " " + _CONTEXT_LEADS[int(rng.random() * len(_CONTEXT_LEADS))] + fact + "."
         for entry in request.get("allude_to", ()):
             template = _WITHHELD[int(rng.random() * len(_WITHHELD))]

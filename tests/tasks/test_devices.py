@@ -322,7 +322,10 @@ def test_the_standin_phrasing_keeps_what_is_needed_to_work_values_out(
                     checked += 1
                     assert value["said"] in text, (value["said"], text)
             for entry in ask.get("context", ()):
-                assert entry["said"] in text, (entry["said"], text)
+                if entry["role"] == "fact" or len(entry["mentions"]) > 1:
+                    assert entry["said"] in text, (entry["said"], text)
+                else:  # a lone decoy value, which the stand-in says its own way
+                    assert any(form in text for form in entry["mentions"][0][1]), (entry, text)
     assert passed > 300 and checked > 100
 
 
