@@ -1,6 +1,6 @@
-"""An identifier picked by what it stands for: "ORD-48213 is the grey backpack, ORD-90017 the
-blue kettle ... cancel the one with the grey backpack". Both identifiers are written, so the
-pattern of an identifier does not tell which one is meant."""
+"""An identifier picked by what it stands for: "ORD-48213 is the grey tent, ORD-90017 the blue
+kettle ... cancel the one for camping". Both identifiers are written, so the pattern of an
+identifier does not tell which one is meant, and the ask names a purpose, not the thing."""
 
 from __future__ import annotations
 
@@ -15,16 +15,24 @@ _COLOURS = (
     "grey", "blue", "green", "red", "yellow", "black", "white", "orange", "purple", "silver",
     "teal", "brown", "pink", "navy", "olive",
 )  # fmt: skip
-_THINGS = (
-    "backpack", "kettle", "lamp", "desk chair", "jacket", "umbrella", "speaker", "blender",
-    "suitcase", "monitor", "rug", "bike helmet", "drone", "scooter", "notebook", "tent",
-)  # fmt: skip
+# Things by what they are for: the request names the thing beside each identifier and asks for
+# one by its purpose, so matching words between the facts and the ask does not tell.
+_USES = (
+    ("the kitchen", ("kettle", "blender", "toaster", "frying pan")),
+    ("camping", ("tent", "sleeping bag", "lantern", "camp stove")),
+    ("the home office", ("monitor", "desk chair", "keyboard", "webcam")),
+    ("the baby", ("stroller", "crib", "baby monitor", "high chair")),
+    ("cycling", ("bike helmet", "bike lights", "saddle bag", "tyre pump")),
+    ("the garden", ("hose", "lawn mower", "hedge trimmer", "watering can")),
+    ("winter", ("parka", "snow boots", "wool scarf", "thermal gloves")),
+)
 _FACTS = ("{value} is the {label}", "the {label} is {value}", "{value} goes with the {label}")
-_REFS = ("the one with the {label}", "the {label} one")
+_REFS = ("the one for {use}", "the {use} one", "whichever is for {use}")
 
 
-def _label(rng: Random) -> str:
-    return _COLOURS[int(rng.random() * len(_COLOURS))] + " " + _THINGS[int(rng.random() * len(_THINGS))]
+def _label(rng: Random, use: int) -> str:
+    things = _USES[use][1]
+    return _COLOURS[int(rng.random() * len(_COLOURS))] + " " + things[int(rng.random() * len(things))]
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,8 +54,10 @@ class Labelled:
     def work(self, param: Param, rng: Random, scene: Scene) -> Worked | None:
         value = param.gen.draw(rng)
         decoy = param.gen.draw(rng)
-        label, other = _label(rng), _label(rng)
-        if any(form in value.accepted for form in decoy.accepted) or label == other:
+        use = int(rng.random() * len(_USES))
+        other_use = (use + 1 + int(rng.random() * (len(_USES) - 1))) % len(_USES)
+        label, other = _label(rng, use), _label(rng, other_use)
+        if any(form in value.accepted for form in decoy.accepted):
             return None
         facts = []
         for drawn, said_label, role in ((value, label, "fact"), (decoy, other, "decoy")):
@@ -61,8 +71,9 @@ class Labelled:
             )
         if rng.random() < 0.5:
             facts.reverse()
-        said = _REFS[int(rng.random() * len(_REFS))].format(label=label)
-        return Worked(said, value.accepted, (("text", (label,)),), (), tuple(facts))
+        words = _USES[use][0]
+        said = _REFS[int(rng.random() * len(_REFS))].format(use=words)
+        return Worked(said, value.accepted, (("text", (words,)),), (), tuple(facts))
 
 
 DEVICE = Labelled()

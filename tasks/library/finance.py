@@ -57,7 +57,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "finance",
         "Returns the latest trading price of a listed stock.",
         (
-            req("symbol", "string", "Ticker symbol, e.g. AAPL.", _TICKER),
+            req("symbol", "string", "Ticker symbol, e.g. ACME.", _TICKER),
             enum_opt("currency", "Currency to quote the price in.", CURRENCY, default="USD"),
         ),
         (
