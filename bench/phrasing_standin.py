@@ -52,6 +52,16 @@ _CONTEXT = (
     "I'm between meetings right now.",
     "Someone is waiting on me for this.",
 )
+_DECOY_FRAMES = (
+    "{0} is off the list",
+    "leave {0} out of it",
+    "{0}? not this time",
+    "we dropped {0} a while ago",
+    "{0} doesn't apply here",
+    "scrap {0}",
+    "{0} belongs to another plan",
+)
+_CONTEXT_LEADS = ("Also: ", "Note: ", "For context, ", "Oh, and ", "")
 _PLAIN = re.compile(r"[^A-Za-z ,'-]+")
 
 
@@ -88,6 +98,10 @@ def reword(body: dict[str, Any], seed: int, lose_one: bool = False) -> str:
         lead = _LEADS[int(rng.random() * len(_LEADS))].format(_base_verb(str(request.get("wants", ""))))
         said: list[str] = []
         for entry in request.get("state", ())[1 if lose_one else 0 :]:
+            if entry.get("words"):
+                # A value to be worked out travels as its words ("a quarter of 120.00").
+                said.append(f"{_about(str(entry.get('what', '')))} {entry['words']}")
+                continue
             parts = []
             for forms in entry.get("forms", ()):
                 quoted = any(" " in form for form in forms) and len(forms) == 1
@@ -98,6 +112,14 @@ def reword(body: dict[str, Any], seed: int, lose_one: bool = False) -> str:
         text = lead
         if joined:
             text += " " + _VALUE_LEADS[int(rng.random() * len(_VALUE_LEADS))] + joined + "."
+        for entry in request.get("also_say", ()):
+            fact = str(entry.get("fact", ""))
+            forms = entry.get("forms", ())
+            if entry.get("role") == "not what is asked" and len(forms) == 1 and forms[0]:
+                # A lone decoy value: said this stand-in's own way, as a model would reword it.
+                form = _form([str(f) for f in forms[0]], rng, "quoted" if fact.count('"') >= 2 else "")
+                fact = _DECOY_FRAMES[int(rng.random() * len(_DECOY_FRAMES))].format(form)
+            text += " " + _CONTEXT_LEADS[int(rng.random() * len(_CONTEXT_LEADS))] + fact + "."
         for entry in request.get("allude_to", ()):
             template = _WITHHELD[int(rng.random() * len(_WITHHELD))]
             text += " " + template.format(entry.get("hint", "the usual"), _about(str(entry.get("what", ""))))

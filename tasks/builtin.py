@@ -14,6 +14,7 @@ from functools import cache, lru_cache
 from random import Random
 from typing import Any
 
+from tasks.devices import Fact, Scene, Worked, current_scene, devices_for, pick_device
 from tasks.library import by_domain, tools
 from tasks.rand import below, permute
 from tasks.spec import NO_DEFAULT, Param, ToolSpec, template_fields
@@ -131,6 +132,8 @@ class _Field:
     shares_gen: bool
     #: The default that a drawn value may equal (then omission is accepted too), else NO_DEFAULT.
     omittable: Any
+    #: The parameter itself (devices decide by it whether they fit).
+    param: Param
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +144,9 @@ class _TemplatePlan:
     #: The call's arguments in parameter order: (name, None) for a placeholder's drawn value,
     #: (name, acceptable values) for an optional parameter the request leaves out.
     arguments: tuple[tuple[str, tuple[Any, ...] | None], ...]
+    #: The placeholders a value device fits, and those a decoy device fits (indexes into fields).
+    workable: tuple[int, ...] = ()
+    decoyable: tuple[int, ...] = ()
 
 
 @cache
@@ -156,6 +162,7 @@ def _template_plan(spec: ToolSpec, template: str) -> _TemplatePlan:
             _all_forms(params[name].gen),
             gen_uses[id(params[name].gen)] > 1,
             params[name].default if not params[name].required else NO_DEFAULT,
+            params[name],
         )
         for name in names
     )
@@ -165,7 +172,9 @@ def _template_plan(spec: ToolSpec, template: str) -> _TemplatePlan:
             arguments.append((param.name, None))
         elif not param.required:
             arguments.append((param.name, ("",) if param.default is NO_DEFAULT else (param.default, "")))
-    return _TemplatePlan(fields, tuple(arguments))
+    workable = tuple(index for index, f in enumerate(fields) if devices_for(f.param, "value"))
+    decoyable = tuple(index for index, f in enumerate(fields) if devices_for(f.param, "decoy"))
+    return _TemplatePlan(fields, tuple(arguments), workable, decoyable)
 
 
 def instantiate(
@@ -176,6 +185,17 @@ def instantiate(
     if template is None:
         template = spec.templates[int(rng.random() * len(spec.templates))]
     plan = _template_plan(spec, template)
+    scene = current_scene()
+    worked_at = -1
+    decoy_at = -1
+    if scene is not None:
+        # Devices only inside a task's scene (see tasks.devices): one value worked out, and
+        # context with a same-typed value that is no argument, each for a share of requests.
+        if plan.workable and rng.random() < WORK_SHARE:
+            worked_at = plan.workable[int(rng.random() * len(plan.workable))]
+        if plan.decoyable and rng.random() < DECOY_SHARE:
+            decoy_at = plan.decoyable[int(rng.random() * len(plan.decoyable))]
+    context: list[Fact] = []
     texts: dict[str, str] = {}
     drawn_args: dict[str, list[Any]] = {}
     values: list[dict[str, Any]] = []
@@ -183,9 +203,27 @@ def instantiate(
     # Values already drawn per shared generator (by identity), so that two parameters sharing a
     # generator (from and to currency, origin and destination) get different values.
     drawn_by_gen: dict[int, list[Any]] = {}
-    for field in plan.fields:
+    for index, field in enumerate(plan.fields):
         name = field.name
         gen = field.gen
+        if index == worked_at and name != vague and scene is not None and not (vague and field.shares_gen):
+            found = _work(field, rng, scene, drawn_by_gen)
+            if found is not None:
+                device_name, worked = found
+                texts[name] = worked.text
+                values.append(
+                    {
+                        "slot": name,
+                        "about": field.about,
+                        "said": worked.text,
+                        "mentions": [[kind, list(forms)] for kind, forms in worked.mentions],
+                        "derived": list(worked.derived),
+                        "device": device_name,
+                    }
+                )
+                context.extend(worked.context)
+                drawn_args[name] = list(worked.accepted)
+                continue
         if name == vague:
             phrases = gen.vague
             texts[name] = phrases[int(rng.random() * len(phrases))]
@@ -194,6 +232,11 @@ def instantiate(
             )
             continue
         drawn = gen.draw(rng)
+        if scene is not None and scene.decoys:
+            for _ in range(8):
+                if not any(value in scene.decoys for value in drawn.accepted):
+                    break
+                drawn = gen.draw(rng)
         if field.shares_gen:
             earlier = drawn_by_gen.setdefault(id(gen), [])
             for _ in range(8):
@@ -221,6 +264,13 @@ def instantiate(
         elif name in drawn_args:
             args[name] = drawn_args[name]
     text = template.format_map(texts)
+    if scene is not None:
+        scene.stated.extend(value for accepted in drawn_args.values() for value in accepted if value != "")
+        if decoy_at >= 0:
+            decoy = _decoy(plan.fields[decoy_at], rng, scene)
+            if decoy is not None:
+                scene.decoys.extend(decoy.accepted)
+                context.extend(decoy.context)
     ask = {
         "tool": spec.name,
         "purpose": spec.description,
@@ -228,7 +278,65 @@ def instantiate(
         "values": values,
         "withheld": withheld,
     }
+    if context:
+        text = _with_context(text, context, rng)
+        ask["example"] = text
+        ask["context"] = [
+            {
+                "role": fact.role,
+                "about": fact.about,
+                "said": fact.said,
+                "mentions": [[kind, list(forms)] for kind, forms in fact.mentions],
+            }
+            for fact in context
+        ]
     return Instance(text, {spec.name: args}, ask)
+
+
+#: Shares of requests (with a placeholder a device fits) that state one value through a device,
+#: and that carry a decoy. High on purpose: a request without either is open to type matching.
+WORK_SHARE = 0.85
+DECOY_SHARE = 0.6
+
+_BEFORE = ("{fact}. {text}", "{fact}, so {text}", "{fact} - {text}", "({fact}) {text}")
+_AFTER = ("{text}. {fact}", "{text} ({fact})", "{text} - {fact}", "{text}; {fact}")
+
+
+def _with_context(text: str, context: list[Fact], rng: Random) -> str:
+    """The request with each context sentence before or after it."""
+    for fact in context:
+        frames = _BEFORE if rng.random() < 0.5 else _AFTER
+        text = frames[int(rng.random() * len(frames))].format(fact=fact.said, text=text)
+    return text
+
+
+def _work(
+    field: _Field, rng: Random, scene: Scene, drawn_by_gen: dict[int, list[Any]]
+) -> tuple[str, Worked] | None:
+    """(device name, the field's value stated by it) for a fitting device (a few tries), apart from
+    values already drawn by the same generator (origin and destination stay different)."""
+    device = pick_device(field.param, "value", rng)
+    if device is None:
+        return None
+    earlier = drawn_by_gen.setdefault(id(field.gen), [])
+    for _ in range(4):
+        worked = device.work(field.param, rng, scene)
+        if worked is not None and worked.accepted[0] not in earlier:
+            earlier.append(worked.accepted[0])
+            return device.name, worked
+    return None
+
+
+def _decoy(field: _Field, rng: Random, scene: Scene) -> Worked | None:
+    """A decoy for the field whose value differs from every value the task's requests state."""
+    device = pick_device(field.param, "decoy", rng)
+    if device is None:
+        return None
+    for _ in range(4):
+        decoy = device.work(field.param, rng, scene)
+        if decoy is not None and not any(value in scene.stated for value in decoy.accepted):
+            return decoy
+    return None
 
 
 def _all_forms(gen: ValueGen) -> tuple[str, ...]:

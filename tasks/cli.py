@@ -142,6 +142,10 @@ def _signature(tool: dict[str, Any]) -> str:
 
 def _show(task: Task, number: int, out: TextIO) -> None:
     out.write(f"#{number} {task.category} [{task.source}] {task.id}\n")
+    for message in task.messages:
+        # The system line (today) is what relative dates in the request are worked out from.
+        if message.get("role") == "system":
+            out.write(f"  system:   {message.get('content', '')}\n")
     if task.phrasing is not None and task.phrasing.get("engine") != "templates":
         if "replaces" in task.phrasing:
             out.write(f"  replaces: {task.phrasing['replaces']} (its request could not be phrased)\n")

@@ -16,6 +16,7 @@ from random import Random
 from typing import Any
 
 from tasks.categories import CATEGORIES, default_mix
+from tasks.devices import scene_scope
 from tasks.errors import TaskConfigError
 from tasks.model import GENERATOR_VERSION, Task
 from tasks.rand import below, permute
@@ -133,10 +134,19 @@ def _make_task(
 ) -> Task:
     seed_hex = task_seed.hex()
     if source == BUILTIN:
-        draft = CATEGORIES[category].build(rng)
+        # The scene (today, said in a system line) is shared by every request of the task.
+        with scene_scope(rng) as scene:
+            draft = CATEGORIES[category].build(rng)
         surface = shuffle_planned([_library_plan(spec) for spec in draft.tools], draft.expected, rng)
-        messages = [{"role": "user", "content": draft.request}]
-        intent: dict[str, Any] | None = {"asks": draft.asks, "example": draft.request}
+        messages = [
+            {"role": "system", "content": scene.system_line()},
+            {"role": "user", "content": draft.request},
+        ]
+        intent: dict[str, Any] | None = {
+            "asks": draft.asks,
+            "example": draft.request,
+            "today": scene.today.isoformat(),
+        }
     else:
         pool = pools[source]
         base = pool[below(rng, len(pool))]

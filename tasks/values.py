@@ -21,6 +21,9 @@ __all__ = [
     "Drawn",
     "Mention",
     "ValueGen",
+    "date_accepted",
+    "date_accepted_forms",
+    "date_drawn",
 ]
 
 #: One value a request states, as a rewording must keep it: (kind, the spoken forms that keep it).
@@ -237,6 +240,22 @@ class Date:
 def _date_mentions(offset: int) -> tuple[Mention, ...]:
     spoken, accepted = _date_forms(offset)
     return (("date", _forms(spoken, accepted)),)
+
+
+def date_accepted(offset: int) -> tuple[str, ...]:
+    """The values a call may carry for the date ``offset`` days after 2026-01-01 (ISO first)."""
+    return _date_forms(offset)[1]
+
+
+def date_accepted_forms(offset: int) -> tuple[str, ...]:
+    """Every way the date ``offset`` days after 2026-01-01 is written (spoken and accepted)."""
+    return _date_mentions(offset)[0][1]
+
+
+def date_drawn(offset: int, rng: Random) -> Drawn:
+    """The date ``offset`` days after 2026-01-01, said in one of its forms."""
+    spoken, accepted = _date_forms(offset)
+    return Drawn(spoken[int(rng.random() * len(spoken))], accepted, _date_mentions(offset))
 
 
 @cache

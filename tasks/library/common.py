@@ -74,7 +74,106 @@ _CITIES = (
     ("Copenhagen", "Denmark"),
 )
 
-CITY = Pick(
+# Towns composed from parts (thousands of them, none on a list a pattern could enumerate).
+_TOWN_PREFIXES = (
+    "", "", "", "", "Port ", "Lake ", "Mount ", "New ", "Fort ", "Glen ", "Saint ", "Upper ", "East ",
+)  # fmt: skip
+_TOWN_STEMS = (
+    "Ash",
+    "Brook",
+    "Cold",
+    "Elm",
+    "Fair",
+    "Green",
+    "High",
+    "Kings",
+    "Lang",
+    "Mill",
+    "Nor",
+    "Oak",
+    "Red",
+    "Rock",
+    "Salt",
+    "Silver",
+    "Stone",
+    "Thorn",
+    "Wester",
+    "Wood",
+    "Alder",
+    "Birch",
+    "Clay",
+    "Dun",
+    "Hazel",
+    "Marsh",
+    "Pine",
+    "Raven",
+    "Swan",
+    "Amber",
+)
+_TOWN_SUFFIXES = (
+    "ton",
+    "bury",
+    "field",
+    "ford",
+    "haven",
+    "mouth",
+    "wick",
+    "stead",
+    "dale",
+    "port",
+    "ville",
+    "borough",
+    "mere",
+    "ley",
+    "gate",
+)
+_TOWN_COUNTRIES = (
+    "Canada",
+    "Australia",
+    "New Zealand",
+    "Ireland",
+    "United Kingdom",
+    "USA",
+    "South Africa",
+    "Norway",
+    "Denmark",
+    "Netherlands",
+    "Scotland",
+    "Wales",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """A city: one of the listed ones (``options``, which a withheld city must not name) or,
+    more often, a town composed from parts in a country."""
+
+    options: tuple[Option, ...]
+    vague: tuple[str, ...] = ()
+    listed_share: float = 0.35
+
+    def draw(self, rng: Random) -> Drawn:
+        random = rng.random
+        if random() < self.listed_share:
+            chosen = self.options[int(random() * len(self.options))]
+            says = chosen.says
+            text = says[int(random() * len(says))]
+            return Drawn(text, chosen.accepted, (("text", _place_forms(chosen.says, chosen.accepted)),))
+        town = (
+            _TOWN_PREFIXES[int(random() * len(_TOWN_PREFIXES))]
+            + _TOWN_STEMS[int(random() * len(_TOWN_STEMS))]
+            + _TOWN_SUFFIXES[int(random() * len(_TOWN_SUFFIXES))]
+        )
+        full = f"{town}, {_TOWN_COUNTRIES[int(random() * len(_TOWN_COUNTRIES))]}"
+        text = full if random() < 0.5 else town
+        return Drawn(text, (full, town), (("text", (full, town) if text == full else (town, full)),))
+
+
+def _place_forms(says: tuple[str, ...], accepted: tuple[object, ...]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys([*says, *(value for value in accepted if isinstance(value, str))]))
+
+
+CITY = Place(
     tuple(option(f"{city}, {country}", city, say=(city, f"{city}, {country}")) for city, country in _CITIES),
     vague=("my hometown", "where my sister lives", "the city I'm flying to", "our usual spot"),
 )
@@ -133,23 +232,87 @@ LAST_NAMES = (
     "Ortiz",
     "Walsh",
 )
-_DOMAINS = ("example.com", "acme.io", "mailhub.net", "studio.dev", "northwind.org", "contoso.co")
 
-PERSON = Composed(
-    (FIRST_NAMES, LAST_NAMES),
-    "{0} {1}",
-    vague=("my boss", "my landlord", "the new hire", "my colleague"),
-)
-EMAIL = Composed(
-    (tuple(n.lower() for n in FIRST_NAMES), tuple(n.lower() for n in LAST_NAMES), _DOMAINS),
-    "{0}.{1}@{2}",
-    vague=("my boss", "the client", "my manager", "the person from yesterday"),
-)
-HANDLE = Composed(
-    (tuple(n.lower() for n in FIRST_NAMES), ("", ".dev", "_ops", "42", ".pm", "_qa", "-eng")),
-    "@{0}{1}",
-    vague=("the on-call person", "my teammate", "whoever owns that service"),
-)
+# Names composed from syllables and parts: thousands of first names, hundreds of surnames.
+_NAME_HEADS = (
+    "Ka", "Lo", "Mi", "Ta", "Ro", "Se", "Vi", "Na", "Da", "Ela", "Ari", "Be", "Co", "Fe", "Ga",
+    "Ha", "Jo", "Le", "Ma", "Ni", "Pa", "Sa", "Te", "Va", "Za", "Ol", "Ine", "Au", "Yo", "Rha",
+)  # fmt: skip
+_NAME_MIDDLES = ("la", "ri", "no", "ve", "si", "da", "me", "lo")
+_NAME_TAILS = (
+    "ri", "na", "len", "mo", "vi", "sha", "ko", "ra", "dan", "lia",
+    "nor", "bel", "ren", "sa", "tan", "mir", "ella", "ian", "to", "via",
+)  # fmt: skip
+_SURNAME_HEADS = (
+    "Ash", "Berg", "Hol", "Mar", "Wil", "Lind", "Cor", "Fair", "Hart", "Kel",
+    "Mor", "Nor", "Os", "Pem", "Rad", "Stan", "Thorn", "Vance", "Wester", "Yar",
+)  # fmt: skip
+_SURNAME_TAILS = (
+    "strom", "son", "wood", "ley", "ton", "field", "ridge", "mann", "ez", "ova",
+    "sky", "er", "ling", "worth", "berg", "dale", "ford", "ini", "escu", "oglu",
+)  # fmt: skip
+_MAIL_HOSTS = ("acme", "northwind", "mailhub", "bluefin", "orbit", "kestrel", "tandem", "lumen", "contoso")
+_MAIL_ENDS = (".com", ".io", ".net", ".dev", ".org", ".co")
+
+
+def first_name(rng: Random) -> str:
+    """A first name: one of the listed ones or, more often, one composed from syllables."""
+    random = rng.random
+    if random() < 0.25:
+        return FIRST_NAMES[int(random() * len(FIRST_NAMES))]
+    head = _NAME_HEADS[int(random() * len(_NAME_HEADS))]
+    middle = _NAME_MIDDLES[int(random() * len(_NAME_MIDDLES))] if random() < 0.4 else ""
+    return head + middle + _NAME_TAILS[int(random() * len(_NAME_TAILS))]
+
+
+def last_name(rng: Random) -> str:
+    """A surname: one of the listed ones or one composed from two parts."""
+    random = rng.random
+    if random() < 0.25:
+        return LAST_NAMES[int(random() * len(LAST_NAMES))]
+    head = _SURNAME_HEADS[int(random() * len(_SURNAME_HEADS))]
+    return head + _SURNAME_TAILS[int(random() * len(_SURNAME_TAILS))]
+
+
+@dataclass(frozen=True, slots=True)
+class PersonName:
+    """A full name (millions of them), said as written."""
+
+    vague: tuple[str, ...] = ()
+
+    def draw(self, rng: Random) -> Drawn:
+        value = f"{first_name(rng)} {last_name(rng)}"
+        return Drawn(value, (value,), (("text", (value,)),))
+
+
+@dataclass(frozen=True, slots=True)
+class EmailAddress:
+    """first.last@host.tld from the open name parts."""
+
+    vague: tuple[str, ...] = ()
+
+    def draw(self, rng: Random) -> Drawn:
+        random = rng.random
+        host = _MAIL_HOSTS[int(random() * len(_MAIL_HOSTS))] + _MAIL_ENDS[int(random() * len(_MAIL_ENDS))]
+        value = f"{first_name(rng).lower()}.{last_name(rng).lower()}@{host}"
+        return Drawn(value, (value,), (("text", (value,)),))
+
+
+@dataclass(frozen=True, slots=True)
+class Handle:
+    """@name with a team suffix, from the open first names."""
+
+    vague: tuple[str, ...] = ()
+
+    def draw(self, rng: Random) -> Drawn:
+        suffixes = ("", ".dev", "_ops", "42", ".pm", "_qa", "-eng", "_x", ".io", "7")
+        value = "@" + first_name(rng).lower() + suffixes[int(rng.random() * len(suffixes))]
+        return Drawn(value, (value,), (("text", (value,)),))
+
+
+PERSON = PersonName(vague=("my boss", "my landlord", "the new hire", "my colleague"))
+EMAIL = EmailAddress(vague=("my boss", "the client", "my manager", "the person from yesterday"))
+HANDLE = Handle(vague=("the on-call person", "my teammate", "whoever owns that service"))
 PHONE = Composed(
     (
         ("415", "212", "646", "312", "617", "206", "512", "303"),
@@ -380,10 +543,13 @@ __all__ = [
     "Coordinates",
     "CronSchedule",
     "Integer",
+    "Place",
     "choices",
     "enum_opt",
     "enum_req",
+    "first_name",
     "ident",
+    "last_name",
     "opt",
     "req",
 ]

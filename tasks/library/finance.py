@@ -61,7 +61,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "finance",
         "Returns the latest trading price of a listed stock.",
         (
-            req("symbol", "string", "Ticker symbol, e.g. AAPL.", _TICKER),
+            req("symbol", "string", "Ticker symbol, e.g. ACME.", _TICKER),
             enum_opt("currency", "Currency to quote the price in.", CURRENCY, default="USD"),
         ),
         (
@@ -152,6 +152,23 @@ TOOLS: tuple[ToolSpec, ...] = (
             "mortgage math: {principal}, {annual_rate} interest, {years}. what do I pay each month",
             "what would a {years} loan of {principal} at {annual_rate} cost me per month?",
             "the bank offers {annual_rate} on {principal} for {years} - how big are the monthly installments",
+        ),
+    ),
+    ToolSpec(
+        "transfer_between_accounts",
+        "finance",
+        "Moves money between two of the user's own accounts.",
+        (
+            enum_req("from_account", "Account the money leaves.", _ACCOUNT),
+            enum_req("to_account", "Account the money arrives in.", _ACCOUNT),
+            req("amount", "float", "Amount to move.", _AMOUNT),
+        ),
+        (
+            "move {amount} out of {from_account} into {to_account}",
+            "top up my {to_account} account with {amount} taken from {from_account}",
+            "my {to_account} account needs {amount}; pull it from {from_account}",
+            "shift {amount} over to {to_account}, out of the {from_account} account",
+            "drain {amount} from {from_account} and park it in {to_account}",
         ),
     ),
     ToolSpec(

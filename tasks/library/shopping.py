@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from tasks.library.common import choices, enum_opt, enum_req, ident, opt, req
+from tasks.library.common import PERSON, choices, enum_opt, enum_req, ident, opt, req
 from tasks.spec import ToolSpec
 from tasks.values import Composed, Decimal, Flag, Integer, Record, Records
 
 _PRODUCT = Composed(
     (
+        ("", "", "grey ", "navy ", "olive ", "matte black ", "two-pack ", "XL ", "mini ", "refurbished "),
         (
             "wireless",
             "waterproof",
@@ -31,7 +32,7 @@ _PRODUCT = Composed(
             "blender",
         ),
     ),
-    "{0} {1}",
+    "{0}{1} {2}",
     quote=True,
     vague=("that thing I liked", "the usual"),
 )
@@ -119,6 +120,23 @@ TOOLS: tuple[ToolSpec, ...] = (
             "check out with {items}, {shipping_speed} shipping",
             "order {items} and have it {gift_wrap}",
             "I want {items} delivered, {shipping_speed} please",
+        ),
+    ),
+    ToolSpec(
+        "ship_parcel",
+        "shopping",
+        "Arranges a courier pick-up of a parcel from one person to another.",
+        (
+            req("sender", "string", "Full name of the person sending.", PERSON),
+            req("recipient", "string", "Full name of the person receiving.", PERSON),
+            req("weight_kg", "float", "Parcel weight in kilograms.", Decimal(0.5, 30, 1, "{} kg")),
+        ),
+        (
+            "have a courier take a {weight_kg} parcel from {sender} to {recipient}",
+            "{recipient} is expecting a {weight_kg} box that {sender} is sending, book the pick-up",
+            "ship {weight_kg} of stuff to {recipient}; it's coming from {sender}",
+            "{sender} wants to get a {weight_kg} package over to {recipient}, arrange a courier",
+            "a parcel for {recipient} ({weight_kg}), collected at {sender}'s",
         ),
     ),
     ToolSpec(

@@ -49,6 +49,8 @@ TOOLS: tuple[ToolSpec, ...] = (
             "I need to get {origin} -> {destination} by plane, leaving {departure_date}, {passengers}",
             "any {cabin} seats from {origin} to {destination} on {departure_date}?",
             "get me out of {origin} and into {destination} on {departure_date}, air travel please",
+            "{destination} is where I need to land on {departure_date}; I'd be flying out of {origin}",
+            "I'm heading to {destination} on {departure_date}, starting from {origin} - any flights?",
         ),
     ),
     ToolSpec(
@@ -82,6 +84,7 @@ TOOLS: tuple[ToolSpec, ...] = (
             "what's the best way to {destination} from {origin} {mode}",
             "walk me through the route from {origin} to {destination}",
             "I'm at {origin} and need to reach {destination} {mode}",
+            "I have to end up at {destination}; I'm setting off from {origin}",
         ),
     ),
     ToolSpec(
@@ -128,6 +131,24 @@ TOOLS: tuple[ToolSpec, ...] = (
             "as the crow flies, {origin} to {destination} in {unit}?",
             "how many {unit} separate {origin} from {destination}",
             "is {destination} far from {origin}?",
+        ),
+    ),
+    ToolSpec(
+        "book_train",
+        "travel",
+        "Books a train ticket between two cities on a date.",
+        (
+            req("from_city", "string", "City the train leaves from.", CITY),
+            req("to_city", "string", "City the train arrives in.", CITY),
+            req("travel_date", "string", "Day of travel, YYYY-MM-DD.", DAY),
+            opt("seats", "integer", "Number of seats.", Integer(2, 6, "for {} people"), default=1),
+        ),
+        (
+            "get me a train seat from {from_city} to {to_city} on {travel_date}",
+            "I want to arrive in {to_city} by rail on {travel_date}, boarding in {from_city}",
+            "rail tickets {seats}: {to_city} is the destination, {from_city} the start, {travel_date}",
+            "on {travel_date} I'm taking the train back home to {to_city} from {from_city}",
+            "book the {from_city} - {to_city} train for {travel_date}",
         ),
     ),
     ToolSpec(

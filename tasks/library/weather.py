@@ -14,7 +14,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "weather",
         "Gets the weather conditions right now at a place.",
         (
-            req("location", "string", "City and country, e.g. Paris, France.", CITY),
+            req("location", "string", "City and country, e.g. Quito, Ecuador.", CITY),
             enum_opt("unit", "Temperature unit.", _UNIT, default="celsius"),
         ),
         (
@@ -30,7 +30,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "weather",
         "Gets the day-by-day weather outlook for the coming days.",
         (
-            req("location", "string", "City and country, e.g. Paris, France.", CITY),
+            req("location", "string", "City and country, e.g. Quito, Ecuador.", CITY),
             req("days", "integer", "Number of days ahead, 1 to 14.", Integer(2, 14, "{} days")),
             enum_opt("unit", "Temperature unit.", _UNIT, default="celsius"),
         ),
@@ -46,7 +46,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "weather",
         "Reports air pollution levels at a place.",
         (
-            req("location", "string", "City and country, e.g. Paris, France.", CITY),
+            req("location", "string", "City and country, e.g. Quito, Ecuador.", CITY),
             enum_opt(
                 "pollutant",
                 "Report only this pollutant.",
@@ -70,7 +70,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "weather",
         "Gets the recorded weather at a place on a past date.",
         (
-            req("location", "string", "City and country, e.g. Paris, France.", CITY),
+            req("location", "string", "City and country, e.g. Quito, Ecuador.", CITY),
             req("date", "string", "The day, YYYY-MM-DD.", DAY),
         ),
         (

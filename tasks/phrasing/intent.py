@@ -5,7 +5,12 @@ asks for: the tool (``tool``, ``purpose``), the template text that asked it (``e
 values it states (``values``: ``slot``, ``about``, ``said`` and ``mentions``, each mention a
 ``[kind, [forms...]]`` pair listing the spoken forms that keep the value) and the values it only
 alludes to (``withheld``: ``slot``, ``about``, ``said`` and the ``forbidden`` forms that would
-state one). The builtin generator writes it (``Instance.ask``); for external tasks (BFCL, xLAM)
+state one). A value worked out by a device (``tasks.devices``) also lists the ``derived`` forms of
+its result, which a rewording must not write; an ask's ``context`` lists sentences around the
+request (``role`` "fact": needed to work a value out; "decoy": a value of the same type that is no
+argument), each with ``about``, ``said`` and ``mentions`` that a rewording must keep like values.
+Builtin intents carry ``today`` (ISO), the date the task's system line states.
+The builtin generator writes it (``Instance.ask``); for external tasks (BFCL, xLAM)
 ``external_intent`` reads it off the question and its reference answer.
 """
 
@@ -17,7 +22,7 @@ from typing import Any
 from tasks.answers import reference_calls
 from tasks.model import Task
 
-__all__ = ["external_intent", "intent_of", "mentions_of", "withheld_of"]
+__all__ = ["derived_of", "external_intent", "intent_of", "mentions_of", "withheld_of"]
 
 
 def intent_of(task: Task) -> dict[str, Any]:
@@ -85,12 +90,24 @@ def external_intent(task: Task) -> dict[str, Any]:
 
 
 def mentions_of(intent: dict[str, Any]) -> list[tuple[str, tuple[str, ...]]]:
-    """Every stated value of the intent as (kind, forms), ask after ask."""
+    """Every stated value of the intent as (kind, forms), ask after ask: the values of its asks
+    and of their context (facts and decoys, which a rewording must keep as well)."""
     return [
         (str(kind), tuple(str(form) for form in forms))
         for ask in intent.get("asks", ())
-        for value in ask.get("values", ())
+        for value in (*ask.get("values", ()), *ask.get("context", ()))
         for kind, forms in value.get("mentions", ())
+    ]
+
+
+def derived_of(intent: dict[str, Any]) -> list[str]:
+    """Every written form of a value the request makes the reader work out (a relative date's
+    calendar date, a sum): none may appear in a rewording."""
+    return [
+        str(form)
+        for ask in intent.get("asks", ())
+        for value in ask.get("values", ())
+        for form in value.get("derived", ())
     ]
 
 

@@ -19,7 +19,10 @@ SYSTEM = (
     "person would, in your own words and in the style you are given, so that it means exactly the "
     "same thing. Rules: state every value listed under 'state', written exactly in one of its "
     "forms (digits stay digits, quoted text stays verbatim inside double quotes); state each value "
-    "once, and never write a value's 'not' phrases; for each entry under 'allude_to', only allude "
+    "once, and never write a value's 'not' phrases (some values are meant to be worked out by the "
+    "reader: keep them in the words given, never write the result); say every fact under "
+    "'also_say' too, in your own words but keeping its forms, so that what is asked and what is not "
+    "stays as clear as in the example; for each entry under 'allude_to', only allude "
     "to it the way its hint does and never give "
     "a concrete value for it; add no other numbers, dates, times or names; do not mention "
     "functions, tools, APIs or parameters, and do not tell the assistant how to do its job. Answer "
@@ -38,9 +41,24 @@ def _ask_for_model(ask: dict[str, Any]) -> dict[str, Any]:
             "forms": [forms for kind, forms in value.get("mentions", ()) if kind != "absent"],
         }
         opposite = [form for kind, forms in value.get("mentions", ()) if kind == "absent" for form in forms]
+        # A worked-out value (a relative date, a sum) stays for the reader to work out: the
+        # words that state it go along, since its forms alone ("120.00", "a quarter of") lose it.
+        if value.get("derived") is not None:
+            entry["words"] = value.get("said", "")
+            opposite.extend(value.get("derived", ()))
         if opposite:
             entry["not"] = opposite
         shown["state"].append(entry)
+    context = ask.get("context", ())
+    if context:
+        shown["also_say"] = [
+            {
+                "fact": entry.get("said", ""),
+                "role": "needed to work a value out" if entry.get("role") == "fact" else "not what is asked",
+                "forms": [forms for kind, forms in entry.get("mentions", ()) if kind != "absent"],
+            }
+            for entry in context
+        ]
     withheld = ask.get("withheld", ())
     if withheld:
         shown["allude_to"] = [

@@ -12,6 +12,10 @@ be shown to miners, else one of ``REASONS``. The rules:
   start of a longer word ("unlocks" where the request is to lock: ``contradicted_value``);
 * a withheld value stays unstated: none of its generator's forms, and no quoted text when it is
   free text (``withheld_value_stated``);
+* a value the request makes the reader work out (a relative date, a sum, a converted duration)
+  is not written outright in any of its forms (``derived_value_stated``); the context the
+  intent declares (facts and decoys: same-typed values that are no argument) is kept like the
+  stated values, so the only values a text may hold are the stated ones and the declared decoys;
 * no offered function or parameter name with more than one word (``names_a_tool``), nothing that
   talks about tools or functions or answers as an assistant (``addresses_the_model``);
 * the length lies within bounds of the template text (``too_short``, ``too_long``), one message.
@@ -28,7 +32,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from tasks.phrasing.intent import mentions_of, withheld_of
+from tasks.phrasing.intent import derived_of, mentions_of, withheld_of
 
 __all__ = ["REASONS", "Checked", "verify"]
 
@@ -40,6 +44,7 @@ REASONS = (
     "duplicated_value",
     "invented_value",
     "withheld_value_stated",
+    "derived_value_stated",
     "contradicted_value",
     "names_a_tool",
     "addresses_the_model",
@@ -59,8 +64,9 @@ _MODEL_TALK = re.compile(
     r"|\brewritten\b",
     re.IGNORECASE,
 )
-# Kinds are matched in this order: a date's digits are claimed before a bare number could be.
-_KIND_ORDER = {"date": 0, "time": 1, "quoted": 2, "text": 3, "flag": 4, "number": 5}
+# Kinds are matched in this order: a date's digits are claimed before a bare number could be,
+# and quoted text (verbatim, perhaps with a date inside, "created_at > '2026-01-01'") before both.
+_KIND_ORDER = {"quoted": 0, "date": 1, "time": 2, "text": 3, "flag": 4, "number": 5}
 _QUOTED = re.compile(r"\"[^\"\n]*[^\s\"][^\"\n]*\"|“[^”\n]*[^\s”][^”\n]*”")
 _IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+|[a-z]+(?:[A-Z][a-z0-9]+)+")
 
@@ -151,6 +157,25 @@ def _masked(text: str, spans: list[tuple[int, int]]) -> str:
 _Group = tuple[str, frozenset[str]]
 
 
+def _claim_in_order(
+    text: str, order: list[tuple[_Group, list[tuple[str, ...]]]], longest_first: bool
+) -> list[tuple[int, int]] | None:
+    """The spans of every value claimed group after group, each group's first occurrences (or
+    its longest ones); None when one is not found."""
+    claimed: list[tuple[int, int]] = []
+    for (kind, _), members in order:
+        spans = sorted(_spans(kind, members[0], text, claimed))
+        if longest_first:
+            spans.sort(key=lambda span: span[0] - span[1])
+        if kind == "flag":
+            if not spans and not _flag_kept(members[0], text):
+                return None
+        elif len(spans) < len(members):
+            return None
+        claimed.extend(spans[: len(members)])
+    return claimed
+
+
 def _claim(
     text: str, mentions: list[tuple[str, tuple[str, ...]]], extra: dict[_Group, int] | None = None
 ) -> tuple[str | None, list[tuple[int, int]], dict[_Group, int]]:
@@ -170,15 +195,18 @@ def _claim(
         groups.items(),
         key=lambda item: (_KIND_ORDER.get(item[0][0], 9), -max(map(len, item[0][1]), default=0)),
     )
-    claimed: list[tuple[int, int]] = []
-    for (kind, _), members in order:
-        spans = sorted(_spans(kind, members[0], text, claimed))
-        if kind == "flag":
-            if not spans and not _flag_kept(members[0], text):
-                return "lost_value", claimed, {}
-        elif len(spans) < len(members):
-            return "lost_value", claimed, {}
-        claimed.extend(spans[: len(members)])
+    claimed = _claim_in_order(text, order, False)
+    if claimed is None:
+        # One value's form inside another's ("max" in "max power", the quoted "Priya" in the name
+        # "Priya Norstrom", "standard" both a mode and a shipping speed): try the longest
+        # occurrences first, and the longest forms first whatever their kind.
+        by_length = sorted(order, key=lambda item: (-max(map(len, item[0][1]), default=0), item[0][0]))
+        for attempt, longest_first in ((order, True), (by_length, False), (by_length, True)):
+            claimed = _claim_in_order(text, attempt, longest_first)
+            if claimed is not None:
+                break
+        else:
+            return "lost_value", [], {}
     leftover: dict[_Group, int] = {}
     for key, members in order:
         if key[0] != "flag":
@@ -198,6 +226,33 @@ def _example_facts(
     repeated as plain words ("I'm away" beside the mode "away"); a rewording may keep them."""
     _, claimed, leftover = _claim(example, list(mentions))
     return frozenset(re.findall(r"\d+", _masked(example, claimed))), leftover
+
+
+@cache
+def _opposites(mentions: tuple[tuple[str, tuple[str, ...]], ...]) -> tuple[str, ...]:
+    return tuple(form for kind, forms in mentions if kind == "absent" for form in forms if form.strip())
+
+
+def _count_opposites(opposites: tuple[str, ...], rest: str) -> int:
+    return sum(len(_opposite(form).findall(rest)) for form in opposites)
+
+
+@cache
+def _example_opposites(example: str, mentions: tuple[tuple[str, tuple[str, ...]], ...]) -> int:
+    """How often the template text itself says an opposite phrase outside its values: another
+    request's own word ("lock the car to 105 km/h" beside "unlock the side door") may stay."""
+    _, claimed, _ = _claim(example, list(mentions))
+    return _count_opposites(_opposites(mentions), _masked(example, claimed))
+
+
+def _derived_stated(derived: list[str], rest: str) -> bool:
+    """A worked-out value written outright, outside the stated values (then there is nothing left
+    to work out); numbers match as numbers, words as whole words."""
+    for form in derived:
+        kind = "number" if re.fullmatch(r"-?\d+(?:\.\d+)?", form) else "text"
+        if form.strip() and _pattern(kind, form).search(rest):
+            return True
+    return False
 
 
 def _bounds(example: str) -> tuple[int, int]:
@@ -220,9 +275,11 @@ def verify(text: str, intent: dict[str, Any], names: list[str] | tuple[str, ...]
     if reason is not None:
         return Checked(reason, claimed)
     rest = _masked(text, claimed)
-    for kind, forms in mentions:
-        if kind == "absent" and any(_opposite(form).search(rest) for form in forms):
-            return Checked("contradicted_value", claimed)
+    opposites = _opposites(tuple(mentions))
+    if opposites and _count_opposites(opposites, rest) > _example_opposites(example, tuple(mentions)):
+        return Checked("contradicted_value", claimed)
+    if _derived_stated(derived_of(intent), rest):
+        return Checked("derived_value_stated", claimed)
     if any(run not in allowed for run in re.findall(r"\d+", rest)):
         return Checked("invented_value", claimed)
     for entry in withheld_of(intent):

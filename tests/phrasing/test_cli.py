@@ -78,8 +78,8 @@ def test_export_writes_phrased_requests(standin_url: str, tmp_path: Path) -> Non
     phrased_rows = [json.loads(line) for line in out.read_text().splitlines()]
     plain_rows = [json.loads(line) for line in plain.read_text().splitlines()]
     assert len(phrased_rows) == 30
-    assert {row["messages"][0]["content"] for row in phrased_rows}.isdisjoint(
-        row["messages"][0]["content"] for row in plain_rows
+    assert {row["messages"][-2]["content"] for row in phrased_rows}.isdisjoint(
+        row["messages"][-2]["content"] for row in plain_rows
     )
 
 

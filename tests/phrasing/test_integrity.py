@@ -31,7 +31,10 @@ async def test_the_inverter_needs_template_text_and_honest_answers_do_not(integr
     inverter = redteam.TemplateInverter()
     on_templates = integrity.judge_miner(inverter, templates, b"miner")
     for category in tasks.CATEGORIES:
-        assert on_templates.rate(category) >= 0.95, category  # it is the attack
+        # Before tasks.devices it answered at least 95% of each category from template text; now
+        # most requests that call a tool need a value worked out or a decoy told apart.
+        if category not in ("irrelevance", "missing_param"):
+            assert on_templates.rate(category) <= 0.6, category
     on_phrased = integrity.judge_miner(inverter, phrased, b"miner")
     never = integrity.judge_miner(redteam.NeverCalls(), phrased, b"miner")
     assert on_phrased.call_rate() <= 0.10

@@ -17,7 +17,8 @@ from tasks.cli import main
 def test_sample_shows_tasks_readably(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["sample", "--seed", "s", "--tasks.count", "3"]) == 0
     out = capsys.readouterr().out
-    assert out.count("request:") == 3 and "tool:" in out and "expected:" in out
+    assert out.count("\n  request:  ") == 3 and out.count("\n  system:   Today is ") == 3
+    assert "tool:" in out and "expected:" in out
 
 
 def test_sample_json_with_category(capsys: pytest.CaptureFixture[str]) -> None:
@@ -37,7 +38,9 @@ def test_export_writes_chat_examples_whose_calls_pass(
     assert len(examples) == 120 and not (tmp_path / "train.jsonl.partial").exists()
     for example in examples:
         reply = example["messages"][-1]
-        assert reply["role"] == "assistant" and example["messages"][0]["role"] == "user"
+        assert reply["role"] == "assistant" and example["messages"][-2]["role"] == "user"
+        # A builtin task opens with its system line (today), which relative dates are worked out from.
+        assert example["messages"][0]["role"] in ("system", "user")
         if reply.get("tool_calls"):
             assert all(isinstance(call["function"]["arguments"], str) for call in reply["tool_calls"])
         else:

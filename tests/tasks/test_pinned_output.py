@@ -3,7 +3,8 @@
 The digests were computed from the committed generator (GENERATOR_VERSION "1") before any
 performance work and re-pinned for version "2" (one Random per task set instead of one seeding
 per task; tool_shuffle unchanged) and for version "3" (the two ends of a date range drawn as one
-period, the end never before the start). A change in output must be deliberate: bump
+period; devices: a system line with today, values worked out, decoys, open name and place spaces;
+reworded, synthesised and lookalike tools). A change in output must be deliberate: bump
 GENERATOR_VERSION and re-pin.
 The JSON keeps dict order (no sort_keys): the order of tools, properties and enums is part of
 what miners see.
@@ -24,8 +25,8 @@ from tasks.shuffle import shuffle_surface
 from tasks.sources import load_bfcl_dir
 
 _PINNED_VERSION = "3"
-_BUILTIN_DIGEST = "f72b74d738c4fb48c25ba0c1a31be17507d6211b719fb0b41e1172f89ec2c5a1"
-_SOURCED_DIGEST = "69ed7aae3e26b90c5978c4a56106fe536d67c978719b948f3516e7735f6caa09"
+_BUILTIN_DIGEST = "570aae6d63a458310a432035d0aa12c872361b3b9f032d68c32c132be1877cdb"
+_SOURCED_DIGEST = "916d6d0c494edbb6c4d0ad1982b73dff2595d3a65b73d5907100dd938638ccd1"
 _ADVERSARIAL_SHUFFLE_DIGEST = "c140444a6a537c4529a20ac1d6d534c7ed4b23e47f3ebdc14503384db89035a9"
 
 

@@ -1,8 +1,8 @@
 """bench/redteam.py: a model-free miner that inverts the public generator solves builtin tasks.
 
-These tests pin what the red team shows today: template-phrased tasks are answerable without
-any model, from the request text and the offered tools alone. When the generator stops being
-invertible this way, the first assertion is the one to revisit.
+These tests pin what the red team shows today: before the devices of tasks.devices,
+template-phrased tasks were answerable without any model, from the request text and the offered
+tools alone; now most requests that call a tool are not.
 """
 
 from __future__ import annotations
@@ -30,11 +30,16 @@ def round_tasks() -> list[Task]:
     return generate(seed=7, n=600)
 
 
-def test_the_inverter_answers_every_category(redteam: ModuleType, round_tasks: list[Task]) -> None:
+def test_the_inverter_fails_on_requests_that_need_understanding(
+    redteam: ModuleType, round_tasks: list[Task]
+) -> None:
+    # Before the devices (tasks.devices: relative dates, sums, references, decoys) the inverter
+    # answered at least 95% of every category from template text; now most requests that call a
+    # tool state a value it cannot read off the template, or a decoy of the same type.
     results = redteam.evaluate_miner(redteam.TemplateInverter(), round_tasks, VARIANT_SEED)
     assert set(results) == set(CATEGORIES)
     rates = {category: valid / total for category, (valid, total) in results.items()}
-    assert all(rate >= 0.95 for rate in rates.values()), rates
+    assert all(rate <= 0.6 for category, rate in rates.items() if category not in NO_CALL), rates
 
 
 def test_refusing_everything_scores_only_the_no_call_categories(

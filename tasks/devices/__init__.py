@@ -1,0 +1,226 @@
+"""Devices: ways a request states a value so that only understanding recovers it.
+
+A template states each value as written ("on March 20, 2026", "90 minutes"); code that knows
+the public value pools can pull such values out by type. A device states one value so that it
+has to be worked out instead (a date relative to the conversation's today, a duration in another
+unit, a sum or a share of stated amounts, a person or place named through a relation given in
+context), or adds context with values of the same type that are not arguments (decoys).
+
+Each device is one module of this package exposing ``DEVICE`` (see ``Device``); ``_MODULES``
+lists them and ``DEVICES`` is the registry the generator draws from (by ``weight`` among those
+that fit a parameter), so adding a device is adding a module and its name here.
+
+``instantiate`` (tasks.builtin) applies devices only inside ``scene_scope``: the generator opens
+one per task, so that every request of a task shares one today (said in a system line, never in
+the request). Outside a scope nothing changes (episodes, tests of the plain templates).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import importlib
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import cache
+from random import Random
+from types import MappingProxyType
+from typing import Any, Protocol
+
+from tasks.spec import Param
+from tasks.values import Mention
+
+__all__ = [
+    "DEVICES",
+    "Device",
+    "Fact",
+    "Scene",
+    "Worked",
+    "current_scene",
+    "devices_for",
+    "scene_scope",
+    "work",
+]
+
+#: Device modules, in registry order (the order is part of the generator's output).
+_MODULES = (
+    "relative_date",
+    "anchored_date",
+    "clock_words",
+    "durations",
+    "quantity_words",
+    "arithmetic",
+    "headcount",
+    "reference",
+    "labelled",
+    "decoy",
+)
+
+_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+_MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
+_EPOCH = _dt.date(2026, 1, 1).toordinal()
+
+
+@dataclass(slots=True)
+class Scene:
+    """The conversation around one task: what the system line states (today)."""
+
+    #: Days after 2026-01-01.
+    today_offset: int
+    #: Reference values the task's requests state so far, and its decoys' values: a decoy never
+    #: equals a stated value, nor a stated value a decoy, across all requests of the task.
+    stated: list[Any] = field(default_factory=list)
+    decoys: list[Any] = field(default_factory=list)
+
+    @property
+    def today(self) -> _dt.date:
+        return _dt.date.fromordinal(_EPOCH + self.today_offset)
+
+    def system_line(self) -> str:
+        day = self.today
+        return f"Today is {_WEEKDAYS[day.weekday()]}, {_MONTHS[day.month - 1]} {day.day}, {day.year}."
+
+    @classmethod
+    def draw(cls, rng: Random) -> Scene:
+        # Today within the first 20 months, so that dates worked out from it stay in 2026-2027.
+        return cls(int(rng.random() * 600))
+
+
+# Not frozen (built per request). Treat as immutable.
+@dataclass(slots=True)
+class Fact:
+    """A sentence of context the request must keep: a fact needed to work a value out
+    (``role`` "fact") or a value of the same type that is not an argument (``role`` "decoy")."""
+
+    said: str
+    mentions: tuple[Mention, ...]
+    role: str
+    about: str = ""
+
+
+@dataclass(slots=True)
+class Worked:
+    """One value as a device states it.
+
+    ``text`` fills the template's placeholder; ``accepted`` are the values a correct call may
+    carry (reference first); ``mentions`` must stay in any rewording; ``derived`` are forms of the
+    worked-out value that must not be written (then nothing is left to work out); ``context`` are
+    sentences added around the request.
+    """
+
+    text: str
+    accepted: tuple[Any, ...]
+    mentions: tuple[Mention, ...]
+    derived: tuple[str, ...] = ()
+    context: tuple[Fact, ...] = ()
+
+
+class Device(Protocol):
+    """One way of stating a value that needs understanding."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def weight(self) -> float: ...
+
+    #: "value": states the parameter's value; "decoy": adds context around a value drawn as usual.
+    @property
+    def role(self) -> str: ...
+
+    def fits(self, param: Param) -> bool: ...
+
+    def work(self, param: Param, rng: Random, scene: Scene) -> Worked | None:
+        """The value stated this way, or None when this draw cannot (the caller draws as usual)."""
+        ...
+
+
+@cache
+def _registry() -> Mapping[str, Device]:
+    loaded: dict[str, Device] = {}
+    for module_name in _MODULES:
+        device: Device = importlib.import_module(f"tasks.devices.{module_name}").DEVICE
+        loaded[device.name] = device
+    return MappingProxyType(loaded)
+
+
+class _Registry(Mapping[str, Device]):
+    """``DEVICES``: loads the device modules on first use (no work at import time)."""
+
+    def __getitem__(self, name: str) -> Device:
+        return _registry()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_registry())
+
+    def __len__(self) -> int:
+        return len(_registry())
+
+
+DEVICES: Mapping[str, Device] = _Registry()
+
+
+@cache
+def devices_for(param: Param, role: str) -> tuple[Device, ...]:
+    """The devices of one role that fit a parameter, in registry order."""
+    return tuple(device for device in _registry().values() if device.role == role and device.fits(param))
+
+
+def pick_device(param: Param, role: str, rng: Random) -> Device | None:
+    """One fitting device of a role, drawn by weight; None when none fits."""
+    fitting = devices_for(param, role)
+    if not fitting:
+        return None
+    if len(fitting) == 1:
+        return fitting[0]
+    total = sum(device.weight for device in fitting)
+    point = rng.random() * total
+    for device in fitting:
+        point -= device.weight
+        if point < 0:
+            return device
+    return fitting[-1]
+
+
+def work(name: str, param: Param, rng: Random, scene: Scene) -> Worked | None:
+    """State ``param``'s value with the named device (for callers outside the generator, such
+    as episodes' user turns); None when the device does not fit or this draw cannot."""
+    device = _registry()[name]
+    if not device.fits(param):
+        return None
+    return device.work(param, rng, scene)
+
+
+_CURRENT = threading.local()
+
+
+def current_scene() -> Scene | None:
+    """The scene of the task being built on this thread, None outside ``scene_scope``."""
+    scene: Scene | None = getattr(_CURRENT, "scene", None)
+    return scene
+
+
+@contextmanager
+def scene_scope(rng: Random) -> Iterator[Scene]:
+    """Open the scene of one task (drawn from ``rng``): ``instantiate`` applies devices inside."""
+    scene = Scene.draw(rng)
+    previous = getattr(_CURRENT, "scene", None)
+    _CURRENT.scene = scene
+    try:
+        yield scene
+    finally:
+        _CURRENT.scene = previous
