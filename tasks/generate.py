@@ -11,7 +11,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
 from random import Random
 from typing import Any
 
@@ -19,6 +18,7 @@ from tasks.categories import CATEGORIES, default_mix
 from tasks.errors import TaskConfigError
 from tasks.model import GENERATOR_VERSION, Task
 from tasks.rand import below, permute
+from tasks.rewrite import rewrite_tool
 from tasks.seeding import reseed, rng_from, seed_bytes, sub_seed, sub_seeder
 from tasks.shuffle import ToolPlan, plan_tool, shuffle_planned, shuffle_surface
 from tasks.spec import ToolSpec, openai_tool
@@ -122,10 +122,10 @@ def redraw(task: Task, seed: bytes | str | int, sources: Sequence[Source] | None
     raise TaskConfigError(f"no loaded pool for source {task.source!r} to draw a replacement from")
 
 
-@cache
-def _library_plan(spec: ToolSpec) -> ToolPlan:
-    """The shuffle plan of a library tool: its OpenAI dict is shared and never mutated."""
-    return plan_tool(openai_tool(spec))
+def _offered_plan(spec: ToolSpec, rng: Random) -> ToolPlan:
+    """The shuffle plan of a tool as this round offers it: every description reworded
+    (``tasks.rewrite``), so the text does not name the library tool it was made from."""
+    return plan_tool(rewrite_tool(openai_tool(spec), rng))
 
 
 def _make_task(
@@ -134,7 +134,7 @@ def _make_task(
     seed_hex = task_seed.hex()
     if source == BUILTIN:
         draft = CATEGORIES[category].build(rng)
-        surface = shuffle_planned([_library_plan(spec) for spec in draft.tools], draft.expected, rng)
+        surface = shuffle_planned([_offered_plan(spec, rng) for spec in draft.tools], draft.expected, rng)
         messages = [{"role": "user", "content": draft.request}]
         intent: dict[str, Any] | None = {"asks": draft.asks, "example": draft.request}
     else:

@@ -276,7 +276,7 @@ def _description_plan(text: str) -> tuple[bool, tuple[tuple[str, str | None], ..
     """The texts a description may be rewritten to before its note (see ``_DESCRIPTION_PLANS``).
 
     Each choice carries its "This tool ..." / "Use this to ..." form, or None where the text
-    does not start with a capital (the rewrite then keeps it).
+    does not start with a capital or with a known verb phrase (the rewrite then keeps it).
     """
     plan = _DESCRIPTION_PLANS.get(text)
     if plan is None:
@@ -284,7 +284,9 @@ def _description_plan(text: str) -> tuple[bool, tuple[tuple[str, str | None], ..
         choices: list[tuple[str, str | None]] = []
         for option in [member + rest for member in group] if group else [text]:
             lowered = option[:1].lower() + option[1:]
-            if not option[:1].isupper():
+            # Only a description that opens with a known verb phrase reads right after "This
+            # tool": one already framed ("Purpose: ...", "Tool that ...") would not.
+            if not group or not option[:1].isupper():
                 choices.append((option, None))
             elif option.split(" ", 1)[0].endswith("s"):
                 choices.append((option, f"This tool {lowered}"))

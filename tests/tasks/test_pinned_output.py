@@ -2,7 +2,8 @@
 
 The digests were computed from the committed generator (GENERATOR_VERSION "1") before any
 performance work and re-pinned for version "2" (one Random per task set instead of one seeding
-per task; tool_shuffle unchanged). A change in output must be deliberate: bump
+per task; tool_shuffle unchanged), and for version "3" (synthesised tools, lookalike
+distractors, every offered description reworded per task). A change in output must be deliberate: bump
 GENERATOR_VERSION and re-pin.
 The JSON keeps dict order (no sort_keys): the order of tools, properties and enums is part of
 what miners see.
@@ -22,9 +23,9 @@ from tasks.model import Task
 from tasks.shuffle import shuffle_surface
 from tasks.sources import load_bfcl_dir
 
-_PINNED_VERSION = "2"
-_BUILTIN_DIGEST = "2932fed03c00f410dc3dbb64690fbd01eb44463c58f9f56c132f901446b91f66"
-_SOURCED_DIGEST = "d80cff858cfcc8ea139ee2668a2ef9dda6bd0e92019ab9ed9ce36f85b98b095d"
+_PINNED_VERSION = "3"
+_BUILTIN_DIGEST = "08f5b3b174e82b379280b5a2cec7a729e982df1f5dbc33c3f5f6111bff55f9a1"
+_SOURCED_DIGEST = "3594ffeaa7890b0ab6182b1f8c4e67fea9d2f81f8a4f8ee32ef8d59776626612"
 _ADVERSARIAL_SHUFFLE_DIGEST = "c140444a6a537c4529a20ac1d6d534c7ed4b23e47f3ebdc14503384db89035a9"
 
 

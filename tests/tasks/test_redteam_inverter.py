@@ -1,8 +1,10 @@
-"""bench/redteam.py: a model-free miner that inverts the public generator solves builtin tasks.
+"""bench/redteam.py: model-free miners that attack the public generator.
 
-These tests pin what the red team shows today: template-phrased tasks are answerable without
-any model, from the request text and the offered tools alone. When the generator stops being
-invertible this way, the first assertion is the one to revisit.
+The template inverter once solved every builtin category from the request text and the offered
+tools alone, by mapping each offered tool back to its library tool through the descriptions the
+shuffle kept. Every offered description is now reworded per task (``tasks.rewrite``) and a share
+of the tools is synthesised (``tasks.synth``), so it maps nothing and scores what never calling
+scores: these tests hold that.
 """
 
 from __future__ import annotations
@@ -30,11 +32,18 @@ def round_tasks() -> list[Task]:
     return generate(seed=7, n=600)
 
 
-def test_the_inverter_answers_every_category(redteam: ModuleType, round_tasks: list[Task]) -> None:
-    results = redteam.evaluate_miner(redteam.TemplateInverter(), round_tasks, VARIANT_SEED)
-    assert set(results) == set(CATEGORIES)
-    rates = {category: valid / total for category, (valid, total) in results.items()}
-    assert all(rate >= 0.95 for rate in rates.values()), rates
+def _round_score(results: dict[str, tuple[int, int]]) -> float:
+    """The share of tasks answered right (the default mix's tasks, so weighted by its shares)."""
+    return sum(valid for valid, _ in results.values()) / sum(total for _, total in results.values())
+
+
+def test_the_inverter_scores_no_better_than_never_calling(
+    redteam: ModuleType, round_tasks: list[Task]
+) -> None:
+    inverter = redteam.evaluate_miner(redteam.TemplateInverter(), round_tasks, VARIANT_SEED)
+    never = redteam.evaluate_miner(redteam.NeverCalls(), round_tasks, VARIANT_SEED)
+    assert set(inverter) == set(CATEGORIES)
+    assert _round_score(inverter) <= _round_score(never) + 0.05, inverter
 
 
 def test_refusing_everything_scores_only_the_no_call_categories(
