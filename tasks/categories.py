@@ -85,7 +85,7 @@ class Category:
 SYNTH_SHARE = 0.3
 #: The share of irrelevance tasks whose offered tools are lookalikes of the asked tool
 #: (``tasks.distractors``) rather than tools from other domains.
-LOOKALIKE_IRRELEVANCE_SHARE = 0.5
+LOOKALIKE_IRRELEVANCE_SHARE = 0.7
 
 
 def _gold(rng: Random, exclude: tuple[ToolSpec, ...] = (), allow_meta: bool = True) -> ToolSpec:
@@ -142,7 +142,7 @@ def _simple(rng: Random) -> Draft:
 def _multiple(rng: Random) -> Draft:
     spec = _gold(rng)
     instance = instantiate(spec, rng)
-    distractors = _distractors((spec,), between(rng, 2, 4), rng, looking_alike=between(rng, 1, 2))
+    distractors = _distractors((spec,), between(rng, 2, 4), rng, looking_alike=between(rng, 2, 3))
     offered = [spec, *distractors]
     permute(rng, offered)
     return Draft(decorate(instance.text, rng), tuple(offered), [instance.call], [instance.ask])
@@ -203,7 +203,7 @@ def _parallel_multiple(rng: Random) -> Draft:
         pieces.extend(_calls_of(spec, count, rng))
     permute(rng, pieces)
     golds = tuple(chosen)
-    distractors = _distractors(golds, between(rng, 0, 2), rng, looking_alike=between(rng, 0, 1))
+    distractors = _distractors(golds, between(rng, 1, 3), rng, looking_alike=between(rng, 1, 2))
     offered = [*chosen, *distractors]
     permute(rng, offered)
     text = join_requests([piece.text for piece in pieces], rng)

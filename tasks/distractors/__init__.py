@@ -6,7 +6,8 @@ request is nearly always right, and "no offered tool shares the request's words"
 spots an irrelevance task. A lookalike is made from the gold tool itself: the same parameters
 (names, types, descriptions), the name and description of something else done with the same
 thing: undo it (``cancel_hotel`` beside ``book_hotel``), set a reminder to do it, list past
-requests of it, estimate its cost, check the status of an earlier one. Its description says
+requests of it, estimate its cost, check the status of an earlier one, watch it for changes,
+check whether it would be accepted. Its description says
 plainly what it does and does not do, so a model can tell; word overlap cannot.
 
 ``KINDS`` is the registry: adding a kind is adding a module and its entry here; the generator is
@@ -18,7 +19,7 @@ from __future__ import annotations
 from functools import cache
 from random import Random
 
-from tasks.distractors.kinds import history, quote, reminder, status, undo
+from tasks.distractors.kinds import dry_run, history, quote, reminder, status, undo, watch
 from tasks.distractors.model import Kind, name_words
 from tasks.lexicon import synonyms
 from tasks.rand import permute
@@ -27,7 +28,15 @@ from tasks.spec import ToolSpec
 __all__ = ["KINDS", "Kind", "lookalike", "lookalikes"]
 
 #: The kinds, in order: tasks draw among them by index.
-KINDS: tuple[Kind, ...] = (undo.KIND, reminder.KIND, history.KIND, quote.KIND, status.KIND)
+KINDS: tuple[Kind, ...] = (
+    undo.KIND,
+    reminder.KIND,
+    history.KIND,
+    quote.KIND,
+    status.KIND,
+    watch.KIND,
+    dry_run.KIND,
+)
 
 
 @cache

@@ -35,8 +35,8 @@ def test_a_lookalike_has_the_gold_parameters_and_another_name_and_meaning() -> N
 
 
 def test_the_book_hotel_example() -> None:
-    made = {spec.name for spec in lookalikes((by_name()["book_hotel"],), 5, Random(1))}
-    assert "cancel_hotel" in made and "remind_to_book_hotel" in made
+    made = {spec.name for spec in lookalikes((by_name()["book_hotel"],), len(KINDS), Random(1))}
+    assert {"cancel_hotel", "remind_to_book_hotel", "estimate_book_hotel_cost"} <= made
 
 
 def test_a_lookalike_never_does_what_another_gold_tool_does() -> None:
@@ -69,4 +69,4 @@ def test_irrelevance_often_offers_only_tools_about_the_thing_asked_for() -> None
         asked = draft.asks[0]["tool"]
         hits += any(spec.name != asked and asked in spec.name for spec in draft.tools)
         assert all(spec.name != asked for spec in draft.tools)
-    assert 100 <= hits <= 200
+    assert 150 <= hits <= 250  # LOOKALIKE_IRRELEVANCE_SHARE of 300, less the undo-only draws
