@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from random import Random
 from typing import Any
 
@@ -20,7 +21,7 @@ from tasks.model import GENERATOR_VERSION, Task
 from tasks.rand import below, permute
 from tasks.rewrite import rewrite_tool
 from tasks.seeding import reseed, rng_from, seed_bytes, sub_seed, sub_seeder
-from tasks.shuffle import ToolPlan, plan_tool, shuffle_planned, shuffle_surface
+from tasks.shuffle import ToolPlan, plan_tool, replan_reworded, shuffle_planned, shuffle_surface
 from tasks.spec import ToolSpec, openai_tool
 
 __all__ = ["BUILTIN", "Source", "generate", "redraw", "variant"]
@@ -122,10 +123,18 @@ def redraw(task: Task, seed: bytes | str | int, sources: Sequence[Source] | None
     raise TaskConfigError(f"no loaded pool for source {task.source!r} to draw a replacement from")
 
 
+@lru_cache(maxsize=8192)
+def _spec_plan(spec: ToolSpec) -> ToolPlan:
+    """The shuffle plan of a tool as specified: its OpenAI dict is shared and never mutated.
+    Bounded: synthesised tools and lookalikes make a large (finite) space of specs."""
+    return plan_tool(openai_tool(spec))
+
+
 def _offered_plan(spec: ToolSpec, rng: Random) -> ToolPlan:
     """The shuffle plan of a tool as this round offers it: every description reworded
     (``tasks.rewrite``), so the text does not name the library tool it was made from."""
-    return plan_tool(rewrite_tool(openai_tool(spec), rng))
+    plan = _spec_plan(spec)
+    return replan_reworded(plan, rewrite_tool(plan.tool, rng))
 
 
 def _make_task(

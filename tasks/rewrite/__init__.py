@@ -96,26 +96,70 @@ def _lowered(text: str) -> str:
     return text if text[1:2].isupper() else text[:1].lower() + text[1:]
 
 
+#: A frame split for filling without ``str.format``: (text before, whether the core goes in with a
+#: small first letter, text after).
+_Shape = tuple[str, bool, str]
+
+
+@cache
+def _shapes(role: str) -> tuple[_Shape, ...]:
+    shapes: list[_Shape] = []
+    for frame in _frames(role):
+        lower = "{l}" in frame
+        before, _, after = frame.partition("{l}" if lower else "{C}")
+        shapes.append((before, lower, after))
+    return tuple(shapes)
+
+
+#: What rewording one text needs, built once per (text, role): its phrase template and, per
+#: frame, (text before, whether the core goes in with a small first letter, text after).
+_TextPlan = tuple[_Template, tuple[_Shape, ...]]
+_TEXT_PLANS: dict[tuple[str, str], _TextPlan | None] = {}
+_TEXT_PLAN_BOUND = 32768
+
+
+def _text_plan(text: str, role: str) -> _TextPlan | None:
+    """The plan of a description (None for blank text), cached; the cache is emptied once full
+    (synthesised tools and lookalikes bring many texts, each seen in many tasks)."""
+    if not text.strip():
+        plan = None
+    else:
+        plan = (_template(text.strip().rstrip(".").strip() or text.strip()), _shapes(role))
+    if len(_TEXT_PLANS) >= _TEXT_PLAN_BOUND:
+        _TEXT_PLANS.clear()
+    _TEXT_PLANS[text, role] = plan
+    return plan
+
+
 def rewrite_text(text: str, role: str, rng: Random) -> str:
     """``text`` (a tool's description when ``role`` is "tool", else a parameter's) reworded.
 
     Empty text stays empty; any other text comes back different from ``text``.
     """
-    if not text.strip():
+    key = (text, role)
+    plan = _TEXT_PLANS[key] if key in _TEXT_PLANS else _text_plan(text, role)
+    if plan is None:
         return text
+    template, shapes = plan
     random = rng.random
-    core = text.strip().rstrip(".").strip() or text.strip()
-    template = _template(core)
-    out = template[0]
-    for index in range(1, len(template), 2):
-        choices = template[index]
-        out += choices[int(random() * len(choices))] + template[index + 1]
-    shapes = _frames(role)
+    if len(template) == 1:
+        out = template[0]
+    elif len(template) == 3:  # one phrase to swap, the most common case
+        choices = template[1]
+        out = template[0] + choices[int(random() * len(choices))] + template[2]
+    else:
+        out = template[0]
+        for index in range(1, len(template), 2):
+            choices = template[index]
+            out += choices[int(random() * len(choices))] + template[index + 1]
     pick = int(random() * len(shapes))
-    capital = out[:1].upper() + out[1:]
-    lowered = _lowered(out)
-    for step in range(len(shapes)):
-        result = shapes[(pick + step) % len(shapes)].format(C=capital, l=lowered)
+    before, lower, after = shapes[pick]
+    result = before + (_lowered(out) if lower else out[:1].upper() + out[1:]) + after
+    if result != text:
+        return result
+    for step in range(1, len(shapes)):
+        before, lower, after = shapes[(pick + step) % len(shapes)]
+        result = before + (_lowered(out) if lower else out[:1].upper() + out[1:]) + after
         if result != text:
             return result
     return text + " (see the request)"  # pragma: no cover - only when every frame gives the text back
@@ -123,17 +167,16 @@ def rewrite_text(text: str, role: str, rng: Random) -> str:
 
 def _rewrite_property(prop: Any, rng: Random) -> Any:
     """A parameter schema with its description, and its fields' and items' descriptions, reworded."""
-    if not isinstance(prop, dict):
+    if type(prop) is not dict:
         return prop
-    out = dict(prop)
+    out = prop.copy()
     description = prop.get("description")
-    if isinstance(description, str):
+    if type(description) is str:
         out["description"] = rewrite_text(description, "param", rng)
-    fields = prop.get("properties")
-    if isinstance(fields, dict):
-        out["properties"] = {key: _rewrite_property(value, rng) for key, value in fields.items()}
+    if "properties" in prop and type(prop["properties"]) is dict:
+        out["properties"] = {key: _rewrite_property(value, rng) for key, value in prop["properties"].items()}
     items = prop.get("items")
-    if isinstance(items, dict) and ("properties" in items or "description" in items):
+    if type(items) is dict and ("properties" in items or "description" in items):
         out["items"] = _rewrite_property(items, rng)
     return out
 
