@@ -33,7 +33,7 @@ from tasks.builtin import (
     pick_tool,
     templates_with,
 )
-from tasks.distractors import lookalikes
+from tasks.distractors import KINDS, lookalike, lookalikes
 from tasks.library import by_domain, tools
 from tasks.rand import below, between, permute
 from tasks.spec import ToolSpec
@@ -86,6 +86,10 @@ SYNTH_SHARE = 0.3
 #: The share of irrelevance tasks whose offered tools are lookalikes of the asked tool
 #: (``tasks.distractors``) rather than tools from other domains.
 LOOKALIKE_IRRELEVANCE_SHARE = 0.7
+#: The share of multiple tasks whose request asks for a lookalike's action ("remind me later to
+#: ...", "how much would this cost? don't do it yet: ..."): the lookalike is the gold tool and
+#: the tool it was made from a distractor, so "a lookalike is never the answer" does not hold.
+LOOKALIKE_GOLD_SHARE = 0.25
 
 
 def _gold(rng: Random, exclude: tuple[ToolSpec, ...] = (), allow_meta: bool = True) -> ToolSpec:
@@ -139,9 +143,50 @@ def _simple(rng: Random) -> Draft:
     return Draft(decorate(instance.text, rng), (spec,), [instance.call], [instance.ask])
 
 
+def _turned(spec: ToolSpec, instance: Instance, rng: Random) -> Draft | None:
+    """A multiple task that asks for a lookalike of ``spec`` (a kind with ``asks``) with the values
+    of ``instance``: the lookalike answers, ``spec`` is offered as a distractor. None where no
+    such kind applies to ``spec``."""
+    kinds = [index for index, kind in enumerate(KINDS) if kind.asks and lookalike(index, spec) is not None]
+    if not kinds:
+        return None
+    index = kinds[below(rng, len(kinds))]
+    made = lookalike(index, spec)
+    assert made is not None
+    kind = KINDS[index]
+    wrapper = kind.asks[below(rng, len(kind.asks))]
+    text = wrapper.format(request=instance.text)
+    cue = {
+        "slot": "asked_action",
+        "about": "what the person wants done instead of the action itself",
+        "said": wrapper.split("{request}")[0].rstrip(": "),
+        "mentions": [["flag", list(kind.keeps)]],
+    }
+    ask = {
+        **instance.ask,
+        "tool": made.name,
+        "purpose": made.description,
+        "example": text,
+        "values": [cue, *instance.ask["values"]],
+    }
+    count = between(rng, 1, 3)
+    others = [
+        other
+        for other in _distractors((spec,), count + 1, rng, looking_alike=between(rng, 0, 2))
+        if other is not made
+    ][:count]
+    offered = [made, spec, *others]
+    permute(rng, offered)
+    return Draft(decorate(text, rng), tuple(offered), [{made.name: instance.call[spec.name]}], [ask])
+
+
 def _multiple(rng: Random) -> Draft:
     spec = _gold(rng)
     instance = instantiate(spec, rng)
+    if rng.random() < LOOKALIKE_GOLD_SHARE:
+        turned = _turned(spec, instance, rng)
+        if turned is not None:
+            return turned
     distractors = _distractors((spec,), between(rng, 2, 4), rng, looking_alike=between(rng, 2, 3))
     offered = [spec, *distractors]
     permute(rng, offered)

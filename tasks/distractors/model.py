@@ -45,6 +45,13 @@ class Kind:
 
     name: str
     derive: Callable[[ToolSpec], ToolSpec | None]
+    #: Ways a person asks for this kind instead of the gold tool's action ("{request}" is the gold
+    #: tool's request); () where a task never asks for it. Then the lookalike is the gold tool and
+    #: the tool it was made from the distractor, so "a lookalike is never the answer" fails too.
+    asks: tuple[str, ...] = ()
+    #: Words of the ask that a rewording must keep (a phrasing "flag": without them the request
+    #: would ask for the original action).
+    keeps: tuple[str, ...] = ()
 
 
 def name_words(spec: ToolSpec) -> list[str]:

@@ -70,3 +70,22 @@ def test_irrelevance_often_offers_only_tools_about_the_thing_asked_for() -> None
         hits += any(spec.name != asked and asked in spec.name for spec in draft.tools)
         assert all(spec.name != asked for spec in draft.tools)
     assert 150 <= hits <= 250  # LOOKALIKE_IRRELEVANCE_SHARE of 300, less the undo-only draws
+
+
+def test_some_multiple_tasks_ask_for_the_lookalike_and_offer_the_original() -> None:
+    rng = Random("turned")
+    turned = 0
+    for _ in range(400):
+        draft = CATEGORIES["multiple"].build(rng)
+        ((gold_name,),) = [tuple(call) for call in draft.expected]
+        (gold,) = [spec for spec in draft.tools if spec.name == gold_name]
+        if gold.templates:  # a library or synthesised tool: the usual task
+            continue
+        turned += 1
+        originals = [spec for spec in draft.tools if spec.templates and _types(spec) == _types(gold)]
+        assert originals, "the tool the lookalike was made from is offered as a distractor"
+        (ask,) = draft.asks
+        assert ask["tool"] == gold_name and ask["purpose"] == gold.description
+        (cue,) = [value for value in ask["values"] if value["slot"] == "asked_action"]
+        assert cue["said"].lower() in draft.request.lower()
+    assert 60 <= turned <= 140

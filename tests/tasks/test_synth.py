@@ -103,7 +103,9 @@ def test_tasks_on_synthesised_tools_are_solvable_in_every_format(monkeypatch) ->
     monkeypatch.setattr(categories, "SYNTH_SHARE", 1.0)
     generated = generate("synth-solvable", 300)
     synthesised = {spec.name for spec in _every_synth_tool()}
-    assert all(ask["tool"] in synthesised for task in generated for ask in (task.intent or {})["asks"])
+    asked = [ask["tool"] for task in generated for ask in (task.intent or {})["asks"]]
+    # The rest ask for a lookalike of a synthesised tool (LOOKALIKE_GOLD_SHARE of multiple).
+    assert sum(name in synthesised for name in asked) >= 0.9 * len(asked)
     for task in generated:
         for surface in (task, variant(task, b"miner")):
             calls = [Call(name, args) for name, args in reference_calls(surface.expected)]

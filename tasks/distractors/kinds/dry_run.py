@@ -19,4 +19,12 @@ def derive(gold: ToolSpec) -> ToolSpec | None:
     )
 
 
-KIND = Kind("dry_run", derive)
+KIND = Kind(
+    "dry_run",
+    derive,
+    asks=(
+        "don't do it, only check whether it would be accepted: {request}",
+        "validate this without carrying it out: {request}",
+    ),
+    keeps=("accepted", "validate", "check whether"),
+)

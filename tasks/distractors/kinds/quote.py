@@ -20,4 +20,12 @@ def derive(gold: ToolSpec) -> ToolSpec | None:
     )
 
 
-KIND = Kind("quote", derive)
+KIND = Kind(
+    "quote",
+    derive,
+    asks=(
+        "how much would this cost? don't do it yet: {request}",
+        "just a cost estimate for now, don't go ahead with it: {request}",
+    ),
+    keeps=("cost", "estimate"),
+)

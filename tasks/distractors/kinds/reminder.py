@@ -19,4 +19,12 @@ def derive(gold: ToolSpec) -> ToolSpec | None:
     )
 
 
-KIND = Kind("reminder", derive)
+KIND = Kind(
+    "reminder",
+    derive,
+    asks=(
+        "remind me later to deal with this: {request}",
+        "set me a reminder for this, I'll do it myself later: {request}",
+    ),
+    keeps=("remind me", "reminder"),
+)

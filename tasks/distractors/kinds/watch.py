@@ -19,4 +19,12 @@ def derive(gold: ToolSpec) -> ToolSpec | None:
     )
 
 
-KIND = Kind("watch", derive)
+KIND = Kind(
+    "watch",
+    derive,
+    asks=(
+        "alert me whenever anything changes about this: {request}",
+        "notify me later if this changes, nothing now: {request}",
+    ),
+    keeps=("alert me", "notify me"),
+)

@@ -4,6 +4,10 @@
 kept); neither has the final full stop. Every frame works for any core: the library's tool
 descriptions are third-person clauses ("Books a visit ..."), its parameter descriptions noun
 phrases or imperatives ("Number of nights.", "Stop at the first failure.").
+
+A tool description is always framed (no bare "{C}." among the tool frames): tool_shuffle swaps a
+leading verb phrase for another of its group, which could turn a bare reworded description back
+into the library's own text.
 """
 
 from __future__ import annotations
@@ -13,7 +17,6 @@ from tasks.rewrite.model import RuleSet
 RULES = RuleSet(
     "frames",
     tool_frames=(
-        "{C}.",
         "This function {l}.",
         "Tool that {l}.",
         "{C}. Call it only when that is what the user wants.",
