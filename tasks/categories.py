@@ -33,9 +33,11 @@ from tasks.builtin import (
     pick_tool,
     templates_with,
 )
+from tasks.distractors import KINDS, lookalike, lookalikes
 from tasks.library import by_domain, tools
 from tasks.rand import below, between, permute
 from tasks.spec import ToolSpec
+from tasks.synth import draw_synth, is_synth, siblings
 
 __all__ = [
     "CATEGORIES",
@@ -78,16 +80,114 @@ class Category:
     label: str
 
 
+#: The share of gold tools (and of irrelevance tasks' asked tools) synthesised (``tasks.synth``)
+#: rather than drawn from the library.
+SYNTH_SHARE = 0.3
+#: The share of irrelevance tasks whose offered tools are lookalikes of the asked tool
+#: (``tasks.distractors``) rather than tools from other domains.
+LOOKALIKE_IRRELEVANCE_SHARE = 0.7
+#: The share of multiple tasks whose request asks for a lookalike's action ("remind me later to
+#: ...", "how much would this cost? don't do it yet: ..."): the lookalike is the gold tool and
+#: the tool it was made from a distractor, so "a lookalike is never the answer" does not hold.
+LOOKALIKE_GOLD_SHARE = 0.25
+
+
+def _gold(rng: Random, exclude: tuple[ToolSpec, ...] = (), allow_meta: bool = True) -> ToolSpec:
+    """A gold tool: synthesised with probability ``SYNTH_SHARE``, else from the library; never
+    one in (or conflicting with) ``exclude``."""
+    if rng.random() < SYNTH_SHARE:
+        for _ in range(8):
+            spec = draw_synth(rng)
+            if spec not in exclude:
+                return spec
+    for _ in range(64):
+        spec = pick_tool(rng, exclude)
+        if allow_meta or not is_meta(spec):
+            return spec
+    raise LookupError("no library tool fits")  # pragma: no cover - the library has many
+
+
+def _distractors(
+    golds: tuple[ToolSpec, ...],
+    count: int,
+    rng: Random,
+    looking_alike: int,
+    allow_meta: bool = True,
+) -> list[ToolSpec]:
+    """``count`` tools that cannot serve the request: ``looking_alike`` of them lookalikes of the
+    gold tools (same words and types, another intent), then near misses: a synthesised gold
+    tool's siblings (same thing, another action), then the library's (``near_misses``)."""
+    chosen = lookalikes(golds, min(count, looking_alike), rng, golds)
+    near = [sibling for gold in golds for sibling in siblings(gold) if sibling not in golds]
+    permute(rng, near)
+    for sibling in near:
+        if len(chosen) >= count:
+            return chosen
+        if sibling not in chosen:
+            chosen.append(sibling)
+    library_golds = tuple(gold for gold in golds if not is_synth(gold))
+    if len(chosen) < count:
+        chosen += near_misses(
+            library_golds,
+            count - len(chosen),
+            rng,
+            same_domain_first=bool(library_golds),
+            allow_meta=allow_meta,
+        )
+    return chosen
+
+
 def _simple(rng: Random) -> Draft:
-    spec = pick_tool(rng)
+    spec = _gold(rng)
     instance = instantiate(spec, rng)
     return Draft(decorate(instance.text, rng), (spec,), [instance.call], [instance.ask])
 
 
+def _turned(spec: ToolSpec, instance: Instance, rng: Random) -> Draft | None:
+    """A multiple task that asks for a lookalike of ``spec`` (a kind with ``asks``) with the values
+    of ``instance``: the lookalike answers, ``spec`` is offered as a distractor. None where no
+    such kind applies to ``spec``."""
+    kinds = [index for index, kind in enumerate(KINDS) if kind.asks and lookalike(index, spec) is not None]
+    if not kinds:
+        return None
+    index = kinds[below(rng, len(kinds))]
+    made = lookalike(index, spec)
+    assert made is not None
+    kind = KINDS[index]
+    wrapper = kind.asks[below(rng, len(kind.asks))]
+    text = wrapper.format(request=instance.text)
+    cue = {
+        "slot": "asked_action",
+        "about": "what the person wants done instead of the action itself",
+        "said": wrapper.split("{request}")[0].rstrip(": "),
+        "mentions": [["flag", list(kind.keeps)]],
+    }
+    ask = {
+        **instance.ask,
+        "tool": made.name,
+        "purpose": made.description,
+        "example": text,
+        "values": [cue, *instance.ask["values"]],
+    }
+    count = between(rng, 1, 3)
+    others = [
+        other
+        for other in _distractors((spec,), count + 1, rng, looking_alike=between(rng, 0, 2))
+        if other is not made
+    ][:count]
+    offered = [made, spec, *others]
+    permute(rng, offered)
+    return Draft(decorate(text, rng), tuple(offered), [{made.name: instance.call[spec.name]}], [ask])
+
+
 def _multiple(rng: Random) -> Draft:
-    spec = pick_tool(rng)
+    spec = _gold(rng)
     instance = instantiate(spec, rng)
-    distractors = near_misses((spec,), between(rng, 2, 4), rng)
+    if rng.random() < LOOKALIKE_GOLD_SHARE:
+        turned = _turned(spec, instance, rng)
+        if turned is not None:
+            return turned
+    distractors = _distractors((spec,), between(rng, 2, 4), rng, looking_alike=between(rng, 2, 3))
     offered = [spec, *distractors]
     permute(rng, offered)
     return Draft(decorate(instance.text, rng), tuple(offered), [instance.call], [instance.ask])
@@ -111,7 +211,7 @@ def _calls_of(spec: ToolSpec, count: int, rng: Random) -> list[Instance]:
 
 
 def _parallel(rng: Random) -> Draft:
-    spec = pick_tool(rng)
+    spec = _gold(rng)
     instances = _calls_of(spec, between(rng, 2, 4), rng)
     text = join_requests([instance.text for instance in instances], rng)
     return Draft(
@@ -122,20 +222,33 @@ def _parallel(rng: Random) -> Draft:
     )
 
 
+def _companion(rng: Random, first: ToolSpec, chosen: list[ToolSpec]) -> ToolSpec:
+    """Another gold tool for a parallel_multiple task: half the time from ``first``'s own domain
+    (its siblings when synthesised), else from anywhere."""
+    if rng.random() < 0.5:
+        if is_synth(first):
+            near = [spec for spec in siblings(first) if spec not in chosen]
+            if near:
+                return near[below(rng, len(near))]
+        else:
+            pool = by_domain()[first.domain]
+            if len(pool) > len(chosen) + 1:
+                return pick_tool(rng, exclude=tuple(chosen), pool=pool)
+    return _gold(rng, exclude=tuple(chosen))
+
+
 def _parallel_multiple(rng: Random) -> Draft:
-    first = pick_tool(rng)
-    pool = by_domain()[first.domain] if rng.random() < 0.5 else tools()
+    first = _gold(rng)
     chosen = [first]
     for _ in range(between(rng, 1, 2)):
-        chosen.append(
-            pick_tool(rng, exclude=tuple(chosen), pool=pool if len(pool) > len(chosen) + 1 else None)
-        )
+        chosen.append(_companion(rng, first, chosen))
     pieces: list[Instance] = []
     for index, spec in enumerate(chosen):
         count = 2 if index == 0 and len(chosen) == 2 and rng.random() < 0.5 else 1
         pieces.extend(_calls_of(spec, count, rng))
     permute(rng, pieces)
-    distractors = near_misses(tuple(chosen), between(rng, 0, 2), rng)
+    golds = tuple(chosen)
+    distractors = _distractors(golds, between(rng, 1, 3), rng, looking_alike=between(rng, 1, 2))
     offered = [*chosen, *distractors]
     permute(rng, offered)
     text = join_requests([piece.text for piece in pieces], rng)
@@ -145,23 +258,27 @@ def _parallel_multiple(rng: Random) -> Draft:
 
 
 def _irrelevance(rng: Random) -> Draft:
-    asked = pick_tool(rng)
+    asked = _gold(rng, allow_meta=False)
     instance = instantiate(asked, rng)
     offered: list[ToolSpec] = []
-    for spec in near_misses((asked,), between(rng, 1, 4), rng, same_domain_first=False, allow_meta=False):
+    if rng.random() < LOOKALIKE_IRRELEVANCE_SHARE:
+        # Tools about the very thing asked for, none of which does it.
+        offered += lookalikes((asked,), between(rng, 1, 3), rng, (asked,))
+    for spec in near_misses(
+        (asked,), between(rng, 1, 4) - len(offered), rng, same_domain_first=False, allow_meta=False
+    ):
         if spec.domain != asked.domain:
             offered.append(spec)
     if not offered:
         unrelated = [spec for spec in tools() if spec.domain != asked.domain and not is_meta(spec)]
         offered.append(unrelated[below(rng, len(unrelated))])
+    permute(rng, offered)
     return Draft(decorate(instance.text, rng), tuple(offered), [], [instance.ask])
 
 
 def _missing_param(rng: Random) -> Draft:
     for _ in range(64):
-        spec = pick_tool(rng)
-        if is_meta(spec):
-            continue
+        spec = _gold(rng, allow_meta=False)
         candidates = [p for p in spec.params if p.required and p.gen.vague and templates_with(spec, p.name)]
         if candidates:
             break
@@ -170,7 +287,10 @@ def _missing_param(rng: Random) -> Draft:
     param = candidates[below(rng, len(candidates))]
     options = templates_with(spec, param.name)
     instance = instantiate(spec, rng, options[below(rng, len(options))], vague=param.name)
-    offered = [spec, *near_misses((spec,), between(rng, 0, 2), rng, allow_meta=False)]
+    offered = [
+        spec,
+        *_distractors((spec,), between(rng, 0, 2), rng, looking_alike=between(rng, 0, 1), allow_meta=False),
+    ]
     permute(rng, offered)
     return Draft(decorate(instance.text, rng), tuple(offered), [], [instance.ask])
 

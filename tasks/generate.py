@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import lru_cache
 from random import Random
 from typing import Any
 
@@ -20,8 +20,9 @@ from tasks.devices import scene_scope
 from tasks.errors import TaskConfigError
 from tasks.model import GENERATOR_VERSION, Task
 from tasks.rand import below, permute
+from tasks.rewrite import rewrite_tool
 from tasks.seeding import reseed, rng_from, seed_bytes, sub_seed, sub_seeder
-from tasks.shuffle import ToolPlan, plan_tool, shuffle_planned, shuffle_surface
+from tasks.shuffle import ToolPlan, plan_tool, replan_reworded, shuffle_planned, shuffle_surface
 from tasks.spec import ToolSpec, openai_tool
 
 __all__ = ["BUILTIN", "Source", "generate", "redraw", "variant"]
@@ -123,10 +124,18 @@ def redraw(task: Task, seed: bytes | str | int, sources: Sequence[Source] | None
     raise TaskConfigError(f"no loaded pool for source {task.source!r} to draw a replacement from")
 
 
-@cache
-def _library_plan(spec: ToolSpec) -> ToolPlan:
-    """The shuffle plan of a library tool: its OpenAI dict is shared and never mutated."""
+@lru_cache(maxsize=8192)
+def _spec_plan(spec: ToolSpec) -> ToolPlan:
+    """The shuffle plan of a tool as specified: its OpenAI dict is shared and never mutated.
+    Bounded: synthesised tools and lookalikes make a large (finite) space of specs."""
     return plan_tool(openai_tool(spec))
+
+
+def _offered_plan(spec: ToolSpec, rng: Random) -> ToolPlan:
+    """The shuffle plan of a tool as this round offers it: every description reworded
+    (``tasks.rewrite``), so the text does not name the library tool it was made from."""
+    plan = _spec_plan(spec)
+    return replan_reworded(plan, rewrite_tool(plan.tool, rng))
 
 
 def _make_task(
@@ -137,7 +146,7 @@ def _make_task(
         # The scene (today, said in a system line) is shared by every request of the task.
         with scene_scope(rng) as scene:
             draft = CATEGORIES[category].build(rng)
-        surface = shuffle_planned([_library_plan(spec) for spec in draft.tools], draft.expected, rng)
+        surface = shuffle_planned([_offered_plan(spec, rng) for spec in draft.tools], draft.expected, rng)
         messages = [
             {"role": "system", "content": scene.system_line()},
             {"role": "user", "content": draft.request},

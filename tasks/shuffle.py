@@ -20,7 +20,15 @@ from typing import Any, NamedTuple
 from tasks.lexicon import PREFIXES, SUFFIXES, synonym_index, verb_phrase_index
 from tasks.rand import permute
 
-__all__ = ["Surface", "ToolPlan", "plan_tool", "shuffle_planned", "shuffle_surface", "split_words"]
+__all__ = [
+    "Surface",
+    "ToolPlan",
+    "plan_tool",
+    "replan_reworded",
+    "shuffle_planned",
+    "shuffle_surface",
+    "split_words",
+]
 
 _WORD = re.compile(r"[A-Z]+(?![a-z])\d*|[A-Z]?[a-z]+\d*|\d+")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
@@ -67,6 +75,15 @@ def _word_choices(word: str, keep_tenths: int) -> tuple[str, ...]:
     return tuple(member for member in group for _ in range(swap_tenths)) + (word,) * (
         keep_tenths * len(group)
     )
+
+
+@lru_cache(maxsize=16384)
+def _word_slot(word: str, keep_tenths: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``_word_choices(word, keep_tenths)`` and the same choices capitalised, built once per word:
+    name plans are built for every new name a variant meets, and capitalising each weighted
+    choice again was most of their cost."""
+    raw = _word_choices(word, keep_tenths)
+    return raw, tuple(_capitalised(choice) for choice in raw)
 
 
 def _bounded(cache: dict[Any, Any]) -> dict[Any, Any]:
@@ -144,8 +161,9 @@ def _param_plan(name: str) -> dict[str, _NameTemplate] | None:
     words = split_words(name)
     plan: dict[str, _NameTemplate] | None = None
     if words:
-        raw = tuple(_word_choices(word, 4) for word in words)
-        capitalised = tuple(tuple(_capitalised(choice) for choice in choices) for choices in raw)
+        slots = [_word_slot(word, 4) for word in words]
+        raw = tuple(slot[0] for slot in slots)
+        capitalised = tuple(slot[1] for slot in slots)
         plan = {
             "snake": _template(raw, "_"),
             "camel": _template(raw[:1] + capitalised[1:], ""),
@@ -174,8 +192,9 @@ def _core_words(name: str) -> tuple[str, ...]:
 def _function_plan(core: tuple[str, ...]) -> _FunctionPlan:
     plan = _FUNCTION_PLANS.get(core)
     if plan is None:
-        raw = tuple(_word_choices(word, 3) for word in core)
-        capitalised = tuple(tuple(_capitalised(choice) for choice in choices) for choices in raw)
+        slots = [_word_slot(word, 3) for word in core]
+        raw = tuple(slot[0] for slot in slots)
+        capitalised = tuple(slot[1] for slot in slots)
         templates = {
             "snake": _template(raw, "_"),
             "camel": _template(raw[:1] + capitalised[1:], ""),
@@ -276,7 +295,7 @@ def _description_plan(text: str) -> tuple[bool, tuple[tuple[str, str | None], ..
     """The texts a description may be rewritten to before its note (see ``_DESCRIPTION_PLANS``).
 
     Each choice carries its "This tool ..." / "Use this to ..." form, or None where the text
-    does not start with a capital (the rewrite then keeps it).
+    does not start with a capital or with a known verb phrase (the rewrite then keeps it).
     """
     plan = _DESCRIPTION_PLANS.get(text)
     if plan is None:
@@ -284,7 +303,9 @@ def _description_plan(text: str) -> tuple[bool, tuple[tuple[str, str | None], ..
         choices: list[tuple[str, str | None]] = []
         for option in [member + rest for member in group] if group else [text]:
             lowered = option[:1].lower() + option[1:]
-            if not option[:1].isupper():
+            # Only a description that opens with a known verb phrase reads right after "This
+            # tool": one already framed ("Purpose: ...", "Tool that ...") would not.
+            if not group or not option[:1].isupper():
                 choices.append((option, None))
             elif option.split(" ", 1)[0].endswith("s"):
                 choices.append((option, f"This tool {lowered}"))
@@ -375,6 +396,29 @@ def plan_tool(tool: dict[str, Any]) -> ToolPlan:
         description,
         drawn,
         choices,
+    )
+
+
+def replan_reworded(plan: ToolPlan, tool: dict[str, Any]) -> ToolPlan:
+    """The plan of ``tool``, a copy of ``plan.tool`` with only descriptions changed (names, keys
+    and their order kept, as ``tasks.rewrite.rewrite_tool`` makes it): the same as
+    ``plan_tool(tool)``, without redoing the name and key plans."""
+    from scoring.schema import function_of  # here: `import tasks` loads no scorer
+
+    function = function_of(tool)
+    parameters = function.get("parameters") or {}
+    shown = parameters.get("properties") or {}
+    properties = [(key, shown[key], reorder) for key, _, reorder in plan.properties]
+    description = function.get("description", "")
+    drawn, choices = _description_plan(description) if description else (False, ())
+    return plan._replace(
+        tool=tool,
+        function=function,
+        parameters=parameters,
+        properties=properties,
+        description=description,
+        description_drawn=drawn,
+        description_choices=choices,
     )
 
 

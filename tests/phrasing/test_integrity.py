@@ -29,12 +29,11 @@ async def test_the_inverter_needs_template_text_and_honest_answers_do_not(integr
     assert len(phrased) == len(templates)
 
     inverter = redteam.TemplateInverter()
+    # Offered descriptions are reworded per task (tasks.rewrite): the inverter cannot map a tool
+    # back to the library, so even template text earns it no more than refusing everything.
     on_templates = integrity.judge_miner(inverter, templates, b"miner")
-    for category in tasks.CATEGORIES:
-        # Before tasks.devices it answered at least 95% of each category from template text; now
-        # most requests that call a tool need a value worked out or a decoy told apart.
-        if category not in ("irrelevance", "missing_param"):
-            assert on_templates.rate(category) <= 0.6, category
+    never_on_templates = integrity.judge_miner(redteam.NeverCalls(), templates, b"miner")
+    assert on_templates.round_score <= never_on_templates.round_score + 0.05
     on_phrased = integrity.judge_miner(inverter, phrased, b"miner")
     never = integrity.judge_miner(redteam.NeverCalls(), phrased, b"miner")
     assert on_phrased.call_rate() <= 0.10
@@ -62,7 +61,9 @@ async def test_the_memoriser_loses_external_call_tasks_once_phrased(integrity: M
 
 async def test_every_phrased_task_keeps_a_gold_answer_valid_in_every_format(integrity: ModuleType) -> None:
     phrased = (await integrity.phrase_with_standin(tasks.generate(b"gold", 2000), b"gold")).tasks
-    assert len(phrased) == 2000
+    # The stand-in may fail a slot and both its replacements (about 4% of its phrasings are
+    # refused): a slot left unfilled, not a gold answer lost. Every task it phrased is checked.
+    assert len(phrased) >= 1990
     for task in phrased:
         calls = [Call(name, arguments) for name, arguments in reference_calls(task.expected)]
         functions = [tool["function"] for tool in task.tools]

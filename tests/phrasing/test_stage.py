@@ -110,6 +110,11 @@ async def test_the_template_engine_keeps_the_text() -> None:
     assert [t.request for t in result.tasks] == [t.request for t in generated]
 
 
+def _tool_key(tool: dict[str, Any]) -> tuple[str, str]:
+    """A task's offered tool by name and description: two tasks may offer one name."""
+    return (str(tool["function"]["name"]), str(tool["function"].get("description", "")))
+
+
 class _Solver:
     """An engine that writes the template text and answers with the reference calls, or nothing."""
 
@@ -134,7 +139,7 @@ class _Solver:
             return "no idea"
         from scoring import Call, to_openai_tool_calls
 
-        calls = [Call(n, a) for n, a in reference_calls(self.expected[tools[0]["function"]["name"]])]
+        calls = [Call(n, a) for n, a in reference_calls(self.expected[_tool_key(tools[0])])]
         return (
             {"role": "assistant", "content": None, "tool_calls": to_openai_tool_calls(calls)}
             if calls
@@ -146,7 +151,7 @@ async def test_verify_solve_keeps_only_what_the_phrasing_model_answers_right() -
     generated = tasks.generate(b"solve", 40, mix={"simple": 1.0})
     for right in (True, False):
         engine = _Solver(right)
-        engine.expected = {task.tools[0]["function"]["name"]: task.expected for task in generated}
+        engine.expected = {_tool_key(task.tools[0]): task.expected for task in generated}
         result = await phrase(generated, engine, b"r", policy=PhrasingPolicy(verify="solve", replacements=0))
         if right:
             assert len(result.tasks) == 40 and result.stats.prompt_tokens == 400

@@ -1,8 +1,10 @@
-"""bench/redteam.py: a model-free miner that inverts the public generator solves builtin tasks.
+"""bench/redteam.py: model-free miners that attack the public generator.
 
-These tests pin what the red team shows today: before the devices of tasks.devices,
-template-phrased tasks were answerable without any model, from the request text and the offered
-tools alone; now most requests that call a tool are not.
+The template inverter once solved every builtin category from the request text and the offered
+tools alone, by mapping each offered tool back to its library tool through the descriptions the
+shuffle kept. Every offered description is now reworded per task (``tasks.rewrite``) and a share
+of the tools is synthesised (``tasks.synth``), so it maps nothing and scores what never calling
+scores: these tests hold that.
 """
 
 from __future__ import annotations
@@ -30,16 +32,18 @@ def round_tasks() -> list[Task]:
     return generate(seed=7, n=600)
 
 
-def test_the_inverter_fails_on_requests_that_need_understanding(
+def _round_score(results: dict[str, tuple[int, int]]) -> float:
+    """The share of tasks answered right (the default mix's tasks, so weighted by its shares)."""
+    return sum(valid for valid, _ in results.values()) / sum(total for _, total in results.values())
+
+
+def test_the_inverter_scores_no_better_than_never_calling(
     redteam: ModuleType, round_tasks: list[Task]
 ) -> None:
-    # Before the devices (tasks.devices: relative dates, sums, references, decoys) the inverter
-    # answered at least 95% of every category from template text; now most requests that call a
-    # tool state a value it cannot read off the template, or a decoy of the same type.
-    results = redteam.evaluate_miner(redteam.TemplateInverter(), round_tasks, VARIANT_SEED)
-    assert set(results) == set(CATEGORIES)
-    rates = {category: valid / total for category, (valid, total) in results.items()}
-    assert all(rate <= 0.6 for category, rate in rates.items() if category not in NO_CALL), rates
+    inverter = redteam.evaluate_miner(redteam.TemplateInverter(), round_tasks, VARIANT_SEED)
+    never = redteam.evaluate_miner(redteam.NeverCalls(), round_tasks, VARIANT_SEED)
+    assert set(inverter) == set(CATEGORIES)
+    assert _round_score(inverter) <= _round_score(never) + 0.05, inverter
 
 
 def test_refusing_everything_scores_only_the_no_call_categories(

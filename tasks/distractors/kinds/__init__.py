@@ -1,0 +1,1 @@
+"""Distractor kinds, one module each: see ``tasks.distractors``."""

@@ -1,0 +1,1 @@
+"""Rewrite rule sets, one module each: see ``tasks.rewrite``."""

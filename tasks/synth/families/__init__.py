@@ -1,0 +1,1 @@
+"""Synthesised tool families, one module each: see ``tasks.synth``."""
