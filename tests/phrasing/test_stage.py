@@ -89,8 +89,11 @@ async def test_broken_engines_cost_bounded_time_and_show_nothing_unverified(
         started = time.monotonic()
         result = await phrase(generated, engine, b"round", redraw=tasks.redraw, policy=policy)
         assert time.monotonic() - started < 10
-        if mode == "wrong":  # only requests that state no value at all can survive losing one
-            assert all(not ask["values"] for task in result.tasks for ask in intent_of(task)["asks"])
+        if mode == "wrong":
+            # a request survives losing its first value only where that value is said again
+            # elsewhere (a lookalike's "remind me" cue is also in its purpose) and no number
+            # changed: few do, and each survivor passed verification
+            assert len(result.tasks) <= len(generated) // 4, len(result.tasks)
             _assert_verified(result.tasks)
             continue
         assert result.tasks == [], mode
