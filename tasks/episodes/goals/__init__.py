@@ -27,6 +27,7 @@ from __future__ import annotations
 import copy
 import importlib
 import re
+from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
@@ -61,6 +62,9 @@ GOAL_MODULES: dict[str, str] = {
     "shop": "tasks.episodes.goals.shop",
     "mail_calendar": "tasks.episodes.goals.mail_calendar",
 }
+#: Reads that change something besides the observable state (reading a mail marks it read): a
+#: branch the state does not take does not run them.
+SIDE_EFFECTS = frozenset({"read_mail"})
 #: The most calls a composed turn's plan makes (a category's step cap is 8 steps a turn).
 MAX_TURN_CALLS = 6
 #: The share of an environment's scenarios that are composed (the rest are its fixed kinds).
@@ -116,6 +120,9 @@ class Goal:
     weight: float
     #: Whether the goal may be a branch of a condition (not where its clause is a condition itself).
     branch: bool
+    #: Whether its part can withhold a value (``Part.withhold``): such goals open half the
+    #: conversations, so that most have a missing-parameter variant.
+    withholds: bool
 
 
 @dataclass(frozen=True)
@@ -130,13 +137,13 @@ _CONDITIONS: dict[str, list[Condition]] = {}
 
 
 def goal(
-    environment: str, weight: float = 1.0, *, branch: bool = True
+    environment: str, weight: float = 1.0, *, branch: bool = True, withholds: bool = False
 ) -> Callable[[Callable[[Context], Part | None]], Any]:
     """Register a goal of ``environment``: ``build(ctx)`` runs its calls with ``ctx.run`` and
     returns its ``Part`` (None, or ``Abandon`` before any change, where the state does not allow it)."""
 
     def register(build: Callable[[Context], Part | None]) -> Callable[[Context], Part | None]:
-        _GOALS.setdefault(environment, []).append(Goal(build.__name__, build, weight, branch))
+        _GOALS.setdefault(environment, []).append(Goal(build.__name__, build, weight, branch, withholds))
         return build
 
     return register
@@ -167,13 +174,18 @@ class Context:
     """What a part sees: the environment as the earlier parts left it, the draw, and what the
     conversation already observed (``known``: a read done once need not be repeated)."""
 
-    def __init__(self, env: Environment, rng: Random, known: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, env: Environment, rng: Random, known: dict[str, Any] | None = None, *, dry: bool = False
+    ) -> None:
         self.env = env
+        #: Drawing the words of a branch the state does not take: calls that change anything (and
+        #: reads with a side effect, ``SIDE_EFFECTS``) are recorded but not run.
+        self.dry = dry
         self.rng = rng
         self.known: dict[str, Any] = {} if known is None else known
         self.calls: list[dict[str, Any]] = []
         self.changed = False
-        self._tools = type(env).tools()
+        self._tools = type(env)._tools
         self._serial = 0
         self._fresh: set[str] = set(self.known)
 
@@ -186,8 +198,11 @@ class Context:
         """Run one call of the plan on the state and record it; its result. A refused read
         abandons the part; a refused write after the part changed the state is a bug."""
         info = self._tools[tool]
+        if self.dry and (info.mutates or tool in SIDE_EFFECTS):
+            self.calls.append({"name": tool, "arguments": arguments})
+            return defaultdict(str)
         try:
-            result = info.function(self.env, **copy.deepcopy(arguments))
+            result = info.function(self.env, **{key: _copied(value) for key, value in arguments.items()})
         except ToolError as error:
             if self.changed:
                 raise RuntimeError(f"a composed plan's {tool} was refused: {error}") from None
@@ -218,6 +233,11 @@ class Context:
         self.calls, self.changed = [], False
 
 
+def _copied(value: Any) -> Any:
+    """An argument as a tool may keep it (a list of attendees) without sharing the plan's."""
+    return list(value) if isinstance(value, list) else value
+
+
 def _attempt(ctx: Context, build: Callable[[Context], Part | None]) -> Part | None:
     """One goal on the state; None (nothing recorded) where it does not apply."""
     try:
@@ -225,7 +245,7 @@ def _attempt(ctx: Context, build: Callable[[Context], Part | None]) -> Part | No
     except Abandon:
         part = None
     if part is None:
-        if ctx.changed:
+        if ctx.changed and not ctx.dry:
             raise RuntimeError(f"{build.__name__} gave up after changing the state")
         ctx.discard()
         return None
@@ -234,8 +254,9 @@ def _attempt(ctx: Context, build: Callable[[Context], Part | None]) -> Part | No
 
 
 def _dry(ctx: Context, build: Callable[[Context], Part | None]) -> Part | None:
-    """A goal drawn on a copy of the state: its words, for the branch the state does not take."""
-    shadow = Context(copy.deepcopy(ctx.env), ctx.rng, copy.deepcopy(ctx.known))
+    """A goal drawn on the state without changing it: its words, for the branch the state does not
+    take (its writes are not run, so what it would read after them is not checked)."""
+    shadow = Context(ctx.env, ctx.rng, dict(ctx.known), dry=True)
     return _attempt(shadow, build)
 
 
@@ -334,7 +355,10 @@ def compose(env: Environment, rng: Random) -> Scenario | None:
     for _ in range(2 * wanted + 2):
         if drawn == wanted:
             break
-        if conditions and rng.random() < 0.35:
+        opening = tuple(entry for entry in goals if entry.withholds) if drawn == 0 else ()
+        if opening and rng.random() < 0.5:
+            part = _draw_goal(ctx, opening, 1)
+        elif conditions and rng.random() < 0.35:
             part = _conditional(ctx, goals, conditions)
         else:
             part = _draw_goal(ctx, goals, 1)

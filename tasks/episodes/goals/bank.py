@@ -65,7 +65,7 @@ def _payable(env: Bank, account: dict[str, Any]) -> float:
     return min(env.payment_limit, account["balance"])
 
 
-@goal("bank", 1.2)
+@goal("bank", 1.2, withholds=True)
 def pay_stated(ctx: Context) -> Part | None:
     """A stated amount to a known payee (the amount can be withheld and supplied next turn)."""
     env, rng = _bank(ctx), ctx.rng

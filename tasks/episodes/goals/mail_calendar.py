@@ -78,7 +78,7 @@ def _contact_mails(env: MailCalendar) -> list[dict[str, Any]]:
     return [m for m in env.inbox if m["from"] in emails]
 
 
-@goal("mail_calendar", 1.2)
+@goal("mail_calendar", 1.2, withholds=True)
 def reply_latest(ctx: Context) -> Part | None:
     env, rng = _mail(ctx), ctx.rng
     mails = _contact_mails(env)

@@ -59,7 +59,7 @@ def _more(sku: str) -> Any:
     return correct
 
 
-@goal("shop", 1.5)
+@goal("shop", 1.5, withholds=True)
 def cheapest_in_stock(ctx: Context) -> Part | None:
     """N of the cheapest product of a kind that is in stock (under a price, or of a brand)."""
     env, rng = _shop(ctx), ctx.rng
