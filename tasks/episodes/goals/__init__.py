@@ -24,7 +24,6 @@ grows by adding functions; ``compose(env, rng)`` is what an environment's ``scen
 
 from __future__ import annotations
 
-import copy
 import importlib
 import re
 from collections import defaultdict
@@ -68,7 +67,7 @@ SIDE_EFFECTS = frozenset({"read_mail"})
 #: The most calls a composed turn's plan makes (a category's step cap is 8 steps a turn).
 MAX_TURN_CALLS = 6
 #: The share of an environment's scenarios that are composed (the rest are its fixed kinds).
-COMPOSED_SHARE = 0.9
+COMPOSED_SHARE = 0.95
 
 
 class Abandon(Exception):

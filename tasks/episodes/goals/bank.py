@@ -380,3 +380,69 @@ def last_paid_over(ctx: Context) -> Probe | None:
     _history(ctx, checking, latest[payee])
     values = [stated("payee", "who was paid", payee), _money_value(limit, "threshold")]
     return Probe(f"the last payment to {payee} was over {_money(limit)}", values, paid > limit)
+
+
+@goal("bank")
+def half_the_card(ctx: Context) -> Part | None:
+    """Pay half the card's debt as it stands (read fresh), from savings."""
+    env = _bank(ctx)
+    savings, card = env.accounts[1], env.accounts[2]
+    debt = round(-card["balance"], 2)
+    half = round(debt / 2, 2)
+    if half < 1 or savings["balance"] < half:
+        return None
+    ctx.run("get_balance", account_id=_listed(ctx, card))
+    ctx.run("transfer", from_account=savings["id"], to_account=card["id"], amount=half)
+    text = "pay half of what I owe on my credit card from savings (round to the cent)"
+    return Part(text, [], purpose="pay down the card")
+
+
+@goal("bank")
+def even_out(ctx: Context) -> Part | None:
+    """Move money so two accounts hold the same: both balances read, half the gap moved."""
+    env, rng = _bank(ctx), ctx.rng
+    own = [a for a in env.accounts if a["name"] != "Credit card"]
+    first = choose(rng, own)
+    second = choose(rng, [a for a in own if a is not first])
+    gap = round(first["balance"] - second["balance"], 2)
+    if abs(gap) < 2 or round(gap * 50) != gap * 50:  # half the gap in whole cents
+        return None
+    ctx.run("get_balance", account_id=_listed(ctx, first))
+    ctx.run("get_balance", account_id=second["id"])
+    high, low = (first, second) if gap > 0 else (second, first)
+    ctx.run("transfer", from_account=high["id"], to_account=low["id"], amount=round(abs(gap) / 2, 2))
+    values = [_account_value(first, "one account"), _account_value(second, "the other account")]
+    text = f"even out my {_word(first)} and {_word(second)} accounts so both hold the same"
+    return Part(text, values, purpose="balance two accounts")
+
+
+@goal("bank")
+def save_share_of_salary(ctx: Context) -> Part | None:
+    """A percentage of the latest salary to savings: the salary is read, the amount worked out."""
+    env, rng = _bank(ctx), ctx.rng
+    checking, savings = env.accounts[0], env.accounts[1]
+    newest = _newest(env, checking)
+    index = next((i for i, t in enumerate(newest) if t["reference"] == "Salary"), None)
+    if index is None:
+        return None
+    percent = choose(rng, (5, 10, 15, 20, 25))
+    amount = round(newest[index]["amount"] * percent / 100, 2)
+    if amount > checking["balance"]:
+        return None
+    _history(ctx, checking, index)
+    ctx.run("transfer", from_account=checking["id"], to_account=savings["id"], amount=amount)
+    value = stated("percent", "share of the salary", f"{percent}%", f"{percent} percent", kind="number")
+    return Part(f"put {percent}% of my last salary into savings", [value], purpose="save part of the pay")
+
+
+@condition("bank")
+def card_debt_over(ctx: Context) -> Probe | None:
+    env, rng = _bank(ctx), ctx.rng
+    card = env.accounts[2]
+    debt = -ctx.run("get_balance", account_id=_listed(ctx, card))["balance"]
+    limit = float(max(10, int(debt * (0.6 + 0.8 * rng.random())) // 10 * 10))
+    if limit == debt:
+        return None
+    return Probe(
+        f"I owe more than {_money(limit)} on my credit card", [_money_value(limit, "threshold")], debt > limit
+    )

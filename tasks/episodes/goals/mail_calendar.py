@@ -20,7 +20,7 @@ from tasks.episodes.environments.mail_calendar import (
     _said_date,
     _said_time,
 )
-from tasks.episodes.goals import Context, Part, Probe, Withhold, condition, goal
+from tasks.episodes.goals import Abandon, Context, Part, Probe, Withhold, condition, goal
 from tasks.episodes.scenario import quoted, stated
 from tasks.rand import between, choose
 
@@ -325,3 +325,77 @@ def unread_from(ctx: Context) -> Probe | None:
     found = ctx.run("search_mail", query="", sender=who["name"], unread_only=True)["total"]
     values = [stated("sender", "who may have written", who["name"])]
     return Probe(f"there's a mail from {who['name']} I haven't read yet", values, found > 0)
+
+
+@goal("mail_calendar")
+def mail_contact(ctx: Context) -> Part | None:
+    """A new mail to a person named: their address is read off a mail they sent."""
+    env, rng = _mail(ctx), ctx.rng
+    mails = _contact_mails(env)
+    if not mails:
+        return None
+    mail = choose(rng, mails)
+    who = mail["from_name"]
+    subject, body = choose(rng, _SUBJECTS), choose(rng, _REPLIES)
+    ctx.run("search_mail", query="", sender=who)
+    ctx.run("send_mail", to=[mail["from"]], subject=subject, body=body)
+    values = [stated("recipient", "who to write to", who), quoted("subject", "subject line", subject)]
+    values.append(quoted("body", "text of the mail", body))
+    return Part(
+        f'write to {who} with the subject "{subject}" saying "{body}"', values, purpose="write to someone"
+    )
+
+
+_SUBJECTS = ("Quick question", "Following up", "Next steps", "Heads-up", "Thanks")
+
+
+@goal("mail_calendar")
+def cancel_earliest(ctx: Context) -> Part | None:
+    """Cancel the earliest event of a day: the day's list read, the first one picked."""
+    env, rng = _mail(ctx), ctx.rng
+    if not env.events:
+        return None
+    day = choose(rng, env.events)["date"]
+    events = ctx.run("list_events", date=day)["events"]
+    if not events or (len(events) > 1 and events[0]["start"] == events[1]["start"]):
+        raise Abandon("no single earliest event")
+    said_day, day_value = _said_date(day, rng)
+    ctx.run("cancel_event", event_id=events[0]["id"])
+    return Part(f"cancel the first thing on my calendar on {said_day}", [day_value], purpose="free a morning")
+
+
+@goal("mail_calendar")
+def push_last_later(ctx: Context) -> Part | None:
+    """Move the day's last event later by a stated number of minutes (its new start worked out)."""
+    env, rng = _mail(ctx), ctx.rng
+    if not env.events:
+        return None
+    day = choose(rng, env.events)["date"]
+    events = ctx.run("list_events", date=day)["events"]
+    if not events:
+        raise Abandon("an empty day")
+    last = max(events, key=lambda e: (e["start"], e["id"]))
+    if sum(e["start"] == last["start"] for e in events) > 1:
+        raise Abandon("no single last event")
+    shift = choose(rng, (30, 45, 60, 90))
+    start = _minutes(last["start"], "s") + shift
+    if start + _minutes(last["end"], "e") - _minutes(last["start"], "s") >= 23 * 60:
+        raise Abandon("too late")
+    said_day, day_value = _said_date(day, rng)
+    ctx.run("move_event", event_id=last["id"], date=day, start=_clock(start))
+    value = stated("shift", "how much later", f"{shift} minutes", kind="text")
+    text = f"push the last event on {said_day} back by {shift} minutes"
+    return Part(text, [day_value, value], purpose="make room at the end of a day")
+
+
+@condition("mail_calendar")
+def has_titled(ctx: Context) -> Probe | None:
+    env, rng = _mail(ctx), ctx.rng
+    if not env.events:
+        return None
+    event = choose(rng, env.events)
+    title = choose(rng, (event["title"], choose(rng, [e["title"] for e in env.events])))
+    said_day, day_value = _said_date(event["date"], rng)
+    titles = [e["title"] for e in ctx.run("list_events", date=event["date"])["events"]]
+    values = [quoted("title", "an event's title", title), day_value]
+    return Probe(f'I already have "{title}" on {said_day}', values, title in titles)

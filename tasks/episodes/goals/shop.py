@@ -241,3 +241,63 @@ def cart_over(ctx: Context) -> Probe | None:
         return None
     values = [_price_value(limit, "threshold")]
     return Probe(f"my cart comes to more than {values[0]['mentions'][0][1][0]}", values, total > limit)
+
+
+@goal("shop")
+def reorder(ctx: Context) -> Part | None:
+    """The same quantity of an item of a past order again: the sku and quantity are read off it."""
+    env, rng = _shop(ctx), ctx.rng
+    order = choose(rng, env.orders)
+    item = choose(rng, order["items"])
+    price = next(p["price"] for p in env.catalogue if p["sku"] == item["sku"])
+    if sum(i["name"] == item["name"] for i in order["items"]) > 1 or not _room(
+        env, item["sku"], item["quantity"], price
+    ):
+        return None
+    ctx.run("order_status", order_id=order["id"])
+    ctx.run("add_to_cart", sku=item["sku"], quantity=item["quantity"])
+    values = [
+        quoted("product", "item to buy again", item["name"]),
+        stated("order", "which order", order["id"]),
+    ]
+    text = f'put the "{item["name"]}" from order {order["id"]} in my cart again, as many as I ordered then'
+    return Part(text, values, purpose="buy again")
+
+
+@goal("shop")
+def cart_total(ctx: Context) -> Part | None:
+    env = _shop(ctx)
+    if not env.cart:
+        return None
+    total = ctx.run("view_cart")["total"]
+    return Part("tell me what my cart comes to now", [], [total], "know the cart's total")
+
+
+@goal("shop")
+def cheapest_of_brand(ctx: Context) -> Part | None:
+    """The cheapest in-stock product of a brand and kind (the brand narrows the search)."""
+    env, rng = _shop(ctx), ctx.rng
+    product = choose(rng, env.catalogue)
+    brand = product["name"].split()[0]
+    noun = next((n for n in _NOUNS if n in product["name"]), None)
+    if noun is None:
+        return None
+    found = ctx.run("search_products", query=f"{brand} {noun}")["results"]
+    pick = next((p for p in found if p["stock"] >= 1), None)
+    if pick is None or not _room(env, pick["sku"], 1, pick["price"]):
+        raise Abandon("none in stock")
+    ctx.run("add_to_cart", sku=pick["sku"], quantity=1)
+    values = [stated("brand", "the brand", brand), stated("product", "what to buy", noun)]
+    return Part(f"add the cheapest {brand} {noun} in stock to my cart", values, purpose="buy a brand")
+
+
+@condition("shop")
+def in_stock(ctx: Context) -> Probe | None:
+    env, rng = _shop(ctx), ctx.rng
+    product = choose(rng, env.catalogue)
+    found = ctx.run("search_products", query=product["name"])["results"]
+    shown = next((p for p in found if p["sku"] == product["sku"]), None)
+    if shown is None:
+        return None
+    values = [quoted("product", "a product", product["name"])]
+    return Probe(f'"{product["name"]}" is in stock', values, shown["stock"] > 0)
