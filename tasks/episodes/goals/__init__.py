@@ -13,10 +13,10 @@ scenario is a random composition of 2-4 parts drawn from an environment's regist
   reference plan holds the probe's reads and the branch the seeded state takes; the text states
   both branches, so which calls follow depends on what the reads return.
 
-The parts are played, as they are drawn, on the environment the scenario function was given (it
-is built for the scenario alone and thrown away after it): each part's reads and writes run on
-the state the earlier parts left, and a part computes its arguments from those observations, as
-a correct agent would. The composed plan, replayed on a fresh copy, reaches the same state.
+The parts are played, as they are drawn, on the environment the scenario function was given (its
+state is put back afterwards): each part's reads and writes run on the state the earlier parts
+left, and a part computes its arguments from those observations, as a correct agent would. The
+composed plan, replayed on a fresh copy, reaches the same state.
 
 Parts are registry entries in one module per environment (``GOAL_MODULES``), so an environment
 grows by adding functions; ``compose(env, rng)`` is what an environment's ``scenario`` calls.
@@ -25,7 +25,7 @@ grows by adding functions; ``compose(env, rng)`` is what an environment's ``scen
 from __future__ import annotations
 
 import importlib
-import re
+import pickle
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -40,6 +40,7 @@ from tasks.rand import between, choose
 __all__ = [
     "COMPOSED_SHARE",
     "GOAL_MODULES",
+    "MAX_TURN_CALLS",
     "Abandon",
     "Condition",
     "Context",
@@ -64,8 +65,9 @@ GOAL_MODULES: dict[str, str] = {
 #: Reads that change something besides the observable state (reading a mail marks it read): a
 #: branch the state does not take does not run them.
 SIDE_EFFECTS = frozenset({"read_mail"})
-#: The most calls a composed turn's plan makes (a category's step cap is 8 steps a turn).
-MAX_TURN_CALLS = 6
+#: The most calls a composed turn's plan makes (a category's step cap is 8 steps a turn, and a
+#: tool design may add a call or two: tasks.episodes.designs).
+MAX_TURN_CALLS = 5
 #: The share of an environment's scenarios that are composed (the rest are its fixed kinds).
 COMPOSED_SHARE = 0.95
 
@@ -339,11 +341,23 @@ def plan_shape(scenario: Scenario) -> tuple[tuple[tuple[str, tuple[str, ...]], .
 
 
 def compose(env: Environment, rng: Random) -> Scenario | None:
-    """A composed scenario over ``env`` (whose state it changes: pass the one built for it), or
-    None where the environment has no parts or fewer than two applied."""
+    """A composed scenario over ``env``, or None where the environment has no parts or fewer than
+    two applied. The parts play on ``env`` itself; its state is put back before this returns (a
+    pickled copy of its attributes: several times cheaper than a deep copy or a rebuild)."""
     goals, conditions = goals_of(type(env).name)
     if not goals:
         return None
+    saved = pickle.dumps(env.__dict__, protocol=pickle.HIGHEST_PROTOCOL)
+    try:
+        return _compose(env, rng, goals, conditions)
+    finally:
+        env.__dict__.clear()
+        env.__dict__.update(pickle.loads(saved))
+
+
+def _compose(
+    env: Environment, rng: Random, goals: tuple[Goal, ...], conditions: tuple[Condition, ...]
+) -> Scenario | None:
     ctx = Context(env, rng)
     wanted = between(rng, 2, 4)
     # Turns as lists of parts, drawn in order (each part plays on the state the earlier left); a
@@ -392,14 +406,11 @@ def compose(env: Environment, rng: Random) -> Scenario | None:
     first = groups[0][0] if groups[0] else None
     held = first.withhold if first is not None else None
     if held is None:
-        return Scenario(tools, turns)
+        return Scenario(tools, turns, composed=True)
     withheld_text = _sentence([held.text, *(part.text for part in groups[0][1:])], rng)
     lowered = withheld_text.lower()
-    if any(
-        re.search(rf"(?<!\w){re.escape(str(form).lower())}(?!\w)", lowered)
-        for form in held.entry["forbidden"]
-    ):
-        return Scenario(tools, turns)  # another clause says the withheld value: no miss_param variant
+    if any(str(form).lower() in lowered for form in held.entry["forbidden"]):
+        return Scenario(tools, turns, composed=True)  # another clause says the withheld value
     return Scenario(
         tools,
         turns,
@@ -407,15 +418,15 @@ def compose(env: Environment, rng: Random) -> Scenario | None:
         withheld=held.entry,
         supply_text=held.supply_text,
         supply_values=held.supply_values,
+        composed=True,
     )
 
 
 def scenario_of(env: Environment, rng: Random, fixed: Callable[[Environment, Random], Scenario]) -> Scenario:
     """An environment module's ``scenario``: composed (``COMPOSED_SHARE`` of them), else one of
-    its fixed kinds (``fixed``), drawn on a fresh copy where a composition was tried and failed."""
+    its fixed kinds (``fixed``)."""
     if rng.random() < COMPOSED_SHARE:
         composed = compose(env, rng)
         if composed is not None:
             return composed
-        env = type(env)(env.seed, env.size)
     return fixed(env, rng)
