@@ -61,6 +61,7 @@ GOAL_MODULES: dict[str, str] = {
     "bank": "tasks.episodes.goals.bank",
     "shop": "tasks.episodes.goals.shop",
     "mail_calendar": "tasks.episodes.goals.mail_calendar",
+    "home": "tasks.episodes.goals.home",
 }
 #: Reads that change something besides the observable state (reading a mail marks it read): a
 #: branch the state does not take does not run them.
@@ -299,7 +300,14 @@ def _conditional(ctx: Context, goals: tuple[Goal, ...], conditions: tuple[Condit
     dry = _dry(ctx, untaken) if untaken is not None else None
     live = None
     if untaken is None or dry is not None:
+        saved = pickle.dumps(ctx.env.__dict__, protocol=pickle.HIGHEST_PROTOCOL)
         live = _attempt(ctx, taken) if taken is not None else None
+        if live is not None and len(reads) + len(live.plan) > MAX_TURN_CALLS:
+            # Too long for one turn with the probe's reads: undone, the condition not used.
+            ctx.env.__dict__.clear()
+            ctx.env.__dict__.update(pickle.loads(saved))
+            live = None
+            taken = taken or first
     if (untaken is not None and dry is None) or (taken is not None and live is None):
         ctx.discard(before)
         return None
