@@ -139,23 +139,27 @@ def repeat_last(ctx: Context) -> Part | None:
 
 @goal("bank")
 def pay_landlord(ctx: Context) -> Part | None:
-    """Rent to "my landlord": who that is and how much are read off the rent rows."""
-    env = _bank(ctx)
+    """Rent to "my landlord": who that is and how much are read off the rent rows; the share is
+    a half or a third of it where a flatmate pays the rest (worked out)."""
+    env, rng = _bank(ctx), ctx.rng
     checking = env.accounts[0]
     newest = _newest(env, checking)
     index = next((i for i, t in enumerate(newest) if t["reference"].startswith("Rent ")), None)
-    if index is None or -newest[index]["amount"] > _payable(env, checking):
+    if index is None:
+        return None
+    rent = -newest[index]["amount"]
+    share, said = choose(rng, ((1, "this month's rent"), (2, "my half of this month's rent")))
+    if rng.random() < 0.3:
+        share, said = 3, "my third of this month's rent"
+    amount = round(rent / share, 2)
+    if amount > _payable(env, checking) or round(amount * share, 2) != rent:
         return None
     row, reference = newest[index], f"Rent {env.today[:7]}"
     _history(ctx, checking, index)
-    ctx.run(
-        "pay",
-        payee=row["counterparty"],
-        from_account=checking["id"],
-        amount=-row["amount"],
-        reference=reference,
+    ctx.run("pay", payee=row["counterparty"], from_account=checking["id"], amount=amount, reference=reference)
+    text = (
+        f'pay my landlord {said} from checking (the rent is what I paid last time), reference "{reference}"'
     )
-    text = f'pay my landlord this month\'s rent from checking, the same as last time, reference "{reference}"'
     return Part(text, [quoted("reference", "payment reference", reference)], purpose="pay the rent")
 
 
