@@ -62,6 +62,7 @@ GOAL_MODULES: dict[str, str] = {
     "shop": "tasks.episodes.goals.shop",
     "mail_calendar": "tasks.episodes.goals.mail_calendar",
     "home": "tasks.episodes.goals.home",
+    "workspace": "tasks.episodes.goals.workspace",
 }
 #: Reads that change something besides the observable state (reading a mail marks it read): a
 #: branch the state does not take does not run them.
@@ -172,6 +173,14 @@ def goals_of(environment: str) -> tuple[tuple[Goal, ...], tuple[Condition, ...]]
     return tuple(_GOALS.get(environment, ())), tuple(_CONDITIONS.get(environment, ()))
 
 
+@cache
+def _stand_ins(environment: str) -> dict[str, str]:
+    """A parts module's ``STAND_INS``: tools another tool can stand in for (the workspace's shell
+    runs the tests too)."""
+    module = GOAL_MODULES.get(environment)
+    return dict(getattr(importlib.import_module(module), "STAND_INS", {})) if module else {}
+
+
 class Context:
     """What a part sees: the environment as the earlier parts left it, the draw, and what the
     conversation already observed (``known``: a read done once need not be repeated)."""
@@ -212,6 +221,13 @@ class Context:
         self.calls.append({"name": tool, "arguments": arguments})
         self.changed = self.changed or info.mutates
         return result
+
+    def note(self, tool: str, /, **arguments: Any) -> None:
+        """Record a read whose result the generator already knows (the file a function is in),
+        without running it: some reads (a grep over a repository) cost more than the rest of the
+        composition."""
+        assert not self._tools[tool].mutates and tool not in SIDE_EFFECTS, tool
+        self.calls.append({"name": tool, "arguments": arguments})
 
     def once(self, key: str, tool: str, /, **arguments: Any) -> Any:
         """A read the conversation needs once (the account ids): run it the first time, then
@@ -411,6 +427,9 @@ def _compose(
         turns.append(TurnDraft(text, values, plan, needed, purpose))
         offered += [step["name"] for step in plan] + [name for part in group for name in part.also_offered]
     tools = offered_tools(type(env), offered, rng)
+    stand_in = _stand_ins(type(env).name).get(turns[0].plan[0]["name"]) if turns[0].plan else None
+    if stand_in in tools:
+        return None  # holding back the first call's tool would leave one that does the same
     first = groups[0][0] if groups[0] else None
     held = first.withhold if first is not None else None
     if held is None:
