@@ -63,7 +63,7 @@ def test_compositions_replay_and_leave_the_environment_as_it_was(name: str) -> N
         assert drawn.composed and sum(bool(turn.plan) for turn in drawn.turns) + 1 >= 2
         assert {step["name"] for turn in drawn.turns for step in turn.plan} <= set(drawn.tools)
         _replay(cls, seed, size, drawn)
-    assert composed >= 100
+    assert composed >= 90  # the workspace gives up where a held-back tool has a stand-in
 
 
 @pytest.mark.parametrize("name", COMPOSED)
@@ -81,6 +81,7 @@ def test_every_registered_part_applies_and_every_condition_goes_both_ways(name: 
             if part is not None:
                 applied += 1
                 assert part.plan and part.text and part.text == part.text.strip(), entry.name
+                assert len(part.plan) <= entry.longest, (entry.name, part.plan)
         assert applied >= 3, entry.name
     for probe in conditions:
         outcomes = set()

@@ -126,6 +126,8 @@ class Goal:
     #: Whether its part can withhold a value (``Part.withhold``): such goals open half the
     #: conversations, so that most have a missing-parameter variant.
     withholds: bool
+    #: The most calls its plan makes (a condition's branch must fit a turn with the probe's reads).
+    longest: int
 
 
 @dataclass(frozen=True)
@@ -140,13 +142,20 @@ _CONDITIONS: dict[str, list[Condition]] = {}
 
 
 def goal(
-    environment: str, weight: float = 1.0, *, branch: bool = True, withholds: bool = False
+    environment: str,
+    weight: float = 1.0,
+    *,
+    branch: bool = True,
+    withholds: bool = False,
+    longest: int = 4,
 ) -> Callable[[Callable[[Context], Part | None]], Any]:
     """Register a goal of ``environment``: ``build(ctx)`` runs its calls with ``ctx.run`` and
     returns its ``Part`` (None, or ``Abandon`` before any change, where the state does not allow it)."""
 
     def register(build: Callable[[Context], Part | None]) -> Callable[[Context], Part | None]:
-        _GOALS.setdefault(environment, []).append(Goal(build.__name__, build, weight, branch, withholds))
+        _GOALS.setdefault(environment, []).append(
+            Goal(build.__name__, build, weight, branch, withholds, longest)
+        )
         return build
 
     return register
@@ -309,21 +318,18 @@ def _conditional(ctx: Context, goals: tuple[Goal, ...], conditions: tuple[Condit
         return None
     reads = ctx.take()
     otherwise = ctx.rng.random() < 0.6
-    branches = tuple(entry for entry in goals if entry.branch)
+    room = MAX_TURN_CALLS - len(reads)
+    branches = tuple(entry for entry in goals if entry.branch and entry.longest <= room)
+    if not branches:
+        ctx.discard(before)
+        return None
     first = _pick(ctx.rng, branches).build
     second = _pick(ctx.rng, branches).build if otherwise else None
     taken, untaken = (first, second) if probe.holds else (second, first)
     dry = _dry(ctx, untaken) if untaken is not None else None
     live = None
     if untaken is None or dry is not None:
-        saved = pickle.dumps(ctx.env.__dict__, protocol=pickle.HIGHEST_PROTOCOL)
         live = _attempt(ctx, taken) if taken is not None else None
-        if live is not None and len(reads) + len(live.plan) > MAX_TURN_CALLS:
-            # Too long for one turn with the probe's reads: undone, the condition not used.
-            ctx.env.__dict__.clear()
-            ctx.env.__dict__.update(pickle.loads(saved))
-            live = None
-            taken = taken or first
     if (untaken is not None and dry is None) or (taken is not None and live is None):
         ctx.discard(before)
         return None

@@ -124,7 +124,7 @@ def dim_by(ctx: Context) -> Part | None:
     return Part(f"dim the {room} light by {points} points and leave it on", values, purpose="dim a light")
 
 
-@goal("home")
+@goal("home", longest=5)
 def lock_up_and_leave(ctx: Context) -> Part | None:
     """Lock whatever door is unlocked, then arm away (the doors read off the status)."""
     env = _home(ctx)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
+from collections import Counter
 from typing import Any
 
 from tasks.episodes.environments.mail_calendar import (
@@ -223,11 +224,8 @@ def cancel_overlapping(ctx: Context) -> Part | None:
 def move_with(ctx: Context) -> Part | None:
     """Move the one meeting with a person on a day; a later turn may change the time again."""
     env, rng = _mail(ctx), ctx.rng
-    options = []
-    for event in env.events:
-        for email in event["attendees"]:
-            if sum(e["date"] == event["date"] and email in e["attendees"] for e in env.events) == 1:
-                options.append((event, email))
+    meetings = Counter((e["date"], email) for e in env.events for email in set(e["attendees"]))
+    options = [(e, email) for e in env.events for email in e["attendees"] if meetings[e["date"], email] == 1]
     if not options:
         return None
     event, email = choose(rng, options)

@@ -31,7 +31,7 @@ def _fixed(env: Workspace) -> bool:
     return env.bug.buggy_line + "\n" not in env.files[env.bug.path]
 
 
-@goal("workspace", 1.2)
+@goal("workspace", 1.2, longest=5)
 def fix_the_suite(ctx: Context) -> Part | None:
     """Red tests: the failing test names the module (its import), which is read and patched."""
     env = _workspace(ctx)
@@ -160,7 +160,7 @@ def file_longer_than(ctx: Context) -> Probe | None:
 
 @condition("workspace")
 def more_test_files_than(ctx: Context) -> Probe | None:
-    env, rng = _workspace(ctx), ctx.rng
+    rng = ctx.rng
     count = ctx.run("list_files", directory="tests", pattern="test_*.py")["count"]
     limit = max(1, count + choose(rng, (-1, 1)))
     if limit == count:
