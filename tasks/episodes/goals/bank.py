@@ -82,11 +82,23 @@ def pay_stated(ctx: Context) -> Part | None:
     values = [stated("payee", "who to pay", payee), _account_value(account, "account to pay from")]
     values.append(quoted("reference", "payment reference", reference))
     held = {"slot": slot, "about": "amount to pay", "said": "what I owe", "forbidden": [_money(amount)]}
+
+    def correct(ctx: Context) -> Part | None:
+        """ "Actually, it was X in all": the difference paid, with the same reference."""
+        more = round(between(ctx.rng, 100, 5000) / 100, 2)
+        if more > _payable(env, account):
+            return None
+        ctx.run("pay", payee=payee, from_account=account["id"], amount=more, reference=reference)
+        total = round(amount + more, 2)
+        text = f"actually, I owed {payee} {_money(total)} in all: send the rest with the same reference"
+        return Part(text, [_money_value(total), stated("payee", "who to pay", payee)], purpose="pay the rest")
+
     return Part(
         f"send {_money(amount)} {tail}",
         [value, *values],
         purpose="pay someone",
         withhold=Withhold(f"send what I owe {tail}", held, f"It's {_money(amount)}.", [value]),
+        correction=correct,
     )
 
 
@@ -450,3 +462,27 @@ def card_debt_over(ctx: Context) -> Probe | None:
     return Probe(
         f"I owe more than {_money(limit)} on my credit card", [_money_value(limit, "threshold")], debt > limit
     )
+
+
+@goal("bank")
+def save_largest_purchase(ctx: Context) -> Part | None:
+    """Put aside the largest card purchase since a day: the rows read and compared."""
+    env, rng = _bank(ctx), ctx.rng
+    checking, savings = env.accounts[0], env.accounts[1]
+    account = choose(rng, (checking, env.accounts[2]))
+    since = _said_since(env, between(rng, 10, 45), rng)
+    rows = [t for t in env.transactions if t["account"] == account["id"] and t["date"] >= since[0]]
+    cards = sorted(-t["amount"] for t in rows if t["kind"] == "card")
+    if not cards or len(rows) > 50 or (len(cards) > 1 and cards[-1] == cards[-2]):
+        return None
+    largest = cards[-1]
+    if largest > checking["balance"]:
+        return None
+    ctx.run("list_transactions", account_id=_listed(ctx, account), since=since[0], limit=50)
+    ctx.run("transfer", from_account=checking["id"], to_account=savings["id"], amount=largest)
+    values = [_account_value(account, "account"), since[2]]
+    text = (
+        f"move from checking to savings as much as the largest card purchase on my {_word(account)} "
+        f"account since {since[1]}"
+    )
+    return Part(text, values, purpose="save what the biggest purchase cost")
