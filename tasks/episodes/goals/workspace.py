@@ -101,9 +101,20 @@ def keep_fact(ctx: Context) -> Part | None:
     slot = ctx.slot("value")
     fact = stated(slot, about, value)
     values = [stated("key", "the memory key", key), fact]
+
+    def correct(ctx: Context) -> Part | None:
+        """ "Actually, it's Y": the key overwritten."""
+        other, _ = draw(ctx.rng)
+        if other == value:
+            return None
+        ctx.run("remember", key=key, value=other)
+        text = f'actually, {about} is "{other}", not that: fix your note'
+        return Part(text, [stated("value", about, other)], purpose="correct a note")
+
     return Part(
         f'save "{value}" in your memory under the key {key}: that is {about}',
         values,
+        correction=correct,
         purpose=f"keep a note of {about}",
         withhold=Withhold(
             f"save {allusion} in your memory under the key {key}",
@@ -133,6 +144,34 @@ def pass_on(ctx: Context) -> Part | None:
 def count_tests(ctx: Context) -> Part | None:
     count = ctx.run("list_files", directory="tests", pattern="test_*.py")["count"]
     return Part("tell me how many test files there are", [], [count], "size up the tests")
+
+
+@goal("workspace")
+def review_changes(ctx: Context) -> Part | None:
+    """Which files changed so far: the diff read (only once something changed)."""
+    env = _workspace(ctx)
+    changed = sorted(path for path, text in env.files.items() if env.committed.get(path) != text)
+    if not changed:
+        return None
+    ctx.run("git_diff")
+    return Part("tell me which files have uncommitted changes now", [], changed, "review the changes")
+
+
+@goal("workspace")
+def schedule_tests(ctx: Context) -> Part | None:
+    """A cron job for the tests at a stated schedule; its id is asked."""
+    from tasks.library.common import CronSchedule
+
+    env, rng = _workspace(ctx), ctx.rng
+    drawn = CronSchedule().draw(rng)
+    mentions = [[kind, list(forms)] for kind, forms in drawn.stated()]
+    schedule = {"slot": "schedule", "about": "when the job runs", "said": drawn.text, "mentions": mentions}
+    command = choose(rng, ("pytest -q", "pytest tests", "pytest -x -q"))
+    job = ctx.run("cron_create", schedule=str(drawn.accepted[0]), command=command)
+    del env
+    values = [schedule, stated("command", "the command the job runs", command, kind="quoted")]
+    text = f"set up a cron job that runs `{command}` {drawn.text}, and tell me the job's id"
+    return Part(text, values, [job["id"]], "run the tests on a schedule")
 
 
 # -- conditions ---------------------------------------------------------------------------
