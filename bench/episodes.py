@@ -4,6 +4,12 @@ stand-in miner that plays the reference plan.
 
     .venv/bin/python bench/episodes.py [--episodes 2000] [--seed 1] [--played 400] [--miners 8]
         [--sandbox on|off|both] [--workers N]
+    .venv/bin/python bench/episodes.py --shapes 20000 [--seed 1]
+
+``--shapes N`` instead counts the distinct plan shapes (per turn, the calls' tools and argument
+names: what a table of plans would have to hold) among N composed scenarios per environment that
+has parts (tasks.episodes.goals), with the Chao1 estimate of how many there are in all (issue 28:
+>= 10,000 per environment).
 
 With ``--sandbox on`` the tools run in the validator's sandbox (subnet.validator.sandbox: worker
 processes, one pipe round trip per call), as in a round, and the validator CPU per step is this
@@ -90,6 +96,31 @@ async def _run(episodes: list[Episode], miners: int, workers: int | None) -> tup
     return figures, worker_s
 
 
+def _shapes(n: int, seed: str) -> None:
+    """Distinct plan shapes among ``n`` composed scenarios of each environment with parts."""
+    from tasks.episodes.environments import environment_class
+    from tasks.episodes.goals import GOAL_MODULES, compose, plan_shape
+    from tasks.seeding import rng_from, sub_seed
+
+    for name in GOAL_MODULES:
+        cls = environment_class(name)
+        shapes: Counter[Any] = Counter()
+        started = time.process_time()
+        for index in range(n):
+            env_seed = sub_seed(f"shapes-{seed}".encode(), name.encode(), index)
+            scenario = compose(cls(env_seed, 1 if index % 5 else 20), rng_from(sub_seed(env_seed, b"draw")))
+            if scenario is not None:
+                shapes[plan_shape(scenario)] += 1
+        once = sum(1 for count in shapes.values() if count == 1)
+        twice = sum(1 for count in shapes.values() if count == 2)
+        chao1 = len(shapes) + (once * once / (2 * twice) if twice else once * (once - 1) / 2)
+        print(
+            f"{name}: {len(shapes)} distinct plan shapes in {sum(shapes.values())} composed scenarios"
+            f" ({once} seen once; Chao1 estimate of all shapes: {chao1:.0f});"
+            f" {1e3 * (time.process_time() - started) / n:.2f} ms CPU each"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--episodes", type=int_arg(1), default=2000)
@@ -98,14 +129,21 @@ def main() -> None:
     parser.add_argument("--played", type=int_arg(1), default=400, help="multi-turn episodes played")
     parser.add_argument("--sandbox", choices=("on", "off", "both"), default="both")
     parser.add_argument("--workers", type=int_arg(0), default=0, help="sandbox workers (0: the default)")
+    parser.add_argument("--shapes", type=int_arg(0), default=0, help="count plan shapes of N scenarios")
     args = parser.parse_args()
+    if args.shapes:
+        _shapes(args.shapes, args.seed)
+        return
     generate_episodes("warm-up", 20)
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     episodes = generate_episodes(args.seed, args.episodes)
-    generated_s = time.perf_counter() - started
+    generated_s, generated_cpu = time.perf_counter() - started, time.process_time() - cpu
     by_category = Counter(episode.category for episode in episodes)
     rate = len(episodes) / generated_s
-    print(f"generated {len(episodes)} episodes in {generated_s:.2f} s = {rate:.0f} episodes/s")
+    print(
+        f"generated {len(episodes)} episodes in {generated_s:.2f} s = {rate:.0f} episodes/s"
+        f" ({len(episodes) / generated_cpu:.0f} a CPU second: the figure on a shared, loaded machine)"
+    )
     print(f"  by category: {dict(sorted(by_category.items()))}")
     multi_turn = [episode for episode in episodes if episode.category != "agent_step"][: args.played]
     modes = {"off": [None], "on": [args.workers], "both": [None, args.workers]}[args.sandbox]

@@ -25,6 +25,7 @@ from tasks.episodes.environments.mail_calendar import MailCalendar
 from tasks.episodes.environments.mail_calendar import scenario as mail_scenario
 from tasks.episodes.environments.shop import Shop
 from tasks.episodes.environments.shop import scenario as shop_scenario
+from tasks.episodes.goals import MAX_TURN_CALLS
 from tasks.episodes.scenario import Scenario
 from tasks.seeding import rng_from
 
@@ -57,9 +58,14 @@ def _check_scenario(env_class: type[Environment], drawn: Scenario, fresh: Enviro
     """Replay the plan on ``fresh``: valid, safe, error-free calls; needed values observed."""
     tools = env_class.tools()
     planned = [call["name"] for turn in drawn.turns for call in turn.plan]
-    assert 1 <= len(drawn.turns) <= 3 and 2 <= len(planned) <= 6, planned
+    if drawn.composed:  # 2-4 goals, conditions and corrections: more turns, at most 5 calls a turn
+        assert 1 <= len(drawn.turns) <= 8 and len(planned) >= 2, planned
+        assert all(len(turn.plan) <= MAX_TURN_CALLS for turn in drawn.turns), planned
+        assert len(set(drawn.tools)) == len(drawn.tools)
+    else:
+        assert 1 <= len(drawn.turns) <= 3 and 2 <= len(planned) <= 6, planned
+        assert 1 <= len(set(drawn.tools) - set(planned)) <= 3 and len(set(drawn.tools)) == len(drawn.tools)
     assert set(planned) <= set(drawn.tools) <= set(tools)
-    assert 1 <= len(set(drawn.tools) - set(planned)) <= 3 and len(set(drawn.tools)) == len(drawn.tools)
     for turn in drawn.turns:
         if hasattr(fresh, "begin_turn"):
             fresh.begin_turn()

@@ -453,6 +453,14 @@ _KINDS: tuple[Callable[[Bank, Random], Scenario | None], ...] = (
 )
 
 
-def scenario(env: Bank, rng: Random) -> Scenario:
-    """One conversation with this bank: a kind drawn among those the state allows."""
+def _fixed(env: Bank, rng: Random) -> Scenario:
+    """One of the fixed kinds, drawn among those the state allows."""
     return first_applicable(_KINDS, env, rng, "unreachable: a payment of a stated amount always applies")
+
+
+def scenario(env: Bank, rng: Random) -> Scenario:
+    """One conversation over this bank: mostly composed from its parts (tasks.episodes.goals), else
+    one of the fixed kinds."""
+    from tasks.episodes.goals import scenario_of  # here: the parts import this module
+
+    return scenario_of(env, rng, _fixed)  # type: ignore[arg-type]

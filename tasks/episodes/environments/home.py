@@ -295,8 +295,16 @@ _SCENARIOS: tuple[Callable[[SmartHome, Random], Scenario | None], ...] = (
 )
 
 
-def scenario(env: SmartHome, rng: Random) -> Scenario:
-    """One conversation in this home: a kind drawn among those the state allows."""
+def _fixed(env: SmartHome, rng: Random) -> Scenario:
+    """One of the fixed kinds, drawn among those the state allows."""
     return first_applicable(
         _SCENARIOS, env, rng, "unreachable: checking a door always applies (one is always unlocked)"
     )
+
+
+def scenario(env: SmartHome, rng: Random) -> Scenario:
+    """One conversation in this home: mostly composed from its parts (tasks.episodes.goals), else
+    one of the fixed kinds."""
+    from tasks.episodes.goals import scenario_of  # here: the parts import this module
+
+    return scenario_of(env, rng, _fixed)  # type: ignore[arg-type]

@@ -549,6 +549,14 @@ _SCENARIOS: tuple[Callable[[MailCalendar, Random], Scenario | None], ...] = (
 )
 
 
-def scenario(env: MailCalendar, rng: Random) -> Scenario:
-    """One conversation over this mailbox: a kind drawn among those the state allows."""
+def _fixed(env: MailCalendar, rng: Random) -> Scenario:
+    """One of the fixed kinds, drawn among those the state allows."""
     return first_applicable(_SCENARIOS, env, rng, "unreachable: replying to the latest mail always applies")
+
+
+def scenario(env: MailCalendar, rng: Random) -> Scenario:
+    """One conversation over this mailbox: mostly composed from its parts (tasks.episodes.goals), else
+    one of the fixed kinds."""
+    from tasks.episodes.goals import scenario_of  # here: the parts import this module
+
+    return scenario_of(env, rng, _fixed)  # type: ignore[arg-type]

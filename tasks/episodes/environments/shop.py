@@ -433,6 +433,14 @@ _SCENARIOS: tuple[Callable[[Shop, Random], Scenario | None], ...] = (
 )
 
 
-def scenario(env: Shop, rng: Random) -> Scenario:
-    """One conversation with this shop: a kind drawn among those the state allows."""
+def _fixed(env: Shop, rng: Random) -> Scenario:
+    """One of the fixed kinds, drawn among those the state allows."""
     return first_applicable(_SCENARIOS, env, rng, "no scenario applies to this shop", attempts=4)
+
+
+def scenario(env: Shop, rng: Random) -> Scenario:
+    """One conversation over this shop: mostly composed from its parts (tasks.episodes.goals), else
+    one of the fixed kinds."""
+    from tasks.episodes.goals import scenario_of  # here: the parts import this module
+
+    return scenario_of(env, rng, _fixed)  # type: ignore[arg-type]

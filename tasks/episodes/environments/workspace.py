@@ -631,6 +631,14 @@ _SCENARIOS: tuple[Callable[[Workspace, Random], Scenario], ...] = (
 )  # fmt: skip
 
 
-def scenario(env: Workspace, rng: Random) -> Scenario:
-    """One conversation in this workspace, its kind drawn from ``_SCENARIOS``."""
+def _fixed(env: Workspace, rng: Random) -> Scenario:
+    """One of the fixed kinds, drawn from ``_SCENARIOS``."""
     return choose(rng, _SCENARIOS)(env, rng)
+
+
+def scenario(env: Workspace, rng: Random) -> Scenario:
+    """One conversation in this workspace: mostly composed from its parts (tasks.episodes.goals),
+    else one of the fixed kinds."""
+    from tasks.episodes.goals import scenario_of  # here: the parts import this module
+
+    return scenario_of(env, rng, _fixed)  # type: ignore[arg-type]
