@@ -69,10 +69,11 @@ async def test_reference_plans_pass_under_every_design_in_every_format(name: str
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(DESIGNS))
 async def test_all_reference_plans_pass_under_every_design_in_every_format(name: str) -> None:
-    """The issue's bar under each design: 2,000 episodes, every variant in every format (the
-    native families' markup included)."""
+    """Each design alone: 300 episodes, every variant in every format (the native families'
+    markup included). The 2,000 episodes of the issue's bar, every design mixed, are
+    test_engine's all-formats test; 2,000 per design here took 21 minutes."""
     episodes = [
-        e for e in generate_episodes(b"designs-full", 2000, designs={name: 1.0}) if e.category != "agent_step"
+        e for e in generate_episodes(b"designs-full", 300, designs={name: 1.0}) if e.category != "agent_step"
     ]
     for fmt in (*FORMATS, *NATIVE_FORMATS):
         for episode in episodes:
