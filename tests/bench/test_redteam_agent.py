@@ -1,0 +1,104 @@
+"""bench/redteam_agent.py: the scripted episode agent answers every step in form and never raises,
+whatever the episodes or tools; the figures themselves are the bench's to print, not a test's."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from scoring import function_of
+from tasks.episodes import agent_step, generate_episodes, variant
+
+
+@pytest.fixture(scope="module")
+def agent_module(load_bench: Callable[[str], ModuleType]) -> ModuleType:
+    return load_bench("redteam_agent")
+
+
+def _named(answer: dict[str, Any]) -> list[str]:
+    return [call["function"]["name"] for call in answer.get("tool_calls") or []]
+
+
+def test_every_answer_is_a_message_naming_only_offered_tools(agent_module: ModuleType) -> None:
+    agent = agent_module.ScriptedAgent()
+    for episode in generate_episodes(b"agent-form", 30):
+        shown = variant(episode, b"agent")
+        if shown.category != "agent_step":
+            continue
+        task = agent_step(shown)
+        answer = agent.respond(task.messages, task.tools)
+        assert answer["role"] == "assistant"
+        offered = {function_of(tool)["name"] for tool in task.tools}
+        assert set(_named(answer)) <= offered
+        for call in answer.get("tool_calls") or []:
+            assert isinstance(json.loads(call["function"]["arguments"]), dict)
+
+
+def test_plays_and_scores_episodes_in_process(agent_module: ModuleType) -> None:
+    episodes = generate_episodes(b"agent-play", 12)
+    figures = agent_module.play_agent(agent_module.ScriptedAgent(), episodes)
+    valid, score, count = figures.total()
+    assert count == 12 and 0.0 <= score <= 1.0 and 0.0 <= valid <= 1.0
+    assert "| agent |" in agent_module.episode_table({"scripted": figures})[0]
+
+
+@pytest.mark.parametrize(
+    "tools",
+    [
+        [],
+        [
+            {
+                "type": "function",
+                "function": {"name": "mystery", "description": "Does a thing.", "parameters": {}},
+            }
+        ],
+        [{"not": "a tool"}],
+    ],
+)
+def test_unknown_tools_and_odd_conversations_end_in_text(agent_module: ModuleType, tools: list[Any]) -> None:
+    agent = agent_module.ScriptedAgent()
+    for messages in (
+        [],
+        [{"role": "user", "content": 'Pay Maria Lopez 12.50 from my checking account, reference "Thanks!".'}],
+        [
+            {"role": "assistant", "tool_calls": [{"id": "x"}]},
+            {"role": "tool", "tool_call_id": "x", "content": "{"},
+        ],
+        [{"role": "user", "content": None}],
+    ):
+        answer = agent.respond(messages, tools)
+        assert answer["role"] == "assistant" and not answer.get("tool_calls")
+        assert isinstance(answer["content"], str)
+
+
+def test_a_missing_tool_is_said_and_a_missing_value_asked_for(agent_module: ModuleType) -> None:
+    agent = agent_module.ScriptedAgent()
+    episodes = generate_episodes(b"agent-abstain", 80)
+    for category, text in (
+        ("multi_turn_miss_func", agent_module.LACK_TEXT),
+        ("multi_turn_miss_param", agent_module.ASK_TEXT),
+    ):
+        shown = variant(next(e for e in episodes if e.category == category), b"agent")
+        first = [{"role": "user", "content": shown.turns[0].user}]
+        answer = agent.respond(first, shown.offered(0))
+        while answer.get("tool_calls"):  # reads before the turn's first change are allowed
+            call = answer["tool_calls"][0]
+            first += [answer, {"role": "tool", "tool_call_id": call["id"], "content": "{}"}]
+            answer = agent.respond(first, shown.offered(0))
+        assert answer["content"].startswith(text), (category, shown.turns[0].user)
+
+
+def test_baselines_answer_in_form(agent_module: ModuleType) -> None:
+    episode = variant(
+        next(e for e in generate_episodes(b"agent-base", 10) if e.category != "agent_step"), b"x"
+    )
+    messages = [{"role": "user", "content": episode.turns[0].user}]
+    for name, agent in agent_module.baseline_agents().items():
+        answer = agent.respond(messages, episode.offered(0))
+        assert answer["role"] == "assistant", name
+        offered = {function_of(tool)["name"] for tool in episode.offered(0)}
+        assert set(_named(answer)) <= offered, name
