@@ -302,7 +302,8 @@ def _drawn(seed: bytes, source: str, pool: tuple[Episode, ...]) -> Episode:
 #: Environments drawn for one episode before giving up. A draw gives a missing-parameter episode
 #: about 3 times in 10 (the others lack a withholdable value), so 16 draws failed about once in
 #: 370 seeds: a round's generation would stop on a draw of the block hash. 64 leave about 5e-11,
-#: and a seed that succeeded within 16 draws gives the same episode.
+#: and a seed that succeeded within 16 draws gives the same episode. A state no scenario applies
+#: to (``first_applicable``'s ValueError) is one more failed draw, never a failed round.
 DRAWS = 64
 
 
@@ -315,7 +316,10 @@ def _build(seed: bytes, category_name: str) -> Episode:
         env_seed = sub_seed(seed, b"environment", attempt)
         size = between(rng, *category.size)
         cls = environment_class(environment)
-        scenario = scenario_function(environment)(cls(env_seed, size), rng)
+        try:
+            scenario = scenario_function(environment)(cls(env_seed, size), rng)
+        except ValueError:  # no scenario applies to this state (first_applicable): draw again
+            continue
         episode = Episode(
             id=f"episode-{category_name}-{seed.hex()[:16]}",
             category=category_name,
