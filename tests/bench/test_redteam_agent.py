@@ -102,3 +102,18 @@ def test_baselines_answer_in_form(agent_module: ModuleType) -> None:
         assert answer["role"] == "assistant", name
         offered = {function_of(tool)["name"] for tool in episode.offered(0)}
         assert set(_named(answer)) <= offered, name
+
+
+def test_integrity_reports_the_episode_red_team(
+    load_bench: Callable[[str], ModuleType], capsys: pytest.CaptureFixture[str]
+) -> None:
+    load_bench("integrity").episode_section(6, "integrity-episodes")
+    out = capsys.readouterr().out
+    assert "Episodes, template turns (6 episodes" in out and "Episodes, turns phrased by the stand-in" in out
+    for agent in (
+        "scripted agent (no model)",
+        "never calls",
+        '"I cannot help"',
+        "read every tool, then stop",
+    ):
+        assert out.count(f"| {agent} |") == 2
