@@ -18,6 +18,8 @@ Baselines beside it (``NeverCallAgent``, ``CannotHelpAgent``, ``ReadEveryToolAge
 ``play_agent`` / ``episode_table`` to score any of them in-process as the validator would::
 
     PYTHONPATH=. .venv/bin/python bench/redteam_agent.py [--episodes 1000] [--seed heldout] [--phrased]
+        [--baselines] [--failures N]
+    PYTHONPATH=. .venv/bin/python bench/redteam_agent.py --serve 8011   # for subnet.evaluate --episodes
 """
 
 from __future__ import annotations
@@ -1413,7 +1415,13 @@ def main() -> None:
     parser.add_argument("--phrased", action="store_true", help="also on turns phrased by the stand-in engine")
     parser.add_argument("--baselines", action="store_true", help="also the never-call and other baselines")
     parser.add_argument("--failures", type=int, default=0, help="print the first N failed episodes' kinds")
+    parser.add_argument(
+        "--serve", type=int, default=None, metavar="PORT", help="serve the agent over the chat API instead"
+    )
     args = parser.parse_args()
+    if args.serve is not None:
+        asyncio.run(serve(args.serve))
+        return
     episodes = generate_episodes(args.seed, args.episodes)
     sets = {"template": episodes}
     if args.phrased:
@@ -1428,6 +1436,40 @@ def main() -> None:
         print(f"  {scripted.seconds:.1f} s")
         if args.failures:
             _failures(chosen, args.failures)
+
+
+async def serve(port: int, host: str = "127.0.0.1") -> None:
+    """The scripted agent behind ``POST /v1/chat/completions`` (OpenAI's shape), until killed:
+    ``python -m subnet.evaluate --endpoint http://127.0.0.1:PORT/v1 --episodes N`` then plays it
+    through the validator's own path (``--phrasing.*`` included)."""
+    from aiohttp import web
+
+    agent = ScriptedAgent()
+
+    async def chat(request: web.Request) -> web.Response:
+        body = await request.json()
+        message = agent.respond(list(body.get("messages") or []), list(body.get("tools") or []))
+        finish = "tool_calls" if message.get("tool_calls") else "stop"
+        choice = {"index": 0, "message": message, "finish_reason": finish}
+        model = "scripted-agent"
+        return web.json_response(
+            {"id": "agent", "object": "chat.completion", "model": model, "choices": [choice]}
+        )
+
+    async def models(_request: web.Request) -> web.Response:
+        return web.json_response({"object": "list", "data": [{"id": "scripted-agent", "object": "model"}]})
+
+    app = web.Application(client_max_size=64 * 2**20)
+    app.router.add_post("/v1/chat/completions", chat)
+    app.router.add_get("/v1/models", models)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    await web.TCPSite(runner, host, port).start()
+    print(f"scripted agent on http://{host}:{port}/v1", flush=True)
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await runner.cleanup()
 
 
 def phrase_with_standin(episodes: Sequence[Episode], seed: str) -> list[Episode]:
