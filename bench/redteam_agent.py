@@ -87,6 +87,8 @@ def _sibling(name: str) -> ModuleType:
 class _Shown:
     name: str
     params: dict[str, str]  # environment parameter -> shown parameter
+    #: Shown arguments every call of this tool carries (a one-tool design's action).
+    fixed: dict[str, Any] = field(default_factory=dict)
 
 
 @cache
@@ -107,7 +109,10 @@ def _environment_functions() -> tuple[tuple[str, str, dict[str, Any], bool], ...
 
 
 def _map_tools(tools: Sequence[dict[str, Any]]) -> tuple[str | None, dict[str, _Shown]]:
-    """(the environment the tools belong to, environment tool -> how it is offered)."""
+    """(the environment the tools belong to, environment tool -> how it is offered). A tool is
+    matched as a shuffle of an environment's tool (redteam.match_tool), of one with extra optional
+    parameters (filters: left out of every call), or as one tool for every action of an
+    environment, the action named by an enum parameter."""
     match_tool = _sibling("redteam").match_tool
     found: dict[str, dict[str, _Shown]] = {}
     for tool in tools:
@@ -117,15 +122,74 @@ def _map_tools(tools: Sequence[dict[str, Any]]) -> tuple[str | None, dict[str, _
             continue
         for env, name, original, _ in _environment_functions():
             try:
-                renames = match_tool(original, offered)
+                renames = match_tool(original, offered) or match_tool(
+                    original, _without_extras(original, offered)
+                )
             except Exception:
                 renames = None
             if renames is not None:
                 found.setdefault(env, {}).setdefault(name, _Shown(str(offered.get("name")), renames))
+        for env, name, shown in _one_tool_actions(offered):
+            found.setdefault(env, {}).setdefault(name, shown)
     if not found:
         return None, {}
     env = max(found, key=lambda name: len(found[name]))
     return env, found[env]
+
+
+def _without_extras(original: dict[str, Any], offered: dict[str, Any]) -> dict[str, Any]:
+    """``offered`` less the optional parameters whose descriptions ``original`` does not have."""
+    parameters = offered.get("parameters") or {}
+    required = set(parameters.get("required") or ())
+    known = {
+        str(p.get("description"))
+        for p in ((original.get("parameters") or {}).get("properties") or {}).values()
+    }
+    kept = {
+        key: prop
+        for key, prop in (parameters.get("properties") or {}).items()
+        if key in required or str(prop.get("description")) in known
+    }
+    return dict(offered, parameters=dict(parameters, properties=kept))
+
+
+@cache
+def _union_descriptions(env: str) -> dict[str, dict[str, str]]:
+    """Per tool of ``env``, parameter -> its description in a one-tool design's union of every
+    action's parameters (the first declaring tool's description, then "(for tool, tool)")."""
+    first: dict[str, str] = {}
+    takers: dict[str, list[str]] = {}
+    rows = [(name, function) for e, name, function, _ in _environment_functions() if e == env]
+    for name, function in rows:
+        for key, prop in ((function.get("parameters") or {}).get("properties") or {}).items():
+            first.setdefault(key, str(prop.get("description", "")))
+            takers.setdefault(key, []).append(name)
+    union = {key: f"{first[key]} (for {', '.join(names)})".strip() for key, names in takers.items()}
+    return {
+        name: {key: union[key] for key in ((function.get("parameters") or {}).get("properties") or {})}
+        for name, function in rows
+    }
+
+
+def _one_tool_actions(offered: dict[str, Any]) -> list[tuple[str, str, _Shown]]:
+    """(environment, tool, how it is offered) for each action of a tool whose enum parameter names
+    two or more of an environment's tools."""
+    properties = (offered.get("parameters") or {}).get("properties") or {}
+    by_description = {str(prop.get("description")): key for key, prop in properties.items()}
+    rows: list[tuple[str, str, _Shown]] = []
+    for action_key, prop in properties.items():
+        actions = [str(value) for value in prop.get("enum") or ()]
+        for env in GENERATED:
+            unions = _union_descriptions(env)
+            if sum(action in unions for action in actions) < 2:
+                continue
+            for action in actions:
+                wanted = unions.get(action)
+                if wanted is None or any(text not in by_description for text in wanted.values()):
+                    continue
+                params = {key: by_description[text] for key, text in wanted.items()}
+                rows.append((env, action, _Shown(str(offered.get("name")), params, {action_key: action})))
+    return rows
 
 
 def _mutating(env: str | None) -> set[str]:
@@ -227,7 +291,10 @@ _DATES = (
     (re.compile(rf"\b(\d{{1,2}}) ({_MONTH}) (\d{{4}})\b", re.IGNORECASE), "dMy"),
 )
 _WORD_NUMBERS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
-_PERSON = re.compile(rf"\b(?:{'|'.join(FIRST_NAMES)}) (?:{'|'.join(LAST_NAMES)})\b")
+_FIRST, _LAST = "|".join(FIRST_NAMES), "|".join(LAST_NAMES)
+#: A person: a first and a last name of the public lists, or one of them with another capitalised
+#: word (a near-duplicate decoy spells one of the two differently; the text's spelling is the one).
+_PERSON = re.compile(rf"\b(?:(?:{_FIRST}) (?:{_LAST})|(?:{_FIRST}) [A-Z][a-z]+|[A-Z][a-z]+ (?:{_LAST}))\b")
 
 
 def _unquoted(text: str) -> str:
@@ -396,7 +463,8 @@ class ScriptedAgent:
                     if target is None:
                         return _text(LACK_TEXT)
                     arguments = {
-                        target.params.get(key, key): value for key, value in action.arguments.items()
+                        **target.fixed,
+                        **{target.params.get(key, key): value for key, value in action.arguments.items()},
                     }
                     return _tool_call(target.name, arguments, len(events))
                 event = events[index]

@@ -117,3 +117,44 @@ def test_integrity_reports_the_episode_red_team(
         "read every tool, then stop",
     ):
         assert out.count(f"| {agent} |") == 2
+
+
+def _bank_functions() -> list[dict[str, Any]]:
+    from tasks.episodes import environment_class
+
+    return [function_of(tool) for tool in environment_class("bank").openai_tools()]
+
+
+def test_tools_with_extra_optional_filters_map_back(agent_module: ModuleType) -> None:
+    functions = _bank_functions()
+    listing = next(f for f in functions if f["name"] == "list_transactions")
+    extra = {"type": "string", "description": "Only rows whose text holds this."}
+    searched = dict(listing, name="search_rows", description=listing["description"] + " Filters: contains.")
+    searched["parameters"] = dict(
+        listing["parameters"], properties={**listing["parameters"]["properties"], "contains": extra}
+    )
+    env, shown = agent_module._map_tools([{"type": "function", "function": searched}])
+    assert env == "bank" and shown["list_transactions"].name == "search_rows"
+
+
+def test_one_tool_with_an_action_enum_maps_every_action(agent_module: ModuleType) -> None:
+    functions = _bank_functions()
+    first: dict[str, str] = {}
+    takers: dict[str, list[str]] = {}
+    for function in functions:
+        for key, prop in function["parameters"]["properties"].items():
+            first.setdefault(key, prop["description"])
+            takers.setdefault(key, []).append(function["name"])
+    properties: dict[str, Any] = {
+        "do": {"type": "string", "description": "What to do.", "enum": [f["name"] for f in functions]}
+    }
+    for key, names in takers.items():
+        properties[f"p_{key}"] = {"type": "string", "description": f"{first[key]} (for {', '.join(names)})"}
+    service = {
+        "name": "bank_service",
+        "description": "Every action.",
+        "parameters": {"properties": properties},
+    }
+    env, shown = agent_module._map_tools([{"type": "function", "function": service}])
+    assert env == "bank" and shown["pay"].fixed == {"do": "pay"}
+    assert shown["pay"].params["payee"] == "p_payee" and shown["list_accounts"].params == {}
