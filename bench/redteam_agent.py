@@ -89,6 +89,8 @@ class _Shown:
     params: dict[str, str]  # environment parameter -> shown parameter
     #: Shown arguments every call of this tool carries (a one-tool design's action).
     fixed: dict[str, Any] = field(default_factory=dict)
+    #: Optional parameters the environment's tool lacks, by role ("page") -> shown parameter.
+    extras: dict[str, str] = field(default_factory=dict)
 
 
 @cache
@@ -128,13 +130,27 @@ def _map_tools(tools: Sequence[dict[str, Any]]) -> tuple[str | None, dict[str, _
             except Exception:
                 renames = None
             if renames is not None:
-                found.setdefault(env, {}).setdefault(name, _Shown(str(offered.get("name")), renames))
+                shown = _Shown(str(offered.get("name")), renames, extras=_extra_roles(offered, renames))
+                found.setdefault(env, {}).setdefault(name, shown)
         for env, name, shown in _one_tool_actions(offered):
             found.setdefault(env, {}).setdefault(name, shown)
     if not found:
         return None, {}
     env = max(found, key=lambda name: len(found[name]))
     return env, found[env]
+
+
+def _extra_roles(offered: dict[str, Any], renames: dict[str, str]) -> dict[str, str]:
+    """The offered tool's extra parameters this agent can fill, by role: a page number."""
+    properties = (offered.get("parameters") or {}).get("properties") or {}
+    pages = [
+        key
+        for key, prop in properties.items()
+        if key not in renames.values()
+        and prop.get("type") == "integer"
+        and "page" in str(prop.get("description", "")).lower()
+    ]
+    return {"page": pages[0]} if pages else {}
 
 
 def _without_extras(original: dict[str, Any], offered: dict[str, Any]) -> dict[str, Any]:
@@ -248,6 +264,9 @@ class _Has:
 class _Call:
     tool: str
     arguments: dict[str, Any]
+    #: Values for parameters the environment's tool does not have but its offered form may: by
+    #: role ("page"), dropped where the offered tool has no such parameter.
+    extras: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -266,12 +285,39 @@ class _Ask(Exception):
 Script = Generator[Any, Any, Any]
 
 
-def _call(tool: str, **arguments: Any) -> Generator[Any, Any, Any]:
+#: Pages of one listing read at most (a paged design answers a few records a page).
+MAX_PAGES = 5
+
+
+def _call(
+    tool: str, until: Callable[[dict[str, Any]], bool] | None = None, **arguments: Any
+) -> Generator[Any, Any, Any]:
+    """One call of the environment's ``tool``, as its offered form takes it; a listing answered in
+    pages is read page after page (their records joined) until ``until`` holds or none is left."""
     offered = yield _Has(tool)
     if not offered:
         raise _Missing(tool)
-    observation = yield _Call(tool, {key: value for key, value in arguments.items() if value is not None})
-    return observation if isinstance(observation, dict) else {}
+    given = {key: value for key, value in arguments.items() if value is not None}
+    observation = yield _Call(tool, given, {"page": 1})
+    seen = observation if isinstance(observation, dict) else {}
+    page, pages = seen.get("page"), seen.get("pages")
+    while (
+        isinstance(page, int)
+        and isinstance(pages, int)
+        and page < min(pages, MAX_PAGES)
+        and not (until is not None and until(seen))
+    ):
+        page += 1
+        more = yield _Call(tool, given, {"page": page})
+        if not isinstance(more, dict):
+            break
+        seen = {
+            key: [*value, *more[key]]
+            if isinstance(value, list) and isinstance(more.get(key), list)
+            else value
+            for key, value in seen.items()
+        }
+    return seen
 
 
 # --- reading values off the text by their shapes ----------------------------------------------
@@ -465,6 +511,11 @@ class ScriptedAgent:
                     arguments = {
                         **target.fixed,
                         **{target.params.get(key, key): value for key, value in action.arguments.items()},
+                        **{
+                            target.extras[role]: v
+                            for role, v in action.extras.items()
+                            if role in target.extras
+                        },
                     }
                     return _tool_call(target.name, arguments, len(events))
                 event = events[index]
@@ -615,10 +666,14 @@ def _bank_repeat(agent: ScriptedAgent, text: str) -> Script:
             raise _Ask
         accounts = _accounts((yield from _call("list_accounts")))
         checking = accounts["checking"]["id"]
-        listing = yield from _call("list_transactions", account_id=checking)
+
+        def found(seen: dict[str, Any]) -> bool:
+            return _latest_payment(seen, payee) is not None
+
+        listing = yield from _call("list_transactions", until=found, account_id=checking)
         row = _latest_payment(listing, payee)
         if row is None and listing.get("more"):
-            listing = yield from _call("list_transactions", account_id=checking, limit=50)
+            listing = yield from _call("list_transactions", until=found, account_id=checking, limit=50)
             row = _latest_payment(listing, payee)
         if row is None:
             return "I could not find an earlier payment to them."
@@ -819,7 +874,7 @@ def _mail_reply(agent: ScriptedAgent, text: str) -> Script:
         who, body = _PERSON.search(text), _reply_body(text)
         if who is None or body is None:
             raise _Ask
-        found = yield from _call("search_mail", query="", sender=who.group(0))
+        found = yield from _call("search_mail", until=_any_result, query="", sender=who.group(0))
         results = found.get("results") or []
         if not results:
             return "No mail from them."
@@ -827,6 +882,26 @@ def _mail_reply(agent: ScriptedAgent, text: str) -> Script:
         return "Replied."
 
     yield from agent.turn(first, text)
+
+
+def _any_result(seen: dict[str, Any]) -> bool:
+    return bool(seen.get("results"))
+
+
+def _any_stocked(seen: dict[str, Any]) -> bool:
+    return any(product.get("stock") for product in seen.get("results") or [])
+
+
+def _attended(listing: dict[str, Any], email: str) -> dict[str, Any] | None:
+    """The event of a day's listing one of whose attendees' addresses starts with ``email``."""
+    return next(
+        (
+            event
+            for event in listing.get("events") or []
+            if any(str(a).startswith(email) for a in event.get("attendees", []))
+        ),
+        None,
+    )
 
 
 def _mail_move(agent: ScriptedAgent, text: str) -> Script:
@@ -838,15 +913,10 @@ def _mail_move(agent: ScriptedAgent, text: str) -> Script:
         if who is None or day is None or not times:
             raise _Ask
         email = who.group(0).lower().replace(" ", ".") + "@"
-        listing = yield from _call("list_events", date=day)
-        event = next(
-            (
-                e
-                for e in listing.get("events") or []
-                if any(str(a).startswith(email) for a in e.get("attendees", []))
-            ),
-            None,
+        listing = yield from _call(
+            "list_events", until=lambda seen: _attended(seen, email) is not None, date=day
         )
+        event = _attended(listing, email)
         if event is None:
             return "No such meeting."
         yield from _call("move_event", event_id=event["id"], date=day, start=times[-1])
@@ -870,7 +940,7 @@ def _mail_invite(agent: ScriptedAgent, text: str) -> Script:
         title_match = re.search(r"Catch-up with [A-Z][a-z]+", text)
         if who is None or day is None or len(times) < 2 or title_match is None:
             raise _Ask
-        found = yield from _call("search_mail", query="", sender=who.group(0))
+        found = yield from _call("search_mail", until=_any_result, query="", sender=who.group(0))
         results = found.get("results") or []
         if not results:
             return "No mail from them."
@@ -903,7 +973,7 @@ def _mail_code(agent: ScriptedAgent, text: str) -> Script:
         service = _find_listed(text, _SERVICES)
         if service is None:
             raise _Ask
-        found = yield from _call("search_mail", query="code", sender=service)
+        found = yield from _call("search_mail", until=_any_result, query="code", sender=service)
         results = found.get("results") or []
         if not results:
             return "No code."
@@ -975,7 +1045,7 @@ def _shop_cheapest(agent: ScriptedAgent, text: str) -> Script:
         count = _small_number(_strip(text, address), "how many", "order")
         if noun is None or address is None or count is None:
             raise _Ask
-        found = yield from _call("search_products", query=noun)
+        found = yield from _call("search_products", until=_any_stocked, query=noun)
         stocked = [p for p in found.get("results") or [] if p.get("stock")]
         if not stocked:
             return "Nothing in stock."
@@ -1022,7 +1092,11 @@ def _shop_return(agent: ScriptedAgent, text: str) -> Script:
         if product is None:
             raise _Ask
         name = product.group(0)
-        found = yield from _call("search_products", query=name)
+
+        def named(seen: dict[str, Any]) -> bool:
+            return any(p.get("name") == name for p in seen.get("results") or [])
+
+        found = yield from _call("search_products", until=named, query=name)
         match = next((p for p in found.get("results") or [] if p.get("name") == name), None)
         if match is None:
             return "Not found."
@@ -1261,7 +1335,9 @@ def _ws_record(agent: ScriptedAgent, text: str) -> Script:
 
 def _ws_survey(agent: ScriptedAgent, text: str) -> Script:
     def count(text: str) -> Script:
-        listing = yield from _call("list_files", directory="tests", pattern="test_*.py")
+        listing = yield from _call(
+            "list_files", until=lambda seen: True, directory="tests", pattern="test_*.py"
+        )
         return f"{listing.get('count')} test files."
 
     def run(text: str) -> Script:
