@@ -117,6 +117,7 @@ def _map_tools(tools: Sequence[dict[str, Any]]) -> tuple[str | None, dict[str, _
     environment, the action named by an enum parameter."""
     match_tool = _sibling("redteam").match_tool
     found: dict[str, dict[str, _Shown]] = {}
+    getters: dict[str, _Shown] = {}
     for tool in tools:
         try:
             offered = function_of(tool)
@@ -134,10 +135,38 @@ def _map_tools(tools: Sequence[dict[str, Any]]) -> tuple[str | None, dict[str, _
                 found.setdefault(env, {}).setdefault(name, shown)
         for env, name, shown in _one_tool_actions(offered):
             found.setdefault(env, {}).setdefault(name, shown)
+        getter = _getter(offered)
+        if getter is not None:
+            getters[getter[0]] = getter[1]
     if not found:
         return None, {}
     env = max(found, key=lambda name: len(found[name]))
-    return env, found[env]
+    mapped = dict(found[env])
+    for listing, shown in getters.items():
+        if listing in mapped:
+            mapped[DETAIL + listing] = shown
+    return env, mapped
+
+
+#: The pseudo-tool name under which a listing's "get one record in full" tool is mapped.
+DETAIL = "detail:"
+_GETTER_PARAM = re.compile(r"The .+'s (\w+)\.")
+_GETTER_OF = re.compile(r"\(as (\w+) shows it\)")
+
+
+def _getter(offered: dict[str, Any]) -> tuple[str, _Shown] | None:
+    """(the listing tool, how its record getter is offered) when ``offered`` gets one record of a
+    listing in full by its key ("One product in full, by its sku (as search_products shows it)")."""
+    parameters = offered.get("parameters") or {}
+    properties = parameters.get("properties") or {}
+    of = _GETTER_OF.search(str(offered.get("description", "")))
+    if of is None or len(properties) != 1:
+        return None
+    ((shown_key, prop),) = properties.items()
+    key = _GETTER_PARAM.fullmatch(str(prop.get("description", "")))
+    if key is None:
+        return None
+    return of.group(1), _Shown(str(offered.get("name")), {key.group(1): shown_key})
 
 
 def _extra_roles(offered: dict[str, Any], renames: dict[str, str]) -> dict[str, str]:
@@ -258,6 +287,9 @@ class _Listen:
 @dataclass
 class _Has:
     tool: str
+    #: Answered from the tools offered now even in replay (a design's tools do not change within
+    #: an episode; only a miss_func turn holds one back, and that one is asked for non-statically).
+    static: bool = False
 
 
 @dataclass
@@ -290,7 +322,11 @@ MAX_PAGES = 5
 
 
 def _call(
-    tool: str, until: Callable[[dict[str, Any]], bool] | None = None, **arguments: Any
+    tool: str,
+    until: Callable[[dict[str, Any]], bool] | None = None,
+    relevant: Callable[[dict[str, Any]], bool] | None = None,
+    from_end: bool = False,
+    **arguments: Any,
 ) -> Generator[Any, Any, Any]:
     """One call of the environment's ``tool``, as its offered form takes it; a listing answered in
     pages is read page after page (their records joined) until ``until`` holds or none is left."""
@@ -317,6 +353,44 @@ def _call(
             else value
             for key, value in seen.items()
         }
+    if until is not None and not until(seen) and (yield _Has(DETAIL + tool, static=True)):
+        seen = yield from _details(tool, seen, until, relevant, from_end)
+    return seen
+
+
+#: Records read in full at most after one listing (a list-plus-get design shows summaries).
+MAX_DETAILS = 4
+
+
+def _details(
+    tool: str,
+    seen: dict[str, Any],
+    until: Callable[[dict[str, Any]], bool],
+    relevant: Callable[[dict[str, Any]], bool] | None = None,
+    from_end: bool = False,
+) -> Generator[Any, Any, dict[str, Any]]:
+    """The listing with its records read in full one by one (the listing's get tool), in order,
+    until ``until`` holds."""
+    field_name = next((key for key, value in seen.items() if isinstance(value, list)), None)
+    if field_name is None:
+        return seen
+    records = list(seen[field_name])
+    wanted = [
+        index
+        for index, record in enumerate(records)
+        if isinstance(record, dict) and record and (relevant is None or relevant(record))
+    ]
+    for index in (wanted[::-1] if from_end else wanted)[:MAX_DETAILS]:
+        record = records[index]
+        # The record's key: an id field when it has one, else the first field a summary shows.
+        key = next((name for name in ("sku", "id", "key") if name in record), next(iter(record)))
+        value = record[key]
+        full = yield _Call(DETAIL + tool, {key: value})
+        if isinstance(full, dict) and "error" not in full:
+            records[index] = {**record, **full}
+        seen = {**seen, field_name: records}
+        if until(seen):
+            break
     return seen
 
 
@@ -497,7 +571,7 @@ class ScriptedAgent:
                 index += 1
                 action = script.send(text)
             elif isinstance(action, _Has):
-                if live:
+                if live or action.static:
                     action = script.send(action.tool in shown)
                 else:
                     action = script.send(
@@ -670,10 +744,15 @@ def _bank_repeat(agent: ScriptedAgent, text: str) -> Script:
         def found(seen: dict[str, Any]) -> bool:
             return _latest_payment(seen, payee) is not None
 
-        listing = yield from _call("list_transactions", until=found, account_id=checking)
+        def payee_row(row: dict[str, Any]) -> bool:
+            return row.get("kind", "payment") == "payment" and _paid_to(row, payee)
+
+        listing = yield from _call("list_transactions", until=found, relevant=payee_row, account_id=checking)
         row = _latest_payment(listing, payee)
         if row is None and listing.get("more"):
-            listing = yield from _call("list_transactions", until=found, account_id=checking, limit=50)
+            listing = yield from _call(
+                "list_transactions", until=found, relevant=payee_row, account_id=checking, limit=50
+            )
             row = _latest_payment(listing, payee)
         if row is None:
             return "I could not find an earlier payment to them."
@@ -697,9 +776,14 @@ def _bank_repeat(agent: ScriptedAgent, text: str) -> Script:
 
 def _latest_payment(listing: dict[str, Any], payee: str) -> dict[str, Any] | None:
     for row in listing.get("transactions") or []:
-        if row.get("kind") == "payment" and str(row.get("counterparty", "")).lower() == payee.lower():
+        if row.get("kind", "payment") == "payment" and _paid_to(row, payee) and "amount" in row:
             return row
     return None
+
+
+def _paid_to(row: dict[str, Any], payee: str) -> bool:
+    """Whether a row (or its summary, which may not show the counterparty) can be a payment to ``payee``."""
+    return str(row.get("counterparty", payee)).lower() == payee.lower()
 
 
 def _bank_pay(agent: ScriptedAgent, text: str) -> Script:
@@ -723,7 +807,13 @@ def _bank_card(agent: ScriptedAgent, text: str) -> Script:
     state: dict[str, Any] = {}
 
     def first(text: str) -> Script:
-        accounts = _accounts((yield from _call("list_accounts")))
+        def card_balance(seen: dict[str, Any]) -> bool:
+            return "balance" in _accounts(seen).get("credit", {})
+
+        def is_card(account: dict[str, Any]) -> bool:
+            return "credit" in str(account.get("name", "credit")).lower()
+
+        accounts = _accounts((yield from _call("list_accounts", until=card_balance, relevant=is_card)))
         checking, card = accounts["checking"], accounts["credit"]
         yield from _call(
             "transfer", from_account=checking["id"], to_account=card["id"], amount=-card["balance"]
@@ -888,6 +978,18 @@ def _any_result(seen: dict[str, Any]) -> bool:
     return bool(seen.get("results"))
 
 
+def _last_stock_known(seen: dict[str, Any]) -> bool:
+    """The dearest product whose stock is shown holds some (or every stock is shown)."""
+    results = seen.get("results") or []
+    known = [product for product in results if "stock" in product]
+    return len(known) == len(results) or any(product.get("stock") for product in known)
+
+
+def _first_with_sender(seen: dict[str, Any]) -> bool:
+    results = seen.get("results") or []
+    return not results or "from" in results[0]
+
+
 def _any_stocked(seen: dict[str, Any]) -> bool:
     return any(product.get("stock") for product in seen.get("results") or [])
 
@@ -920,11 +1022,17 @@ def _mail_move(agent: ScriptedAgent, text: str) -> Script:
         if event is None:
             return "No such meeting."
         yield from _call("move_event", event_id=event["id"], date=day, start=times[-1])
-        state["day"] = day
+        state.update(day=day, email=email)
         return "Moved."
 
     def ends(text: str) -> Script:
-        listing = yield from _call("list_events", date=state.get("day", ""))
+        email = state.get("email", "")
+
+        def shown_end(seen: dict[str, Any]) -> bool:
+            event = _attended(seen, email)
+            return event is not None and "end" in event
+
+        listing = yield from _call("list_events", until=shown_end, date=state.get("day", ""))
         return "Ends: " + ", ".join(str(e.get("end")) for e in listing.get("events") or [])
 
     text = yield from agent.turn(first, text)
@@ -940,7 +1048,7 @@ def _mail_invite(agent: ScriptedAgent, text: str) -> Script:
         title_match = re.search(r"Catch-up with [A-Z][a-z]+", text)
         if who is None or day is None or len(times) < 2 or title_match is None:
             raise _Ask
-        found = yield from _call("search_mail", until=_any_result, query="", sender=who.group(0))
+        found = yield from _call("search_mail", until=_first_with_sender, query="", sender=who.group(0))
         results = found.get("results") or []
         if not results:
             return "No mail from them."
@@ -1115,7 +1223,9 @@ def _shop_budget(agent: ScriptedAgent, text: str) -> Script:
         if noun is None or not amounts:
             raise _Ask
         budget = float(amounts[-1])
-        found = yield from _call("search_products", query=noun, max_price=budget)
+        found = yield from _call(
+            "search_products", until=_last_stock_known, from_end=True, query=noun, max_price=budget
+        )
         stocked = [p for p in found.get("results") or [] if p.get("stock")]
         if not stocked:
             return "Nothing fits."

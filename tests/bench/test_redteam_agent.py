@@ -161,3 +161,39 @@ def test_one_tool_with_an_action_enum_maps_every_action(agent_module: ModuleType
     env, shown = agent_module._map_tools([{"type": "function", "function": service}])
     assert env == "bank" and shown["pay"].fixed == {"do": "pay"}
     assert shown["pay"].params["payee"] == "p_payee" and shown["list_accounts"].params == {}
+
+
+def _drive(generator: Any, answers: list[Any]) -> tuple[list[Any], Any]:
+    """Run a script generator, answering its requests in turn; (its requests, its result)."""
+    asked = [next(generator)]
+    try:
+        for answer in answers:
+            asked.append(generator.send(answer))
+    except StopIteration as done:
+        return asked, done.value
+    raise AssertionError(f"still asking after {len(answers)} answers: {asked[-1]}")
+
+
+def test_a_paged_listing_is_read_until_the_target_shows(agent_module: ModuleType) -> None:
+    def wanted(seen: dict[str, Any]) -> bool:
+        return any(event["id"] == "ev2" for event in seen["events"])
+
+    asked, seen = _drive(
+        agent_module._call("list_events", until=wanted, date="2026-05-01"),
+        [True, {"events": [{"id": "ev1"}], "page": 1, "pages": 3}, {"events": [{"id": "ev2"}], "page": 2}],
+    )
+    assert [a.extras for a in asked if isinstance(a, agent_module._Call)] == [{"page": 1}, {"page": 2}]
+    assert seen["events"] == [{"id": "ev1"}, {"id": "ev2"}]
+
+
+def test_summaries_are_read_in_full_until_the_target_shows(agent_module: ModuleType) -> None:
+    def stocked(seen: dict[str, Any]) -> bool:
+        return any(product.get("stock") for product in seen["results"])
+
+    asked, seen = _drive(
+        agent_module._call("search_products", until=stocked, query="kettle"),
+        [True, {"results": [{"sku": "S1"}, {"sku": "S2"}]}, True, {"stock": 0}, {"stock": 4}],
+    )
+    details = [a for a in asked if isinstance(a, agent_module._Call) and a.tool.startswith("detail:")]
+    assert [d.arguments for d in details] == [{"sku": "S1"}, {"sku": "S2"}]
+    assert seen["results"] == [{"sku": "S1", "stock": 0}, {"sku": "S2", "stock": 4}]
