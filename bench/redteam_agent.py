@@ -9,6 +9,11 @@ times, products, the fixed reference/reason/body lists), then replays the public
 call for call, taking ids and later arguments from the observations. For a turn whose tool is not
 offered it says it lacks a tool; for a turn that lacks a value it asks.
 
+Tool designs that only reshape the same actions do not stop it: a tool with extra optional
+parameters (filters) maps back by its own ones; one tool whose enum parameter names every action
+maps back action by action; a listing answered in pages is read page after page, and a listing
+of summaries record by record with its getter, until what the plan needs shows.
+
 The agent keeps no state between steps: each step replays its script over the conversation so
 far (the observations it already got are fed back), so it can answer any step of any episode,
 ``agent_step`` prefixes included. Anything it does not recognise (a scenario kind, a tool design)
