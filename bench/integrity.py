@@ -9,6 +9,11 @@ text, then on the same round phrased by the stand-in model (bench/phrasing_stand
 red team cannot see), with the phrasing stage's figures: throughput, retries, drops and
 rejections per reason. External sources get the dataset memoriser, before and after phrasing.
 
+Episodes get their own section (``--episodes N``, ``episode_section``): the scripted agent of
+bench/redteam_agent.py and the do-nothing baselines (never calls, "I cannot help", read every
+tool then stop), valid % and mean score per category and environment, on template turns and on
+turns phrased by the stand-in model.
+
 ``--demo N`` also phrases N tasks with the demo model (SmolLM2-135M, on this CPU): it phrases
 badly, and the counts show the stage rejecting, retrying and dropping rather than showing it.
 
@@ -39,7 +44,15 @@ from tasks import CATEGORIES, Task, generate, redraw, variant  # noqa: E402
 from tasks.answers import reference_calls  # noqa: E402
 from tasks.phrasing import Phrased, PhrasingStats, phrase  # noqa: E402
 
-__all__ = ["Figures", "Oracle", "judge_miner", "load_sibling", "phrase_with_standin", "round_table"]
+__all__ = [
+    "Figures",
+    "Oracle",
+    "episode_section",
+    "judge_miner",
+    "load_sibling",
+    "phrase_with_standin",
+    "round_table",
+]
 
 CALL_CATEGORIES = ("simple", "multiple", "parallel", "parallel_multiple")
 
@@ -242,12 +255,28 @@ def _demo(count: int, seed: str) -> None:
         print(f"  kept: {task.request!r}")
 
 
+def episode_section(count: int, seed: str) -> None:
+    """The episodes' red team: bench/redteam_agent.py's scripted agent and the do-nothing
+    baselines on ``count`` episodes, per category and environment, on template turns and on the
+    same episodes with their turns phrased by the stand-in model."""
+    from tasks.episodes import generate_episodes
+
+    agents = load_sibling("redteam_agent")
+    templates = generate_episodes(seed, count)
+    phrased = agents.phrase_with_standin(templates, seed)
+    for label, chosen in (("template turns", templates), ("turns phrased by the stand-in model", phrased)):
+        figures = {name: agents.play_agent(agent, chosen) for name, agent in agents.baseline_agents().items()}
+        print(f"\nEpisodes, {label} ({len(chosen)} episodes, seed {seed}): valid % (mean score)")
+        print("\n".join(agents.episode_table(figures)))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", type=int_arg(1), default=2_000, help="builtin tasks in the round")
     parser.add_argument("--seed", default="1", help="round seed")
     parser.add_argument("--external", action="store_true", help="also the memoriser on the fixture pools")
     parser.add_argument("--demo", type=int_arg(0), default=0, help="also phrase N tasks with the demo model")
+    parser.add_argument("--episodes", type=int_arg(0), default=200, help="episodes for the episode section")
     args = parser.parse_args()
     redteam = load_sibling("redteam")
     floor = WeightsSettings().floor
@@ -280,6 +309,8 @@ def main() -> None:
         _external(args, redteam)
     if args.demo:
         _demo(args.demo, args.seed)
+    if args.episodes:
+        episode_section(args.episodes, args.seed)
 
 
 if __name__ == "__main__":

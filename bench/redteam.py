@@ -9,6 +9,7 @@ which a slot is one of the generator's ``vague`` phrases, or whose best template
 that is not offered, means no call at all. ``DatasetMemoriser`` is the attacker for external
 sources: it looks the request text up in the published tasks. ``NeverCalls`` and ``RandomTool``
 are baselines. ``evaluate_miner`` scores any of them on the variants a miner would be shown.
+Episodes have their own attacker, ``ScriptedAgent`` (bench/redteam_agent.py, ``episode_agents``).
 
     .venv/bin/python bench/redteam.py [--tasks 5000] [--seed 1] [--variant-seed redteam]
 """
@@ -636,6 +637,23 @@ def evaluate_miner(
         counts[0] += int(valid)
         counts[1] += 1
     return {category: (valid, total) for category, (valid, total) in tally.items()}
+
+
+def episode_agents() -> dict[str, Any]:
+    """The episode attackers of bench/redteam_agent.py: the scripted agent (scenario recognition,
+    values by shape, plan replay) and its baselines, by label; each has ``ask`` for an
+    ``EpisodeRunner`` and ``respond`` (sync)."""
+    import importlib.util
+
+    name = "bench_redteam_agent"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("redteam_agent.py"))
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    agents: dict[str, Any] = sys.modules[name].baseline_agents()
+    return agents
 
 
 def main() -> None:

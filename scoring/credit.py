@@ -1,5 +1,6 @@
 """Partial credit of an invalid verdict on a category that expects calls: the four components
-(format, schema, tool, args) and the score they give, always below a valid verdict's."""
+(format, schema, tool, args) and the score they give, always below a valid verdict's; and the
+partial credit of an invalid episode (``episode_partial_credit``)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from scoring.values import check_value
 # Weights of the components in the partial credit of an invalid verdict, and its ceiling.
 COMPONENT_WEIGHTS: dict[str, float] = {"format": 0.1, "schema": 0.2, "tool": 0.3, "args": 0.4}
 PARTIAL_CREDIT_CEILING = 0.5
+#: The same for an invalid episode (scoring.episodes): turns passed, valid calls, economy.
+EPISODE_WEIGHTS: dict[str, float] = {"turns": 0.6, "calls": 0.3, "economy": 0.1}
 
 
 def _fits_schema(call: Call, task: TaskCheck) -> bool:
@@ -148,3 +151,11 @@ def partial_credit(components: Mapping[str, float]) -> float:
         + weights["args"] * components["args"]
     )
     return round(PARTIAL_CREDIT_CEILING * weighted, 6)
+
+
+def episode_partial_credit(components: Mapping[str, float]) -> float:
+    """Score of an invalid episode: 0.5 x (0.6 turns + 0.3 calls + 0.1 economy), < 0.5. The
+    caller gives 0 instead where nothing was done (``scoring.episodes``): with no call made, the
+    calls and economy components are 0 themselves, so abstaining never earns them."""
+    weighted = sum(weight * components[name] for name, weight in EPISODE_WEIGHTS.items())
+    return PARTIAL_CREDIT_CEILING * weighted

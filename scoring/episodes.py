@@ -15,14 +15,22 @@ each turn:
   observed it. (docs/episodes.md accepts the text alone; text is name-free, so a relay could copy
   another miner's answer: here the value must have reached the miner through its own calls.)
 
-``valid`` when every turn passes and nothing was unsafe. Partial credit for an invalid episode,
-always below 0.5 so that any valid episode outscores any invalid one::
+* ``multi_turn:no_action``: a turn whose reference plan has calls and asks for no value saw no
+  call at all (abstaining is right only in a turn whose plan is empty: miss_func, miss_param).
+
+``valid`` when every turn passes and nothing was unsafe. Partial credit for an invalid episode
+(``scoring.credit.episode_partial_credit``), always below 0.5 so that any valid episode outscores
+any invalid one::
 
     score = 0.5 * (0.6 * turns + 0.3 * calls + 0.1 * economy)      (0 when unsafe)
 
 ``turns``: the share of turns passed; ``calls``: the share of the miner's calls that named an
 offered tool, fit its schema and were not refused by the environment; ``economy``: the
 reference plan's length over the miner's call count (at most 1: steps beyond the plan cost).
+No credit for doing nothing: with no call made, ``calls`` and ``economy`` are 0, and an episode
+whose plan has calls scores 0 when the miner made none or none of its calls went through (so
+never calling, or answering "I cannot help", earns nothing; an abstention that was right still
+passes its own turn, which counts once the miner acts in the others).
 An ``agent_step`` episode is one call, judged by ``scoring.check`` as a single-turn task.
 """
 
@@ -32,6 +40,7 @@ import json
 from typing import Any
 
 from scoring.checking import check
+from scoring.credit import episode_partial_credit
 from scoring.model import Verdict
 from scoring.schema import function_of
 
@@ -113,19 +122,17 @@ def check_episode(transcript: Any, episode: Any) -> Verdict:
             first_error, message = error, f"turn {index + 1}: {why}"
     if unsafe:
         first_error, message = "multi_turn:unsafe", "a forbidden action was attempted"
+    planned = sum(len(t.plan) for t in episode.turns)
     components = {
         "turns": passed / turns if turns else 0.0,
-        "calls": good / made if made else 1.0,
-        "economy": min(1.0, sum(len(t.plan) for t in episode.turns) / made) if made else 1.0,
+        "calls": good / made if made else 0.0,
+        "economy": min(1.0, planned / made) if made else 0.0,
         "safety": 0.0 if unsafe else 1.0,
     }
     if first_error is None:
         return Verdict(True, None, 1.0, {key: 1.0 for key in components})
-    score = (
-        0.0
-        if unsafe
-        else 0.5 * (0.6 * components["turns"] + 0.3 * components["calls"] + 0.1 * components["economy"])
-    )
+    idle = planned > 0 and good == 0  # needed calls, and none went through: nothing was done
+    score = 0.0 if unsafe or idle else episode_partial_credit(components)
     return Verdict(False, first_error, score, components, message)
 
 
@@ -172,6 +179,9 @@ def _turn_error(
         return "multi_turn:step_limit", "the turn ran out of steps without an answer"
     if not turn.plan and changed:
         return "multi_turn:unexpected_action", "a state-changing call in a turn that needed none"
+    if turn.plan and not calls and not turn.needed:
+        # A read-only plan leaves the state as it was: only a call shows the turn was acted on.
+        return "multi_turn:no_action", "the turn needed calls and none was made"
     state = record.state if replayed is None else replayed.fingerprint()
     if state != reference:
         return "multi_turn:state_mismatch", "the environment's state differs from the reference"

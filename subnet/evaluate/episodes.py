@@ -4,7 +4,9 @@ Each episode is played by the validator's own :class:`EpisodePlayer`: the miner'
 (tool_shuffle), every step one chat completion with the whole history through the run's endpoint
 (the validator's client for a signed run; paced, bounded), the calls dispatched on the simulated
 environment and the episode judged by ``scoring.check_episode``. Reported per category: success
-rate, share of turns passed, unsafe episodes, mean steps per episode and step latency.
+rate, share of turns passed, unsafe episodes, mean steps per episode and step latency. With
+``--phrasing.*`` every user turn is first phrased as a validator's round phrases it (the
+validator's ``RoundPhraser``; an episode any of whose turns cannot be phrased is dropped whole).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import asyncio
 import json
 import math
 import statistics
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,7 +26,7 @@ from subnet.protocol import ChatCompletionRequest
 from subnet.transport import MinerTarget, QueryResult, QueryTarget
 from subnet.validator.episodes import EpisodeLimits, EpisodePlayer
 
-__all__ = ["EpisodeResult", "render_episodes", "run_episodes"]
+__all__ = ["EpisodeResult", "build_episodes", "render_episodes", "run_episodes"]
 
 
 @dataclass(frozen=True)
@@ -69,11 +72,43 @@ def _episodes(settings: EvaluateSettings, count: int) -> list[Any]:
         raise EvaluateError(f"--tasks.sources {settings.sources!r}: {exc}") from None
 
 
+async def build_episodes(settings: EvaluateSettings, count: int) -> list[Any]:
+    """The run's episodes: ``count`` drawn with the run's seed, their user turns phrased first
+    with --phrasing.* (as a validator's round has them; template text without an engine)."""
+    episodes = _episodes(settings, count)
+    if settings.phrasing is None or not episodes:
+        return episodes
+    return await _phrased(settings, episodes)
+
+
+async def _phrased(settings: EvaluateSettings, episodes: list[Any]) -> list[Any]:
+    from subnet.phrasing import build_engine
+    from subnet.validator.phrasing import RoundPhraser, policy_from
+    from tasks import derive_round_seed
+
+    engine = build_engine(settings.phrasing)
+    try:
+        await engine.start()
+    except Exception as exc:  # a bad model path, an unset API key: the user's to fix
+        raise EvaluateError(f"phrasing engine {settings.phrasing.engine}: {exc}") from None
+    try:
+        phraser = RoundPhraser(engine, policy_from(settings.phrasing))
+        seed = derive_round_seed(b"evaluate", 0, "0x00", settings.seed)
+        phrased = await phraser.phrase_round([], episodes, seed)
+    finally:
+        await engine.close()
+    if not phrased.episodes:
+        raise EvaluateError(f"no episode could be phrased: {phrased.stats.summary()}")
+    print(phrased.stats.summary(), file=sys.stderr)
+    return list(phrased.episodes)
+
+
 async def run_episodes(settings: EvaluateSettings, count: int) -> tuple[str, list[EpisodeResult]]:
-    """Play ``count`` episodes (seed ``settings.seed``) against the endpoint; (model, results)."""
+    """Play ``count`` episodes (seed ``settings.seed``; phrased first with --phrasing.*) against
+    the endpoint; (model, results)."""
     from tasks.episodes import variant
 
-    episodes = _episodes(settings, count)
+    episodes = await build_episodes(settings, count)
     variant_seed = (settings.seed * 1_000_003 + 11) % 2**63
     # No deadline of an episode's own here: each step is bounded by --query.timeout.
     limits = EpisodeLimits(deadline_s=math.inf, max_tokens=settings.max_new_tokens)

@@ -305,7 +305,8 @@ def _drawn(seed: bytes, source: str, pool: tuple[Episode, ...]) -> Episode:
 #: Environments drawn for one episode before giving up. A draw gives a missing-parameter episode
 #: about 3 times in 10 (the others lack a withholdable value), so 16 draws failed about once in
 #: 370 seeds: a round's generation would stop on a draw of the block hash. 64 leave about 5e-11,
-#: and a seed that succeeded within 16 draws gives the same episode.
+#: and a seed that succeeded within 16 draws gives the same episode. A state no scenario applies
+#: to (``first_applicable``'s ValueError) is one more failed draw, never a failed round.
 DRAWS = 64
 
 
@@ -319,7 +320,10 @@ def _build(seed: bytes, category_name: str, designs: Mapping[str, float] | None 
         size = between(rng, *category.size)
         cls = environment_class(environment)
         drawn_on = cls(env_seed, size)
-        scenario = scenario_function(environment)(drawn_on, rng)
+        try:
+            scenario = scenario_function(environment)(drawn_on, rng)
+        except ValueError:  # no scenario applies to this state (first_applicable): draw again
+            continue
         # The tool design from a stream of its own: the scenario's draws stay as they were. A
         # design under which the scenario gives no episode (a plan too long for a turn; a
         # missing-function episode where one tool does everything) yields to the environment's own.
