@@ -1,0 +1,919 @@
+"""Red team: the lexical miner, a model-free keyword program that reads any text, template or phrased.
+
+It knows only the public code: the tool library (descriptions, parameter descriptions, request
+templates, value generators) and the value formats of ``tasks.values``. For each request it
+
+1. maps every offered (renamed, reworded) tool back to the library tool it was most likely made
+   from, by word overlap weighted with IDF over names, descriptions and parameter descriptions;
+   each offered parameter gets the value generator of its closest library parameter (same JSON
+   type, nearest description); a tool that fits no library tool keeps its own text and its
+   parameters are read by JSON type, enum and the nearest library parameter over the whole library;
+2. cuts the request into clauses (the generator's joiners, sentence ends, conjunctions) and groups
+   them: a clause that names a tool opens a call once the previous call has its values;
+3. picks per group the offered tool whose words (and its library tool's templates) best overlap
+   the group's words, unless a library tool that is not offered fits clearly better (no call);
+4. pulls typed values out of the group with every public pool and format (pick lists, composed
+   ids and paths, number say-forms, the date forms, times, coordinates, cron phrases, quoted text)
+   and assigns them to parameters greedily by type strength and the description and template words
+   next to each value;
+5. answers no call when a required parameter got no value (and a vague phrase stands in for it).
+
+    .venv/bin/python bench/redteam.py --miners lexical [--tasks 600]
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import re
+import string
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import cache, lru_cache
+from typing import Any, cast
+
+from tasks.builtin import _JOINERS
+from tasks.lexicon import synonym_index
+from tasks.library import tools as library_tools
+from tasks.library.common import Coordinates, CronSchedule
+from tasks.spec import BFCL_TYPES, Param, ToolSpec
+from tasks.values import (
+    _MONTHS,
+    ClockTime,
+    Composed,
+    Date,
+    Decimal,
+    Flag,
+    Integer,
+    ListOf,
+    Pick,
+    Quoted,
+    Record,
+    Records,
+)
+
+__all__ = ["LexicalMiner"]
+
+Answer = list[tuple[str, dict[str, Any]]]
+
+_STOP = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "for",
+        "from",
+        "by",
+        "with",
+        "and",
+        "or",
+        "but",
+        "if",
+        "as",
+        "is",
+        "are",
+        "be",
+        "been",
+        "being",
+        "it",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "my",
+        "me",
+        "i",
+        "you",
+        "your",
+        "we",
+        "our",
+        "us",
+        "they",
+        "them",
+        "he",
+        "she",
+        "his",
+        "her",
+        "please",
+        "can",
+        "could",
+        "would",
+        "will",
+        "just",
+        "do",
+        "does",
+        "did",
+        "have",
+        "has",
+        "had",
+        "so",
+        "some",
+        "any",
+        "all",
+        "one",
+        "each",
+        "every",
+        "into",
+        "out",
+        "up",
+        "about",
+        "than",
+        "then",
+        "there",
+        "here",
+        "what",
+        "which",
+        "who",
+        "when",
+        "where",
+        "how",
+        "not",
+        "no",
+        "yes",
+        "ok",
+        "okay",
+        "hey",
+        "hi",
+        "thanks",
+        "thank",
+        "need",
+        "want",
+        "like",
+        "get",
+        "let",
+        "lets",
+        "s",
+        "t",
+        "e",
+        "g",
+        "eg",
+        "via",
+        "per",
+        "also",
+        "plus",
+        "after",
+        "oh",
+        "too",
+        "only",
+    ]
+)
+_TOKEN = re.compile(r"[A-Za-z]+|\d+")
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ings", "ing", "ies", "es", "ed", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+    return word
+
+
+@lru_cache(maxsize=65536)
+def _canon(word: str) -> str:
+    """One spelling per synonym group (the shuffle renames by the public synonym lists), stemmed."""
+    group = synonym_index().get(word)
+    return _stem(min(group) if group else word)
+
+
+def _words(text: str) -> list[str]:
+    """Content words of any text or identifier (camelCase and snake_case split), canonical."""
+    spaced = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", text)
+    return [
+        _canon(w) for w in (t.lower() for t in _TOKEN.findall(spaced)) if w not in _STOP and not w.isdigit()
+    ]
+
+
+# --- The library, indexed -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _LibParam:
+    spec: ToolSpec
+    param: Param
+    json_type: str
+    words: frozenset[str]  # description and name words
+    context: frozenset[str]  # words next to its placeholder in the templates, plus ``words``
+
+
+@dataclass(frozen=True, slots=True)
+class _LibTool:
+    spec: ToolSpec
+    words: frozenset[str]  # name, description, parameter descriptions
+    asked: frozenset[str]  # ``words`` and the templates' literal words: how people ask for it
+    params: tuple[_LibParam, ...]
+
+
+def _template_context(spec: ToolSpec) -> dict[str, set[str]]:
+    """Per parameter: the literal words right before (three) and after (two) its placeholders."""
+    near: dict[str, set[str]] = {param.name: set() for param in spec.params}
+    for template in spec.templates:
+        parts = list(string.Formatter().parse(template))
+        for index, (literal, name, _, _) in enumerate(parts):
+            if name and name in near:
+                near[name].update(_words(literal)[-3:])
+                after = parts[index + 1][0] if index + 1 < len(parts) else ""
+                near[name].update(_words(after)[:2])
+    return near
+
+
+@cache
+def _library() -> tuple[tuple[_LibTool, ...], dict[str, float]]:
+    """The library tools with their vocabularies, and the IDF of every word over them."""
+    entries: list[_LibTool] = []
+    for spec in library_tools():
+        context = _template_context(spec)
+        params = []
+        for param in spec.params:
+            own = frozenset(_words(param.description) + _words(param.name))
+            params.append(_LibParam(spec, param, BFCL_TYPES[param.type], own, own | context[param.name]))
+        words = set(_words(spec.name) + _words(spec.description))
+        for p in params:
+            words |= p.words
+        asked = set(words)
+        for template in spec.templates:
+            asked.update(_words(re.sub(r"\{\w*\}", " ", template)))
+        entries.append(_LibTool(spec, frozenset(words), frozenset(asked), tuple(params)))
+    frequency: Counter[str] = Counter()
+    for entry in entries:
+        frequency.update(entry.asked)
+    count = len(entries)
+    idf = {word: math.log((1 + count) / (1 + n)) + 0.2 for word, n in frequency.items()}
+    return tuple(entries), idf
+
+
+def _idf(word: str) -> float:
+    return _library()[1].get(word, math.log(1 + len(_library()[0])) + 0.2)
+
+
+def _overlap(a: Iterable[str], b: frozenset[str] | set[str]) -> float:
+    return sum(_idf(w) for w in set(a) if w in b)
+
+
+def _similarity(a: frozenset[str] | set[str], b: frozenset[str] | set[str]) -> float:
+    """IDF-weighted cosine of two word sets."""
+    if not a or not b:
+        return 0.0
+    shared = sum(_idf(w) ** 2 for w in a & b)
+    norm = math.sqrt(sum(_idf(w) ** 2 for w in a) * sum(_idf(w) ** 2 for w in b))
+    return shared / norm if norm else 0.0
+
+
+# --- Offered tools, mapped back -----------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Slot:
+    """One offered parameter: its shown name, type, whether required, and how its values look."""
+
+    name: str
+    json_type: str
+    required: bool
+    enum: tuple[Any, ...] | None
+    gen: Any  # the library value generator it most likely takes, or None
+    context: frozenset[str]
+    order: int  # its library parameter's position (the order templates state same-typed values in)
+
+
+@dataclass(slots=True)
+class _Tool:
+    name: str
+    slots: list[_Slot]
+    lib: _LibTool | None
+    asked: frozenset[str]  # words people use for it: its own text, and its library tool's templates
+
+
+def _enum_gen(enum: Sequence[Any]) -> Pick:
+    """A pick among an offered enum's values, said through every public pick that offers them."""
+    options: dict[Any, set[str]] = {value: {str(value), str(value).replace("_", " ")} for value in enum}
+    for pick in _all_picks():
+        for option in pick.options:
+            for value in option.accepted:
+                if isinstance(value, str) and value in options:
+                    options[value].update(option.says)
+    from tasks.values import Option
+
+    return Pick(tuple(Option(tuple(sorted(says)), (value,)) for value, says in options.items()))
+
+
+@cache
+def _all_picks() -> tuple[Pick, ...]:
+    found: list[Pick] = []
+    for entry in _library()[0]:
+        for p in entry.params:
+            gen = p.param.gen
+            if isinstance(gen, ListOf):
+                gen = gen.item
+            if isinstance(gen, Pick):
+                found.append(gen)
+    return tuple(found)
+
+
+def _param_score(lib: _LibParam, json_type: str, words: frozenset[str], enum: Any, desc: str) -> float:
+    if lib.json_type != json_type and json_type:
+        return -1.0
+    score = _similarity(words, lib.words)
+    if desc == lib.param.description:
+        score += 1.0
+    if enum and lib.param.enum:
+        shared = len(set(map(str, enum)) & set(map(str, lib.param.enum)))
+        score += shared / max(len(enum), len(lib.param.enum))
+    elif bool(enum) != bool(lib.param.enum):
+        score -= 0.3
+    return score
+
+
+def _resolve(function_json: str) -> _Tool:
+    return _resolve_cached(function_json)
+
+
+@lru_cache(maxsize=8192)
+def _resolve_cached(function_json: str) -> _Tool:
+    function = json.loads(function_json)
+    schema = function.get("parameters") or {}
+    props: dict[str, Any] = dict(schema.get("properties") or {})
+    required = set(schema.get("required") or ())
+    shown = []
+    for name, prop in props.items():
+        desc = str(prop.get("description", ""))
+        enum = prop.get("enum")
+        shown.append((name, str(prop.get("type", "")), frozenset(_words(desc) + _words(name)), enum, desc))
+    own = set(_words(str(function.get("name", ""))) + _words(str(function.get("description", ""))))
+    for _, _, words, _, _ in shown:
+        own |= words
+    entries, _ = _library()
+    best: tuple[float, _LibTool, dict[str, _LibParam]] | None = None
+    for entry in entries:
+        pairing: dict[str, _LibParam] = {}
+        total = 0.0
+        free = list(entry.params)
+        for name, json_type, words, enum, desc in shown:
+            scored = [(_param_score(p, json_type, words, enum, desc), i) for i, p in enumerate(free)]
+            if not scored:
+                break
+            top, index = max(scored)
+            if top <= 0.2:
+                continue
+            total += top
+            pairing[name] = free.pop(index)
+        size = max(len(shown), len(entry.params), 1)
+        score = (
+            0.5 * _similarity(frozenset(own), entry.words)
+            + total / size
+            - 0.15 * abs(len(shown) - len(entry.params))
+        )
+        if best is None or score > best[0]:
+            best = (score, entry, pairing)
+    lib = best[1] if best is not None and best[0] >= 0.55 else None
+    pairing = best[2] if lib is not None and best is not None else {}
+    slots: list[_Slot] = []
+    for name, json_type, words, enum, desc in shown:
+        match = pairing.get(name)
+        if match is None:  # nearest parameter over the whole library, for its value generator
+            nearest = [(_param_score(p, json_type, words, enum, desc), p) for e in entries for p in e.params]
+            closest = max(nearest, key=lambda item: item[0], default=None)
+            match = closest[1] if closest is not None and closest[0] >= 0.45 else None
+        gen = match.param.gen if match is not None else None
+        if enum and (
+            gen is None
+            or not isinstance(gen, Pick)
+            or match is None
+            or not match.param.enum
+            or set(map(str, enum)) != set(map(str, match.param.enum))
+        ):
+            gen = _enum_gen(enum)
+        context = words | (match.context if match is not None else frozenset())
+        order = list(match.spec.params).index(match.param) if match is not None else 100 + len(slots)
+        slots.append(
+            _Slot(name, json_type, name in required, tuple(enum) if enum else None, gen, context, order)
+        )
+    asked = frozenset(own | (lib.asked if lib is not None else frozenset()))
+    return _Tool(str(function.get("name", "")), slots, lib, asked)
+
+
+# --- Typed values in text -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Find:
+    """A value found in text: its span(s), the value, and how sure its type makes it (0-4)."""
+
+    start: int
+    end: int
+    value: Any
+    strength: float
+    spans: tuple[tuple[int, int], ...] = ()
+
+    def cover(self) -> tuple[tuple[int, int], ...]:
+        return self.spans or ((self.start, self.end),)
+
+
+Finder = Callable[[str], list[_Find]]
+
+
+def _alt(texts: Iterable[str]) -> str:
+    return "|".join(re.escape(t) for t in sorted(set(texts), key=lambda t: (-len(t), t)) if t)
+
+
+# A number standing alone (not inside an id, date, time, path or exponent); "12x" is a coefficient.
+_NUM = r"(?<![\w.:/+^-])-?\d+(?:\.\d+)?(?![a-wyzA-Z0-9_:/]|\.\d|-\d|x[a-z])"
+_NUM_RE = re.compile(_NUM)
+_MONTH = {m.lower(): i + 1 for i, m in enumerate(_MONTHS)} | {
+    m[:3].lower(): i + 1 for i, m in enumerate(_MONTHS)
+}
+_MONTHS_ALT = _alt([*_MONTHS, *(m[:3] for m in _MONTHS)])
+_DATE_RE = re.compile(
+    rf"\b(?:(?P<m1>{_MONTHS_ALT})\.? (?P<d1>\d{{1,2}}),? (?P<y1>\d{{4}})"
+    rf"|(?P<d2>\d{{1,2}}) (?P<m2>{_MONTHS_ALT}),? (?P<y2>\d{{4}})"
+    r"|(?P<y3>\d{4})-(?P<m3>\d{2})-(?P<d3>\d{2})"
+    r"|(?P<m4>\d{2})/(?P<d4>\d{2})/(?P<y4>\d{4}))\b",
+    re.IGNORECASE,
+)
+_TIME_RE = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?::00)?(?:\s?([ap])\.?m\.?)?(?![\d:])", re.IGNORECASE)
+_QUOTED_RE = re.compile(r'"([^"]+)"')
+_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+
+
+def _dates(text: str) -> list[_Find]:
+    found = []
+    for m in _DATE_RE.finditer(text):
+        for k in "1234":
+            if m[f"y{k}"]:
+                month = m[f"m{k}"]
+                number = _MONTH.get(month.lower()) if not month.isdigit() else int(month)
+                try:
+                    day = dt.date(int(m[f"y{k}"]), number or 0, int(m[f"d{k}"]))
+                except ValueError:
+                    break
+                found.append(_Find(m.start(), m.end(), day.isoformat(), 4.0))
+                break
+    return found
+
+
+def _times(text: str) -> list[_Find]:
+    found = []
+    for m in _TIME_RE.finditer(text):
+        hour, minute, half = int(m[1]), m[2], (m[3] or "").lower()
+        if half:
+            hour = hour % 12 + (12 if half == "p" else 0)
+        if hour < 24:
+            found.append(_Find(m.start(), m.end(), f"{hour:02d}:{minute}", 4.0))
+    return found
+
+
+def _numbers(text: str) -> list[tuple[int, int, str]]:
+    return [(m.start(), m.end(), m.group()) for m in _NUM_RE.finditer(text)]
+
+
+def _pick_finder(gen: Pick) -> Finder:
+    values: dict[str, Any] = {}
+    for option in gen.options:
+        forms = list(option.says) + [v for v in option.accepted if isinstance(v, str) and len(v) > 2]
+        for form in forms:
+            values.setdefault(form.lower(), option.accepted[0])
+            values.setdefault(form.lower().replace("_", " "), option.accepted[0])
+    regex = re.compile(rf"(?<![\w@/.-])(?:{_alt(values)})(?![\w@/-])", re.IGNORECASE)
+    return lambda text: [
+        _Find(m.start(), m.end(), values[m.group().lower()], 2.0 + min(len(m.group()), 12) / 12)
+        for m in regex.finditer(text)
+    ]
+
+
+def _flag_finder(gen: Flag) -> Finder:
+    values = {say.lower(): False for say in gen.says_false} | {say.lower(): True for say in gen.says_true}
+    regex = re.compile(rf"(?<!\w)(?:{_alt(values)})(?!\w)", re.IGNORECASE)
+    return lambda text: [
+        _Find(m.start(), m.end(), values[m.group().lower()], 3.0) for m in regex.finditer(text)
+    ]
+
+
+def _quoted_finder(gen: Quoted) -> Finder:
+    bodies = tuple(gen.bodies)
+    # The public bodies said without quotes (a phrasing quotes only text with spaces).
+    bare = re.compile(rf"(?<![\w\"])((?:{_alt(bodies)})(?:{_alt(gen.tails)})?)(?![\w\"])", re.IGNORECASE)
+
+    def find(text: str) -> list[_Find]:
+        found = [
+            _Find(m.start(), m.end(), m[1], 3.5 if m[1].startswith(bodies) else 1.5)
+            for m in _QUOTED_RE.finditer(text)
+        ]
+        inside = [(f.start, f.end) for f in found]
+        for m in bare.finditer(text):
+            if not any(s <= m.start() < e for s, e in inside):
+                found.append(_Find(m.start(), m.end(), m[1], 2.5))
+        return found
+
+    return find
+
+
+def _composed_finder(gen: Composed) -> Finder:
+    pattern = ""
+    for position, (literal, name, _, _) in enumerate(string.Formatter().parse(gen.pattern)):
+        pattern += re.escape(literal)
+        if name is not None:
+            pattern += f"(?:{_alt(gen.parts[int(name) if name else position])})"
+    regex = re.compile(rf'(?<![\w/.@-])"?({pattern})"?(?![\w/@]|\.\w|-\w)', re.IGNORECASE)
+    return lambda text: [_Find(m.start(), m.end(), m[1], 3.5) for m in regex.finditer(text)]
+
+
+def _integer_finder(gen: Integer) -> Finder:
+    before, after = gen.say.split("{}") if "{}" in gen.say else ("", "")
+    before, after = before.strip().lower(), after.strip().lower()
+
+    def find(text: str) -> list[_Find]:
+        found = []
+        for start, end, said in _numbers(text):
+            if "." in said:
+                continue
+            value = int(said)
+            if not gen.low <= value <= gen.high or (value - gen.low) % gen.step:
+                continue
+            said_after = bool(after) and text[end : end + len(after) + 1].strip().lower().startswith(after)
+            said_before = bool(before) and text[
+                max(0, start - len(before) - 1) : start
+            ].strip().lower().endswith(before)
+            strength = 2.5 if said_after or said_before else 1.0
+            found.append(_Find(start, end, value, strength))
+        return found
+
+    return find
+
+
+def _decimal_finder(gen: Decimal) -> Finder:
+    def find(text: str) -> list[_Find]:
+        found = []
+        for start, end, said in _numbers(text):
+            if gen.places and "." not in said and not gen.low <= float(said) <= gen.high:
+                continue
+            value = float(said)
+            if gen.low - 1e-9 <= value <= gen.high + 1e-9:
+                found.append(_Find(start, end, value, 1.2 if "." in said else 0.8))
+        return found
+
+    return find
+
+
+_COORD_RE = re.compile(r"(?<![\w.])(-?\d+\.\d{3,})(?:,| and|, and)\s*(-?\d+\.\d{3,})(?![\w.]|\.\d)")
+
+
+def _coordinates_finder(gen: Coordinates) -> Finder:
+    return lambda text: [
+        _Find(m.start(), m.end(), [float(m[1]), float(m[2])], 4.0) for m in _COORD_RE.finditer(text)
+    ]
+
+
+_CRON_KIND = re.compile(
+    rf"\b(every day|daily|every weekday|weekdays|every hour|hourly|{_alt(_WEEKDAYS)})\b", re.IGNORECASE
+)
+
+
+def _cron_finder(gen: CronSchedule) -> Finder:
+    def find(text: str) -> list[_Find]:
+        kinds = list(_CRON_KIND.finditer(text))
+        if not kinds:
+            return []
+        kind = kinds[0]
+        word = kind[1].lower()
+        if word in ("every hour", "hourly"):
+            after = [(s, e, n) for s, e, n in _numbers(text) if "." not in n and 0 <= int(n) < 60]
+            if not after:
+                return []
+            s, e, n = min(after, key=lambda item: abs(item[0] - kind.end()))
+            return [_Find(kind.start(), e, f"{int(n)} * * * *", 4.0, ((kind.start(), kind.end()), (s, e)))]
+        times = _times(text)
+        if not times:
+            return []
+        at = min(times, key=lambda f: abs(f.start - kind.end()))
+        hour, minute = (int(x) for x in at.value.split(":"))
+        if word in ("every day", "daily"):
+            day = "*"
+        elif word in ("every weekday", "weekdays"):
+            day = "1-5"
+        else:
+            day = str((_WEEKDAYS.index(kind[1].capitalize()) + 1) % 7)
+        spans = ((kind.start(), kind.end()), (at.start, at.end))
+        return [
+            _Find(
+                min(kind.start(), at.start), max(kind.end(), at.end), f"{minute} {hour} * * {day}", 4.0, spans
+            )
+        ]
+
+    return find
+
+
+def _list_finder(gen: ListOf) -> Finder:
+    item_gen: Any = gen.item
+    item = _finder(item_gen)
+
+    def find(text: str) -> list[_Find]:
+        items = _disjoint(sorted(item(text), key=lambda f: (-f.strength, f.start)))
+        items.sort(key=lambda f: f.start)
+        values: list[Any] = []
+        spans = []
+        for f in items:
+            if f.value not in values:
+                values.append(f.value)
+                spans.append((f.start, f.end))
+        if not values:
+            return []
+        strength = sum(f.strength for f in items) / len(items) + 0.3 * min(len(values), 3)
+        return [_Find(spans[0][0], spans[-1][1], values, strength, tuple(spans))]
+
+    return find
+
+
+def _unused_items(f: _Find, used: list[tuple[int, int]]) -> _Find | None:
+    """A list find without the items another parameter took (None when none is left)."""
+    keep = [
+        (span, value)
+        for span, value in zip(f.spans, f.value, strict=True)
+        if not any(span[0] < ue and us < span[1] for us, ue in used)
+    ]
+    if not keep:
+        return None
+    spans = tuple(span for span, _ in keep)
+    return _Find(spans[0][0], spans[-1][1], [value for _, value in keep], f.strength, spans)
+
+
+def _records_finder(record: Record, many: bool) -> Finder:
+    fields = [(key, _finder(cast(Any, gen))) for key, gen in record.fields]
+
+    def find(text: str) -> list[_Find]:
+        finds = sorted(
+            ((f.start, f.end, key, f) for key, finder in fields for f in finder(text)),
+            key=lambda x: (x[0], -x[1]),
+        )
+        rows: list[dict[str, Any]] = []
+        spans: list[tuple[int, int]] = []
+        current: dict[str, Any] = {}
+        taken_end = -1
+        for start, end, key, f in finds:
+            if start < taken_end:
+                continue
+            if key in current:
+                if len(current) == len(fields):
+                    rows.append(current)
+                current = {} if len(current) == len(fields) else current
+                if key in current:
+                    continue
+            current[key] = f.value
+            spans.append((start, end))
+            taken_end = end
+            if len(current) == len(fields):
+                rows.append(current)
+                current = {}
+                if not many:
+                    break
+        if not rows:
+            return []
+        value: Any = rows if many else rows[0]
+        return [_Find(spans[0][0], spans[-1][1], value, 3.0, tuple(spans))]
+
+    return find
+
+
+@cache
+def _finder(gen: Any) -> Finder:
+    if isinstance(gen, Pick):
+        return _pick_finder(gen)
+    if isinstance(gen, Flag):
+        return _flag_finder(gen)
+    if isinstance(gen, Quoted):
+        return _quoted_finder(gen)
+    if isinstance(gen, Composed):
+        return _composed_finder(gen)
+    if isinstance(gen, Integer):
+        return _integer_finder(gen)
+    if isinstance(gen, Decimal):
+        return _decimal_finder(gen)
+    if isinstance(gen, Date):
+        return _dates
+    if isinstance(gen, ClockTime):
+        return _times
+    if isinstance(gen, Coordinates):
+        return _coordinates_finder(gen)
+    if isinstance(gen, CronSchedule):
+        return _cron_finder(gen)
+    if isinstance(gen, ListOf):
+        return _list_finder(gen)
+    if isinstance(gen, Record):
+        return _records_finder(gen, many=False)
+    if isinstance(gen, Records):
+        return _records_finder(gen.record, many=True)
+    return lambda text: []
+
+
+def _generic_finder(slot: _Slot) -> Finder:
+    """No generator known: values by JSON type alone."""
+    if slot.json_type == "integer":
+        return lambda text: [_Find(s, e, int(n), 0.5) for s, e, n in _numbers(text) if "." not in n]
+    if slot.json_type == "number":
+        return lambda text: [_Find(s, e, float(n), 0.5) for s, e, n in _numbers(text)]
+    if slot.json_type == "string":
+
+        def find(text: str) -> list[_Find]:
+            return [_Find(m.start(), m.end(), m[1], 1.0) for m in _QUOTED_RE.finditer(text)] + _dates(text)
+
+        return find
+    return lambda text: []
+
+
+def _disjoint(finds: list[_Find]) -> list[_Find]:
+    """The finds in the given order that overlap no earlier one."""
+    kept: list[_Find] = []
+    used: list[tuple[int, int]] = []
+    for f in finds:
+        if any(s < ue and us < e for s, e in f.cover() for us, ue in used):
+            continue
+        kept.append(f)
+        used.extend(f.cover())
+    return kept
+
+
+# --- Requests: clauses, groups, tools, values ----------------------------------------------------
+
+_CUT = re.compile(
+    "|".join(
+        [re.escape(j) for j in _JOINERS]
+        + [r"(?<=[.!?])\s+(?=[A-Z])", r";\s+(?:plus|and|also|then)\b", r",? and then\b", r"\bAlso,", r"\n+"]
+    )
+)
+
+
+def _clauses(text: str) -> list[tuple[int, int]]:
+    quoted = [(m.start(), m.end()) for m in _QUOTED_RE.finditer(text)]
+    cuts = [0]
+    for m in _CUT.finditer(text):
+        if m.start() >= cuts[-1] and not any(s < m.start() < e for s, e in quoted):
+            cuts.extend((m.start(), m.end()))
+    cuts.append(len(text))
+    spans = [(cuts[i], cuts[i + 1]) for i in range(0, len(cuts) - 1, 2)]
+    return [(s, e) for s, e in spans if text[s:e].strip()]
+
+
+def _value_ends(text: str) -> list[int]:
+    """Where each value-looking span of ``text`` ends (numbers, dates, times, quotes)."""
+    ends = [e for _, e, _ in _numbers(text)] + [f.end for f in _dates(text)] + [f.end for f in _times(text)]
+    return sorted(ends + [m.end() for m in _QUOTED_RE.finditer(text)])
+
+
+def _context_words(text: str, start: int, end: int, ends: list[int]) -> tuple[list[str], list[str]]:
+    """The words before a value (back to the previous value, at most five) and the two after."""
+    floor = max([e for e in ends if e <= start] + [max(0, start - 60)])
+    before = _words(text[floor:start])[-5:]
+    after = _words(text[end : end + 30])[:2]
+    return before, after
+
+
+@dataclass(slots=True)
+class _Reading:
+    """One group read as one tool: its arguments, what is missing, how well it fits."""
+
+    tool: _Tool
+    arguments: dict[str, Any] = field(default_factory=dict)
+    missing: list[_Slot] = field(default_factory=list)
+    score: float = 0.0
+
+
+def _fill(tool: _Tool, text: str) -> _Reading:
+    reading = _Reading(tool)
+    ends = _value_ends(text)
+    candidates: list[tuple[float, int, _Find]] = []
+    # Slots that read values the same way: the templates state those in library order.
+    peers: dict[int, list[int]] = {}
+    for index, slot in enumerate(tool.slots):
+        if slot.gen is not None:
+            peers.setdefault(id(_finder(slot.gen)), []).append(index)
+    for index, slot in enumerate(tool.slots):
+        finder = _finder(slot.gen) if slot.gen is not None else _generic_finder(slot)
+        finds = finder(text)
+        group = peers.get(id(finder), [index])
+        rank = sorted(group, key=lambda i: tool.slots[i].order).index(index) if len(group) > 1 else 0
+        positions = sorted({f.start for f in finds})
+        for f in finds:
+            before, after = _context_words(text, f.start, f.end, ends)
+            near = sum(
+                _idf(w) * (1.0 if i >= len(before) - 3 else 0.6)
+                for i, w in enumerate(before)
+                if w in slot.context
+            )
+            near += 0.5 * sum(_idf(w) for w in after if w in slot.context)
+            prior = -0.5 * abs(positions.index(f.start) - rank) if len(group) > 1 else 0.0
+            candidates.append((f.strength + 0.6 * near + prior, index, f))
+    # Lists last: they take the items of their type that no single-valued parameter took.
+    is_list = [isinstance(slot.gen, ListOf) for slot in tool.slots]
+    candidates.sort(key=lambda c: (is_list[c[1]], -c[0], c[2].start))
+    used: list[tuple[int, int]] = []
+    filled: set[int] = set()
+    value_score = 0.0
+    for score, index, found in candidates:
+        taken: _Find | None = found
+        if is_list[index] and found.spans:
+            taken = _unused_items(found, used)
+        if (
+            taken is None
+            or index in filled
+            or any(s < ue and us < e for s, e in taken.cover() for us, ue in used)
+        ):
+            continue
+        filled.add(index)
+        used.extend(taken.cover())
+        reading.arguments[tool.slots[index].name] = taken.value
+        value_score += min(score, 6.0)
+    reading.missing = [slot for i, slot in enumerate(tool.slots) if slot.required and i not in filled]
+    reading.score = value_score
+    return reading
+
+
+def _vague_said(slot: _Slot, text: str) -> bool:
+    vague = getattr(slot.gen, "vague", ()) or ()
+    lowered = text.lower()
+    return any(phrase.lower() in lowered for phrase in vague)
+
+
+class LexicalMiner:
+    """Answers any request by keywords and value formats alone: no model, no templates matched."""
+
+    #: Clause words (IDF sum) over which a clause is taken to name a tool.
+    OPENS = 4.0
+
+    def answer(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Answer:
+        text = _request(messages)
+        offered = [_resolve(json.dumps(_function(t), sort_keys=True)) for t in tools]
+        if not text or not offered:
+            return []
+        groups = self._groups(text, offered)
+        calls: Answer = []
+        for start, end in groups:
+            piece = text[start:end]
+            reading = self._read(piece, offered)
+            if reading is None:
+                return []
+            if reading.missing:
+                return []
+            calls.append((reading.tool.name, reading.arguments))
+        return calls
+
+    def _groups(self, text: str, offered: list[_Tool]) -> list[tuple[int, int]]:
+        entries, _ = _library()
+        vocab = [t.asked for t in offered] + [e.asked for e in entries]
+        groups: list[list[int]] = []
+        has_values: list[bool] = []
+        for start, end in _clauses(text):
+            piece = text[start:end]
+            words = _words(piece)
+            names = max((_overlap(words, v) for v in vocab), default=0.0)
+            valued = bool(
+                _dates(piece) or _times(piece) or _QUOTED_RE.search(piece) or _numbers(piece)
+            ) or any(_fill(tool, piece).arguments for tool in offered)
+            if (names >= self.OPENS or valued) and (not groups or has_values[-1]):
+                groups.append([start, end])
+                has_values.append(valued)
+            elif groups:
+                groups[-1][1] = end
+                has_values[-1] = has_values[-1] or valued
+            elif valued or names > 0:
+                groups.append([start, end])
+                has_values.append(valued)
+        return [(s, e) for s, e in groups]
+
+    def _read(self, piece: str, offered: list[_Tool]) -> _Reading | None:
+        words = _words(piece)
+        best: _Reading | None = None
+        best_names = 0.0
+        for tool in offered:
+            reading = _fill(tool, piece)
+            names = _overlap(words, tool.asked)
+            required = [s for s in tool.slots if s.required]
+            fill = 1.0 - len(reading.missing) / len(required) if required else 0.7
+            reading.score = names + 0.5 * reading.score + 4.0 * fill
+            if best is None or reading.score > best.score:
+                best, best_names = reading, names
+        if best is None:
+            return None
+        # A library tool that is not offered and fits the words clearly better: no call.
+        mapped = {id(t.lib) for t in offered if t.lib is not None}
+        entries, _ = _library()
+        top = max(entries, key=lambda e: _overlap(words, e.asked))
+        if id(top) not in mapped and _overlap(words, top.asked) > 1.5 * best_names + 2.0:
+            return None
+        if best.missing and any(_vague_said(slot, piece) for slot in best.missing):
+            return best
+        return best
+
+
+def _function(tool: dict[str, Any]) -> dict[str, Any]:
+    return dict(tool.get("function", tool))
+
+
+def _request(messages: Sequence[dict[str, Any]]) -> str:
+    for message in reversed(messages):
+        if message.get("role") == "user" and isinstance(message.get("content"), str):
+            return str(message["content"])
+    return ""
