@@ -38,7 +38,7 @@ from tasks.builtin import _JOINERS
 from tasks.lexicon import synonym_index
 from tasks.library import tools as library_tools
 from tasks.library.common import Coordinates, CronSchedule
-from tasks.spec import BFCL_TYPES, Param, ToolSpec
+from tasks.spec import BFCL_TYPES, Param, ToolSpec, openai_tool
 from tasks.values import (
     _MONTHS,
     ClockTime,
@@ -757,18 +757,20 @@ def _clauses(text: str) -> list[tuple[int, int]]:
     return [(s, e) for s, e in spans if text[s:e].strip()]
 
 
-def _value_ends(text: str) -> list[int]:
-    """Where each value-looking span of ``text`` ends (numbers, dates, times, quotes)."""
-    ends = [e for _, e, _ in _numbers(text)] + [f.end for f in _dates(text)] + [f.end for f in _times(text)]
-    return sorted(ends + [m.end() for m in _QUOTED_RE.finditer(text)])
+def _value_spans(text: str) -> list[tuple[int, int]]:
+    """Where value-looking spans of ``text`` lie (numbers, dates, times, quotes)."""
+    spans = [(s, e) for s, e, _ in _numbers(text)] + [(f.start, f.end) for f in _dates(text) + _times(text)]
+    return sorted(spans + [(m.start(), m.end()) for m in _QUOTED_RE.finditer(text)])
 
 
-def _context_words(text: str, start: int, end: int, ends: list[int]) -> tuple[list[str], list[str]]:
-    """The words before a value (back to the previous value, at most five) and the two after."""
-    floor = max([e for e in ends if e <= start] + [max(0, start - 60)])
-    before = _words(text[floor:start])[-5:]
-    after = _words(text[end : end + 30])[:2]
-    return before, after
+def _context_words(
+    text: str, start: int, end: int, spans: list[tuple[int, int]]
+) -> tuple[list[str], list[str]]:
+    """The words before a value (back to the previous value, at most five) and the two after it
+    (up to the next value): the words that say what the value is for."""
+    floor = max([e for _, e in spans if e <= start] + [max(0, start - 60)])
+    ceiling = min([s for s, _ in spans if s >= end] + [end + 30])
+    return _words(text[floor:start])[-5:], _words(text[end:ceiling])[:2]
 
 
 @dataclass(slots=True)
@@ -783,7 +785,7 @@ class _Reading:
 
 def _fill(tool: _Tool, text: str) -> _Reading:
     reading = _Reading(tool)
-    ends = _value_ends(text)
+    spans = _value_spans(text)
     candidates: list[tuple[float, int, _Find]] = []
     # Slots that read values the same way: the templates state those in library order.
     peers: dict[int, list[int]] = {}
@@ -797,7 +799,7 @@ def _fill(tool: _Tool, text: str) -> _Reading:
         rank = sorted(group, key=lambda i: tool.slots[i].order).index(index) if len(group) > 1 else 0
         positions = sorted({f.start for f in finds})
         for f in finds:
-            before, after = _context_words(text, f.start, f.end, ends)
+            before, after = _context_words(text, f.start, f.end, spans)
             near = sum(
                 _idf(w) * (1.0 if i >= len(before) - 3 else 0.6)
                 for i, w in enumerate(before)
@@ -837,6 +839,24 @@ def _vague_said(slot: _Slot, text: str) -> bool:
     return any(phrase.lower() in lowered for phrase in vague)
 
 
+def _plain_words(text: str) -> list[str]:
+    """The words of ``text`` outside its values and quotes: what it asks for, not with what."""
+    kept, last = [], 0
+    for start, end in _value_spans(text):
+        if start >= last:
+            kept.append(text[last:start])
+            last = end
+    kept.append(text[last:])
+    return _words(" ".join(kept))
+
+
+@cache
+def _library_tool(index: int) -> _Tool:
+    """Library tool ``index`` as if offered unchanged."""
+    spec = _library()[0][index].spec
+    return _resolve(json.dumps(_function(openai_tool(spec)), sort_keys=True))
+
+
 class LexicalMiner:
     """Answers any request by keywords and value formats alone: no model, no templates matched."""
 
@@ -848,30 +868,25 @@ class LexicalMiner:
         offered = [_resolve(json.dumps(_function(t), sort_keys=True)) for t in tools]
         if not text or not offered:
             return []
-        groups = self._groups(text, offered)
         calls: Answer = []
-        for start, end in groups:
-            piece = text[start:end]
-            reading = self._read(piece, offered)
-            if reading is None:
-                return []
-            if reading.missing:
-                return []
+        for start, end in self._groups(text, offered):
+            reading = self._read(text[start:end], offered)
+            if reading is None or reading.missing:
+                return []  # no tool fits, or a required value is not given: no call at all
             calls.append((reading.tool.name, reading.arguments))
         return calls
 
     def _groups(self, text: str, offered: list[_Tool]) -> list[tuple[int, int]]:
+        """The request cut into one stretch per call: a clause that names a tool, or states
+        values, opens a call once the open one has values; the rest joins the open one."""
         entries, _ = _library()
         vocab = [t.asked for t in offered] + [e.asked for e in entries]
         groups: list[list[int]] = []
         has_values: list[bool] = []
         for start, end in _clauses(text):
             piece = text[start:end]
-            words = _words(piece)
-            names = max((_overlap(words, v) for v in vocab), default=0.0)
-            valued = bool(
-                _dates(piece) or _times(piece) or _QUOTED_RE.search(piece) or _numbers(piece)
-            ) or any(_fill(tool, piece).arguments for tool in offered)
+            names = max((_overlap(_plain_words(piece), v) for v in vocab), default=0.0)
+            valued = bool(_value_spans(piece)) or any(_fill(tool, piece).arguments for tool in offered)
             if (names >= self.OPENS or valued) and (not groups or has_values[-1]):
                 groups.append([start, end])
                 has_values.append(valued)
@@ -881,10 +896,19 @@ class LexicalMiner:
             elif valued or names > 0:
                 groups.append([start, end])
                 has_values.append(valued)
-        return [(s, e) for s, e in groups]
+        # A stretch that names a tool but states nothing belongs to the call before it.
+        merged: list[list[int]] = []
+        for (start, end), valued in zip(groups, has_values, strict=True):
+            if merged and not valued:
+                merged[-1][1] = end
+            else:
+                merged.append([start, end])
+        return [(s, e) for s, e in merged]
 
     def _read(self, piece: str, offered: list[_Tool]) -> _Reading | None:
-        words = _words(piece)
+        """The offered tool that best reads ``piece``; None when a library tool that is not
+        offered reads it clearly better (the request wants something else)."""
+        words = _plain_words(piece)
         best: _Reading | None = None
         best_names = 0.0
         for tool in offered:
@@ -897,14 +921,16 @@ class LexicalMiner:
                 best, best_names = reading, names
         if best is None:
             return None
-        # A library tool that is not offered and fits the words clearly better: no call.
         mapped = {id(t.lib) for t in offered if t.lib is not None}
         entries, _ = _library()
-        top = max(entries, key=lambda e: _overlap(words, e.asked))
-        if id(top) not in mapped and _overlap(words, top.asked) > 1.5 * best_names + 2.0:
+        index = max(range(len(entries)), key=lambda i: _overlap(words, entries[i].asked))
+        top = entries[index]
+        if (
+            id(top) not in mapped
+            and _overlap(words, top.asked) > 1.3 * best_names + 1.5
+            and not _fill(_library_tool(index), piece).missing
+        ):
             return None
-        if best.missing and any(_vague_said(slot, piece) for slot in best.missing):
-            return best
         return best
 
 
