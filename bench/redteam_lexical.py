@@ -517,7 +517,8 @@ def _composed_finder(gen: Composed) -> Finder:
     for position, (literal, name, _, _) in enumerate(string.Formatter().parse(gen.pattern)):
         pattern += re.escape(literal)
         if name is not None:
-            pattern += f"(?:{_alt(gen.parts[int(name) if name else position])})"
+            part = gen.parts[int(name) if name else position]
+            pattern += f"(?:{_alt(part)})" + ("?" if "" in part else "")
     regex = re.compile(rf'(?<![\w/.@-])"?({pattern})"?(?![\w/@]|\.\w|-\w)', re.IGNORECASE)
     return lambda text: [_Find(m.start(), m.end(), m[1], 3.5) for m in regex.finditer(text)]
 
@@ -559,7 +560,7 @@ def _decimal_finder(gen: Decimal) -> Finder:
     return find
 
 
-_COORD_RE = re.compile(r"(?<![\w.])(-?\d+\.\d{3,})(?:,| and|, and)\s*(-?\d+\.\d{3,})(?![\w.]|\.\d)")
+_COORD_RE = re.compile(r"(?<![\w.])(-?\d+\.\d{3,})(?:,| and|, and)\s*(-?\d+\.\d{3,})(?!\w|\.\d)")
 
 
 def _coordinates_finder(gen: Coordinates) -> Finder:
@@ -770,7 +771,7 @@ def _context_words(
     (up to the next value): the words that say what the value is for."""
     floor = max([e for _, e in spans if e <= start] + [max(0, start - 60)])
     ceiling = min([s for s, _ in spans if s >= end] + [end + 30])
-    return _words(text[floor:start])[-5:], _words(text[end:ceiling])[:2]
+    return _words(text[floor:start])[-6:], _words(text[end:ceiling])[:2]
 
 
 @dataclass(slots=True)
@@ -781,6 +782,10 @@ class _Reading:
     arguments: dict[str, Any] = field(default_factory=dict)
     missing: list[_Slot] = field(default_factory=list)
     score: float = 0.0
+
+
+#: A value right after "e.g." is a description's example echoed, not a value of the request.
+_EXAMPLE = re.compile(r"\be\.? ?g\.?,? ?$|\blike $", re.IGNORECASE)
 
 
 def _fill(tool: _Tool, text: str) -> _Reading:
@@ -794,7 +799,7 @@ def _fill(tool: _Tool, text: str) -> _Reading:
             peers.setdefault(id(_finder(slot.gen)), []).append(index)
     for index, slot in enumerate(tool.slots):
         finder = _finder(slot.gen) if slot.gen is not None else _generic_finder(slot)
-        finds = finder(text)
+        finds = [f for f in finder(text) if not _EXAMPLE.search(text[max(0, f.start - 8) : f.start])]
         group = peers.get(id(finder), [index])
         rank = sorted(group, key=lambda i: tool.slots[i].order).index(index) if len(group) > 1 else 0
         positions = sorted({f.start for f in finds})
@@ -805,7 +810,7 @@ def _fill(tool: _Tool, text: str) -> _Reading:
                 for i, w in enumerate(before)
                 if w in slot.context
             )
-            near += 0.5 * sum(_idf(w) for w in after if w in slot.context)
+            near += 0.2 * sum(_idf(w) for w in after if w in slot.context)
             prior = -0.5 * abs(positions.index(f.start) - rank) if len(group) > 1 else 0.0
             candidates.append((f.strength + 0.6 * near + prior, index, f))
     # Lists last: they take the items of their type that no single-valued parameter took.
