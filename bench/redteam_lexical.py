@@ -248,21 +248,30 @@ def _library() -> tuple[tuple[_LibTool, ...], dict[str, float]]:
     return tuple(entries), idf
 
 
+@cache
+def _unseen_idf() -> float:
+    return math.log(1 + len(_library()[0])) + 0.2
+
+
 def _idf(word: str) -> float:
-    return _library()[1].get(word, math.log(1 + len(_library()[0])) + 0.2)
+    return _library()[1].get(word) or _unseen_idf()
 
 
 def _overlap(a: Iterable[str], b: frozenset[str] | set[str]) -> float:
     return sum(_idf(w) for w in set(a) if w in b)
 
 
-def _similarity(a: frozenset[str] | set[str], b: frozenset[str] | set[str]) -> float:
+@lru_cache(maxsize=65536)
+def _norm(words: frozenset[str]) -> float:
+    return math.sqrt(sum(_idf(w) ** 2 for w in words))
+
+
+def _similarity(a: frozenset[str], b: frozenset[str]) -> float:
     """IDF-weighted cosine of two word sets."""
     if not a or not b:
         return 0.0
     shared = sum(_idf(w) ** 2 for w in a & b)
-    norm = math.sqrt(sum(_idf(w) ** 2 for w in a) * sum(_idf(w) ** 2 for w in b))
-    return shared / norm if norm else 0.0
+    return shared / (_norm(a) * _norm(b)) if shared else 0.0
 
 
 # --- Offered tools, mapped back -----------------------------------------------------------------
@@ -329,6 +338,19 @@ def _param_score(lib: _LibParam, json_type: str, words: frozenset[str], enum: An
     return score
 
 
+@cache
+def _flat_params() -> tuple[_LibParam, ...]:
+    return tuple(p for entry in _library()[0] for p in entry.params)
+
+
+@lru_cache(maxsize=16384)
+def _param_scores(
+    json_type: str, words: frozenset[str], enum: tuple[Any, ...] | None, desc: str
+) -> dict[int, float]:
+    """How well an offered parameter matches each library parameter (by ``id``)."""
+    return {id(p): _param_score(p, json_type, words, enum, desc) for p in _flat_params()}
+
+
 def _resolve(function_json: str) -> _Tool:
     return _resolve_cached(function_json)
 
@@ -342,7 +364,7 @@ def _resolve_cached(function_json: str) -> _Tool:
     shown = []
     for name, prop in props.items():
         desc = str(prop.get("description", ""))
-        enum = prop.get("enum")
+        enum = tuple(prop["enum"]) if isinstance(prop.get("enum"), list) else None
         shown.append((name, str(prop.get("type", "")), frozenset(_words(desc) + _words(name)), enum, desc))
     own = set(_words(str(function.get("name", ""))) + _words(str(function.get("description", ""))))
     for _, _, words, _, _ in shown:
@@ -354,7 +376,8 @@ def _resolve_cached(function_json: str) -> _Tool:
         total = 0.0
         free = list(entry.params)
         for name, json_type, words, enum, desc in shown:
-            scored = [(_param_score(p, json_type, words, enum, desc), i) for i, p in enumerate(free)]
+            table = _param_scores(json_type, words, enum, desc)
+            scored = [(table[id(p)], i) for i, p in enumerate(free)]
             if not scored:
                 break
             top, index = max(scored)
@@ -376,7 +399,8 @@ def _resolve_cached(function_json: str) -> _Tool:
     for name, json_type, words, enum, desc in shown:
         match = pairing.get(name)
         if match is None:  # nearest parameter over the whole library, for its value generator
-            nearest = [(_param_score(p, json_type, words, enum, desc), p) for e in entries for p in e.params]
+            table = _param_scores(json_type, words, enum, desc)
+            nearest = [(table[id(p)], p) for p in _flat_params()]
             closest = max(nearest, key=lambda item: item[0], default=None)
             match = closest[1] if closest is not None and closest[0] >= 0.45 else None
         gen = match.param.gen if match is not None else None
@@ -440,6 +464,7 @@ _QUOTED_RE = re.compile(r'"([^"]+)"')
 _WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
 
+@lru_cache(maxsize=4096)
 def _dates(text: str) -> list[_Find]:
     found = []
     for m in _DATE_RE.finditer(text):
@@ -456,6 +481,7 @@ def _dates(text: str) -> list[_Find]:
     return found
 
 
+@lru_cache(maxsize=4096)
 def _times(text: str) -> list[_Find]:
     found = []
     for m in _TIME_RE.finditer(text):
@@ -758,6 +784,7 @@ def _clauses(text: str) -> list[tuple[int, int]]:
     return [(s, e) for s, e in spans if text[s:e].strip()]
 
 
+@lru_cache(maxsize=4096)
 def _value_spans(text: str) -> list[tuple[int, int]]:
     """Where value-looking spans of ``text`` lie (numbers, dates, times, quotes)."""
     spans = [(s, e) for s, e, _ in _numbers(text)] + [(f.start, f.end) for f in _dates(text) + _times(text)]
@@ -890,7 +917,8 @@ class LexicalMiner:
         has_values: list[bool] = []
         for start, end in _clauses(text):
             piece = text[start:end]
-            names = max((_overlap(_plain_words(piece), v) for v in vocab), default=0.0)
+            plain = _plain_words(piece)
+            names = max((_overlap(plain, v) for v in vocab), default=0.0)
             valued = bool(_value_spans(piece)) or any(_fill(tool, piece).arguments for tool in offered)
             if (names >= self.OPENS or valued) and (not groups or has_values[-1]):
                 groups.append([start, end])
