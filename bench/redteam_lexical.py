@@ -572,15 +572,25 @@ def _integer_finder(gen: Integer) -> Finder:
     return find
 
 
+def _said_around(say: str, text: str, start: int, end: int) -> bool:
+    """Whether the number at ``start:end`` is said through ``say`` ("{} nights", "$ {}")."""
+    before, after = say.split("{}") if "{}" in say else ("", "")
+    before, after = before.strip().lower(), after.strip().lower()
+    if after and text[end : end + len(after) + 1].strip().lower().startswith(after):
+        return True
+    return bool(before) and text[max(0, start - len(before) - 1) : start].strip().lower().endswith(before)
+
+
 def _decimal_finder(gen: Decimal) -> Finder:
     def find(text: str) -> list[_Find]:
         found = []
         for start, end, said in _numbers(text):
-            if gen.places and "." not in said and not gen.low <= float(said) <= gen.high:
-                continue
             value = float(said)
             if gen.low - 1e-9 <= value <= gen.high + 1e-9:
-                found.append(_Find(start, end, value, 1.2 if "." in said else 0.8))
+                strength = 1.2 if "." in said else 0.8
+                found.append(
+                    _Find(start, end, value, 2.5 if _said_around(gen.say, text, start, end) else strength)
+                )
         return found
 
     return find
@@ -900,12 +910,21 @@ class LexicalMiner:
         offered = [_resolve(json.dumps(_function(t), sort_keys=True)) for t in tools]
         if not text or not offered:
             return []
-        calls: Answer = []
+        readings: list[tuple[int, _Reading | None]] = []
         for start, end in self._groups(text, offered):
             reading = self._read(text[start:end], offered)
-            if reading is None or reading.missing:
+            if readings and (reading is None or reading.missing):
+                # Values said after the call they belong to ("... in Bangkok? Fahrenheit please").
+                joined = self._read(text[readings[-1][0] : end], offered)
+                if joined is not None and not joined.missing:
+                    readings[-1] = (readings[-1][0], joined)
+                    continue
+            readings.append((start, reading))
+        calls: Answer = []
+        for _, found in readings:
+            if found is None or found.missing:
                 return []  # no tool fits, or a required value is not given: no call at all
-            calls.append((reading.tool.name, reading.arguments))
+            calls.append((found.tool.name, found.arguments))
         return calls
 
     def _groups(self, text: str, offered: list[_Tool]) -> list[tuple[int, int]]:
@@ -958,9 +977,11 @@ class LexicalMiner:
         entries, _ = _library()
         index = max(range(len(entries)), key=lambda i: _overlap(words, entries[i].asked))
         top = entries[index]
+        wanted = _overlap(words, top.asked)
         if (
             id(top) not in mapped
-            and _overlap(words, top.asked) > 1.3 * best_names + 1.5
+            and wanted > 1.3 * best_names + 1.5
+            and (best.missing or wanted > 2.0 * best_names + 3.0)
             and not _fill(_library_tool(index), piece).missing
         ):
             return None
