@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from typing import Any, cast
 
+from tasks import generate
 from tasks.builtin import _JOINERS
 from tasks.lexicon import synonym_index
 from tasks.library import tools as library_tools
@@ -274,6 +275,32 @@ def _similarity(a: frozenset[str], b: frozenset[str]) -> float:
     return shared / (_norm(a) * _norm(b)) if shared else 0.0
 
 
+@cache
+def _described_idf() -> tuple[dict[str, float], float]:
+    """IDF of the words of offered tools' names and descriptions, over the tools of a round the
+    public generator draws here: the words every offered tool carries (boilerplate) weigh nothing,
+    the words that set one tool apart from its lookalikes weigh most. (Any miner can draw rounds.)"""
+    frequency: Counter[str] = Counter()
+    count = 0
+    for task in generate("lexical-calibration", 1500):
+        for tool in task.tools:
+            function = _function(tool)
+            frequency.update(
+                set(_words(str(function.get("name", ""))) + _words(str(function.get("description", ""))))
+            )
+            count += 1
+    unseen = math.log(1 + count)
+    return {word: math.log((1 + count) / (1 + n)) for word, n in frequency.items()}, unseen
+
+
+def _extra_intent(tool: _Tool, words: set[str]) -> float:
+    """How much the tool's description says that neither the request nor its library tool says:
+    a lookalike's other purpose ("checks whether ... would be accepted", "estimates the cost")."""
+    idf, unseen = _described_idf()
+    known = tool.lib.asked if tool.lib is not None else frozenset()
+    return sum(idf.get(w, unseen) for w in tool.described if w not in words and w not in known)
+
+
 # --- Offered tools, mapped back -----------------------------------------------------------------
 
 
@@ -296,11 +323,20 @@ class _Tool:
     slots: list[_Slot]
     lib: _LibTool | None
     asked: frozenset[str]  # words people use for it: its own text, and its library tool's templates
+    described: frozenset[str]  # the words of its own name and description
 
 
 def _enum_gen(enum: Sequence[Any]) -> Pick:
     """A pick among an offered enum's values, said through every public pick that offers them."""
-    options: dict[Any, set[str]] = {value: {str(value), str(value).replace("_", " ")} for value in enum}
+    options: dict[Any, set[str]] = {
+        value: {
+            str(value),
+            str(value).replace("_", " "),
+            str(value).replace("_per_", "/"),
+            str(value).replace("_", "-"),
+        }
+        for value in enum
+    }
     for pick in _all_picks():
         for option in pick.options:
             for value in option.accepted:
@@ -351,6 +387,62 @@ def _param_scores(
     return {id(p): _param_score(p, json_type, words, enum, desc) for p in _flat_params()}
 
 
+def _nearest(
+    json_type: str, words: frozenset[str], enum: tuple[Any, ...] | None, desc: str
+) -> tuple[_LibParam | None, Any]:
+    """The closest library parameter over the whole library and the generator to read values
+    with; an array may also take a list of the closest single-valued parameter's values."""
+    table = _param_scores(json_type, words, enum, desc)
+    closest = max(((table[id(p)], p) for p in _flat_params()), key=lambda item: item[0], default=None)
+    best = closest if closest is not None and closest[0] >= 0.25 else None
+    if json_type == "array":
+        singles = _param_scores("string", words, enum, desc)
+        single = max(((singles[id(p)], p) for p in _flat_params()), key=lambda item: item[0], default=None)
+        if single is not None and single[0] >= 0.25 and (best is None or single[0] > best[0] + 0.05):
+            return single[1], ListOf(single[1].param.gen, 1, 6)
+    return (best[1], best[1].param.gen) if best is not None else (None, None)
+
+
+@dataclass(frozen=True, slots=True)
+class _Shaped:
+    """An identifier shaped like a description's example ("Sample reference, e.g. SMP-K48213."):
+    its leading letters as written, then letters and digits where the example has them."""
+
+    regex: str
+
+
+_EXAMPLE_IN = re.compile(
+    r"(?:e\.\s?g\.?|such as|for example|for instance|like)\s*,?\s*"
+    r"([A-Za-z0-9]+(?:[-_/.:][A-Za-z0-9]+)+|[A-Z]+\d+)",
+)
+
+
+def _shape_of(desc: str) -> _Shaped | None:
+    found = _EXAMPLE_IN.search(desc)
+    if found is None or not re.search(r"\d", found[1]):
+        return None
+    example = found[1].rstrip(".")
+    head = re.match(r"[A-Za-z]+[-_]?", example)
+    prefix = head.group() if head and not head.group().isalnum() else ""
+    shape = re.escape(prefix)
+    for char in example[len(prefix) :]:
+        shape += (
+            r"\d"
+            if char.isdigit()
+            else "[A-Z]"
+            if char.isupper()
+            else "[a-z]"
+            if char.islower()
+            else re.escape(char)
+        )
+    return _Shaped(shape)
+
+
+def _shaped_finder(gen: _Shaped) -> Finder:
+    regex = re.compile(rf"(?<![\w-])({gen.regex})(?![\w-])", re.IGNORECASE)
+    return lambda text: [_Find(m.start(), m.end(), m[1].upper(), 3.5) for m in regex.finditer(text)]
+
+
 def _resolve(function_json: str) -> _Tool:
     return _resolve_cached(function_json)
 
@@ -398,12 +490,14 @@ def _resolve_cached(function_json: str) -> _Tool:
     slots: list[_Slot] = []
     for name, json_type, words, enum, desc in shown:
         match = pairing.get(name)
+        gen: Any = None
         if match is None:  # nearest parameter over the whole library, for its value generator
-            table = _param_scores(json_type, words, enum, desc)
-            nearest = [(table[id(p)], p) for p in _flat_params()]
-            closest = max(nearest, key=lambda item: item[0], default=None)
-            match = closest[1] if closest is not None and closest[0] >= 0.45 else None
-        gen = match.param.gen if match is not None else None
+            match, gen = _nearest(json_type, words, enum, desc)
+        elif match is not None:
+            gen = match.param.gen
+        shaped = _shape_of(desc)
+        if shaped is not None and not isinstance(gen, Composed | ListOf):
+            gen = ListOf(cast(Any, shaped), 1, 6) if json_type == "array" else shaped
         if enum and (
             gen is None
             or not isinstance(gen, Pick)
@@ -418,7 +512,10 @@ def _resolve_cached(function_json: str) -> _Tool:
             _Slot(name, json_type, name in required, tuple(enum) if enum else None, gen, context, order)
         )
     asked = frozenset(own | (lib.asked if lib is not None else frozenset()))
-    return _Tool(str(function.get("name", "")), slots, lib, asked)
+    described = frozenset(
+        _words(str(function.get("name", ""))) + _words(str(function.get("description", "")))
+    )
+    return _Tool(str(function.get("name", "")), slots, lib, asked, described)
 
 
 # --- Typed values in text -------------------------------------------------------------------------
@@ -743,6 +840,8 @@ def _finder(gen: Any) -> Finder:
         return _records_finder(gen, many=False)
     if isinstance(gen, Records):
         return _records_finder(gen.record, many=True)
+    if isinstance(gen, _Shaped):
+        return _shaped_finder(gen)
     return lambda text: []
 
 
@@ -904,6 +1003,8 @@ class LexicalMiner:
 
     #: Clause words (IDF sum) over which a clause is taken to name a tool.
     OPENS = 4.0
+    #: Weight of what an offered tool's description says beyond the request and its library tool.
+    EXTRA = 0.25
 
     def answer(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Answer:
         text = _request(messages)
@@ -961,6 +1062,7 @@ class LexicalMiner:
         """The offered tool that best reads ``piece``; None when a library tool that is not
         offered reads it clearly better (the request wants something else)."""
         words = _plain_words(piece)
+        plain = set(words)
         best: _Reading | None = None
         best_names = 0.0
         for tool in offered:
@@ -968,7 +1070,8 @@ class LexicalMiner:
             names = _overlap(words, tool.asked)
             required = [s for s in tool.slots if s.required]
             fill = 1.0 - len(reading.missing) / len(required) if required else 0.7
-            reading.score = names + 0.5 * reading.score + 4.0 * fill
+            extra = _extra_intent(tool, plain)
+            reading.score = names + 0.5 * reading.score + 4.0 * fill - self.EXTRA * extra
             if best is None or reading.score > best.score:
                 best, best_names = reading, names
         if best is None:
