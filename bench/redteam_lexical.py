@@ -34,7 +34,8 @@ from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from typing import Any, cast
 
-from tasks import generate
+from tasks import generate, variant
+from tasks.answers import reference_calls
 from tasks.builtin import _JOINERS
 from tasks.lexicon import synonym_index
 from tasks.library import tools as library_tools
@@ -276,29 +277,48 @@ def _similarity(a: frozenset[str], b: frozenset[str]) -> float:
 
 
 @cache
-def _described_idf() -> tuple[dict[str, float], float]:
-    """IDF of the words of offered tools' names and descriptions, over the tools of a round the
-    public generator draws here: the words every offered tool carries (boilerplate) weigh nothing,
-    the words that set one tool apart from its lookalikes weigh most. (Any miner can draw rounds.)"""
-    frequency: Counter[str] = Counter()
-    count = 0
+def _calibration() -> tuple[dict[str, float], float, float]:
+    """What the public generator teaches about offered tools that are not the answer, learned
+    here from a round it draws (any miner can draw rounds, with their gold answers):
+
+    per word of a tool's name and description that the request does NOT say, the log-odds that
+    the tool is still the one to call (a lookalike's "checks whether ... would be accepted",
+    "estimates the cost", "sets a reminder ... later" are never the answer unless asked for);
+    and the score under which a tool is not the answer (below 99% of the answers' scores)."""
+    gold: Counter[str] = Counter()
+    other: Counter[str] = Counter()
+    samples: list[tuple[frozenset[str], bool]] = []
     for task in generate("lexical-calibration", 1500):
-        for tool in task.tools:
+        shown = variant(task, "lexical-calibration")
+        said = set(_plain_words(_request(shown.messages)))
+        answers = {name for name, _ in reference_calls(shown.expected)}
+        for tool in shown.tools:
             function = _function(tool)
-            frequency.update(
-                set(_words(str(function.get("name", ""))) + _words(str(function.get("description", ""))))
-            )
-            count += 1
-    unseen = math.log(1 + count)
-    return {word: math.log((1 + count) / (1 + n)) for word, n in frequency.items()}, unseen
+            unsaid = _described(function) - said
+            is_gold = str(function.get("name", "")) in answers
+            (gold if is_gold else other).update(unsaid)
+            samples.append((unsaid, is_gold))
+    golds = max(1, sum(is_gold for _, is_gold in samples))
+    others = max(1, len(samples) - golds)
+    weights = {
+        word: math.log((gold[word] + 0.5) / golds) - math.log((other[word] + 0.5) / others)
+        for word in set(gold) | set(other)
+    }
+    unseen = 0.0
+    scores = sorted(sum(weights.get(w, unseen) for w in unsaid) for unsaid, is_gold in samples if is_gold)
+    floor = scores[len(scores) // 100] - 1.0 if scores else -math.inf
+    return weights, unseen, floor
 
 
-def _extra_intent(tool: _Tool, words: set[str]) -> float:
-    """How much the tool's description says that neither the request nor its library tool says:
-    a lookalike's other purpose ("checks whether ... would be accepted", "estimates the cost")."""
-    idf, unseen = _described_idf()
-    known = tool.lib.asked if tool.lib is not None else frozenset()
-    return sum(idf.get(w, unseen) for w in tool.described if w not in words and w not in known)
+def _described(function: dict[str, Any]) -> frozenset[str]:
+    return frozenset(_words(str(function.get("name", ""))) + _words(str(function.get("description", ""))))
+
+
+def _unsaid_score(tool: _Tool, said: set[str]) -> float:
+    """The learned log-odds, over what the tool's description says and the request does not,
+    that the tool is the one to call (see ``_calibration``)."""
+    weights, unseen, _ = _calibration()
+    return sum(weights.get(w, unseen) for w in tool.described if w not in said)
 
 
 # --- Offered tools, mapped back -----------------------------------------------------------------
@@ -1003,8 +1023,8 @@ class LexicalMiner:
 
     #: Clause words (IDF sum) over which a clause is taken to name a tool.
     OPENS = 4.0
-    #: Weight of what an offered tool's description says beyond the request and its library tool.
-    EXTRA = 0.25
+    #: Weight of the learned odds of what an offered tool's description says that the request does not.
+    UNSAID = 0.3
 
     def answer(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Answer:
         text = _request(messages)
@@ -1070,12 +1090,12 @@ class LexicalMiner:
             names = _overlap(words, tool.asked)
             required = [s for s in tool.slots if s.required]
             fill = 1.0 - len(reading.missing) / len(required) if required else 0.7
-            extra = _extra_intent(tool, plain)
-            reading.score = names + 0.5 * reading.score + 4.0 * fill - self.EXTRA * extra
+            unsaid = _unsaid_score(tool, plain)
+            reading.score = names + 0.5 * reading.score + 4.0 * fill + self.UNSAID * unsaid
             if best is None or reading.score > best.score:
                 best, best_names = reading, names
-        if best is None:
-            return None
+        if best is None or _unsaid_score(best.tool, plain) < _calibration()[2]:
+            return None  # even the best tool does what the request does not say (a lookalike)
         mapped = {id(t.lib) for t in offered if t.lib is not None}
         entries, _ = _library()
         index = max(range(len(entries)), key=lambda i: _overlap(words, entries[i].asked))
