@@ -666,9 +666,60 @@ def _composed_finder(gen: Composed) -> Finder:
     return lambda text: [_Find(m.start(), m.end(), m[1], 3.5) for m in regex.finditer(text)]
 
 
+_UNIT_SECONDS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 604800, "fortnight": 1209600}
+_SMALL_NUMBERS = {
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "a": 1,
+    "an": 1,
+    "a couple of": 2,
+    "couple of": 2,
+}
+_FRACTIONS = {"half": 0.5, "a half": 0.5, "quarter": 0.25, "a quarter": 0.25, "three quarters": 0.75}
+_DURATION = re.compile(
+    rf"\b(?:(?P<n>\d+|{_alt(_SMALL_NUMBERS)})\s+(?:and\s+(?P<frac1>a\s+half|a\s+quarter)\s+)?"
+    r"|(?P<pre>three[\s-]quarters|a\s+quarter|quarter|half)\s+(?:of\s+)?(?:an?\s+)?)"
+    r"(?:(?:whole|full)\s+)?(?P<unit>seconds?|minutes?|hours?|days?|weeks?|fortnight)"
+    r"(?:\s+and\s+(?P<frac2>a\s+half|a\s+quarter))?\b",
+    re.IGNORECASE,
+)
+
+
+def _durations(text: str, unit: str) -> list[_Find]:
+    """Lengths of time said in any unit ("an hour and a half", "a quarter of an hour", "two full
+    days"), as whole numbers of ``unit`` (a key of ``_UNIT_SECONDS``) where they come out whole."""
+    found = []
+    for m in _DURATION.finditer(text):
+        said_unit = m["unit"].lower().rstrip("s")
+        if m["pre"]:
+            count = _FRACTIONS.get(re.sub(r"[\s-]+", " ", m["pre"].lower()), 0.0)
+        else:
+            number = m["n"].lower()
+            count = float(number) if number.isdigit() else float(_SMALL_NUMBERS[number])
+            count += _FRACTIONS.get(re.sub(r"\s+", " ", (m["frac1"] or m["frac2"] or "").lower()), 0.0)
+        value = count * _UNIT_SECONDS[said_unit] / _UNIT_SECONDS[unit]
+        if value == int(value) and value > 0:
+            found.append(_Find(m.start(), m.end(), int(value), 2.5))
+    return found
+
+
+def _unit_of(say: str) -> str | None:
+    words = re.findall(r"[a-z]+", say.lower())
+    return next((w.rstrip("s") for w in words if w.rstrip("s") in _UNIT_SECONDS), None)
+
+
 def _integer_finder(gen: Integer) -> Finder:
-    before, after = gen.say.split("{}") if "{}" in gen.say else ("", "")
-    before, after = before.strip().lower(), after.strip().lower()
+    unit = _unit_of(gen.say)
 
     def find(text: str) -> list[_Find]:
         found = []
@@ -678,12 +729,9 @@ def _integer_finder(gen: Integer) -> Finder:
             value = int(said)
             if not gen.low <= value <= gen.high or (value - gen.low) % gen.step:
                 continue
-            said_after = bool(after) and text[end : end + len(after) + 1].strip().lower().startswith(after)
-            said_before = bool(before) and text[
-                max(0, start - len(before) - 1) : start
-            ].strip().lower().endswith(before)
-            strength = 2.5 if said_after or said_before else 1.0
-            found.append(_Find(start, end, value, strength))
+            found.append(_Find(start, end, value, 2.5 if _said_around(gen.say, text, start, end) else 1.0))
+        if unit is not None:  # the length said in another unit ("an hour and a half" for minutes)
+            found.extend(f for f in _durations(text, unit) if gen.low <= f.value <= gen.high)
         return found
 
     return find
@@ -1018,6 +1066,141 @@ def _library_tool(index: int) -> _Tool:
     return _resolve(json.dumps(_function(openai_tool(spec)), sort_keys=True))
 
 
+_NUMBER_WORDS = {
+    word: index
+    for index, word in enumerate(
+        [
+            "zero",
+            "one",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+            "thirteen",
+            "fourteen",
+            "fifteen",
+            "sixteen",
+            "seventeen",
+            "eighteen",
+            "nineteen",
+            "twenty",
+        ]
+    )
+} | {"a": 1, "an": 1, "a couple of": 2, "couple of": 2}
+_ORDINAL_WORDS = {
+    word: index + 1
+    for index, word in enumerate(
+        [
+            "first",
+            "second",
+            "third",
+            "fourth",
+            "fifth",
+            "sixth",
+            "seventh",
+            "eighth",
+            "ninth",
+            "tenth",
+            "eleventh",
+            "twelfth",
+            "thirteenth",
+            "fourteenth",
+            "fifteenth",
+            "sixteenth",
+            "seventeenth",
+            "eighteenth",
+            "nineteenth",
+            "twentieth",
+            "twenty-first",
+            "twenty-second",
+            "twenty-third",
+            "twenty-fourth",
+            "twenty-fifth",
+            "twenty-sixth",
+            "twenty-seventh",
+            "twenty-eighth",
+            "twenty-ninth",
+            "thirtieth",
+            "thirty-first",
+        ]
+    )
+}
+_COUNT = rf"(\d+|{_alt(_NUMBER_WORDS)})"
+_DAY_NAMES = _alt(_WEEKDAYS)
+_RELATIVE = re.compile(
+    rf"\b(?:(?P<after>the day after tomorrow|day after tomorrow)|(?P<tomorrow>tomorrow)|(?P<today>today)"
+    rf"|(?P<yesterday>yesterday)"
+    rf"|(?:in\s+{_COUNT}\s+(?P<unit1>days?|weeks?))|(?:{_COUNT}\s+(?P<unit2>days?|weeks?)\s+from\s+(?:now|today))"
+    rf"|(?:(?:the\s+)?(?P<after_next>{_DAY_NAMES})\s+after\s+next)"
+    rf"|(?:this\s+coming\s+(?P<coming1>{_DAY_NAMES}))|(?:this\s+(?P<coming2>{_DAY_NAMES})(?:\s+coming)?)"
+    rf"|(?:(?:on\s+)?next\s+(?P<next>{_DAY_NAMES}))|(?:coming\s+(?P<coming3>{_DAY_NAMES}))"
+    rf"|(?:(?:the\s+)?(?P<ord1>{_alt(_ORDINAL_WORDS)})\s+(?:of\s+)?next\s+month)"
+    rf"|(?:next\s+month\s+on\s+the\s+(?P<ord2>{_alt(_ORDINAL_WORDS)})))\b",
+    re.IGNORECASE,
+)
+_TODAY = re.compile(r"\btoday is\b", re.IGNORECASE)
+
+
+def _today(messages: Sequence[dict[str, Any]]) -> dt.date | None:
+    """The conversation's today, when a system line states it ("Today is Friday, March 13, 2026.")."""
+    for message in messages:
+        if message.get("role") == "system" and isinstance(message.get("content"), str):
+            text = str(message["content"])
+            if _TODAY.search(text):
+                found = _dates(text)
+                if found:
+                    return dt.date.fromisoformat(found[0].value)
+    return None
+
+
+def _count(said: str) -> int:
+    return int(said) if said.isdigit() else _NUMBER_WORDS[said.lower()]
+
+
+def _resolved_dates(text: str, today: dt.date) -> str:
+    """The request with every date said relative to today written out (ISO), so that the date
+    finders read it as any other date."""
+
+    def day(found: re.Match[str]) -> str:
+        group = {k: v for k, v in found.groupdict().items() if v}
+        shift = 0
+        if "after" in group:
+            shift = 2
+        elif "tomorrow" in group:
+            shift = 1
+        elif "yesterday" in group:
+            shift = -1
+        elif "unit1" in group or "unit2" in group:
+            unit = group.get("unit1") or group.get("unit2") or ""
+            said = next(v for v in found.groups() if v and (v.isdigit() or v.lower() in _NUMBER_WORDS))
+            shift = _count(said) * (7 if unit.lower().startswith("week") else 1)
+        elif any(k in group for k in ("after_next", "coming1", "coming2", "coming3", "next")):
+            name = next(
+                group[k] for k in ("after_next", "coming1", "coming2", "coming3", "next") if k in group
+            )
+            target = _WEEKDAYS.index(name.capitalize())
+            shift = (target - today.weekday()) % 7 or 7
+            if "after_next" in group:
+                shift += 7
+        elif "ord1" in group or "ord2" in group:
+            number = _ORDINAL_WORDS[(group.get("ord1") or group.get("ord2") or "").lower()]
+            year, month = (today.year + 1, 1) if today.month == 12 else (today.year, today.month + 1)
+            try:
+                return dt.date(year, month, number).isoformat()
+            except ValueError:
+                return found.group()
+        return (today + dt.timedelta(days=shift)).isoformat()
+
+    return _RELATIVE.sub(day, text)
+
+
 class LexicalMiner:
     """Answers any request by keywords and value formats alone: no model, no templates matched."""
 
@@ -1028,6 +1211,9 @@ class LexicalMiner:
 
     def answer(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Answer:
         text = _request(messages)
+        today = _today(messages)
+        if today is not None:
+            text = _resolved_dates(text, today)
         offered = [_resolve(json.dumps(_function(t), sort_keys=True)) for t in tools]
         if not text or not offered:
             return []
