@@ -988,6 +988,28 @@ class _Reading:
     score: float = 0.0
 
 
+#: Words around a value that take it back: context the request states but does not ask with
+#: ("not Lyon, that was the old plan", "I first thought 4 days, but scratch that").
+_TAKEN_BACK_BEFORE = re.compile(
+    r"(?:\bnot|\bforget|\bignore|first thought|\bsuggested|went with|busy on|away on|last time was on|"
+    r"call at|old slot was|instead of|rather than|other than|\bexcept)\s*[\"(]?$",
+    re.IGNORECASE,
+)
+_TAKEN_BACK_AFTER = re.compile(
+    r"^[\")]?\s*[,;:-]?\s*(?:that was the old plan|i changed my mind|was last time|but scratch that|"
+    r"from my earlier message|that'?s not what i want|came up yesterday|no\b|is already taken|won'?t work|"
+    r"by the way|was the old|is off the table|doesn'?t work)",
+    re.IGNORECASE,
+)
+
+
+def _taken_back(text: str, start: int, end: int) -> bool:
+    return bool(
+        _TAKEN_BACK_BEFORE.search(text[max(0, start - 24) : start])
+        or _TAKEN_BACK_AFTER.search(text[end : end + 40])
+    )
+
+
 #: A value right after "e.g." is a description's example echoed, not a value of the request.
 _EXAMPLE = re.compile(r"\be\.? ?g\.?,? ?$|\blike $", re.IGNORECASE)
 
@@ -1003,7 +1025,12 @@ def _fill(tool: _Tool, text: str) -> _Reading:
             peers.setdefault(id(_finder(slot.gen)), []).append(index)
     for index, slot in enumerate(tool.slots):
         finder = _finder(slot.gen) if slot.gen is not None else _generic_finder(slot)
-        finds = [f for f in finder(text) if not _EXAMPLE.search(text[max(0, f.start - 8) : f.start])]
+        finds = [
+            f
+            for f in finder(text)
+            if not _EXAMPLE.search(text[max(0, f.start - 8) : f.start])
+            and not _taken_back(text, f.start, f.end)
+        ]
         group = peers.get(id(finder), [index])
         rank = sorted(group, key=lambda i: tool.slots[i].order).index(index) if len(group) > 1 else 0
         positions = sorted({f.start for f in finds})
@@ -1198,7 +1225,10 @@ def _resolved_dates(text: str, today: dt.date) -> str:
                 return found.group()
         return (today + dt.timedelta(days=shift)).isoformat()
 
-    return _RELATIVE.sub(day, text)
+    quoted = [(m.start(), m.end()) for m in _QUOTED_RE.finditer(text)]
+    return _RELATIVE.sub(
+        lambda found: found.group() if any(a <= found.start() < b for a, b in quoted) else day(found), text
+    )
 
 
 class LexicalMiner:
