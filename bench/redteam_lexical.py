@@ -32,6 +32,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
+from random import Random
 from typing import Any, cast
 
 from tasks import generate, variant
@@ -622,10 +623,17 @@ def _pick_finder(gen: Pick) -> Finder:
             values.setdefault(form.lower(), option.accepted[0])
             values.setdefault(form.lower().replace("_", " "), option.accepted[0])
     regex = re.compile(rf"(?<![\w@/.-])(?:{_alt(values)})(?![\w@/-])", re.IGNORECASE)
-    return lambda text: [
-        _Find(m.start(), m.end(), values[m.group().lower()], 2.0 + min(len(m.group()), 12) / 12)
-        for m in regex.finditer(text)
-    ]
+    places = sum(bool(_PLACE.fullmatch(say)) for option in gen.options for say in option.says)
+    open_space = _open_finder(_PLACE, 1.8) if places >= len(gen.options) // 2 and places else None
+
+    def find(text: str) -> list[_Find]:
+        found = [
+            _Find(m.start(), m.end(), values[m.group().lower()], 2.0 + min(len(m.group()), 12) / 12)
+            for m in regex.finditer(text)
+        ]
+        return found + (open_space(text) if open_space is not None else [])
+
+    return find
 
 
 def _flag_finder(gen: Flag) -> Finder:
@@ -663,7 +671,44 @@ def _composed_finder(gen: Composed) -> Finder:
             part = gen.parts[int(name) if name else position]
             pattern += f"(?:{_alt(part)})" + ("?" if "" in part else "")
     regex = re.compile(rf'(?<![\w/.@-])"?({pattern})"?(?![\w/@]|\.\w|-\w)', re.IGNORECASE)
-    return lambda text: [_Find(m.start(), m.end(), m[1], 3.5) for m in regex.finditer(text)]
+    shape = _open_shape(gen)
+    open_space = _open_finder(shape, 2.5) if shape is not None else None
+
+    def find(text: str) -> list[_Find]:
+        found = [_Find(m.start(), m.end(), m[1], 3.5) for m in regex.finditer(text)]
+        return found + (open_space(text) if open_space is not None else [])
+
+    return find
+
+
+# Open value spaces: the public pools' formats, for values drawn beyond the pools' lists.
+_PLACE = re.compile(r"[A-Z][a-z]+(?:[ -][A-Z][a-z]+)*, [A-Z][a-z]+(?: [A-Z][a-z]+)*")
+_EMAIL = re.compile(r"[a-z0-9][a-z0-9._-]*@[a-z0-9-]+(?:\.[a-z0-9-]+)+", re.IGNORECASE)
+_HANDLE = re.compile(r"@[a-z][a-z0-9._-]*[a-z0-9]", re.IGNORECASE)
+_PHONE = re.compile(r"\+\d{1,3}(?: \d{2,4}){2,4}")
+_PERSON = re.compile(r"[A-Z][a-z]+(?:-[A-Z][a-z]+)? [A-Z][a-z]+(?:-[A-Z][a-z]+)?")
+
+
+def _open_shape(gen: Composed) -> re.Pattern[str] | None:
+    """The open format of a composed pool, when it is one of the kinds people's names, emails,
+    handles and phone numbers take."""
+    pattern = gen.pattern
+    if "@" in pattern and not pattern.startswith("@"):
+        return _EMAIL
+    if pattern.startswith("@"):
+        return _HANDLE
+    if pattern.startswith("+"):
+        return _PHONE
+    if pattern == "{0} {1}" and all(part and all(p[:1].isupper() for p in part) for part in gen.parts):
+        return _PERSON
+    return None
+
+
+def _open_finder(shape: re.Pattern[str], strength: float) -> Finder:
+    regex = re.compile(rf"(?<![\w@.+-])(?:{shape.pattern})(?![\w@-]|\.\w)", shape.flags)
+    return lambda text: [
+        _Find(m.start(), m.end(), m.group().rstrip("."), strength) for m in regex.finditer(text)
+    ]
 
 
 _UNIT_SECONDS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 604800, "fortnight": 1209600}
@@ -910,7 +955,57 @@ def _finder(gen: Any) -> Finder:
         return _records_finder(gen.record, many=True)
     if isinstance(gen, _Shaped):
         return _shaped_finder(gen)
-    return lambda text: []
+    return _sampled_finder(gen)
+
+
+_SHAPES = (
+    (_dates, None),
+    (_times, None),
+    (None, _EMAIL),
+    (None, _HANDLE),
+    (None, _PHONE),
+    (None, _PLACE),
+    (None, _PERSON),
+)
+
+
+def _sampled_finder(gen: Any) -> Finder:
+    """A generator of a kind not known here: draw values from it (it is public code) and read
+    values of the format they share, or, failing one, the values drawn."""
+    draw = getattr(gen, "draw", None)
+    if not callable(draw):
+        return lambda text: []
+    rng = Random(0)
+    samples: dict[str, Any] = {}
+    try:
+        for _ in range(200):
+            drawn = draw(rng)
+            samples.setdefault(str(drawn.text).strip('"'), drawn.accepted[0])
+    except Exception:  # someone else's generator: no reading is better than a crash
+        return lambda text: []
+    texts = list(samples)
+
+    def coverage(entry: tuple[Any, Any]) -> float:
+        finder, shape = entry
+        if shape is not None:
+            return sum(bool(shape.fullmatch(t)) for t in texts) / len(texts)
+        return sum(len(finder(t)) == 1 for t in texts) / len(texts)
+
+    best = max(_SHAPES, key=coverage)
+    shaped: Finder | None = None
+    if coverage(best) >= 0.4:
+        shaped = best[0] if best[0] is not None else _open_finder(cast(re.Pattern[str], best[1]), 2.5)
+    regex = re.compile(rf"(?<![\w@/.-])(?:{_alt(texts)})(?![\w@/-])", re.IGNORECASE)
+    lowered = {t.lower(): v for t, v in samples.items()}
+
+    def find(text: str) -> list[_Find]:
+        pooled = [
+            _Find(m.start(), m.end(), lowered.get(m.group().lower(), m.group()), 2.2)
+            for m in regex.finditer(text)
+        ]
+        return pooled + (shaped(text) if shaped is not None else [])
+
+    return find
 
 
 def _generic_finder(slot: _Slot) -> Finder:
