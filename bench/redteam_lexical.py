@@ -202,7 +202,8 @@ class _LibParam:
     param: Param
     json_type: str
     words: frozenset[str]  # description and name words
-    context: frozenset[str]  # words next to its placeholder in the templates, plus ``words``
+    context: frozenset[str]  # words right before its placeholder in the templates, plus ``words``
+    after: frozenset[str]  # words right after its placeholder in the templates
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,17 +214,19 @@ class _LibTool:
     params: tuple[_LibParam, ...]
 
 
-def _template_context(spec: ToolSpec) -> dict[str, set[str]]:
-    """Per parameter: the literal words right before (three) and after (two) its placeholders."""
-    near: dict[str, set[str]] = {param.name: set() for param in spec.params}
+def _template_context(spec: ToolSpec) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """Per parameter: the literal words right before (three) and right after (two) its
+    placeholders in the templates ("from {origin} to", "put it in {to_scale}")."""
+    before: dict[str, set[str]] = {param.name: set() for param in spec.params}
+    after: dict[str, set[str]] = {param.name: set() for param in spec.params}
     for template in spec.templates:
         parts = list(string.Formatter().parse(template))
         for index, (literal, name, _, _) in enumerate(parts):
-            if name and name in near:
-                near[name].update(_words(literal)[-3:])
-                after = parts[index + 1][0] if index + 1 < len(parts) else ""
-                near[name].update(_words(after)[:2])
-    return near
+            if name and name in before:
+                before[name].update(_words(literal)[-3:])
+                following = parts[index + 1][0] if index + 1 < len(parts) else ""
+                after[name].update(_words(following)[:2])
+    return before, after
 
 
 @cache
@@ -231,11 +234,14 @@ def _library() -> tuple[tuple[_LibTool, ...], dict[str, float]]:
     """The library tools with their vocabularies, and the IDF of every word over them."""
     entries: list[_LibTool] = []
     for spec in library_tools():
-        context = _template_context(spec)
+        before, after = _template_context(spec)
         params = []
         for param in spec.params:
             own = frozenset(_words(param.description) + _words(param.name))
-            params.append(_LibParam(spec, param, BFCL_TYPES[param.type], own, own | context[param.name]))
+            json_type = BFCL_TYPES[param.type]
+            params.append(
+                _LibParam(spec, param, json_type, own, own | before[param.name], frozenset(after[param.name]))
+            )
         words = set(_words(spec.name) + _words(spec.description))
         for p in params:
             words |= p.words
@@ -334,7 +340,8 @@ class _Slot:
     required: bool
     enum: tuple[Any, ...] | None
     gen: Any  # the library value generator it most likely takes, or None
-    context: frozenset[str]
+    context: frozenset[str]  # words said before its values: its description, its templates' words
+    after: frozenset[str]  # words said after its values in its templates
     order: int  # its library parameter's position (the order templates state same-typed values in)
 
 
@@ -530,7 +537,16 @@ def _resolve_cached(function_json: str) -> _Tool:
         context = words | (match.context if match is not None else frozenset())
         order = list(match.spec.params).index(match.param) if match is not None else 100 + len(slots)
         slots.append(
-            _Slot(name, json_type, name in required, tuple(enum) if enum else None, gen, context, order)
+            _Slot(
+                name,
+                json_type,
+                name in required,
+                tuple(enum) if enum else None,
+                gen,
+                context,
+                match.after if match is not None else frozenset(),
+                order,
+            )
         )
     asked = frozenset(own | (lib.asked if lib is not None else frozenset()))
     described = frozenset(
@@ -1111,13 +1127,13 @@ _EXAMPLE = re.compile(r"\be\.? ?g\.?,? ?$|\blike $", re.IGNORECASE)
 
 def _fill(tool: _Tool, text: str) -> _Reading:
     reading = _Reading(tool)
-    spans = _value_spans(text)
     candidates: list[tuple[float, int, _Find]] = []
     # Slots that read values the same way: the templates state those in library order.
     peers: dict[int, list[int]] = {}
     for index, slot in enumerate(tool.slots):
         if slot.gen is not None:
             peers.setdefault(id(_finder(slot.gen)), []).append(index)
+    reads: list[tuple[int, Finder, list[_Find]]] = []
     for index, slot in enumerate(tool.slots):
         finder = _finder(slot.gen) if slot.gen is not None else _generic_finder(slot)
         finds = [
@@ -1126,6 +1142,11 @@ def _fill(tool: _Tool, text: str) -> _Reading:
             if not _EXAMPLE.search(text[max(0, f.start - 8) : f.start])
             and not _taken_back(text, f.start, f.end)
         ]
+        reads.append((index, finder, finds))
+    # Context stops at the neighbouring values: numbers, dates, quotes, and any value a slot reads.
+    spans = sorted({*_value_spans(text), *((f.start, f.end) for _, _, finds in reads for f in finds)})
+    for index, finder, finds in reads:
+        slot = tool.slots[index]
         group = peers.get(id(finder), [index])
         rank = sorted(group, key=lambda i: tool.slots[i].order).index(index) if len(group) > 1 else 0
         positions = sorted({f.start for f in finds})
@@ -1136,7 +1157,7 @@ def _fill(tool: _Tool, text: str) -> _Reading:
                 for i, w in enumerate(before)
                 if w in slot.context
             )
-            near += 0.2 * sum(_idf(w) for w in after if w in slot.context)
+            near += 0.5 * sum(_idf(w) for w in after if w in slot.after)
             prior = -0.5 * abs(positions.index(f.start) - rank) if len(group) > 1 else 0.0
             candidates.append((f.strength + 0.6 * near + prior, index, f))
     # Lists last: they take the items of their type that no single-valued parameter took.
