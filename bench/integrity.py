@@ -30,6 +30,7 @@ import asyncio
 import importlib.util
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -195,19 +196,26 @@ def round_table(figures: dict[str, Figures], floor: float) -> list[str]:
     return lines
 
 
-def oracle_in_every_format(task_list: Iterable[Task]) -> tuple[int, int, int]:
-    """(tasks whose reference answer is valid rendered in every output format, tasks, formats):
-    the tool-free formats and the native ones (decoded with the offered tools); a no-call task
-    is answered in words."""
+def oracle_in_every_format(task_list: Iterable[Task]) -> tuple[int, int, int, Counter[str]]:
+    """(tasks whose reference answer is valid rendered in every output format, tasks, formats,
+    per format the tasks it fails): the tool-free formats and the native ones (decoded with the
+    offered tools); a no-call task is answered in words."""
     formats = (*FORMATS, *NATIVE_FORMATS)
     valid = total = 0
+    failing: Counter[str] = Counter()
     for task in task_list:
         total += 1
         functions = [function_of(tool) for tool in task.tools]
         calls = [Call(name, arguments) for name, arguments in reference_calls(task.expected)]
-        outputs = [render(calls, fmt) for fmt in formats] if calls else ["I can't do that with these tools."]
-        valid += all(check(out, functions, task.expected, task.scoring_category).valid for out in outputs)
-    return valid, total, len(formats)
+        outputs = {fmt: render(calls, fmt) for fmt in formats} if calls else {"words": "I can't do that."}
+        failed = [
+            fmt
+            for fmt, out in outputs.items()
+            if not check(out, functions, task.expected, task.scoring_category).valid
+        ]
+        failing.update(failed)
+        valid += not failed
+    return valid, total, len(formats), failing
 
 
 def generation_rate(seed: str, count: int) -> float:
@@ -369,11 +377,13 @@ def main() -> None:
         gold = asyncio.run(
             phrase_with_standin(generate(f"{args.seed}-gold", args.oracle_tasks), args.seed)
         ).tasks
-        valid, total, formats = oracle_in_every_format(gold)
+        valid, total, formats, failing = oracle_in_every_format(gold)
         print(
             f"\nOracle check: {valid}/{total} phrased tasks ({100 * valid / max(total, 1):.1f}%) have a gold"
             f" answer valid in all {formats} output formats."
         )
+        for fmt, count in failing.most_common():
+            print(f"  fails in {fmt:<18} {count:>5} tasks")
     if args.external:
         _external(args, redteam)
     if args.demo:
