@@ -698,7 +698,7 @@ def _composed_finder(gen: Composed) -> Finder:
 
 
 # Open value spaces: the public pools' formats, for values drawn beyond the pools' lists.
-_PLACE = re.compile(r"[A-Z][a-z]+(?:[ -][A-Z][a-z]+)*, [A-Z][a-z]+(?: [A-Z][a-z]+)*")
+_PLACE = re.compile(r"[A-Z][a-z]+(?:[ -][A-Z][a-z]+)*, [A-Z][A-Za-z]+(?: [A-Z][a-z]+)*")
 _EMAIL = re.compile(r"[a-z0-9][a-z0-9._-]*@[a-z0-9-]+(?:\.[a-z0-9-]+)+", re.IGNORECASE)
 _HANDLE = re.compile(r"@[a-z][a-z0-9._-]*[a-z0-9]", re.IGNORECASE)
 _PHONE = re.compile(r"\+\d{1,3}(?: \d{2,4}){2,4}")
@@ -1347,6 +1347,59 @@ def _resolved_dates(text: str, today: dt.date) -> str:
     )
 
 
+# References through relations stated in context ("my sister Ana lives in Porto ... near my sister").
+_REL = r"((?:[a-z]+ )?[a-z]+)"
+_VALUE = (
+    r"(\+\d{1,3}(?: \d{2,4}){2,4}"
+    r"|\d+ [A-Z][a-z]+ (?:[A-Z][a-z]+ )?(?:Street|Road|Avenue|Lane|Way|Drive|Boulevard|Court|Place)"
+    r"|[A-Z][a-z]+(?:[ -][A-Z][a-z]+)*, [A-Z][A-Za-z]+(?: [A-Z][a-z]+)*"
+    r"|[A-Z][a-z]+(?:-[A-Z][a-z]+)? [A-Z][a-z]+"
+    r"|[a-z0-9._-]+@[a-z0-9.-]+\.[a-z]{2,}|@[a-z][\w.-]*)"
+)
+_FACTS = (  # (regex, group of the relation, group of the name or 0, group of the value)
+    (re.compile(rf"\bmy {_REL} ([A-Z][a-z]+) lives in {_VALUE}"), 1, 2, 3),
+    (re.compile(rf"\b([A-Z][a-z]+), my {_REL}, is based in {_VALUE}"), 2, 1, 3),
+    (re.compile(rf"\bmy {_REL}(?:'s (?:address|number|phone|email))? is {_VALUE}"), 1, 0, 2),
+    (re.compile(rf"{_VALUE} is my {_REL}\b"), 2, 0, 1),
+    (re.compile(rf"\byou can reach my {_REL} at {_VALUE}"), 1, 0, 2),
+    (re.compile(rf"\bmy {_REL} picks up on {_VALUE}"), 1, 0, 2),
+)
+
+
+def _resolved_references(text: str) -> str:
+    """The request with each value named through a relation ("the city my sister lives in",
+    "Ana's city", "my accountant") written out, and the stated relations' values taken out of
+    the context sentences (so that neither they nor a decoy relation's value reads as an argument)."""
+    by_relation: dict[str, str] = {}
+    by_name: dict[str, str] = {}
+    spans: list[tuple[int, int]] = []
+    for regex, rel, name, value in _FACTS:
+        for m in regex.finditer(text):
+            by_relation.setdefault(m[rel], m[value])
+            if name:
+                by_name.setdefault(m[name], m[value])
+            spans.append(m.span())
+    if not by_relation:
+        return text
+    chars = list(text)
+    for start, end in sorted(spans, reverse=True):
+        chars[start:end] = "(noted)"
+    text = "".join(chars)
+    relations = _alt(by_relation)
+    names = _alt(by_name) if by_name else "(?!x)x"
+    reference = re.compile(
+        rf"\b(?:where my (?P<r1>{relations}) lives|the (?:city|town|place) my (?P<r2>{relations}) lives in"
+        rf"|(?P<n1>{names})'s (?:city|town|place)"
+        rf"|my (?P<r3>{relations})(?:'s (?:address|number|phone|email))?)\b"
+    )
+
+    def said(m: re.Match[str]) -> str:
+        rel = m["r1"] or m["r2"] or m["r3"]
+        return by_relation[rel] if rel else by_name[m["n1"]]
+
+    return reference.sub(said, text)
+
+
 class LexicalMiner:
     """Answers any request by keywords and value formats alone: no model, no templates matched."""
 
@@ -1360,6 +1413,7 @@ class LexicalMiner:
         today = _today(messages)
         if today is not None:
             text = _resolved_dates(text, today)
+        text = _resolved_references(text)
         offered = [_resolve(json.dumps(_function(t), sort_keys=True)) for t in tools]
         if not text or not offered:
             return []
