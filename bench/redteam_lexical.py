@@ -1400,6 +1400,68 @@ def _resolved_references(text: str) -> str:
     return reference.sub(said, text)
 
 
+# Amounts and counts worked out from stated figures ("a third of $609", "12.50 plus 3.25",
+# "split four ways", "me and three friends").
+_AMOUNT = r"(?<![\w^.])\$?(\d+(?:\.\d+)?)(?![\w^]|\.\d)"
+_WORD_NUMBER = rf"\b({_alt(_NUMBER_WORDS)})\b"  # template text says its counts in digits
+_PARTS = {
+    "half": 2,
+    "a half": 2,
+    "a third": 3,
+    "third": 3,
+    "a quarter": 4,
+    "quarter": 4,
+    "a fifth": 5,
+    "fifth": 5,
+}
+_ARITHMETIC = (
+    (
+        re.compile(rf"\b({_alt(_PARTS)}) of {_AMOUNT}", re.IGNORECASE),
+        lambda m: float(m[2]) / _PARTS[m[1].lower()],
+    ),
+    (
+        re.compile(rf"{_AMOUNT},? split {_WORD_NUMBER} ways", re.IGNORECASE),
+        lambda m: float(m[1]) / _count(m[2]),
+    ),
+    (
+        re.compile(rf"\b{_WORD_NUMBER} (?:times|lots of) {_AMOUNT}", re.IGNORECASE),
+        lambda m: _count(m[1]) * float(m[2]),
+    ),
+    (
+        re.compile(rf"{_AMOUNT} (?:plus|and another) {_AMOUNT}", re.IGNORECASE),
+        lambda m: float(m[1]) + float(m[2]),
+    ),
+    (re.compile(rf"{_AMOUNT} (?:minus|less) {_AMOUNT}", re.IGNORECASE), lambda m: float(m[1]) - float(m[2])),
+)
+_HEADCOUNT = re.compile(
+    rf"\b(?:(?P<one>me and|myself plus|me and my) {_WORD_NUMBER} (?:friends|colleagues|cousins)"
+    rf"|(?P<two>me, my partner and our|my wife, me and|the two of us plus) {_WORD_NUMBER}"
+    r" (?:kids|of our neighbours|guests of ours))\b",
+    re.IGNORECASE,
+)
+
+
+def _worked_out(text: str) -> str:
+    """The request with sums, shares, products and head counts written out as their numbers."""
+    for regex, compute in _ARITHMETIC:
+
+        def value(m: re.Match[str], compute: Callable[[re.Match[str]], float] = compute) -> str:
+            result = round(compute(m), 2)
+            return (
+                f"{result:.2f}"
+                if "." in m.group()
+                else (str(int(result)) if result == int(result) else str(result))
+            )
+
+        text = regex.sub(value, text)
+
+    def people(m: re.Match[str]) -> str:
+        said = next(v for v in m.groups() if v and (v.isdigit() or v.lower() in _NUMBER_WORDS))
+        return str(_count(said) + (1 if m["one"] else 2))
+
+    return _HEADCOUNT.sub(people, text)
+
+
 class LexicalMiner:
     """Answers any request by keywords and value formats alone: no model, no templates matched."""
 
@@ -1413,7 +1475,7 @@ class LexicalMiner:
         today = _today(messages)
         if today is not None:
             text = _resolved_dates(text, today)
-        text = _resolved_references(text)
+        text = _worked_out(_resolved_references(text))
         offered = [_resolve(json.dumps(_function(t), sort_keys=True)) for t in tools]
         if not text or not offered:
             return []
