@@ -35,7 +35,7 @@ from functools import cache, lru_cache
 from random import Random
 from typing import Any, cast
 
-from tasks import generate, variant
+from tasks import Task, generate, variant
 from tasks.answers import reference_calls
 from tasks.builtin import _JOINERS
 from tasks.lexicon import synonym_index
@@ -295,8 +295,7 @@ def _calibration() -> tuple[dict[str, float], float, float]:
     gold: Counter[str] = Counter()
     other: Counter[str] = Counter()
     samples: list[tuple[frozenset[str], bool]] = []
-    for task in generate("lexical-calibration", 1500):
-        shown = variant(task, "lexical-calibration")
+    for shown in _calibration_round():
         said = set(_plain_words(_request(shown.messages)))
         answers = {name for name, _ in reference_calls(shown.expected)}
         for tool in shown.tools:
@@ -315,6 +314,62 @@ def _calibration() -> tuple[dict[str, float], float, float]:
     scores = sorted(sum(weights.get(w, unseen) for w in unsaid) for unsaid, is_gold in samples if is_gold)
     floor = scores[len(scores) // 100] - 1.0 if scores else -math.inf
     return weights, unseen, floor
+
+
+@cache
+def _calibration_round() -> tuple[Task, ...]:
+    """A round the public generator draws, as miners are shown it (the learner's material)."""
+    return tuple(variant(task, "lexical-calibration") for task in generate("lexical-calibration", 1500))
+
+
+@dataclass(frozen=True, slots=True)
+class _Pool:
+    """Values seen in answers of the calibration round for parameters described alike."""
+
+    texts: tuple[str, ...]
+
+
+@cache
+def _observed() -> tuple[dict[tuple[str, frozenset[str]], set[str]], frozenset[str]]:
+    """Per (JSON type, description words) of an offered parameter: the answer values seen for it
+    in the calibration round (list items for arrays); and the description words too common to
+    tell parameters apart (the rewording's "Purpose:", "as stated", ...)."""
+    frequency: Counter[str] = Counter()
+    seen: dict[tuple[str, frozenset[str]], set[str]] = {}
+    described: list[tuple[str, list[str], Any]] = []
+    for shown in _calibration_round():
+        answers = dict(reference_calls(shown.expected))
+        for tool in shown.tools:
+            function = _function(tool)
+            arguments = answers.get(str(function.get("name", "")), {})
+            for name, prop in ((function.get("parameters") or {}).get("properties") or {}).items():
+                words = _words(str(prop.get("description", "")))
+                frequency.update(set(words))
+                if arguments.get(name) not in (None, ""):
+                    described.append((str(prop.get("type", "")), words, arguments[name]))
+    total = max(1, sum(1 for shown in _calibration_round() for _ in shown.tools))
+    common = frozenset(word for word, n in frequency.items() if n > 0.05 * total * 2)
+    for json_type, words, value in described:
+        items = value if isinstance(value, list) else [value]
+        texts = {str(item) for item in items if isinstance(item, str) and item}
+        if texts:
+            seen.setdefault((json_type, frozenset(words) - common), set()).update(texts)
+    return seen, common
+
+
+def _observed_gen(json_type: str, words: frozenset[str]) -> Any:
+    """A pool of the values seen for the most alike described parameter, or None."""
+    seen, common = _observed()
+    mine = words - common
+    best = max(
+        ((_similarity(mine, key[1]), key) for key in seen if key[0] == json_type and key[1]),
+        key=lambda item: item[0],
+        default=None,
+    )
+    if best is None or best[0] < 0.5:
+        return None
+    pool = _Pool(tuple(sorted(seen[best[1]])))
+    return ListOf(cast(Any, pool), 1, 8) if json_type == "array" else pool
 
 
 def _described(function: dict[str, Any]) -> frozenset[str]:
@@ -523,6 +578,8 @@ def _resolve_cached(function_json: str) -> _Tool:
             match, gen = _nearest(json_type, words, enum, desc)
         elif match is not None:
             gen = match.param.gen
+        if gen is None and json_type in ("string", "array"):
+            gen = _observed_gen(json_type, words)
         shaped = _shape_of(desc)
         if shaped is not None and not isinstance(gen, Composed | ListOf):
             gen = ListOf(cast(Any, shaped), 1, 6) if json_type == "array" else shaped
@@ -703,6 +760,9 @@ _EMAIL = re.compile(r"[a-z0-9][a-z0-9._-]*@[a-z0-9-]+(?:\.[a-z0-9-]+)+", re.IGNO
 _HANDLE = re.compile(r"@[a-z][a-z0-9._-]*[a-z0-9]", re.IGNORECASE)
 _PHONE = re.compile(r"\+\d{1,3}(?: \d{2,4}){2,4}")
 _PERSON = re.compile(r"[A-Z][a-z]+(?:-[A-Z][a-z]+)? [A-Z][a-z]+(?:-[A-Z][a-z]+)?")
+_ADDRESS = re.compile(
+    r"\d+ [A-Z][a-z]+ (?:[A-Z][a-z]+ )?(?:Street|Road|Avenue|Lane|Way|Drive|Boulevard|Court|Place)"
+)
 
 
 def _open_shape(gen: Composed) -> re.Pattern[str] | None:
@@ -971,7 +1031,38 @@ def _finder(gen: Any) -> Finder:
         return _records_finder(gen.record, many=True)
     if isinstance(gen, _Shaped):
         return _shaped_finder(gen)
+    if isinstance(gen, _Pool):
+        return _pool_finder(gen)
     return _sampled_finder(gen)
+
+
+def _pool_finder(gen: _Pool) -> Finder:
+    """The values of a pool, and of the open format most of them share."""
+    texts = gen.texts
+    best = max(_SHAPES, key=lambda entry: _coverage(entry, texts))
+    shaped: Finder | None = None
+    if _coverage(best, texts) >= 0.4:
+        shaped = best[0] if best[0] is not None else _open_finder(cast(re.Pattern[str], best[1]), 2.2)
+    regex = re.compile(rf"(?<![\w@/.-])(?:{_alt(texts)})(?![\w@/-])", re.IGNORECASE)
+    canonical = {t.lower(): t for t in texts}
+
+    def find(text: str) -> list[_Find]:
+        pooled = [
+            _Find(m.start(), m.end(), canonical.get(m.group().lower(), m.group()), 2.0)
+            for m in regex.finditer(text)
+        ]
+        return pooled + (shaped(text) if shaped is not None else [])
+
+    return find
+
+
+def _coverage(entry: tuple[Any, Any], texts: Sequence[str]) -> float:
+    finder, shape = entry
+    if not texts:
+        return 0.0
+    if shape is not None:
+        return sum(bool(shape.fullmatch(t)) for t in texts) / len(texts)
+    return sum(len(finder(t)) == 1 for t in texts) / len(texts)
 
 
 _SHAPES = (
@@ -980,6 +1071,7 @@ _SHAPES = (
     (None, _EMAIL),
     (None, _HANDLE),
     (None, _PHONE),
+    (None, _ADDRESS),
     (None, _PLACE),
     (None, _PERSON),
 )
