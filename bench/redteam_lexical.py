@@ -398,6 +398,9 @@ class _Slot:
     context: frozenset[str]  # words said before its values: its description, its templates' words
     after: frozenset[str]  # words said after its values in its templates
     order: int  # its library parameter's position (the order templates state same-typed values in)
+    role: str = (
+        ""  # the preposition its description ends on ("Address to collect from"): said before its value
+    )
 
 
 @dataclass(slots=True)
@@ -468,6 +471,16 @@ def _param_scores(
 ) -> dict[int, float]:
     """How well an offered parameter matches each library parameter (by ``id``)."""
     return {id(p): _param_score(p, json_type, words, enum, desc) for p in _flat_params()}
+
+
+_ROLES = frozenset(
+    {"from", "to", "into", "at", "via", "until", "since", "after", "before", "with", "by", "for"}
+)
+
+
+def _role_of(desc: str) -> str:
+    words = re.findall(r"[a-z]+", re.sub(r"\(.*?\)|,.*$", "", desc.lower().rstrip(". ")))
+    return words[-1] if words and words[-1] in _ROLES else ""
 
 
 def _nearest(
@@ -603,6 +616,7 @@ def _resolve_cached(function_json: str) -> _Tool:
                 context,
                 match.after if match is not None else frozenset(),
                 order,
+                _role_of(desc),
             )
         )
     asked = frozenset(own | (lib.asked if lib is not None else frozenset()))
@@ -1250,6 +1264,8 @@ def _fill(tool: _Tool, text: str) -> _Reading:
                 if w in slot.context
             )
             near += 0.5 * sum(_idf(w) for w in after if w in slot.after)
+            if slot.role and before and before[-1] == slot.role:
+                near += 3.0
             prior = -0.5 * abs(positions.index(f.start) - rank) if len(group) > 1 else 0.0
             candidates.append((f.strength + 0.6 * near + prior, index, f))
     # Lists last: they take the items of their type that no single-valued parameter took.
