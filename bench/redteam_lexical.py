@@ -949,7 +949,8 @@ def _list_finder(gen: ListOf) -> Finder:
     item = _finder(item_gen)
 
     def find(text: str) -> list[_Find]:
-        items = _disjoint(sorted(item(text), key=lambda f: (-f.strength, f.start)))
+        said = [f for f in item(text) if not _taken_back(text, f.start, f.end)]
+        items = _disjoint(sorted(said, key=lambda f: (-f.strength, f.start)))
         items.sort(key=lambda f: f.start)
         values: list[Any] = []
         spans = []
@@ -1399,6 +1400,15 @@ _RELATIVE = re.compile(
 _TODAY = re.compile(r"\btoday is\b", re.IGNORECASE)
 
 
+def _sub_unquoted(regex: re.Pattern[str], replace: Callable[[re.Match[str]], str], text: str) -> str:
+    """``regex.sub`` outside quoted text (a quoted value is said verbatim and stays so)."""
+    quoted = [(m.start(), m.end()) for m in _QUOTED_RE.finditer(text)]
+    return regex.sub(
+        lambda found: found.group() if any(a <= found.start() < b for a, b in quoted) else replace(found),
+        text,
+    )
+
+
 def _today(messages: Sequence[dict[str, Any]]) -> dt.date | None:
     """The conversation's today, when a system line states it ("Today is Friday, March 13, 2026.")."""
     for message in messages:
@@ -1449,10 +1459,7 @@ def _resolved_dates(text: str, today: dt.date) -> str:
                 return found.group()
         return (today + dt.timedelta(days=shift)).isoformat()
 
-    quoted = [(m.start(), m.end()) for m in _QUOTED_RE.finditer(text)]
-    return _RELATIVE.sub(
-        lambda found: found.group() if any(a <= found.start() < b for a, b in quoted) else day(found), text
-    )
+    return _sub_unquoted(_RELATIVE, day, text)
 
 
 # References through relations stated in context ("my sister Ana lives in Porto ... near my sister").
@@ -1505,7 +1512,7 @@ def _resolved_references(text: str) -> str:
         rel = m["r1"] or m["r2"] or m["r3"]
         return by_relation[rel] if rel else by_name[m["n1"]]
 
-    return reference.sub(said, text)
+    return _sub_unquoted(reference, said, text)
 
 
 # Amounts and counts worked out from stated figures ("a third of $609", "12.50 plus 3.25",
@@ -1561,13 +1568,78 @@ def _worked_out(text: str) -> str:
                 else (str(int(result)) if result == int(result) else str(result))
             )
 
-        text = regex.sub(value, text)
+        text = _sub_unquoted(regex, value, text)
 
     def people(m: re.Match[str]) -> str:
         said = next(v for v in m.groups() if v and (v.isdigit() or v.lower() in _NUMBER_WORDS))
         return str(_count(said) + (1 if m["one"] else 2))
 
-    return _HEADCOUNT.sub(people, text)
+    return _sub_unquoted(_HEADCOUNT, people, text)
+
+
+# Dates anchored on an event stated in context ("the car service got moved to 2026-04-09 ...
+# the day following the car service"), and times of day in words ("half past seven in the evening").
+_EVENT = r"((?:the|my) [a-z' ]{2,40}?)"
+_EVENT_FACT = re.compile(rf"{_EVENT} (?:is on|falls on|got moved to|is) (\d{{4}}-\d{{2}}-\d{{2}})")
+_ANCHORED = re.compile(
+    r"\b(?:on\s+)?(?P<shift>the day after|the day following|the day before|the day ahead of"
+    rf"|a week after|one week after|{_WORD_NUMBER} days (?:after|past))"
+    r"\s+(?P<event>(?:the|my) [a-z' ]{2,40}?)"
+    r"(?=[^a-z' ]|$)",
+    re.IGNORECASE,
+)
+_CLOCK_WORDS = re.compile(
+    rf"\b(?:(?P<lead>(?:a )?quarter past|half past|(?:a )?quarter to) )?(?P<hour>{_WORD_NUMBER}|\d{{1,2}})"
+    r"(?: o'clock)? in the (?P<period>morning|afternoon|evening)|\b(?P<noon>noon|midday)\b",
+    re.IGNORECASE,
+)
+
+
+def _resolved_anchors(text: str) -> str:
+    """Event-anchored dates and worded times of day written out (ISO date, HH:MM)."""
+    events: dict[str, dt.date] = {}
+    spans: list[tuple[int, int]] = []
+    for m in _EVENT_FACT.finditer(text):
+        events.setdefault(m[1].lower().removeprefix("on ").strip(), dt.date.fromisoformat(m[2]))
+        spans.append(m.span())
+
+    def anchored(m: re.Match[str]) -> str:
+        event = m["event"].lower().strip()
+        day = next(
+            (d for name, d in events.items() if event.startswith(name) or name.startswith(event)), None
+        )
+        if day is None:
+            return m.group()
+        shift = m["shift"].lower()
+        if shift.startswith(("the day after", "the day following")):
+            days = 1
+        elif shift.startswith(("the day before", "the day ahead")):
+            days = -1
+        elif "week" in shift:
+            days = 7
+        else:
+            days = _count(shift.split()[0])
+        return (day + dt.timedelta(days=days)).isoformat() + m["event"][len(m["event"].rstrip()) :]
+
+    if events:
+        chars = list(text)
+        for start, end in sorted(spans, reverse=True):
+            chars[start:end] = "(noted)"
+        text = _sub_unquoted(_ANCHORED, anchored, "".join(chars))
+
+    def clock(m: re.Match[str]) -> str:
+        if m["noon"]:
+            return "12:00"
+        hour = _count(m["hour"]) if not m["hour"].isdigit() else int(m["hour"])
+        lead = (m["lead"] or "").lower().removeprefix("a ")
+        minute = {"quarter past": 15, "half past": 30, "quarter to": 45}.get(lead, 0)
+        if lead == "quarter to":
+            hour -= 1
+        if m["period"].lower() in ("afternoon", "evening") and hour < 12:
+            hour += 12
+        return f"{hour:02d}:{minute:02d}"
+
+    return _sub_unquoted(_CLOCK_WORDS, clock, text)
 
 
 class LexicalMiner:
@@ -1583,7 +1655,7 @@ class LexicalMiner:
         today = _today(messages)
         if today is not None:
             text = _resolved_dates(text, today)
-        text = _worked_out(_resolved_references(text))
+        text = _resolved_anchors(_worked_out(_resolved_references(text)))
         offered = [_resolve(json.dumps(_function(t), sort_keys=True)) for t in tools]
         if not text or not offered:
             return []
