@@ -7,6 +7,8 @@ text; how far it should fall is the generator's business, measured by bench/inte
 
 from __future__ import annotations
 
+import datetime as dt
+import sys
 from collections.abc import Callable
 from types import ModuleType
 
@@ -59,3 +61,58 @@ def test_no_text_or_no_tools_is_no_call(redteam: ModuleType) -> None:
     assert miner.answer([{"role": "user", "content": ""}], [tool]) == []
     assert miner.answer([{"role": "user", "content": "what's the weather in Paris, France?"}], []) == []
     assert miner.answer([], [tool]) == []
+
+
+@pytest.fixture(scope="module")
+def lexical(redteam: ModuleType) -> ModuleType:
+    return sys.modules["bench_redteam_lexical"]  # loaded by bench/redteam.py
+
+
+@pytest.mark.parametrize(
+    ("said", "written"),
+    [
+        ("see a cardiologist on the Monday after next", "see a cardiologist on 2027-02-22"),
+        ("put it in this Sunday coming at 4", "put it in 2027-02-14 at 4"),
+        ("in ten days", "2027-02-19"),
+        ("two weeks from now", "2027-02-23"),
+        ("the third of next month", "2027-03-03"),
+        ('text "see you tomorrow" to her', 'text "see you tomorrow" to her'),  # quoted: as said
+    ],
+)
+def test_dates_relative_to_the_stated_today(lexical: ModuleType, said: str, written: str) -> None:
+    assert lexical._resolved_dates(said, dt.date(2027, 2, 9)) == written  # a Tuesday
+
+
+@pytest.mark.parametrize(
+    ("said", "unit", "value"),
+    [
+        ("two hours and a half", "minute", 150),
+        ("a quarter of an hour", "minute", 15),
+        ("a fortnight", "day", 14),
+    ],
+)
+def test_lengths_of_time_in_another_unit(lexical: ModuleType, said: str, unit: str, value: int) -> None:
+    assert [f.value for f in lexical._durations(said, unit)] == [value]
+
+
+def test_worked_out_values_and_references(lexical: ModuleType) -> None:
+    assert lexical._worked_out("move 122.83 plus 52.23 USD") == "move 175.06 USD"
+    assert lexical._worked_out("a table for me and three friends") == "a table for 4"
+    assert lexical._worked_out("7x^2 plus 26x plus 4") == "7x^2 plus 26x plus 4"  # template text stays
+    text = "my sister Ana lives in Porto, Portugal. (my cousin Omar lives in Lyon, France)"
+    text += " fly from where my sister lives"
+    assert lexical._resolved_references(text).endswith("fly from Porto, Portugal")
+    assert "Lyon" not in lexical._resolved_references(text)  # the decoy relation's value is gone
+    anchored = lexical._resolved_anchors(
+        "the car service got moved to 2026-04-09 - book the day after the car service"
+    )
+    assert anchored.endswith("book 2026-04-10")
+    assert lexical._resolved_anchors("at half past seven in the evening") == "at 19:30"
+
+
+def test_values_taken_back_and_example_shapes(lexical: ModuleType) -> None:
+    text = "price check on NKE please (not NFLX, that was the old plan)"
+    assert lexical._taken_back(text, text.index("NFLX"), text.index("NFLX") + 4)
+    assert not lexical._taken_back(text, text.index("NKE"), text.index("NKE") + 3)
+    shaped = lexical._shape_of("Sample reference, e.g. SMP-K48213.")
+    assert [f.value for f in lexical._finder(shaped)("log SMP-A12345 and SMP-12345")] == ["SMP-A12345"]
