@@ -802,6 +802,15 @@ def _open_finder(shape: re.Pattern[str], strength: float) -> Finder:
 
 
 _UNIT_SECONDS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 604800, "fortnight": 1209600}
+_UNIT_SECONDS |= {
+    "meter": 10**9,
+    "metre": 10**9,
+    "m": 10**9,
+    "kilometer": 10**12,
+    "kilometre": 10**12,
+    "km": 10**12,
+}
+_UNIT_NAMES = {"meters": "meter", "metres": "metre", "kilometers": "kilometer", "kilometres": "kilometre"}
 _SMALL_NUMBERS = {
     "one": 1,
     "two": 2,
@@ -824,7 +833,7 @@ _FRACTIONS = {"half": 0.5, "a half": 0.5, "quarter": 0.25, "a quarter": 0.25, "t
 _DURATION = re.compile(
     rf"\b(?:(?P<n>\d+|{_alt(_SMALL_NUMBERS)})\s+(?:and\s+(?P<frac1>a\s+half|a\s+quarter)\s+)?"
     r"|(?P<pre>three[\s-]quarters|a\s+quarter|quarter|half)\s+(?:of\s+)?(?:an?\s+)?)"
-    r"(?:(?:whole|full)\s+)?(?P<unit>seconds?|minutes?|hours?|days?|weeks?|fortnight)"
+    r"(?:(?:whole|full)\s+)?(?P<unit>seconds?|minutes?|hours?|days?|weeks?|fortnight|(?:kilo)?met(?:er|re)s?)"
     r"(?:\s+and\s+(?P<frac2>a\s+half|a\s+quarter))?\b",
     re.IGNORECASE,
 )
@@ -835,7 +844,9 @@ def _durations(text: str, unit: str) -> list[_Find]:
     days"), as whole numbers of ``unit`` (a key of ``_UNIT_SECONDS``) where they come out whole."""
     found = []
     for m in _DURATION.finditer(text):
-        said_unit = m["unit"].lower().rstrip("s")
+        said_unit = _UNIT_NAMES.get(m["unit"].lower(), m["unit"].lower().rstrip("s"))
+        if (_UNIT_SECONDS[said_unit] >= 10**9) != (_UNIT_SECONDS[unit] >= 10**9):
+            continue  # a length for a time or a time for a length
         if m["pre"]:
             count = _FRACTIONS.get(re.sub(r"[\s-]+", " ", m["pre"].lower()), 0.0)
         else:
@@ -849,8 +860,15 @@ def _durations(text: str, unit: str) -> list[_Find]:
 
 
 def _unit_of(say: str) -> str | None:
-    words = re.findall(r"[a-z]+", say.lower())
-    return next((w.rstrip("s") for w in words if w.rstrip("s") in _UNIT_SECONDS), None)
+    words = [_UNIT_NAMES.get(w, w) for w in re.findall(r"[a-z]+", say.lower())]
+    return next(
+        (
+            w if w in _UNIT_SECONDS else w.rstrip("s")
+            for w in words
+            if w in _UNIT_SECONDS or w.rstrip("s") in _UNIT_SECONDS
+        ),
+        None,
+    )
 
 
 def _integer_finder(gen: Integer) -> Finder:
@@ -1388,7 +1406,6 @@ _COUNT = rf"(\d+|{_alt(_NUMBER_WORDS)})"
 _DAY_NAMES = _alt(_WEEKDAYS)
 _RELATIVE = re.compile(
     rf"\b(?:(?P<after>the day after tomorrow|day after tomorrow)|(?P<tomorrow>tomorrow)|(?P<today>today)"
-    rf"|(?P<yesterday>yesterday)"
     rf"|(?:in\s+{_COUNT}\s+(?P<unit1>days?|weeks?))|(?:{_COUNT}\s+(?P<unit2>days?|weeks?)\s+from\s+(?:now|today))"
     rf"|(?:(?:the\s+)?(?P<after_next>{_DAY_NAMES})\s+after\s+next)"
     rf"|(?:this\s+coming\s+(?P<coming1>{_DAY_NAMES}))|(?:this\s+(?P<coming2>{_DAY_NAMES})(?:\s+coming)?)"
@@ -1436,8 +1453,6 @@ def _resolved_dates(text: str, today: dt.date) -> str:
             shift = 2
         elif "tomorrow" in group:
             shift = 1
-        elif "yesterday" in group:
-            shift = -1
         elif "unit1" in group or "unit2" in group:
             unit = group.get("unit1") or group.get("unit2") or ""
             said = next(v for v in found.groups() if v and (v.isdigit() or v.lower() in _NUMBER_WORDS))
@@ -1479,6 +1494,33 @@ _FACTS = (  # (regex, group of the relation, group of the name or 0, group of th
     (re.compile(rf"\byou can reach my {_REL} at {_VALUE}"), 1, 0, 2),
     (re.compile(rf"\bmy {_REL} picks up on {_VALUE}"), 1, 0, 2),
 )
+
+
+_LABEL_ID = r"([A-Z]{2,4}-[A-Z0-9]{3,})"
+_OBJECT = r"((?:[a-z]+ )?[a-z]+)"
+_LABELS = (
+    (re.compile(rf"{_LABEL_ID} (?:goes with|is|belongs to) the {_OBJECT}\b"), 2, 1),
+    (re.compile(rf"\bthe {_OBJECT} is {_LABEL_ID}"), 1, 2),
+)
+
+
+def _resolved_labels(text: str) -> str:
+    """Things named by what they go with ("CAR-0052 goes with the navy suitcase ... the one with
+    the navy suitcase", "the orange drone one") written out as their ids."""
+    labels: dict[str, str] = {}
+    spans: list[tuple[int, int]] = []
+    for regex, thing, ident_group in _LABELS:
+        for m in regex.finditer(text):
+            labels.setdefault(m[thing], m[ident_group])
+            spans.append(m.span())
+    if not labels:
+        return text
+    chars = list(text)
+    for start, end in sorted(spans, reverse=True):
+        chars[start:end] = "(noted)"
+    things = _alt(labels)
+    reference = re.compile(rf"\bthe one with the (?P<a>{things})\b|\bthe (?P<b>{things}) one\b")
+    return _sub_unquoted(reference, lambda m: labels[m["a"] or m["b"]], "".join(chars))
 
 
 def _resolved_references(text: str) -> str:
@@ -1655,7 +1697,7 @@ class LexicalMiner:
         today = _today(messages)
         if today is not None:
             text = _resolved_dates(text, today)
-        text = _resolved_anchors(_worked_out(_resolved_references(text)))
+        text = _resolved_anchors(_worked_out(_resolved_labels(_resolved_references(text))))
         offered = [_resolve(json.dumps(_function(t), sort_keys=True)) for t in tools]
         if not text or not offered:
             return []
