@@ -500,6 +500,13 @@ def _nearest(
 
 
 @dataclass(frozen=True, slots=True)
+class _Union:
+    """Several ways a loosely matched value may look, quoted text among them."""
+
+    gens: tuple[Any, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class _Shaped:
     """An identifier shaped like a description's example ("Sample reference, e.g. SMP-K48213."):
     its leading letters as written, then letters and digits where the example has them."""
@@ -589,10 +596,15 @@ def _resolve_cached(function_json: str) -> _Tool:
         gen: Any = None
         if match is None:  # nearest parameter over the whole library, for its value generator
             match, gen = _nearest(json_type, words, enum, desc)
+            if json_type in ("string", "array"):
+                # A loose match: also the values seen for parameters described alike, and quotes.
+                table = _param_scores(json_type, words, enum, desc)
+                if match is None or table.get(id(match), 0.0) < 0.45:
+                    observed = _observed_gen(json_type, words)
+                    kinds = tuple(g for g in (gen, observed) if g is not None)
+                    gen = _Union(kinds) if json_type == "string" and not enum else (observed or gen)
         elif match is not None:
             gen = match.param.gen
-        if gen is None and json_type in ("string", "array"):
-            gen = _observed_gen(json_type, words)
         shaped = _shape_of(desc)
         if shaped is not None and not isinstance(gen, Composed | ListOf):
             gen = ListOf(cast(Any, shaped), 1, 6) if json_type == "array" else shaped
@@ -1066,6 +1078,12 @@ def _finder(gen: Any) -> Finder:
         return _shaped_finder(gen)
     if isinstance(gen, _Pool):
         return _pool_finder(gen)
+    if isinstance(gen, _Union):
+        finders = [_finder(g) for g in gen.gens]
+        return lambda text: (
+            [f for finder in finders for f in finder(text)]
+            + [_Find(m.start(), m.end(), m[1], 1.0) for m in _QUOTED_RE.finditer(text)]
+        )
     return _sampled_finder(gen)
 
 
