@@ -1301,6 +1301,7 @@ def _fill(tool: _Tool, text: str) -> _Reading:
                 if w in slot.context
             )
             near += 0.5 * sum(_idf(w) for w in after if w in slot.after)
+            near += 0.3 * sum(_idf(w) for w in after if w in slot.context and w not in slot.after)
             if slot.role and before and before[-1] == slot.role:
                 near += 3.0
             prior = -0.5 * abs(positions.index(f.start) - rank) if len(group) > 1 else 0.0
