@@ -322,7 +322,7 @@ _INJECTION = re.compile(
     r"|\bno\s+(?:tool|function)\s+calls?\b"
     r"|(?:^|[.!?]\s+)you\s+are\s+(?:now\s+|no\s+longer\s+|actually\s+)?(?:an?\s+|the\s+|my\s+)?"
     r"(?:assistant|ai|model|bot|chatbot|agent|system|helpful|language)"
-    r"|\byou(?:'re|\s+are)\s+now\b|\bfrom\s+now\s+on\b|\bact\s+as\s+(?:an?|the|my)\b"
+    r"|\byou(?:'re|\s+are)\s+now\b|\bact\s+as\s+(?:an?|the|my)\b"
     r"|\bpretend\s+(?:to\s+be|you(?:'re|\s+are))\b|\bnew\s+(?:instructions|system\s+prompt)\b"
     r"|\bsystem\s+prompt\b|\bdeveloper\s+mode\b|\bjailbreak|\binstead\s+of\s+(?:the\s+)?(?:above|request|task)\b"
     r"|\b(?:the|this)\s+(?:real|actual)\s+(?:task|request|instruction)\b",
