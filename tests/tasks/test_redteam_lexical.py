@@ -38,11 +38,9 @@ def test_the_lexical_miner_is_registered(redteam: ModuleType) -> None:
 def test_it_beats_never_calling_on_template_text(redteam: ModuleType, round_tasks: list[Task]) -> None:
     lexical = redteam.evaluate_miner(redteam.LexicalMiner(), round_tasks, "lexical-test")
     never = redteam.evaluate_miner(redteam.NeverCalls(), round_tasks, "lexical-test")
-    share = {c: lexical[c][0] / lexical[c][1] for c in CATEGORIES}
+    # Only "above never-call": the generator is meant to make it weaker, not to break this test.
     assert sum(v for v, _ in lexical.values()) > sum(v for v, _ in never.values())
-    # Today it answers most call tasks and still refuses where it must.
-    assert all(share[c] >= 0.5 for c in CATEGORIES if c not in NO_CALL), share
-    assert all(share[c] >= 0.8 for c in NO_CALL), share
+    assert sum(lexical[c][0] for c in CATEGORIES if c not in NO_CALL) > 0
 
 
 def test_it_answers_in_the_offered_names(redteam: ModuleType, round_tasks: list[Task]) -> None:
