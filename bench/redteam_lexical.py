@@ -412,6 +412,32 @@ class _Tool:
     described: frozenset[str]  # the words of its own name and description
 
 
+_UNIT_WORDS = {
+    "mg": ("milligrams", "milligram"),
+    "g": ("grams", "gram"),
+    "kg": ("kilograms", "kilogram"),
+    "l": ("litre", "liter", "litres", "liters"),
+    "ml": ("millilitres", "milliliters", "millilitre", "milliliter"),
+    "km": ("kilometres", "kilometers"),
+    "m": ("metres", "meters"),
+    "ppm": ("parts per million",),
+    "ppb": ("parts per billion",),
+    "kwh": ("kilowatt hours", "kilowatt-hours"),
+}
+
+
+def _unit_says(value: str) -> set[str]:
+    """Ways to say a unit-like enum value in words ("mg_per_l": "milligrams per litre")."""
+    parts = value.lower().split("_")
+    if not any(part in _UNIT_WORDS for part in parts):
+        return set()
+    said = [""]
+    for part in parts:
+        choices = [part, *_UNIT_WORDS.get(part, ())] if part != "per" else ["per"]
+        said = [f"{head} {choice}".strip() for head in said for choice in choices][:64]
+    return set(said)
+
+
 def _enum_gen(enum: Sequence[Any]) -> Pick:
     """A pick among an offered enum's values, said through every public pick that offers them."""
     options: dict[Any, set[str]] = {
@@ -421,6 +447,7 @@ def _enum_gen(enum: Sequence[Any]) -> Pick:
             str(value).replace("_per_", "/"),
             str(value).replace("_", "-"),
         }
+        | _unit_says(str(value))
         for value in enum
     }
     for pick in _all_picks():
@@ -497,6 +524,13 @@ def _nearest(
         if single is not None and single[0] >= 0.25 and (best is None or single[0] > best[0] + 0.05):
             return single[1], ListOf(single[1].param.gen, 1, 6)
     return (best[1], best[1].param.gen) if best is not None else (None, None)
+
+
+@dataclass(frozen=True, slots=True)
+class _AnyNumber:
+    """Any number said, for a loosely matched numeric parameter (its pool's range may not hold)."""
+
+    whole: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -603,6 +637,10 @@ def _resolve_cached(function_json: str) -> _Tool:
                     observed = _observed_gen(json_type, words)
                     kinds = tuple(g for g in (gen, observed) if g is not None)
                     gen = _Union(kinds) if json_type == "string" and not enum else (observed or gen)
+            elif json_type in ("integer", "number") and gen is not None:
+                table = _param_scores(json_type, words, enum, desc)
+                if match is None or table.get(id(match), 0.0) < 0.45:
+                    gen = _Union((gen, _AnyNumber(json_type == "integer")))
         elif match is not None:
             gen = match.param.gen
         shaped = _shape_of(desc)
@@ -1078,6 +1116,13 @@ def _finder(gen: Any) -> Finder:
         return _shaped_finder(gen)
     if isinstance(gen, _Pool):
         return _pool_finder(gen)
+    if isinstance(gen, _AnyNumber):
+        whole = gen.whole
+        return lambda text: [
+            _Find(s, e, int(n) if whole else float(n), 0.6)
+            for s, e, n in _numbers(text)
+            if not whole or "." not in n
+        ]
     if isinstance(gen, _Union):
         finders = [_finder(g) for g in gen.gens]
         return lambda text: (
