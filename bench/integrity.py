@@ -1,13 +1,20 @@
 """Integrity of the scores: what model-free cheaters earn on template text, and on phrased text.
 
-Four miners answer the same tasks, each task shown as that miner's variant and judged by
-``scoring.check``: one that never calls, one that calls a random tool, the red team's
-template inverter (bench/redteam.py: no model, only the public generator code), and an oracle
-that answers each task's reference calls (the honest miner that understood the request: what
-it keeps shows that every phrased task still has a correct gold answer). First on the template
-text, then on the same round phrased by the stand-in model (bench/phrasing_standin.py, rules the
-red team cannot see), with the phrasing stage's figures: throughput, retries, drops and
-rejections per reason. External sources get the dataset memoriser, before and after phrasing.
+Six miners answer the same tasks, each task shown as that miner's variant and judged by
+``scoring.check``: one that never calls, one that calls a random tool, a memoriser that holds
+every task of a past round, the red team's template inverter (bench/redteam.py: no model, only
+the public generator code), its lexical miner (bench/redteam_lexical.py: keywords and value
+formats, any text), and an oracle that answers each task's reference calls (the honest miner that
+understood the request: what it keeps shows that every phrased task still has a correct gold
+answer). First on the template text, then on the same round phrased by the stand-in model
+(bench/phrasing_standin.py, rules the red team cannot see), with the phrasing stage's figures:
+throughput, retries, drops and rejections per reason. Then the oracle check (every phrased task's
+gold answer valid in every output format), the task generation rate, and external sources with
+the dataset memoriser, before and after phrasing (``--no-external`` skips those).
+
+The round score of a table is the mean task score per category weighted by the default category
+mix, so that a round drawn with ``--per-category N`` (the same count of every category) reads
+like a production round.
 
 Episodes get their own section (``--episodes N``, ``episode_section``): the scripted agent of
 bench/redteam_agent.py and the do-nothing baselines (never calls, "I cannot help", read every
@@ -17,7 +24,8 @@ turns phrased by the stand-in model.
 ``--demo N`` also phrases N tasks with the demo model (SmolLM2-135M, on this CPU): it phrases
 badly, and the counts show the stage rejecting, retrying and dropping rather than showing it.
 
-    .venv/bin/python bench/integrity.py [--tasks 2000] [--seed 1] [--external] [--demo 0]
+    .venv/bin/python bench/integrity.py [--tasks 600] [--seed 1] [--no-external] [--demo 0]
+    .venv/bin/python bench/integrity.py --per-category 800 --seed heldout-27   # the full run
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ import asyncio
 import importlib.util
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,21 +45,26 @@ from typing import Any
 # Run as a script, this file's folder comes first on sys.path and its name would hide the package.
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
 
-from scoring import Call, check, function_of  # noqa: E402
+from scoring import FORMATS, Call, check, function_of, render  # noqa: E402
+from scoring.rendering import NATIVE_FORMATS  # noqa: E402
 from subnet.config import PhrasingSettings, WeightsSettings, int_arg  # noqa: E402
 from subnet.phrasing import build_engine  # noqa: E402
 from subnet.validator.phrasing import policy_from  # noqa: E402
 from tasks import CATEGORIES, Task, generate, redraw, variant  # noqa: E402
 from tasks.answers import reference_calls  # noqa: E402
+from tasks.categories import default_mix  # noqa: E402
 from tasks.phrasing import Phrased, PhrasingStats, phrase  # noqa: E402
 
 __all__ = [
     "Figures",
     "Oracle",
     "episode_section",
+    "generation_rate",
     "judge_miner",
     "load_sibling",
+    "oracle_in_every_format",
     "phrase_with_standin",
+    "rejection_lines",
     "round_table",
 ]
 
@@ -119,6 +133,19 @@ class Figures:
         total = sum(entry[1] for entry in self.by_category.values())
         return sum(entry[2] for entry in self.by_category.values()) / total if total else 0.0
 
+    def mix_score(self, mix: dict[str, float] | None = None) -> float:
+        """The mean task score per category weighted by ``mix`` (the default category mix): the
+        round score of a production round, whatever the categories' counts in this one."""
+        shares = default_mix() if mix is None else mix
+        present = {c: share for c, share in shares.items() if self.by_category.get(c, [0, 0, 0.0])[1]}
+        weight = sum(present.values())
+        return (
+            sum(share * self.by_category[c][2] / self.by_category[c][1] for c, share in present.items())
+            / weight
+            if weight
+            else 0.0
+        )
+
 
 def judge_miner(miner: Any, task_list: Iterable[Task], variant_seed: bytes | str | int) -> Figures:
     """Show each task to the miner as its variant and judge the answer as the validator does."""
@@ -162,16 +189,51 @@ async def phrase_with_standin(
 
 
 def round_table(figures: dict[str, Figures], floor: float) -> list[str]:
-    """A markdown table: valid rate per category, round score, weight share above the floor."""
-    above = {name: max(0.0, f.round_score - floor) for name, f in figures.items()}
+    """A markdown table: valid rate per category, round score (``Figures.mix_score``), weight
+    share above the floor."""
+    above = {name: max(0.0, f.mix_score() - floor) for name, f in figures.items()}
     total = sum(above.values())
     header = "| miner | " + " | ".join(CATEGORIES) + " | round score | weight share |"
     lines = [header, "|" + "---|" * (len(CATEGORIES) + 3)]
     for name, f in figures.items():
         rates = " | ".join(f"{100 * f.rate(category):.1f}%" for category in CATEGORIES)
         share = above[name] / total if total else 0.0
-        lines.append(f"| {name} | {rates} | {f.round_score:.3f} | {100 * share:.0f}% |")
+        lines.append(f"| {name} | {rates} | {f.mix_score():.3f} | {100 * share:.0f}% |")
     return lines
+
+
+def oracle_in_every_format(task_list: Iterable[Task]) -> tuple[int, int, int, Counter[str]]:
+    """(tasks whose reference answer is valid rendered in every output format, tasks, formats,
+    per format the tasks it fails): the tool-free formats and the native ones (decoded with the
+    offered tools); a no-call task is answered in words."""
+    formats = (*FORMATS, *NATIVE_FORMATS)
+    valid = total = 0
+    failing: Counter[str] = Counter()
+    for task in task_list:
+        total += 1
+        functions = [function_of(tool) for tool in task.tools]
+        calls = [Call(name, arguments) for name, arguments in reference_calls(task.expected)]
+        outputs = {fmt: render(calls, fmt) for fmt in formats} if calls else {"words": "I can't do that."}
+        failed = [
+            fmt
+            for fmt, out in outputs.items()
+            if not check(out, functions, task.expected, task.scoring_category).valid
+        ]
+        failing.update(failed)
+        valid += not failed
+    return valid, total, len(formats), failing
+
+
+def generation_rate(seed: str, count: int) -> float:
+    """Builtin tasks generated per second (the default mix, one thread)."""
+    started = time.perf_counter()
+    generate(f"{seed}-rate", count)
+    return count / max(time.perf_counter() - started, 1e-9)
+
+
+def rejection_lines(stats: PhrasingStats) -> list[str]:
+    """The phrasing stage's figures: summary, throughput, and rejections per reason."""
+    return _stats_lines(stats)
 
 
 def _stats_lines(stats: PhrasingStats) -> list[str]:
@@ -188,11 +250,14 @@ def _stats_lines(stats: PhrasingStats) -> list[str]:
     return lines
 
 
-def _miners(redteam: ModuleType) -> dict[str, Any]:
+def _miners(redteam: ModuleType, past: Sequence[Task] = ()) -> dict[str, Any]:
+    """The miners of the tables; ``past``: the tasks of an earlier round, for the memoriser."""
     return {
         "never calls": redteam.NeverCalls(),
         "random tool": redteam.RandomTool(seed=1),
+        "memoriser (a past round)": redteam.DatasetMemoriser(past),
         "template inverter (no model)": redteam.TemplateInverter(),
+        "lexical miner (no model)": redteam.LexicalMiner(),
         "oracle (understood the request)": Oracle(),
     }
 
@@ -270,41 +335,77 @@ def episode_section(count: int, seed: str) -> None:
         print("\n".join(agents.episode_table(figures)))
 
 
+def _round(args: argparse.Namespace) -> list[Task]:
+    if args.per_category:
+        return generate(args.seed, args.per_category * len(CATEGORIES), mix=dict.fromkeys(CATEGORIES, 1.0))
+    return generate(args.seed, args.tasks)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--tasks", type=int_arg(1), default=2_000, help="builtin tasks in the round")
+    parser.add_argument(
+        "--tasks", type=int_arg(1), default=600, help="builtin tasks in the round (default mix)"
+    )
+    parser.add_argument(
+        "--per-category",
+        type=int_arg(0),
+        default=0,
+        help="N tasks of every category instead (800: the full run)",
+    )
     parser.add_argument("--seed", default="1", help="round seed")
-    parser.add_argument("--external", action="store_true", help="also the memoriser on the fixture pools")
+    parser.add_argument(
+        "--oracle-tasks", type=int_arg(0), default=2_000, help="phrased tasks of the oracle check"
+    )
+    parser.add_argument(
+        "--rate-tasks", type=int_arg(1), default=5_000, help="tasks timed for the generation rate"
+    )
+    parser.add_argument(
+        "--no-external", dest="external", action="store_false", help="skip the external pools"
+    )
+    parser.add_argument("--external", action="store_true", default=True, help=argparse.SUPPRESS)
     parser.add_argument("--demo", type=int_arg(0), default=0, help="also phrase N tasks with the demo model")
     parser.add_argument("--episodes", type=int_arg(0), default=200, help="episodes for the episode section")
     args = parser.parse_args()
     redteam = load_sibling("redteam")
     floor = WeightsSettings().floor
-    templates = generate(args.seed, args.tasks)
-    print(
-        f"{args.tasks} builtin tasks of the default mix (seed {args.seed}); weight share: round score above"
+    rate = generation_rate(args.seed, args.rate_tasks)
+    templates = _round(args)
+    past = generate(f"{args.seed}-past", len(templates))
+    size = (
+        f"{args.per_category} tasks per category"
+        if args.per_category
+        else f"{args.tasks} tasks of the default mix"
     )
-    print(f"the production floor ({floor}), proportionally.\n")
+    print(f"Builtin round: {size} (seed {args.seed}); round score: the mean task score per category")
+    print(f"weighted by the default mix; weight share: round score above the production floor ({floor}).")
+    print(f"Task generation: {rate:.0f} tasks/s ({args.rate_tasks} tasks, one thread).\n")
     print("Template text (what every round sends without a phrasing engine):")
+    miners = _miners(redteam, past)
     print(
-        "\n".join(
-            round_table(
-                {n: judge_miner(m, templates, "integrity") for n, m in _miners(redteam).items()}, floor
-            )
-        )
+        "\n".join(round_table({n: judge_miner(m, templates, "integrity") for n, m in miners.items()}, floor))
     )
     started = time.perf_counter()
     phrased = asyncio.run(phrase_with_standin(templates, args.seed))
     wall = time.perf_counter() - started
     print(f"\nPhrased by the stand-in model ({len(phrased.tasks)} tasks, {wall:.2f} s with its server):")
+    miners = _miners(redteam, past)
     print(
         "\n".join(
-            round_table(
-                {n: judge_miner(m, phrased.tasks, "integrity") for n, m in _miners(redteam).items()}, floor
-            )
+            round_table({n: judge_miner(m, phrased.tasks, "integrity") for n, m in miners.items()}, floor)
         )
     )
     print("\n".join(_stats_lines(phrased.stats)))
+    if args.oracle_tasks:
+        gold = asyncio.run(
+            phrase_with_standin(generate(f"{args.seed}-gold", args.oracle_tasks), args.seed)
+        ).tasks
+        valid, total, formats, failing = oracle_in_every_format(gold)
+        print(
+            f"\nOracle check: {valid}/{total} phrased tasks ({100 * valid / max(total, 1):.1f}%) have a gold"
+            f" answer valid in all {formats} output formats."
+        )
+        for fmt, count in failing.most_common():
+            print(f"  fails in {fmt:<18} {count:>5} tasks")
     if args.external:
         _external(args, redteam)
     if args.demo:

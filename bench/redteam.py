@@ -7,17 +7,24 @@ request at the fixed joiners, and matches each piece against every library templ
 regex built from its value generator; the slot texts turn back into reference values. A piece in
 which a slot is one of the generator's ``vague`` phrases, or whose best template belongs to a tool
 that is not offered, means no call at all. ``DatasetMemoriser`` is the attacker for external
-sources: it looks the request text up in the published tasks. ``NeverCalls`` and ``RandomTool``
-are baselines. ``evaluate_miner`` scores any of them on the variants a miner would be shown.
+sources: it looks the request text up in the published tasks. ``LexicalMiner``
+(bench/redteam_lexical.py) reads any text, template or phrased, by keywords and value formats
+alone. ``NeverCalls`` and ``RandomTool`` are baselines. ``evaluate_miner`` scores any of them on
+the variants a miner would be shown.
 Episodes have their own attacker, ``ScriptedAgent`` (bench/redteam_agent.py, ``episode_agents``).
 
     .venv/bin/python bench/redteam.py [--tasks 5000] [--seed 1] [--variant-seed redteam]
+    .venv/bin/python bench/redteam.py --miners lexical,template,never --per-category 200 --seed 9 [--phrased]
+
+``--phrased`` first rewords the round with the stand-in phrasing model (bench/phrasing_standin.py).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import datetime as dt
+import importlib.util
 import re
 import string
 import sys
@@ -59,6 +66,7 @@ from tasks.values import (  # noqa: E402
 
 __all__ = [
     "DatasetMemoriser",
+    "LexicalMiner",
     "Miner",
     "NeverCalls",
     "RandomTool",
@@ -69,6 +77,21 @@ __all__ = [
 ]
 
 Answer = list[tuple[str, dict[str, Any]]]
+
+
+def _sibling(name: str) -> Any:
+    """bench/<name>.py as a module (bench/ is no package, and this file's folder is off sys.path)."""
+    module_name = f"bench_{name}"
+    if module_name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(module_name, Path(__file__).with_name(f"{name}.py"))
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[module_name]
+
+
+LexicalMiner = _sibling("redteam_lexical").LexicalMiner
 
 
 class Miner(Protocol):
@@ -656,20 +679,40 @@ def episode_agents() -> dict[str, Any]:
     return agents
 
 
+_MINERS: dict[str, Callable[[], Miner]] = {
+    "lexical": LexicalMiner,
+    "template": TemplateInverter,
+    "never": NeverCalls,
+    "random": RandomTool,
+}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", type=int_arg(1), default=5_000, help="builtin tasks to attack")
+    parser.add_argument("--per-category", type=int_arg(0), default=0, help="N tasks of each category instead")
     parser.add_argument("--seed", default="1", help="round seed of the tasks")
     parser.add_argument("--variant-seed", default="redteam", help="miner seed of the variants shown")
+    parser.add_argument("--miners", default="template,never,random", help=f"any of {', '.join(_MINERS)}")
+    parser.add_argument("--phrased", action="store_true", help="reword the round with the stand-in model")
     args = parser.parse_args()
-    tasks_list = generate(args.seed, args.tasks)
-    miners: dict[str, Miner] = {"TemplateInverter": TemplateInverter(), "NeverCalls": NeverCalls()}
-    miners["RandomTool"] = RandomTool()
-    for label, miner in miners.items():
+    unknown = [name for name in args.miners.split(",") if name not in _MINERS]
+    if unknown:
+        parser.error(f"unknown miners: {', '.join(unknown)} (known: {', '.join(_MINERS)})")
+    if args.per_category:
+        mix = {category: 1.0 for category in CATEGORIES}
+        tasks_list = generate(args.seed, args.per_category * len(CATEGORIES), mix=mix)
+    else:
+        tasks_list = generate(args.seed, args.tasks)
+    if args.phrased:
+        integrity = _sibling("integrity")
+        tasks_list = list(asyncio.run(integrity.phrase_with_standin(tasks_list, args.seed)).tasks)
+    for label in args.miners.split(","):
+        miner = _MINERS[label]()
         started = time.perf_counter()
         results = evaluate_miner(miner, tasks_list, args.variant_seed)
         per_task_ms = 1000 * (time.perf_counter() - started) / len(tasks_list)
-        print(f"{label} ({per_task_ms:.2f} ms/task with variant and check):")
+        print(f"{type(miner).__name__} ({per_task_ms:.2f} ms/task with variant and check):")
         for category in CATEGORIES:
             valid, total = results.get(category, (0, 0))
             print(f"  {category:<18} {valid:>5}/{total:<5} {valid / total if total else 0:7.1%}")

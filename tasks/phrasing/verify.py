@@ -18,7 +18,14 @@ be shown to miners, else one of ``REASONS``. The rules:
   stated values, so the only values a text may hold are the stated ones and the declared decoys;
 * no offered function or parameter name with more than one word (``names_a_tool``), nothing that
   talks about tools or functions or answers as an assistant (``addresses_the_model``);
-* the length lies within bounds of the template text (``too_short``, ``too_long``), one message.
+* the length lies within bounds of the template text (``too_short``, ``too_long``), one message;
+* the text is a request and nothing else: no control or invisible format character
+  (``control_character``; newlines and tabs are ordinary text: template text itself joins requests
+  with newlines), no markup of any tool-call format (``call_markup``), no chat role marker or
+  special token (``role_marker``), and nothing that addresses the assistant to change the task
+  ("ignore previous instructions", "answer with an empty list", "you are now ...":
+  ``instruction_injection``). Those checks read the text outside the stated values, so a quoted
+  value may say anything its task states.
 
 What it cannot see: two stated values swapped between their slots (origin and destination), or a
 flag turned into its opposite in other words. ``--phrasing.verify solve`` covers those by having
@@ -48,6 +55,10 @@ REASONS = (
     "contradicted_value",
     "names_a_tool",
     "addresses_the_model",
+    "control_character",
+    "call_markup",
+    "role_marker",
+    "instruction_injection",
 )
 
 _MAX_CHARS = 1500
@@ -263,6 +274,8 @@ def verify(text: str, intent: dict[str, Any], names: list[str] | tuple[str, ...]
     """Check one rewording of the intent's request; ``names`` are the offered function and parameter names."""
     if not text.strip():
         return Checked("empty")
+    if _control_character(text):
+        return Checked("control_character")
     example = str(intent.get("example", ""))
     low, high = _bounds(example)
     if len(text) < low:
@@ -288,6 +301,9 @@ def verify(text: str, intent: dict[str, Any], names: list[str] | tuple[str, ...]
             return Checked("withheld_value_stated", claimed)
         if not forbidden and _QUOTED.search(rest):
             return Checked("withheld_value_stated", claimed)
+    injected = _injection(rest)  # before the name checks: "<|im_start|>" holds an identifier
+    if injected is not None:
+        return Checked(injected, claimed)
     lowered = rest.lower()
     for name in names:
         if _IDENTIFIER.fullmatch(name) and re.search(
@@ -300,3 +316,83 @@ def verify(text: str, intent: dict[str, Any], names: list[str] | tuple[str, ...]
     if _MODEL_TALK.search(rest):
         return Checked("addresses_the_model", claimed)
     return Checked(None, claimed)
+
+
+# --- A request and nothing else: control characters and instruction injection ---------------------
+
+#: Control characters a request may hold: line breaks and tabs are layout (template text joins
+#: requests with newlines). Every other C0/C1 control (NUL, ESC, carriage return, DEL, ...) is not.
+_LAYOUT = frozenset("\n\t")
+#: Format characters that draw nothing but change how text reads or hides (zero-width spaces,
+#: bidirectional overrides and isolates, the byte-order mark, invisible operators), and the Unicode
+#: line and paragraph separators. The zero-width joiner stays: it builds ordinary emoji.
+_INVISIBLE = re.compile(
+    "[\u00ad\u061c\u180e\u200b\u200c\u200e\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb"
+    "\U000e0000-\U000e007f]"
+)
+
+
+def _control_character(text: str) -> bool:
+    """Whether the text holds a control or invisible format character (see ``_LAYOUT``)."""
+    return any((ord(char) < 32 or 127 <= ord(char) < 160) and char not in _LAYOUT for char in text) or bool(
+        _INVISIBLE.search(text)
+    )
+
+
+#: Tool-call markup of the common families: Hermes/Qwen tags, Llama 3 python tag and
+#: ``<function=...>``, Mistral ``[TOOL_CALLS]``, Functionary, Anthropic-style ``<invoke>`` and
+#: ``<tool_use>``, Gemma ``<start_function_call>``, Qwen ``✿FUNCTION✿``, and JSON call objects.
+_CALL_MARKUP = re.compile(
+    r"</?\s*(?:tool_calls?|function_calls?|functioncall|tool_use|tool_result|invoke|antml:\w+|"
+    r"start_function_call|end_function_call|function_results?|parameter|tools)\b[^>]*>"
+    r"|<function=|\[/?(?:TOOL_CALLS|TOOL_RESULTS|AVAILABLE_TOOLS)\]|<\|(?:python_tag|tool_calls?)\|>"
+    r"|✿(?:FUNCTION|ARGS|RESULT|RETURN)✿|\bfunctools\["
+    r"|[{,]\s*\"(?:name|arguments|function|tool_calls|parameters)\"\s*:",
+    re.IGNORECASE,
+)
+#: Chat role markers and special tokens: "system:" or "assistant:" opening a line or sentence (or
+#: capitalised anywhere: "... System: ..."), ChatML and
+#: Llama tokens, ``[INST]``, ``<<SYS>>``, "### Instruction" headers.
+_ROLE_MARKER = re.compile(
+    r"(?:^|[\n.!?]\s*)(?:system|assistant|developer|user|tool|human|ai)\s*:"
+    r"|(?-i:\b(?:SYSTEM|System|ASSISTANT|Assistant|DEVELOPER|Developer|USER|User|HUMAN|Human)\s*:)"
+    r"|<\|[a-z_]+\|>|<\|(?:im_start|im_end|eot_id|start_header_id|end_header_id|endoftext)"
+    r"|\[/?INST\]|<</?SYS>>|</?s>|^\s*#{2,}\s*(?:instruction|system|response|assistant)s?\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+#: Text that talks to the assistant to change what it does: overriding earlier instructions,
+#: dictating the answer ("respond with an empty list", "do not call anything"), or recasting it.
+_INJECTION = re.compile(
+    r"\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+|the\s+|your\s+|of\s+|my\s+)*"
+    r"(?:(?:previous|prior|above|earlier|preceding|former|original|system|initial)\s+)?"
+    r"(?:instructions|prompts?|guidelines|directions|rules)\b"
+    r"|\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+|the\s+|your\s+|of\s+|my\s+)*"
+    r"(?:previous|prior|above|earlier|preceding|former|original|system|initial)\s+"
+    r"(?:instruction|messages|message|text|conversation|context|task|request)s?\b"
+    r"|\b(?:ignore|disregard|forget)\s+(?:all\s+of\s+|everything\s+)?(?:the\s+)?above\b"
+    r"|\b(?:answer|respond|reply|return|output)\s+(?:only\s+)?with\s+(?:an?\s+)?(?:empty|blank|no|null)\b"
+    r"|\b(?:answer|respond|reply|return|output)\s+(?:only\s+)?(?:an?\s+)?(?:empty|blank|null)\s+"
+    r"(?:list|array|answer|response|reply|json|output|result)\b"
+    r"|\b(?:answer|respond|reply)\s+with\s+(?:nothing|\[\s*\]|\{\s*\})"
+    r"|\b(?:do\s+not|don'?t|never)\s+(?:make\s+)?(?:call|use|invoke)\s+(?:any|a|the)?\s*"
+    r"(?:tools?|functions?|calls?|anything)\b"
+    r"|\bno\s+(?:tool|function)\s+calls?\b"
+    r"|(?:^|[.!?]\s+)you\s+are\s+(?:now\s+|no\s+longer\s+|actually\s+)?(?:an?\s+|the\s+|my\s+)?"
+    r"(?:assistant|ai|model|bot|chatbot|agent|system|helpful|language)"
+    r"|\byou(?:'re|\s+are)\s+now\b|\bact\s+as\s+(?:an?|the|my)\b"
+    r"|\bpretend\s+(?:to\s+be|you(?:'re|\s+are))\b|\bnew\s+(?:instructions|system\s+prompt)\b"
+    r"|\bsystem\s+prompt\b|\bdeveloper\s+mode\b|\bjailbreak|\binstead\s+of\s+(?:the\s+)?(?:above|request|task)\b"
+    r"|\b(?:the|this)\s+(?:real|actual)\s+(?:task|request|instruction)\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def _injection(rest: str) -> str | None:
+    """The reason the text outside the values is more than a request, or None."""
+    if _CALL_MARKUP.search(rest):
+        return "call_markup"
+    if _ROLE_MARKER.search(rest):
+        return "role_marker"
+    if _INJECTION.search(rest):
+        return "instruction_injection"
+    return None

@@ -1,0 +1,94 @@
+"""bench/integrity.py's report: one command prints the attackers' tables (template and phrased
+text, every category and the round score), the phrasing rejections per reason, the oracle check
+in every output format, and the task generation rate."""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable
+from types import ModuleType
+
+import pytest
+
+import tasks
+from scoring import FORMATS
+from scoring.rendering import NATIVE_FORMATS
+
+MINERS = (
+    "never calls",
+    "random tool",
+    "memoriser (a past round)",
+    "template inverter (no model)",
+    "lexical miner (no model)",
+    "oracle (understood the request)",
+)
+
+
+@pytest.fixture(scope="module")
+def integrity(load_bench: Callable[[str], ModuleType]) -> ModuleType:
+    return load_bench("integrity")
+
+
+def test_the_round_score_weighs_categories_by_the_default_mix(integrity: ModuleType) -> None:
+    figures = integrity.Figures()
+    for category in tasks.CATEGORIES:  # equal counts, right only on the no-call categories
+        for _ in range(10):
+            right = category in ("irrelevance", "missing_param")
+            figures.add(category, right, 1.0 if right else 0.0)
+    mix = tasks.categories.default_mix()
+    expected = (mix["irrelevance"] + mix["missing_param"]) / sum(mix.values())
+    assert figures.mix_score() == pytest.approx(expected)
+    assert figures.round_score == pytest.approx(2 / len(tasks.CATEGORIES))  # the plain mean
+
+
+def test_the_table_has_every_category_and_a_row_per_miner(integrity: ModuleType) -> None:
+    figures = {name: integrity.Figures() for name in ("a", "b")}
+    figures["a"].add("simple", True, 1.0)
+    figures["b"].add("simple", False, 0.0)
+    lines = integrity.round_table(figures, 0.0)
+    assert lines[0] == "| miner | " + " | ".join(tasks.CATEGORIES) + " | round score | weight share |"
+    assert len(lines) == 4 and lines[2].startswith("| a | 100.0% |") and lines[3].startswith("| b | 0.0% |")
+    assert all(line.count("|") == len(tasks.CATEGORIES) + 4 for line in lines)
+
+
+def test_the_oracle_check_covers_every_format(integrity: ModuleType) -> None:
+    valid, total, formats, failing = integrity.oracle_in_every_format(tasks.generate(b"oracle", 40))
+    assert (valid, total, formats, failing) == (40, 40, len(FORMATS) + len(NATIVE_FORMATS), {})
+
+
+def test_the_generation_rate_is_a_rate(integrity: ModuleType) -> None:
+    assert integrity.generation_rate("1", 50) > 0
+
+
+def test_one_command_prints_the_whole_report(
+    integrity: ModuleType, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [
+        "integrity.py",
+        "--per-category",
+        "4",
+        "--oracle-tasks",
+        "12",
+        "--rate-tasks",
+        "20",
+        "--no-external",
+    ]
+    monkeypatch.setattr(sys, "argv", argv)
+    integrity.main()
+    out = capsys.readouterr().out
+    assert "Task generation: " in out and " tasks/s " in out
+    template, phrased = out.split("Phrased by the stand-in model")
+    for table in (template, phrased):
+        assert (
+            "| miner | simple | multiple | parallel | parallel_multiple | irrelevance | missing_param |"
+            in table
+        )
+        for miner in MINERS:
+            assert f"| {miner} |" in table
+    assert "% of rewordings)" in phrased or "rejected:" not in phrased  # rejections per reason, if any
+    formats = len(FORMATS) + len(NATIVE_FORMATS)
+    assert re.search(
+        rf"Oracle check: \d+/\d+ phrased tasks \(\d+\.\d%\) have a gold answer valid in all {formats}", out
+    )
+    assert "External pool" not in out

@@ -1,0 +1,116 @@
+"""bench/redteam_lexical.py: the model-free lexical miner keeps working on today's tasks.
+
+It is the red team's measure of issue 27 (tasks only a model can solve): these tests keep it from
+rotting as the generator changes. They pin that it runs and beats refusing everything on template
+text; how far it should fall is the generator's business, measured by bench/integrity.py.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import sys
+from collections.abc import Callable
+from types import ModuleType
+
+import pytest
+
+from tasks import CATEGORIES, Task, generate, variant
+from tasks.library import tools as library_tools
+from tasks.spec import openai_tool
+
+NO_CALL = {"irrelevance", "missing_param"}
+
+
+@pytest.fixture(scope="module")
+def redteam(load_bench: Callable[[str], ModuleType]) -> ModuleType:
+    return load_bench("redteam")
+
+
+@pytest.fixture(scope="module")
+def round_tasks() -> list[Task]:
+    return generate(seed="lexical-test", n=240, mix=dict.fromkeys(CATEGORIES, 1.0))
+
+
+def test_the_lexical_miner_is_registered(redteam: ModuleType) -> None:
+    assert "lexical" in redteam._MINERS and redteam.LexicalMiner in redteam._MINERS.values()
+
+
+def test_it_beats_never_calling_on_template_text(redteam: ModuleType, round_tasks: list[Task]) -> None:
+    lexical = redteam.evaluate_miner(redteam.LexicalMiner(), round_tasks, "lexical-test")
+    never = redteam.evaluate_miner(redteam.NeverCalls(), round_tasks, "lexical-test")
+    # Only "above never-call": the generator is meant to make it weaker, not to break this test.
+    assert sum(v for v, _ in lexical.values()) > sum(v for v, _ in never.values())
+    assert sum(lexical[c][0] for c in CATEGORIES if c not in NO_CALL) > 0
+
+
+def test_it_answers_in_the_offered_names(redteam: ModuleType, round_tasks: list[Task]) -> None:
+    miner = redteam.LexicalMiner()
+    for task in round_tasks[:60]:
+        shown = variant(task, "names")
+        offered = {tool["function"]["name"]: tool["function"] for tool in shown.tools}
+        for name, arguments in miner.answer(shown.messages, shown.tools):
+            assert name in offered
+            assert set(arguments) <= set(offered[name]["parameters"]["properties"])
+
+
+def test_no_text_or_no_tools_is_no_call(redteam: ModuleType) -> None:
+    tool = openai_tool(library_tools()[0])
+    miner = redteam.LexicalMiner()
+    assert miner.answer([{"role": "user", "content": ""}], [tool]) == []
+    assert miner.answer([{"role": "user", "content": "what's the weather in Paris, France?"}], []) == []
+    assert miner.answer([], [tool]) == []
+
+
+@pytest.fixture(scope="module")
+def lexical(redteam: ModuleType) -> ModuleType:
+    return sys.modules["bench_redteam_lexical"]  # loaded by bench/redteam.py
+
+
+@pytest.mark.parametrize(
+    ("said", "written"),
+    [
+        ("see a cardiologist on the Monday after next", "see a cardiologist on 2027-02-22"),
+        ("put it in this Sunday coming at 4", "put it in 2027-02-14 at 4"),
+        ("in ten days", "2027-02-19"),
+        ("two weeks from now", "2027-02-23"),
+        ("the third of next month", "2027-03-03"),
+        ('text "see you tomorrow" to her', 'text "see you tomorrow" to her'),  # quoted: as said
+    ],
+)
+def test_dates_relative_to_the_stated_today(lexical: ModuleType, said: str, written: str) -> None:
+    assert lexical._resolved_dates(said, dt.date(2027, 2, 9)) == written  # a Tuesday
+
+
+@pytest.mark.parametrize(
+    ("said", "unit", "value"),
+    [
+        ("two hours and a half", "minute", 150),
+        ("a quarter of an hour", "minute", 15),
+        ("a fortnight", "day", 14),
+    ],
+)
+def test_lengths_of_time_in_another_unit(lexical: ModuleType, said: str, unit: str, value: int) -> None:
+    assert [f.value for f in lexical._durations(said, unit)] == [value]
+
+
+def test_worked_out_values_and_references(lexical: ModuleType) -> None:
+    assert lexical._worked_out("move 122.83 plus 52.23 USD") == "move 175.06 USD"
+    assert lexical._worked_out("a table for me and three friends") == "a table for 4"
+    assert lexical._worked_out("7x^2 plus 26x plus 4") == "7x^2 plus 26x plus 4"  # template text stays
+    text = "my sister Ana lives in Porto, Portugal. (my cousin Omar lives in Lyon, France)"
+    text += " fly from where my sister lives"
+    assert lexical._resolved_references(text).endswith("fly from Porto, Portugal")
+    assert "Lyon" not in lexical._resolved_references(text)  # the decoy relation's value is gone
+    anchored = lexical._resolved_anchors(
+        "the car service got moved to 2026-04-09 - book the day after the car service"
+    )
+    assert anchored.endswith("book 2026-04-10")
+    assert lexical._resolved_anchors("at half past seven in the evening") == "at 19:30"
+
+
+def test_values_taken_back_and_example_shapes(lexical: ModuleType) -> None:
+    text = "price check on NKE please (not NFLX, that was the old plan)"
+    assert lexical._taken_back(text, text.index("NFLX"), text.index("NFLX") + 4)
+    assert not lexical._taken_back(text, text.index("NKE"), text.index("NKE") + 3)
+    shaped = lexical._shape_of("Sample reference, e.g. SMP-K48213.")
+    assert [f.value for f in lexical._finder(shaped)("log SMP-A12345 and SMP-12345")] == ["SMP-A12345"]
