@@ -120,3 +120,23 @@ def test_values_copied_from_the_request_are_refused_in_a_familys_markup(tiny_mod
         import asyncio
 
         asyncio.run(backend.start())
+
+
+def test_a_number_is_written_without_an_exponent() -> None:
+    # 104E20205 reads back as infinity, which no schema accepts; bounds keep xgrammar to decimals
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "pay",
+                "parameters": {"type": "object", "properties": {"amount": {"type": "number"}}},
+            },
+        }
+    ]
+    grammar = CallGrammar.build("glm", tools)
+    assert grammar is not None
+    head = "<tool_call>pay\n<arg_key>amount</arg_key><arg_value>"
+    for value, taken in (("12.5", True), ("104E20205", False), ("1e5", False)):
+        matcher = text_matcher(grammar.ebnf)
+        assert matcher.accept_string(head)
+        assert (matcher.accept_string(value + "</arg_value></tool_call>") and matcher.is_completed()) is taken

@@ -21,6 +21,7 @@ from scoring.schema import SCHEMA_TYPE_ALIASES
 
 INDEX = "{index}"  # a call number in a call's begin: digits
 _INDEX_PATTERN = "[0-9]{1,4}"
+NUMBER_BOUND = 1e15  # a number with no bounds of its own is kept within these
 # Whitespace the arguments may hold in a row between their parts: the families write one space
 # or one newline there; without a bound a weak model pads until its budget runs out.
 WHITESPACE = 1
@@ -38,8 +39,8 @@ VALUE_ENDS: dict[str, tuple[str, ...]] = {
 
 def _normalised(schema: Any) -> Any:
     """A JSON schema as xgrammar reads it: BFCL's type names (``dict``, ``float``, ``tuple``)
-    in JSON Schema's, ``any`` as no type, and an object with properties closed to others (as
-    the miner's own grammars are: an unknown argument fails the checker)."""
+    in JSON Schema's, ``any`` as no type, an object with properties closed to others (as the
+    miner's own grammars are: an unknown argument fails the checker), a number bounded."""
     if isinstance(schema, list):
         return [_normalised(item) for item in schema]
     if not isinstance(schema, dict):
@@ -52,6 +53,10 @@ def _normalised(schema: Any) -> Any:
             out["type"] = kind
     elif isinstance(kind, list):
         out["type"] = [SCHEMA_TYPE_ALIASES.get(item, item) for item in kind if item != "any"]
+    if out.get("type") == "number" and "minimum" not in out and "maximum" not in out:
+        # bounds make xgrammar write plain decimals: an unbounded number may take an exponent
+        # (1E20205) that reads back as infinity, which no schema accepts
+        out["minimum"], out["maximum"] = -NUMBER_BOUND, NUMBER_BOUND
     properties = schema.get("properties")
     if isinstance(properties, dict):
         out["properties"] = {str(key): _normalised(value) for key, value in properties.items()}
