@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from scoring.formats.reading import Finder, Reading, Schemas, count, json_value_at, object_arguments
-from scoring.formats.spec import Format, Marker, family_prompting
+from scoring.formats.spec import CallMarkup, Format, Marker, family_prompting
 from scoring.formats.writing import json_text
 from scoring.model import Call, Limits, make_call
 
@@ -74,5 +74,9 @@ FORMAT = Format(
     markers=(Marker(CALLS_BEGIN, read), Marker(CALL_BEGIN, read)),
     fingerprints=(("tool▁call▁begin",), ("tool▁calls▁begin",)),
     fingerprint_rank=20,
-    prompting=family_prompting(render, (CALLS_BEGIN + CALL_BEGIN, "{name}" + SEP)),
+    prompting=family_prompting(
+        render,
+        (CALLS_BEGIN + CALL_BEGIN, "{name}" + SEP),
+        markup=CallMarkup(CALL_BEGIN + "{name}" + SEP, CALL_END, opening=CALLS_BEGIN, closing=CALLS_END),
+    ),
 )

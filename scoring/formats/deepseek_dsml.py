@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from scoring.formats.reading import Reading, Schemas, count, declared_value
-from scoring.formats.spec import Format, Marker, family_prompting
+from scoring.formats.spec import CallMarkup, Format, Marker, family_prompting
 from scoring.formats.writing import text_value
 from scoring.model import Call, DecodeError, Limits, make_call
 
@@ -104,5 +104,16 @@ FORMAT = Format(
     markers=(Marker(FUNCTION_CALLS, read), Marker(INVOKE, read)),
     fingerprints=(("｜DSML｜",),),
     fingerprint_rank=10,  # before deepseek: a DSML template may also write the older markers
-    prompting=family_prompting(render, ('<｜DSML｜function_calls>\n<｜DSML｜invoke name="', '{name}">\n')),
+    prompting=family_prompting(
+        render,
+        ('<｜DSML｜function_calls>\n<｜DSML｜invoke name="', '{name}">\n'),
+        markup=CallMarkup(
+            '<｜DSML｜invoke name="{name}">\n',
+            "</｜DSML｜invoke>",
+            arguments="deepseek_xml",
+            opening=FUNCTION_CALLS + "\n",
+            separator="\n",
+            closing="\n</｜DSML｜function_calls>",
+        ),
+    ),
 )

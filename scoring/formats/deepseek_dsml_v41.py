@@ -12,7 +12,7 @@ them with or without it.
 from __future__ import annotations
 
 from scoring.formats.deepseek_dsml import read, render_dsml
-from scoring.formats.spec import Format, Marker, family_prompting
+from scoring.formats.spec import CallMarkup, Format, Marker, family_prompting
 from scoring.model import Call
 
 CALLS = "<｜DSML｜ calls>"
@@ -36,5 +36,16 @@ FORMAT = Format(
     markers=(Marker(CALLS, read), Marker(INVOKE, read)),
     fingerprints=(("｜DSML｜ calls",), ("｜DSML｜ invoke",)),
     fingerprint_rank=5,  # before deepseek_dsml, whose fingerprint a V4.1 template also holds
-    prompting=family_prompting(render, (CALLS + "\n" + INVOKE + ' name="', '{name}">\n')),
+    prompting=family_prompting(
+        render,
+        (CALLS + "\n" + INVOKE + ' name="', '{name}">\n'),
+        markup=CallMarkup(
+            INVOKE + ' name="{name}">\n',
+            "</｜DSML｜ invoke>",
+            arguments="deepseek_v4_1_xml",
+            opening=CALLS + "\n",
+            separator="\n",
+            closing="\n</｜DSML｜ calls>",
+        ),
+    ),
 )

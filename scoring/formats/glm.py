@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from scoring.formats.reading import Finder, Schemas, skip_blank, typed_value
-from scoring.formats.spec import Format, family_prompting
+from scoring.formats.spec import CallMarkup, Format, family_prompting
 from scoring.formats.writing import text_blocks
 from scoring.model import Call, DecodeError, Limits, make_call
 
@@ -109,5 +109,9 @@ FORMAT = Format(
     decode_needs_tools=True,
     fingerprints=((_ARG_KEY,),),
     fingerprint_rank=40,
-    prompting=family_prompting(render, ("<tool_call>", "{name}\n")),
+    prompting=family_prompting(
+        render,
+        ("<tool_call>", "{name}\n"),
+        markup=CallMarkup("<tool_call>{name}\n", _TOOL_CALL_END, arguments="glm_xml", separator="\n"),
+    ),
 )

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from scoring.formats.reading import Finder, Reading, Schemas, count, json_value_at, object_arguments
-from scoring.formats.spec import Format, Marker, family_prompting
+from scoring.formats.spec import CallMarkup, Format, Marker, family_prompting
 from scoring.formats.writing import json_text
 from scoring.model import Call, Limits, make_call
 
@@ -106,5 +106,10 @@ FORMAT = Format(
         render,
         (CHANNEL + "commentary to=functions.", "{name} <|constrain|>json<|message|>"),
         content_of=content_of,
+        markup=CallMarkup(
+            CHANNEL + "commentary to=functions.{name} <|constrain|>json<|message|>",
+            "<|call|>",
+            separator=START,
+        ),
     ),
 )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from scoring.formats.reading import Finder, Reading, Schemas, count, json_value_at, object_arguments
-from scoring.formats.spec import Format, Marker, family_prompting
+from scoring.formats.spec import CallMarkup, Format, Marker, family_prompting
 from scoring.formats.writing import json_text
 from scoring.model import Call, Limits, make_call
 
@@ -71,6 +71,11 @@ FORMAT = Format(
     fingerprints=((ARGUMENTS,), (SECTION,)),
     fingerprint_rank=30,
     prompting=family_prompting(
-        render, (SECTION + CALL + "functions.", "{name}:0" + ARGUMENTS), history_call_id=history_call_id
+        render,
+        (SECTION + CALL + "functions.", "{name}:0" + ARGUMENTS),
+        history_call_id=history_call_id,
+        markup=CallMarkup(
+            CALL + "functions.{name}:{index}" + ARGUMENTS, CALL_END, opening=SECTION, closing=SECTION_END
+        ),
     ),
 )

@@ -19,7 +19,7 @@ import re
 from typing import Any
 
 from scoring.formats.reading import Reading, Schemas, count, declared_value, skip_blank
-from scoring.formats.spec import Format, Marker, family_prompting
+from scoring.formats.spec import CallMarkup, Format, Marker, family_prompting
 from scoring.formats.writing import text_value
 from scoring.model import Call, Limits, make_call
 
@@ -205,6 +205,15 @@ FORMAT = Format(
     fingerprints=((CALL,), (TOOLS,)),
     fingerprint_rank=25,  # any rank: its markers are no other format's
     prompting=family_prompting(
-        render, (TOOLS + SEP + CALL + ' tool="', '{name}" index="1"' + SEP), content_of=content_of
+        render,
+        (TOOLS + SEP + CALL + ' tool="', '{name}" index="1"' + SEP),
+        content_of=content_of,
+        markup=CallMarkup(
+            CALL + ' tool="{name}" index="{index}"' + SEP,
+            CLOSE + "call" + SEP,
+            arguments="kimi_k3_xml",
+            opening=TOOLS + SEP,
+            closing=CLOSE + "tools" + SEP,
+        ),
     ),
 )

@@ -4,7 +4,7 @@ calls), or the same objects bare."""
 from __future__ import annotations
 
 from scoring.formats.reading import Reading, Schemas, calls_of_objects, json_objects
-from scoring.formats.spec import Format, Marker, family_prompting
+from scoring.formats.spec import CallMarkup, Format, Marker, family_prompting
 from scoring.formats.writing import json_text
 from scoring.model import Call, DecodeError, Limits
 
@@ -46,5 +46,9 @@ FORMAT = Format(
     markers=(Marker(PYTHON_TAG, read),),
     fingerprints=((PYTHON_TAG,), ('"parameters": dictionary of argument name',)),
     fingerprint_rank=90,
-    prompting=family_prompting(render, ('<|python_tag|>{"name": "', '{name}", "parameters": ')),
+    prompting=family_prompting(
+        render,
+        ('<|python_tag|>{"name": "', '{name}", "parameters": '),
+        markup=CallMarkup('{"name": "{name}", "parameters": ', "}", opening=PYTHON_TAG, separator="; "),
+    ),
 )

@@ -14,7 +14,7 @@ from scoring.formats.reading import (
     object_arguments,
     skip_blank,
 )
-from scoring.formats.spec import Format, Marker, family_prompting
+from scoring.formats.spec import CallMarkup, Format, Marker, family_prompting
 from scoring.formats.writing import json_text
 from scoring.model import Call, Limits, make_call
 
@@ -70,5 +70,10 @@ FORMAT = Format(
     markers=(Marker(TOOL_CALLS, read),),
     fingerprints=((TOOL_CALLS,),),
     fingerprint_rank=100,
-    prompting=family_prompting(render, ("[TOOL_CALLS]", "{name}[ARGS]"), history_call_id=history_call_id),
+    prompting=family_prompting(
+        render,
+        ("[TOOL_CALLS]", "{name}[ARGS]"),
+        history_call_id=history_call_id,
+        markup=CallMarkup(TOOL_CALLS + "{name}[ARGS]"),
+    ),
 )

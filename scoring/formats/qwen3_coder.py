@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from scoring.formats.reading import Finder, Schemas, count, skip_blank, typed_value
-from scoring.formats.spec import Format, family_prompting
+from scoring.formats.spec import CallMarkup, Format, family_prompting
 from scoring.formats.writing import text_blocks
 from scoring.model import Call, DecodeError, Limits, make_call
 
@@ -139,5 +139,14 @@ FORMAT = Format(
     decode_needs_tools=True,
     fingerprints=(("<function=", "<parameter="),),
     fingerprint_rank=50,
-    prompting=family_prompting(render, ("<tool_call>\n<function=", "{name}>\n")),
+    prompting=family_prompting(
+        render,
+        ("<tool_call>\n<function=", "{name}>\n"),
+        markup=CallMarkup(
+            "<tool_call>\n<function={name}>\n",
+            "</function>\n" + _TOOL_CALL_END,
+            arguments="qwen_xml",
+            separator="\n",
+        ),
+    ),
 )

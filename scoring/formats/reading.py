@@ -70,7 +70,9 @@ _NUMBER_TYPES = frozenset({"number", "float"})
 def typed_value(text: str, schema: Any) -> Any:
     """A value the model wrote as text, in the type its parameter's schema names.
 
-    string: the text as written; integer / number: the number it writes (else the text);
+    string: the text as written (an enum's value as written, or, padded with whitespace, the
+    value it pads: XML markup allows blanks around a value); integer / number: the number it
+    writes (else the text);
     boolean: true/false in any case (else the text); anything else (object, array, no schema):
     the JSON value when the text is JSON, else the text.
     """
@@ -79,6 +81,9 @@ def typed_value(text: str, schema: Any) -> Any:
         kind = next((item for item in kind if item != "null"), None)
     stripped = text.strip()
     if kind in _TEXT_TYPES:
+        options = schema.get("enum") if isinstance(schema, dict) else None
+        if isinstance(options, list) and text not in options and stripped in options:
+            return stripped
         return text
     if kind in _INTEGER_TYPES:
         if re.fullmatch(r"[+-]?\d{1,300}", stripped):

@@ -51,6 +51,23 @@ def result_line(name: str, content: str) -> str:
 
 
 @dataclass(frozen=True)
+class CallMarkup:
+    """A family's calls as guided decoding constrains them (subnet.miner.guided builds an xgrammar
+    structural tag from it): ``opening``, then calls joined by ``separator``, then ``closing``.
+    One call is ``begin`` (``{name}`` is the function's name; ``{index}`` a call number, digits),
+    the arguments in ``arguments`` style (xgrammar's names: ``json`` for a JSON object,
+    ``qwen_xml``, ``glm_xml``, ``deepseek_xml``, ``deepseek_v4_1_xml``, ``kimi_k3_xml`` for the
+    families' parameter markup), then ``end``. Plain data: scoring never needs xgrammar."""
+
+    begin: str
+    end: str = ""
+    arguments: str = "json"
+    opening: str = ""
+    separator: str = ""
+    closing: str = ""
+
+
+@dataclass(frozen=True)
 class Prompting:
     """How the miner asks a model for a format, when the model's chat template cannot take the
     tools itself, and how it reads the answer (subnet.miner.adapters applies it).
@@ -67,7 +84,9 @@ class Prompting:
     - ``keeps_special_tokens``: the markers are special tokens, which a tokenizer's
       ``skip_special_tokens`` would remove;
     - ``history_call_id(name, number)``: the id of an earlier call as the family's template wants it;
-    - ``guided``: ``--model.guided`` can constrain answers in this format (subnet.miner.guided);
+    - ``guided``: ``--model.guided`` can constrain answers in this format with the miner's own
+      grammar (every mode; subnet.miner.guided); ``markup``: the family's call markup, which
+      ``--model.guided on`` constrains through xgrammar's structural tags;
     - ``call_bias``: with guided decoding, the logit bias of the call opener when the model is
       taught the format by ``system_prompt`` only (measured on the demo model: docs/miner.md).
     """
@@ -82,6 +101,7 @@ class Prompting:
     history_call_id: Callable[[str, int], str] | None = None
     guided: bool = False
     call_bias: float | None = None
+    markup: CallMarkup | None = None
 
 
 @dataclass(frozen=True)
@@ -156,6 +176,7 @@ def family_prompting(
     *,
     content_of: Callable[[str], str] | None = None,
     history_call_id: Callable[[str, int], str] | None = None,
+    markup: CallMarkup | None = None,
 ) -> Prompting:
     """The prompting of a family whose markers are special tokens of its own."""
     return Prompting(
@@ -164,4 +185,5 @@ def family_prompting(
         content_of=content_of,
         keeps_special_tokens=True,
         history_call_id=history_call_id,
+        markup=markup,
     )

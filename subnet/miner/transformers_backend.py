@@ -40,6 +40,8 @@ from subnet.miner.guided import (
     GuidedMode,
     RowGuide,
     call_bias_for,
+    guided_format_names,
+    markup_formats,
     ungrounded_reason,
 )
 from subnet.miner.processors import ProcessorsOnOneRow, RequiredChoice, RowBudgets
@@ -136,11 +138,19 @@ class TransformersBackend(BatchingBackend):
                     f"--model.guided {self.options.guided} needs xgrammar: pip install --no-deps "
                     "xgrammar==0.2.8 apache-tvm-ffi (scripts/setup.sh does it)"
                 ) from error
-            if self.adapter.name not in GUIDED_FORMATS:
+            mode = GuidedMode(self.options.guided)
+            if mode.copies_values and self.adapter.name in markup_formats():
+                raise ModelLoadError(
+                    f"--model.guided {mode}: format {self.adapter.name} is guided in its own markup, "
+                    f"where values are not copied from the request; use --model.guided on, or a format "
+                    f"that copies them ({', '.join(GUIDED_FORMATS)})"
+                )
+            if self.adapter.name not in guided_format_names():
                 log.warning(
-                    "--model.guided on: format %s is not guided (only %s); calls are unguided",
+                    "--model.guided %s: format %s is not guided (only %s); calls are unguided",
+                    mode,
                     self.adapter.name,
-                    ", ".join(GUIDED_FORMATS),
+                    ", ".join(guided_format_names()),
                 )
         if supports_model(model):
             graphs = self.options.cuda_graphs == "on" or (

@@ -1,7 +1,8 @@
 """Schema-guided decoding: keeps each generated row on a well-formed call of an offered tool.
 
 The constraint is xgrammar's, as in vLLM, SGLang and TensorRT-LLM: the offered tools' schemas
-and the adapter's format become one EBNF grammar (`grammar`), compiled once per tokenizer,
+and the adapter's format become one EBNF grammar (`grammar`; a family's own markup through
+xgrammar's structural tags, `markup`), compiled once per tokenizer,
 format and tools, and matched by one `GrammarMatcher` per row that fills a token bitmask each
 step (`processor`). ``--model.guided forced`` and ``grounded`` copy argument values from the
 request (`extraction`, as grammar alternatives) and, for ``grounded``, keep the call only where
@@ -14,7 +15,14 @@ from __future__ import annotations
 from enum import StrEnum
 
 from subnet.miner.guided.extraction import Extraction
-from subnet.miner.guided.grammar import GUIDED_FORMATS, MAX_STRING, CallGrammar, functions_of
+from subnet.miner.guided.grammar import (
+    GUIDED_FORMATS,
+    MAX_STRING,
+    CallGrammar,
+    functions_of,
+    guided_format_names,
+    markup_formats,
+)
 from subnet.miner.guided.grounding import (
     GROUNDED_MAX_VALUE_GAP,
     CallEvidence,
@@ -73,6 +81,8 @@ __all__ = [
     "closing_text",
     "content_words",
     "functions_of",
+    "guided_format_names",
+    "markup_formats",
     "tool_words",
     "ungrounded_reason",
 ]

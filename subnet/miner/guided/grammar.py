@@ -1,7 +1,9 @@
 """The grammar of an answer that calls the offered tools, written as EBNF for xgrammar.
 
 `CallGrammar.build(format, tools)` turns the offered tools' JSON schemas into one grammar in an
-output format (``json``, ``hermes``, ``pythonic``; `GUIDED_FORMATS`). What it accepts: the
+output format (``json``, ``hermes``, ``pythonic``; `GUIDED_FORMATS`; a family with a markup of its
+own, Qwen3-Coder's XML or DeepSeek's DSML, is guided through xgrammar's structural tags instead:
+`subnet.miner.guided.markup`, `markup_formats`). What it accepts: the
 function name is one of the offered names; the arguments are that function's properties (in any
 order up to `MAX_ANY_ORDER` of them, in the schema's order beyond), the required ones always, each
 at most once; values follow the
@@ -29,9 +31,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from scoring.formats import REGISTRY
+from scoring.formats.spec import CallMarkup
 from scoring.schema import SCHEMA_TYPE_ALIASES
 from subnet.miner.guided.extraction import Extraction
 from subnet.miner.guided.grounding import best_fitting
+from subnet.miner.guided.markup import exits, markup_ebnf
 
 MAX_STRING = 200  # characters in one value without a quote (kept by the processor)
 MAX_FREE_DEPTH = 6  # nesting of containers in one argument where free JSON is allowed
@@ -438,6 +443,22 @@ GUIDED_FORMATS: dict[str, GuidedFormat] = {
 }
 
 
+def _markup(format_name: str) -> CallMarkup | None:
+    family = REGISTRY.get(format_name)
+    return family.prompting.markup if family is not None and family.prompting is not None else None
+
+
+def markup_formats() -> tuple[str, ...]:
+    """The formats guided in their family's own markup (``--model.guided on`` only: values are
+    not copied from the request there)."""
+    return tuple(name for name in REGISTRY if name not in GUIDED_FORMATS and _markup(name) is not None)
+
+
+def guided_format_names() -> tuple[str, ...]:
+    """Every format ``--model.guided on`` constrains."""
+    return (*GUIDED_FORMATS, *markup_formats())
+
+
 @dataclass(frozen=True)
 class CallGrammar:
     """The EBNF grammar of answers that call the offered tools in one format."""
@@ -445,6 +466,7 @@ class CallGrammar:
     format: str
     ebnf: str
     functions: tuple[str, ...]
+    exits: tuple[str, ...] = ()  # where values are free text: the texts that end them (`markup`)
 
     @classmethod
     def build(
@@ -458,12 +480,19 @@ class CallGrammar:
         numbers copied from `source`, when given); None when the format is not guided or no tool
         has a name."""
         guided = GUIDED_FORMATS.get(format_name)
+        markup = _markup(format_name) if guided is None else None
         functions = functions_of(tools)
         if only is not None:
             functions = [function for function in functions if function["name"] == only] or functions
         elif source is not None:
             functions = best_fitting(functions, source.text)
-        if guided is None or not functions:
+        if not functions:
+            return None
+        if markup is not None and source is None:
+            ebnf = markup_ebnf(markup, functions)
+            names = tuple(str(function["name"]) for function in functions)
+            return cls(format_name, ebnf, names, exits(markup))
+        if guided is None:
             return None
         rules = _Rules(guided.dialect, source)
         root = guided.answer(rules, functions)

@@ -72,27 +72,56 @@ def call_bias_for(format_name: str, *, native: bool) -> float:
     return NATIVE_CALL_BIAS if native else PROMPTED_CALL_BIAS.get(format_name, NATIVE_CALL_BIAS)
 
 
-def closing_text(matcher: Any, limit: int = 2048) -> str | None:
+def closing_text(matcher: Any, limit: int = 2048, exits: Sequence[bytes] = ()) -> str | None:
     """A short text that completes the answer from `matcher`'s state (empty: it may stop now;
     None: none found within `limit` bytes). Forced stretches come from xgrammar's jump forward;
     where the grammar leaves a choice, a closer comes first (`_CLOSING_ORDER`), and among other
     characters the one whose forced stretch after it is shortest (the shortest of several names
-    or enum values)."""
+    or enum values). `exits`: the grammar's ways out of a free-text value (a family's end tags,
+    `CallGrammar.exits`), tried first: where any character continues a value, no single one
+    ends it."""
     fork = matcher.fork()
     text = b""
     while not fork.is_completed():
         if len(text) > limit:
             return None
-        forced = fork.find_jump_forward_string().encode("utf-8")
+        forced = _jump_forward(fork)
         if forced and fork.accept_string(forced):
             text += forced
             continue
-        step = _closing_step(fork)
+        step = _exit(fork, exits) or _closing_step(fork)
         if step is None:
             return None
         fork.accept_string(step)
         text += step
     return text.decode("utf-8", errors="surrogateescape")
+
+
+def _jump_forward(matcher: Any) -> bytes:
+    """The text `matcher` forces next (xgrammar's jump forward); empty where none is forced, or
+    where the forced stretch starts inside a character (xgrammar cannot hand that back as text:
+    a family's markers hold characters of several bytes, and the closing text then goes on
+    byte by byte)."""
+    try:
+        return str(matcher.find_jump_forward_string()).encode("utf-8")
+    except UnicodeDecodeError:
+        return b""
+
+
+def _exit(matcher: Any, exits: Sequence[bytes]) -> bytes | None:
+    """The shortest text that finishes one of `exits` (the rest of one already begun, or a whole
+    one) which the grammar takes now and after which no letter may follow (the value or the
+    call is over), or None. Without the rests, a guide that wrote ``</`` would write a whole
+    ``</arg_value>`` after it (content, as the value goes on) and start again."""
+    rests = sorted({text[cut:] for text in exits for cut in range(len(text))}, key=len)
+    for text in rests:
+        if not matcher.accept_string(text):
+            continue
+        over = matcher.is_completed() or not matcher.accept_string(b"a")
+        matcher.rollback(1 if over else 2)  # a string accepted is one step
+        if over:
+            return text
+    return None
 
 
 def _closing_step(matcher: Any) -> bytes | None:
@@ -106,17 +135,17 @@ def _closing_step(matcher: Any) -> bytes | None:
     for char in _CLOSING_ORDER:
         if not matcher.accept_string(char):
             continue
-        if char in _QUOTES:
+        if char in _QUOTES or char in _CLOSERS:
+            # a quote or closer that is content (inside a string, or a family's free-text
+            # value) is no way out of it: after a real one no letter may follow
             closes = not matcher.accept_string(b"a")
             matcher.rollback(1 if closes else 2)
             if closes:
                 return char
-            opening = opening or char
+            if char in _QUOTES:
+                opening = opening or char
             continue
-        if char in _CLOSERS:  # ends a list, an object or a call: before opening a string
-            matcher.rollback(1)
-            return char
-        length = 0 if matcher.is_completed() else len(matcher.find_jump_forward_string()) or 1 << 20
+        length = 0 if matcher.is_completed() else len(_jump_forward(matcher)) or 1 << 20
         matcher.rollback(1)
         if opening is None and (best is None or length < best[0]):
             best = (length, char)
@@ -136,6 +165,7 @@ class RowGuide:
     call_bias: float = NATIVE_CALL_BIAS
     prefix_tokens: int = 0  # tokens of the call already written by the forced prefix
     evidence: CallEvidence | None = None
+    exits: tuple[bytes, ...] = ()  # the grammar's ways out of a free-text value (`closing_text`)
 
     @property
     def guided(self) -> bool:
@@ -238,7 +268,12 @@ class Guidance:
             evidence.request_text = source.text if source is not None else ""
             evidence.functions = functions_of(tools)
         return RowGuide(
-            matcher, forced=must_call, call_bias=call_bias, prefix_tokens=prefix_tokens, evidence=evidence
+            matcher,
+            forced=must_call,
+            call_bias=call_bias,
+            prefix_tokens=prefix_tokens,
+            evidence=evidence,
+            exits=tuple(text.encode("utf-8") for text in grammar.exits),
         )
 
 
@@ -272,6 +307,7 @@ class GuidedCalls:
         self.call_biases = [guide.call_bias for guide in guides]
         self.evidence = [guide.evidence for guide in guides]
         self.matchers = [guide.matcher for guide in guides]
+        self.exits = [guide.exits for guide in guides]
         self.modes = [
             _FREE if guide.matcher is None else (_GUIDED if guide.forced else _UNDECIDED) for guide in guides
         ]
@@ -424,11 +460,12 @@ class GuidedCalls:
             self.modes[row] = _GUIDED
         if matcher.is_completed() and left < self.longest_call[row] + 2:
             return self.eos[:1]
+        exits = self.exits[row]
         if self._unquoted[row] >= MAX_STRING:  # a value runs on: close it (and the call)
-            return self._closing(matcher)
+            return self._closing(matcher, exits)
         if left >= CLOSING_WINDOW and left >= self._closing_need(row, matcher, left):
             return masked
-        return self._fitting(matcher, row_scores, masked, left - 1)  # one kept for EOS after the call
+        return self._fitting(matcher, row_scores, masked, left - 1, exits)  # one kept for EOS after the call
 
     def _closing_need(self, row: int, matcher: Any, left: int) -> int:
         """Before the closing window: twice the tokens the call's closing text takes now (worked
@@ -436,12 +473,19 @@ class GuidedCalls:
         (many required keys, a small vocabulary) starts closing in time."""
         if row not in self._need or (left % NEED_EVERY == 0 and self._need_left.get(row) != left):
             self._need_left[row] = left
-            text = closing_text(matcher, limit=left * self.guidance.longest)
+            text = closing_text(matcher, limit=left * self.guidance.longest, exits=self.exits[row])
             ids = self.guidance.tokens_for(text) if text else []
             self._need[row] = 2 * len(ids) + NEED_EVERY if text is not None else 0
         return self._need[row]
 
-    def _fitting(self, matcher: Any, row_scores: torch.Tensor, masked: torch.Tensor, left: int) -> list[int]:
+    def _fitting(
+        self,
+        matcher: Any,
+        row_scores: torch.Tensor,
+        masked: torch.Tensor,
+        left: int,
+        exits: Sequence[bytes] = (),
+    ) -> list[int]:
         """Near the budget: the model's best candidates (its top `CLOSING_CANDIDATES`) that the
         grammar allows and after which the call can still be closed in the tokens left (greedy:
         the first; sampling: all of them), or else the first token of the closing text: the
@@ -451,13 +495,13 @@ class GuidedCalls:
         candidates = top[masked[top] > float("-inf")].tolist()
         fitting = []
         for token in candidates:
-            if self._fits(matcher, token, left):
+            if self._fits(matcher, token, left, exits):
                 fitting.append(token)
                 if not self.sample:
                     break
-        return fitting or self._closing(matcher)
+        return fitting or self._closing(matcher, exits)
 
-    def _fits(self, matcher: Any, token: int, left: int) -> bool:
+    def _fits(self, matcher: Any, token: int, left: int, exits: Sequence[bytes] = ()) -> bool:
         if token in self.eos_set:
             return True
         fork = matcher.fork()
@@ -465,18 +509,18 @@ class GuidedCalls:
             return False
         if fork.is_completed():
             return True
-        text = closing_text(fork, limit=left * self.guidance.longest)
+        text = closing_text(fork, limit=left * self.guidance.longest, exits=exits)
         if text is None:
             return False
         ids = self.guidance.tokens_for(text)
         return bool(ids) and len(ids) <= left
 
-    def _closing(self, matcher: Any) -> list[int]:
+    def _closing(self, matcher: Any, exits: Sequence[bytes] = ()) -> list[int]:
         """The first token of the closing text (the row is about to run out of tokens); EOS when
         the tokens of that text do not continue the call (rather than write outside the schema)."""
         if matcher.is_completed():
             return self.eos[:1]
-        text = closing_text(matcher)
+        text = closing_text(matcher, exits=exits)
         ids = self.guidance.tokens_for(text) if text else []
         if not ids or not matcher.fork().accept_token(ids[0]):
             return self.eos[:1]
