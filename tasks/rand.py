@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from random import Random
 from typing import Any, TypeVar
 
-__all__ = ["below", "between", "choose", "permute"]
+__all__ = ["below", "between", "choose", "distinct", "permute"]
 
 T = TypeVar("T")
 
@@ -48,3 +48,15 @@ def permute(rng: Random, items: list[Any]) -> None:
         items[2], items[j] = items[j], items[2]
     if size > 1 and random() < 0.5:
         items[0], items[1] = items[1], items[0]
+
+
+def distinct(rng: Random, items: Sequence[T], count: int) -> list[T]:
+    """``count`` different items (all of them when there are fewer), in random order: the front
+    of a Fisher-Yates shuffle, so drawing a few ids from thousands costs a few draws, not a
+    shuffle of the thousands."""
+    pool = list(items)
+    size, random = len(pool), rng.random
+    for i in range(min(count, size)):
+        j = i + int(random() * (size - i))
+        pool[i], pool[j] = pool[j], pool[i]
+    return pool[: min(count, size)]

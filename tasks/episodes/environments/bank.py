@@ -18,7 +18,7 @@ from tasks.episodes.decoys import near_name
 from tasks.episodes.environment import Environment, Listing, ToolError, prop, tool
 from tasks.episodes.scenario import Scenario, TurnDraft, call, first_applicable, offered_tools, quoted, stated
 from tasks.library.common import PERSON
-from tasks.rand import below, between, choose, permute
+from tasks.rand import below, between, choose, distinct, permute
 
 __all__ = ["Bank", "scenario"]
 
@@ -81,10 +81,9 @@ class Bank(Environment):
         """Accounts and payees; ``2 + size // 2`` months of bills and 4-6 card purchases per ``size``."""
         today = _EPOCH + _dt.timedelta(days=between(rng, 150, 600))
         self.today, self.currency = today.isoformat(), choose(rng, ("USD", "EUR", "GBP"))
-        numbers = [f"ACC-{n}" for n in range(1000, 10000, 7)]
-        permute(rng, numbers)
         kinds = [("Everyday checking", 1500, 9000), ("Savings", 2000, 30000), ("Credit card", -1500, -50)]
         kinds += [("Travel fund", 200, 3000)] if size > 3 else []
+        numbers = [f"ACC-{n}" for n in distinct(rng, range(1000, 10000, 7), len(kinds))]
         self.accounts: list[dict[str, Any]] = [
             {"id": numbers[i], "name": name, "balance": round(between(rng, low * 100, high * 100) / 100, 2)}
             | {"currency": self.currency}

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 from tasks.episodes.environment import Environment, Listing, ToolError, prop, tool
 from tasks.episodes.scenario import Scenario, TurnDraft, call, first_applicable, offered_tools, quoted, stated
 from tasks.library.common import CITY, STREET_ADDRESS
-from tasks.rand import below, between, choose, permute
+from tasks.rand import below, between, choose, distinct, permute
 
 __all__ = ["Shop", "scenario"]
 
@@ -58,11 +58,10 @@ class Shop(Environment):
 
     def build(self, rng: Random, size: int) -> None:
         """8-10 products and 2 orders per unit of ``size`` (plus a few); the cart starts empty."""
-        numbers = list(range(10000, 100000, 37))
-        permute(rng, numbers)
         self.catalogue: list[dict[str, Any]] = []
         names: dict[str, None] = {}
         wanted = between(rng, 8 * size, 10 * size) + 6
+        numbers = distinct(rng, range(10000, 100000, 37), wanted)
         for _ in range(4 * wanted):
             category, noun, low, high = choose(rng, _KINDS)
             name = f"{choose(rng, _BRANDS)} {noun}{choose(rng, _VARIANTS)}"
