@@ -38,6 +38,7 @@ from typing import Any, cast
 from tasks import Task, generate, variant
 from tasks.answers import reference_calls
 from tasks.builtin import _JOINERS
+from tasks.devices._words import ORDINALS
 from tasks.lexicon import synonym_index
 from tasks.library import tools as library_tools
 from tasks.library.common import Coordinates, CronSchedule
@@ -1428,43 +1429,11 @@ _NUMBER_WORDS = {
         ]
     )
 } | {"a": 1, "an": 1, "a couple of": 2, "couple of": 2}
-_ORDINAL_WORDS = {
-    word: index + 1
-    for index, word in enumerate(
-        [
-            "first",
-            "second",
-            "third",
-            "fourth",
-            "fifth",
-            "sixth",
-            "seventh",
-            "eighth",
-            "ninth",
-            "tenth",
-            "eleventh",
-            "twelfth",
-            "thirteenth",
-            "fourteenth",
-            "fifteenth",
-            "sixteenth",
-            "seventeenth",
-            "eighteenth",
-            "nineteenth",
-            "twentieth",
-            "twenty-first",
-            "twenty-second",
-            "twenty-third",
-            "twenty-fourth",
-            "twenty-fifth",
-            "twenty-sixth",
-            "twenty-seventh",
-            "twenty-eighth",
-            "twenty-ninth",
-            "thirtieth",
-            "thirty-first",
-        ]
-    )
+# the generator's own ordinal words (public), and the days past the 28th it never says
+_ORDINAL_WORDS = {word: index for index, word in enumerate(ORDINALS) if index} | {
+    "twenty-ninth": 29,
+    "thirtieth": 30,
+    "thirty-first": 31,
 }
 _COUNT = rf"(\d+|{_alt(_NUMBER_WORDS)})"
 _DAY_NAMES = _alt(_WEEKDAYS)

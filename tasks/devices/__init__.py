@@ -29,7 +29,7 @@ from types import MappingProxyType
 from typing import Any, Protocol
 
 from tasks.spec import Param
-from tasks.values import Mention
+from tasks.values import _EPOCH, _MONTHS, Mention  # the dates values say: one calendar
 
 __all__ = [
     "DEVICES",
@@ -58,21 +58,6 @@ _MODULES = (
 )
 
 _WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-_MONTHS = (
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-)
-_EPOCH = _dt.date(2026, 1, 1).toordinal()
 
 
 @dataclass(slots=True)
