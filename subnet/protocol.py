@@ -21,7 +21,7 @@ MAX_REQUEST_BODY_BYTES = 1 << 20
 MAX_RESPONSE_BODY_BYTES = 1 << 20
 
 # Structural caps. Generous for tool-calling tasks (BFCL's largest prompts hold a few dozen
-# functions and a handful of turns) and for a multi-turn episode's history (3 turns of up to 10
+# functions and a handful of turns) and for a multi-turn episode's history (8 turns of up to 10
 # steps, each step an assistant message and its tool results), while bounding validation work;
 # the body cap bounds the total.
 MAX_MESSAGES = 256

@@ -182,7 +182,7 @@ class RoundSettings:
 # turn of miss_param / miss_func) x the largest per-turn step cap of tasks.episodes' categories
 # (10, long context). A test keeps both in step with the generator. Episodes of the BFCL
 # multi-turn source can take more (their cap grows with their plans).
-EPISODE_MAX_TURNS = 3
+EPISODE_MAX_TURNS = 8  # composed scenarios: up to four parts, each a turn and a correction
 EPISODE_MAX_STEP_CAP = 10
 
 
@@ -192,7 +192,7 @@ def round_requests(tasks: int, episodes: int) -> int:
     return tasks + episodes * EPISODE_MAX_TURNS * EPISODE_MAX_STEP_CAP
 
 
-# With the round's defaults: 8 + 4 x 3 x 10 = 128.
+# With the round's defaults: 8 + 4 x 8 x 10 = 328.
 ROUND_REQUESTS = round_requests(RoundSettings.tasks, RoundSettings.episodes)
 
 

@@ -44,7 +44,7 @@ def test_the_round_bound_covers_every_builtin_episode() -> None:
     assert max(len(episode.turns) * episode.step_cap for episode in episodes) <= (
         EPISODE_MAX_TURNS * EPISODE_MAX_STEP_CAP
     )
-    assert ROUND_REQUESTS == round_requests(RoundSettings.tasks, RoundSettings.episodes) == 128
+    assert ROUND_REQUESTS == round_requests(RoundSettings.tasks, RoundSettings.episodes) == 328
 
 
 def test_the_transport_and_the_flags_share_one_default() -> None:
