@@ -221,11 +221,13 @@ TOOLS: tuple[ToolSpec, ...] = (
             req("key", "string", "Name to store the fact under.", _MEMORY_KEY),
             req(
                 "value",
-                # text: an untyped "5432" reads back as the number 5432 from the XML families'
-                # markup (Qwen3-Coder, GLM), and the gold answer is the string
-                "string",
+                "any",
                 "The fact to keep.",
-                Quoted(("vim", "eu-west-1", "Priya", "5432", "UTC+2", "release/2.4", "postgres-replica")),
+                # no bare number: untyped, "5432" reads back as the number 5432 from the XML
+                # families' markup (Qwen3-Coder, GLM), where the gold answer is the string
+                Quoted(
+                    ("vim", "eu-west-1", "Priya", "port 5432", "UTC+2", "release/2.4", "postgres-replica")
+                ),
             ),
         ),
         (

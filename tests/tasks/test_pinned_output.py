@@ -25,7 +25,7 @@ from tasks.shuffle import shuffle_surface
 from tasks.sources import load_bfcl_dir
 
 _PINNED_VERSION = "3"
-_BUILTIN_DIGEST = "1c60e6a219af1a8a8742b84511765c0d0cc6def14f9daf697d4934a801befe4b"
+_BUILTIN_DIGEST = "f78beed044067e6e15fa48e34f2f233caf65d65a0bfde5c6e69fd7f9266650a2"
 _SOURCED_DIGEST = "8543a1aabe4fb9c1031cce73329d317344082e5c64aa5792abbd4c4823c8df97"
 _ADVERSARIAL_SHUFFLE_DIGEST = "c140444a6a537c4529a20ac1d6d534c7ed4b23e47f3ebdc14503384db89035a9"
 
