@@ -345,6 +345,16 @@ def _conversation_text(step: GenerationRequest) -> str:
     )
 
 
+def _enum_values(schema: Any) -> list[Any]:
+    """Every value an ``enum`` anywhere in `schema` (tools, parameters, items) offers."""
+    if isinstance(schema, list):
+        return [value for item in schema for value in _enum_values(item)]
+    if not isinstance(schema, dict):
+        return []
+    found = list(schema.get("enum", [])) if isinstance(schema.get("enum"), list) else []
+    return found + [value for item in schema.values() for value in _enum_values(item)]
+
+
 def _assert_valid_for_the_turn(step: GenerationRequest, tool_calls: list[dict[str, Any]]) -> None:
     functions = {tool["function"]["name"]: tool["function"] for tool in step.tools}
     for tool_call in tool_calls:
@@ -384,9 +394,12 @@ async def test_guided_calls_stay_schema_valid_for_the_turns_tools_after_earlier_
                     _assert_valid_for_the_turn(request, result.tool_calls)
                 if result.tool_calls and guided != "on":  # copied from the user turns or the results
                     text = _conversation_text(request)
+                    # an enum's values are the schema's, not copied (a design's `action` parameter)
+                    choices = set(_enum_values(request.tools))
                     for tool_call in result.tool_calls:
                         for value in _leaves(json.loads(tool_call["function"]["arguments"])):
-                            assert not isinstance(value, str) or value in text, (value, result.raw_text)
+                            copied = not isinstance(value, str) or value in text or value in choices
+                            assert copied, (value, result.raw_text)
     finally:
         await backend.close()
 

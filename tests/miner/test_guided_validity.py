@@ -70,14 +70,15 @@ async def test_every_guided_call_is_schema_valid(guided: TransformersBackend, fo
     answers = await asyncio.gather(
         *(guided.generate(request) for request in requests), return_exceptions=True
     )
-    # the tiny model holds 2,048 positions: the few prompts longer than that (its tokenizer
-    # spells words in many pieces) are refused before decoding, as the miner refuses them
+    # the tiny model holds 2,048 positions: the prompts longer than that (its tokenizer spells
+    # words in many pieces; a task offers up to a dozen tools, lookalikes included) are refused
+    # before decoding, as the miner refuses them: about one in six
     served = [
         (task, answer)
         for task, answer in zip(chosen, answers, strict=True)
         if not isinstance(answer, BadModelRequest)
     ]
-    assert len(served) >= 0.9 * len(chosen) and not any(
+    assert len(served) >= 0.75 * len(chosen) and not any(
         isinstance(answer, BaseException) for _, answer in served
     )
     invalid = []

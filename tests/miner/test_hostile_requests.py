@@ -386,8 +386,8 @@ def test_near_its_budget_a_row_works_out_no_closing_text_longer_than_could_fit(
     assert guide.matcher is not None and guide.matcher.accept_string('{"name": "f", "arguments": {"a": [')
     worked_out: list[int] = []
 
-    def recording_closing_text(matcher: Any, limit: int = 4096) -> str | None:
-        text = closing_text(matcher, limit)
+    def recording_closing_text(matcher: Any, limit: int = 4096, exits: Any = ()) -> str | None:
+        text = closing_text(matcher, limit, exits)
         worked_out.append(len(text) if text is not None else limit + 1)
         return text
 

@@ -106,7 +106,11 @@ def test_a_withheld_value_must_stay_unstated() -> None:
 def test_tool_names_and_talk_about_tools_are_refused() -> None:
     task = _first("multiple")
     names = _names(task)
-    identifier = next(name for name in names if "_" in name or any(c.isupper() for c in name[1:]))
+    identifier = next(  # a name with a digit ("...V3") would first be an invented number
+        name
+        for name in names
+        if ("_" in name or any(c.isupper() for c in name[1:])) and not any(c.isdigit() for c in name)
+    )
     assert verify(f"{task.request} via {identifier}", intent_of(task), names).reason == "names_a_tool"
     assert verify(f"{task.request} Please call the function for it.", intent_of(task), names).reason == (
         "addresses_the_model"
