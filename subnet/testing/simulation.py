@@ -162,8 +162,12 @@ class AnswerKey:
         names = frozenset(tool.function.name for tool in request.tools or ())
         if not users:
             return None
-        for first, known, hotkey, _, shown in self.episodes:
-            if first == users[0] and names <= known:
+        # newest first, and every user turn so far must match: composed scenarios on small
+        # states can open two rounds' episodes with the same words
+        for first, known, hotkey, _, shown in reversed(self.episodes):
+            if first != users[0] or not names <= known or len(users) > len(shown.turns):
+                continue
+            if all(said == turn.user for said, turn in zip(users, shown.turns, strict=False)):
                 return hotkey, shown
         return None
 

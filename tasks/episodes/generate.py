@@ -170,9 +170,29 @@ def _agent_step(scenario: Scenario, episode: Episode) -> Episode | None:
     calls = sum(len(turn.plan) for turn in episode.turns)
     if calls < 2:
         return None
-    # Cut after at least one call: the next call depends on what the earlier ones observed.
-    episode.cut = 1 + below(Random(int.from_bytes(bytes.fromhex(episode.seed)[:8], "big")), calls - 1)
-    return episode
+    # Cut after at least one call: the next call depends on what the earlier ones observed. The
+    # call to predict must fit the tools offered at that point (a design's listing may ask for
+    # what the canonical one left out): the first cut from the drawn one on that does.
+    first = below(Random(int.from_bytes(bytes.fromhex(episode.seed)[:8], "big")), calls - 1)
+    for offset in range(calls - 1):
+        episode.cut = 1 + (first + offset) % (calls - 1)
+        if _fits_its_tools(agent_step(episode)):
+            return episode
+    return None
+
+
+def _fits_its_tools(task: Task) -> bool:
+    """Whether the expected call of an agent-step task fits the schema of the tool it names, in
+    BFCL's answer form: an empty string there means "may be left out", so a call whose value is
+    an empty string (a search for everything) cannot be asked for."""
+    from tasks.episodes.engine import schema_error
+
+    ((name, arguments),) = task.expected[0].items()
+    tools = {tool["function"]["name"]: tool["function"] for tool in task.tools}
+    plain = {key: values[0] for key, values in arguments.items()}
+    if name not in tools or "" in plain.values():
+        return False
+    return schema_error(plain, tools[name].get("parameters", {})) is None
 
 
 EPISODE_CATEGORIES: Mapping[str, EpisodeCategory] = MappingProxyType(

@@ -184,3 +184,28 @@ def test_an_episode_keeps_its_design_through_storage_and_the_sandbox() -> None:
     built = _environment(spec | {"design": episode.design})
     assert set(built.tools()) == set(episode.environment_type().tools())
     assert built.fingerprint() == episode.make_environment().fingerprint()
+
+
+def test_every_agent_step_gold_passes_the_checker_under_every_design() -> None:
+    """An agent step's expected call is the BFCL checker's right answer on its own variant: it
+    fits the tool offered at the cut (a design's listing may require what the canonical one
+    left out), and asks for no empty string (which BFCL's answer form reads as "leave it out")."""
+    from scoring import check
+    from subnet.testing.simulation import correct_tool_calls
+    from tasks import variant as task_variant
+    from tasks.episodes.generate import agent_step
+
+    steps = [e for e in generate_episodes(b"agent-step-golds", 1500) if e.category == "agent_step"]
+    assert {episode.design for episode in steps} == set(DESIGNS)
+    for episode in steps:
+        shown = task_variant(agent_step(episode), b"miner")
+        answer = {
+            "role": "assistant",
+            "tool_calls": [
+                {"id": "a", "type": "function", "function": call["function"]}
+                for call in correct_tool_calls(shown.expected)
+            ],
+        }
+        functions = [tool["function"] for tool in shown.tools]
+        verdict = check(answer, functions, shown.expected, "simple")
+        assert verdict.valid, (episode.design, verdict.message)
