@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from subnet.localnet import commands
+from subnet.localnet.commands import HOST, HOTKEY, REPO_ROOT, CommandLines
 from subnet.localnet.endpoints import EndpointError, engine_model, one_line, tools_reach_the_model
 from subnet.localnet.leaderboard import (
     LEGEND,
@@ -45,22 +47,11 @@ from subnet.localnet.state import StateDir, StateError
 
 EXIT_USER_ERROR = 2
 EXIT_SIGNAL_BASE = 128
-REPO_ROOT = Path(__file__).resolve().parents[2]
-MINER_ENTRY = REPO_ROOT / "neurons" / "miner.py"
-VALIDATOR_ENTRY = REPO_ROOT / "neurons" / "validator.py"
-HOST = "127.0.0.1"
-HOTKEY = "default"
 POLL_S = 1.0
 # How often a round in flight reports its answers so far (only when the count moved).
 IN_FLIGHT_EVERY_S = 15.0
 # How often a wait (miners loading their model) says what it still waits for.
 WAIT_REPORT_S = 15.0
-# The validator's moving average weighs each round this much: a localnet runs few rounds.
-LOCALNET_ALPHA = 0.5
-# The validator's weight floor, where it has the flag: the demo model only earns on no-call
-# tasks (irrelevance, missing_param), well under the production floor, so without this a
-# localnet would never see weights on chain.
-LOCALNET_WEIGHT_FLOOR = 0.0
 # The leaderboard's setup column for a miner of an earlier run that this run did not start.
 NOT_STARTED = "not started this run"
 _ROUND_OR_WEIGHTS_DONE = re.compile(r"^(round \d+ scored|weights ok)")
@@ -117,7 +108,7 @@ async def _answers(url: str) -> bool:
 
 
 @dataclass
-class Localnet:
+class Localnet(CommandLines):
     settings: LocalnetSettings
     out: Say = say
     state: StateDir = field(init=False)
@@ -142,10 +133,6 @@ class Localnet:
         env.setdefault("TOKENIZERS_PARALLELISM", "false")
         env["PYTHONUNBUFFERED"] = "1"
         self.supervisor = Supervisor(cwd=REPO_ROOT, env=env, grace=self.settings.grace)
-
-    @property
-    def db_url(self) -> str:
-        return self.settings.db_url or self.state.database_url
 
     @property
     def shown_db_url(self) -> str:
@@ -177,7 +164,7 @@ class Localnet:
         return 0
 
     def preflight(self) -> None:
-        for entry in (MINER_ENTRY, VALIDATOR_ENTRY):
+        for entry in (commands.MINER_ENTRY, commands.VALIDATOR_ENTRY):
             if not entry.is_file():
                 raise LocalnetError(f"{entry} is missing; run the localnet from a checkout of the project")
         from subnet.miner.base import ModelLoadError
@@ -363,67 +350,6 @@ class Localnet:
         lines = child.output().strip().splitlines()
         self.out(f"demo model: {lines[-1] if lines else '?'}")
 
-    def miner_argv(self, miner: MinerInfo, port: int) -> list[str]:
-        common = [
-            sys.executable,
-            str(MINER_ENTRY),
-            *self.chain_flags(miner.label),
-            "--axon.ip",
-            HOST,
-            "--axon.port",
-            str(port),
-            # Local development stake is whatever the bootstrap staked; do not ask for more.
-            "--blacklist.min_stake",
-            "0",
-            "--model.timeout",
-            f"{self.settings.miner_timeout:g}",
-            "--model.max_new_tokens",
-            str(self.settings.max_new_tokens),
-        ]
-        if miner.endpoint is not None:
-            key = ["--model.api_key_env", self.settings.api_key_env] if self.settings.api_key_env else []
-            return [
-                *common,
-                "--model.backend",
-                "openai",
-                "--model.base_url",
-                miner.endpoint,
-                "--model.name",
-                str(miner.model),
-                *key,
-            ]
-        return [
-            *common,
-            "--model.path",
-            "demo",
-            "--model.format",
-            miner.format,
-            "--model.guided",
-            miner.guided,
-            "--model.device",
-            "cpu",
-            "--model.max_batch",
-            str(self.settings.tasks),
-        ]
-
-    def chain_flags(self, wallet: str) -> list[str]:
-        return [
-            "--wallet.name",
-            wallet,
-            "--wallet.hotkey",
-            HOTKEY,
-            "--wallet.path",
-            str(self.state.wallets),
-            "--netuid",
-            str(self.netuid),
-            "--subtensor.network",
-            "dev",
-            "--devchain.path",
-            str(self.state.devchain),
-            "--devchain.block_time",
-            f"{self.block_time:g}",
-        ]
-
     async def start_miners(self) -> None:
         started: list[tuple[MinerInfo, Child, int]] = []
         for miner in self.miners:
@@ -496,45 +422,6 @@ class Localnet:
             reason = f"{type(exc).__name__}: {one_line(str(exc))}"
             raise LocalnetError(f"cannot migrate the database {self.shown_db_url}: {reason}") from None
         self.out("database: schema upgraded to the latest revision")
-
-    def validator_argv(self) -> list[str]:
-        settings = self.settings
-        dashboard_port = settings.dashboard_port
-        if dashboard_port is None:
-            dashboard_port = free_port(HOST)
-        if dashboard_port:
-            self.dashboard_url = f"http://{HOST}:{dashboard_port}/"
-        argv = [
-            sys.executable,
-            str(VALIDATOR_ENTRY),
-            *self.chain_flags("validator"),
-            "--db.url",
-            self.db_url,
-            "--validator.secret_path",
-            str(self.state.secret),
-            "--rounds",
-            str(settings.rounds),
-            "--round.tasks",
-            str(settings.tasks),
-            # Multi-turn episodes beside the tasks (docs/episodes.md): they weigh half of a round.
-            "--round.episodes",
-            str(settings.episodes),
-            "--query.timeout",
-            f"{settings.query_timeout:g}",
-            "--scoring.alpha",
-            f"{LOCALNET_ALPHA:g}",
-            # One round's answers are evidence enough on a localnet.
-            "--scoring.min_samples",
-            str(settings.tasks),
-            "--metrics.port",
-            str(free_port(HOST)),
-            "--dashboard.port",
-            str(dashboard_port),
-            # Demo models are weak: any positive standing earns weight on a localnet.
-            "--weights.floor",
-            f"{LOCALNET_WEIGHT_FLOOR:g}",
-        ]
-        return argv
 
     async def start_validator(self) -> Child:
         child = await self.supervisor.start("validator", self.validator_argv(), self.state.log("validator"))

@@ -12,6 +12,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from subnet.localnet import commands as localnet_commands
 from subnet.localnet import run as localnet_run
 from subnet.localnet.run import run_localnet
 from subnet.localnet.settings import parse_settings
@@ -44,7 +45,7 @@ async def test_a_signal_stops_every_child(
             """
         )
     )
-    monkeypatch.setattr(localnet_run, "MINER_ENTRY", stand_in)
+    monkeypatch.setattr(localnet_commands, "MINER_ENTRY", stand_in)
     monkeypatch.setattr(localnet_run.Localnet, "prepare_demo_model", _no_model)  # stand-ins need none
     settings = parse_settings(
         ["--state.dir", str(tmp_path / "state"), "--miners", "2", "--dashboard.port", "0", "--grace", "1"]

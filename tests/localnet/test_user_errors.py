@@ -13,6 +13,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from subnet.localnet import commands as localnet_commands
 from subnet.localnet import run as localnet_run
 from subnet.localnet.run import LocalnetError, run_localnet
 from subnet.localnet.settings import parse_settings
@@ -83,7 +84,7 @@ async def test_a_miner_that_dies_at_start_is_one_line_with_its_log_tail(
             """
         )
     )
-    monkeypatch.setattr(localnet_run, "MINER_ENTRY", stand_in)
+    monkeypatch.setattr(localnet_commands, "MINER_ENTRY", stand_in)
     monkeypatch.setattr(localnet_run.Localnet, "prepare_demo_model", _no_model)  # stand-ins need none
     state = tmp_path / "state"
     settings = parse_settings(["--state.dir", str(state), "--miners", "2", "--dashboard.port", "0"])
@@ -137,7 +138,7 @@ async def test_a_validator_that_stops_before_a_round_is_one_line_with_its_log_ta
     stand_in.write_text(
         "import sys\nprint('validator: error: cannot open the database', file=sys.stderr)\nsys.exit(2)\n"
     )
-    monkeypatch.setattr(localnet_run, "VALIDATOR_ENTRY", stand_in)
+    monkeypatch.setattr(localnet_commands, "VALIDATOR_ENTRY", stand_in)
     monkeypatch.setattr(localnet_run.Localnet, "prepare_demo_model", _no_model)
     monkeypatch.setattr(localnet_run.Localnet, "start_miners", _no_miners)
     settings = parse_settings(
