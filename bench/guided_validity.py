@@ -7,9 +7,10 @@ For each format the tests' tiny random Llama (its own choices are noise: only th
 answers calls) answers ``--n`` generated tasks with ``tool_choice: required`` through the real
 transformers backend (``--model.guided on``, the format's adapter), and every call is checked
 against the offered tool's schema (the episode engine's check) and with the BFCL checker. The
-table gives per format the tasks served (prompts longer than the model's 2,048 positions are
-refused), the calls, the schema-valid share, and the tokens per second guided and unguided
-(the same requests with ``--model.guided off``).
+table gives per format the tasks served (prompts longer than the model's positions are refused;
+the tiny model takes ``--positions``, 8,192 by default, so every generated task is served), the
+calls, the schema-valid share, and the tokens per second guided and unguided (the same requests
+with ``--model.guided off``).
 """
 
 from __future__ import annotations
@@ -127,6 +128,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--n", type=int, default=500, help="tasks per format")
     parser.add_argument("--show", type=int, default=0, help="print this many invalid answers per format")
     parser.add_argument("--no-unguided", action="store_true", help="skip the unguided speed run")
+    parser.add_argument(
+        "--positions", type=int, default=8192, help="the tiny model's longest sequence (default 8192)"
+    )
     parser.add_argument("--model", default="", help="a model folder (default: the tests' tiny model)")
     args = parser.parse_args(argv)
     formats = [name for name in args.formats.split(",") if name] or sorted(guided_format_names())
@@ -140,7 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "miner"))
             from conftest import build_tiny_model  # the tests' tiny model
 
-            model = build_tiny_model(Path(scratch) / "tiny")
+            model = build_tiny_model(Path(scratch) / "tiny", positions=args.positions)
         header = ("format", "served", "calls", "valid", "guided tok/s", "unguided tok/s")
         print(f"{header[0]:<18} {header[1]:>6} {header[2]:>6} {header[3]:>7} {header[4]:>13} {header[5]:>15}")
         for name in formats:

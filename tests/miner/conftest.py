@@ -62,10 +62,15 @@ def _corpus(rng: random.Random) -> list[str]:
 
 
 def build_tiny_model(
-    folder: Path, chat_template: str = TINY_CHAT_TEMPLATE, seed: int = 0, extra_specials: tuple[str, ...] = ()
+    folder: Path,
+    chat_template: str = TINY_CHAT_TEMPLATE,
+    seed: int = 0,
+    extra_specials: tuple[str, ...] = (),
+    positions: int = 2048,
 ) -> Path:
     """A 2-layer, 32-wide Llama and a BPE tokenizer trained on a small corpus, saved in `folder`.
-    ``extra_specials``: more special tokens (a model family's call markers)."""
+    ``extra_specials``: more special tokens (a model family's call markers); ``positions``: the
+    longest sequence it takes (its 600-token vocabulary spells a prompt with many tools long)."""
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
@@ -95,7 +100,7 @@ def build_tiny_model(
         num_hidden_layers=2,
         num_attention_heads=4,
         num_key_value_heads=2,
-        max_position_embeddings=2048,
+        max_position_embeddings=positions,
         # Large initial weights give decisive logits, so greedy choices are far from ties and
         # padded (batched) and unpadded runs pick the same tokens.
         initializer_range=0.5,
