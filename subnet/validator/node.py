@@ -44,7 +44,7 @@ from subnet.validator.task_source import LibraryTasks, TaskSource
 
 if TYPE_CHECKING:
     from subnet.validator.phrasing import RoundPhraser
-from subnet.validator.weights import WeightsAttempt, WeightSetter, WeightsOutcome, call_chain
+from subnet.validator.weights import WeightsAttempt, WeightSetter, WeightsOutcome
 
 log = logging.getLogger(__name__)
 
@@ -313,9 +313,9 @@ class Validator:
 
     async def sync_metagraph(self) -> ChainView:
         """Refresh the view of the subnet; on failure the previous view stays in use."""
-        graph = await call_chain(self.chain.metagraph)
-        block = int(getattr(graph, "block", 0)) or int(await call_chain(self.chain.block))
-        block_hash = str(await call_chain(self.chain.block_hash, block))
+        graph = await self.chain.metagraph()
+        block = int(getattr(graph, "block", 0)) or int(await self.chain.block())
+        block_hash = str(await self.chain.block_hash(block))
         neurons = tuple(graph.neurons)
         self.view = ChainView(
             block=block, block_hash=block_hash, neurons=neurons, own_hotkey=self._own_hotkey
