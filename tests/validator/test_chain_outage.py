@@ -8,9 +8,9 @@ from typing import Any
 from subnet.chain import ChainClient
 from subnet.config import load_wallet
 from subnet.devchain import DevChain
-from subnet.testing.simulation import SimulatedSubnet
 from subnet.validator.jobs import GuardedJob
 from subnet.validator.node import Validator, ValidatorOptions
+from tests.support.simulation import SimulatedSubnet
 
 
 class FlakySubstrate:

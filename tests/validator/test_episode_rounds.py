@@ -15,9 +15,9 @@ from sqlalchemy import select
 from subnet.chain import ChainClient
 from subnet.config import RoundSettings, load_wallet
 from subnet.db import ResponseRecord, create_engine
-from subnet.testing.simulation import SimulatedSubnet, start_simulated_subnet, stop_simulated_miners
 from subnet.validator.node import Validator, ValidatorOptions
 from subnet.validator.state import EPISODE_CATEGORIES
+from tests.support.simulation import SimulatedSubnet, start_simulated_subnet, stop_simulated_miners
 
 PERSONALITIES = ("right", "slow", "asks", "nocall", "unsafe", "mid_timeout", "relay")
 

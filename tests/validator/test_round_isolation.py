@@ -18,19 +18,19 @@ import pytest
 from subnet.chain import ChainClient
 from subnet.config import RoundSettings, load_wallet
 from subnet.protocol import ChatCompletionRequest, ChatCompletionResponse
-from subnet.testing import simulation
-from subnet.testing.simulation import (
-    MinerContext,
-    SimulatedSubnet,
-    start_simulated_subnet,
-    stop_simulated_miners,
-)
 from subnet.validator.episodes import TOOL_ERROR, EpisodeLimits, EpisodePlayer
 from subnet.validator.node import Validator, ValidatorOptions
 from subnet.validator.sandbox import Sandbox, SandboxLimits
 from tasks.episodes import Episode, generate_episodes, variant
 from tasks.episodes.environment import Environment
 from tasks.episodes.reference import ReferencePlayer
+from tests.support import simulation
+from tests.support.simulation import (
+    MinerContext,
+    SimulatedSubnet,
+    start_simulated_subnet,
+    stop_simulated_miners,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 BREAKER = "tests.validator.sandbox_breaker"

@@ -21,9 +21,9 @@ from subnet.config import (
     load_wallet,
 )
 from subnet.db import ResponseRecord, create_engine, upgrade
-from subnet.testing.simulation import SimulatedSubnet, start_simulated_subnet, stop_simulated_miners
 from subnet.validator.node import StartupError, Validator, ValidatorOptions
 from subnet.validator.store import Store
+from tests.support.simulation import SimulatedSubnet, start_simulated_subnet, stop_simulated_miners
 
 
 def build_validator(
