@@ -25,6 +25,7 @@ from tasks.episodes import Episode, generate_episodes, variant
 from tasks.episodes.environment import Environment
 from tasks.episodes.reference import ReferencePlayer
 from tests.support import simulation
+from tests.support.results import record_results
 from tests.support.simulation import (
     MinerContext,
     SimulatedSubnet,
@@ -190,9 +191,10 @@ async def test_a_round_with_a_miner_breaking_its_tools_completes(
             observer=breaker_subnet.key.observe, install_signal_handlers=False, sandbox=sandbox
         ),
     )
+    results = record_results(validator)
     await validator.run(rounds=1)
-    assert len(validator.reports) == 1
-    report = validator.reports[0]
+    assert len(results.reports) == 1
+    report = results.reports[0]
     assert report.n_responses == 2 * (2 + 4)
     right = report.summaries[breaker_subnet.miners["right"].hotkey]
     assert right.mean_score == 1.0 and right.episode_total == 4
