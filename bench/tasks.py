@@ -5,8 +5,8 @@ Throughput is measured in this process pinned to one CPU (where the OS allows it
 second and per CPU second (the latter is robust to other load on the machine), twice: with
 Python's cyclic garbage collector as usual (a library caller, `python -m tasks export`), and as
 a validator round runs it (`subnet.validator.rounds.long_lived_objects_frozen`: the heap that
-existed before the round frozen and the collector paused while the round runs; here, around
-every round of ``--round-size`` tasks). Repeats are
+existed before the round frozen while the round runs; here, around every round of
+``--round-size`` tasks). Repeats are
 counted over ``--rounds`` rounds of ``--round-size`` tasks with HMAC-derived round seeds, as
 the validator derives them: exact repeats of (normalised request text, tool names), and of the
 request text alone.
@@ -121,7 +121,7 @@ def main() -> None:
     reference = reference_loop_us()
     print(f"task generation, {pinning}, {args.tasks} tasks + 1 variant each, {args.repeats} repeats")
     print(f"  core speed: sum(range(1000)) takes {reference:.1f} us (lower: a faster or less loaded core)")
-    regimes = {"collector as usual": False, "as in a validator round (heap frozen, collector paused)": True}
+    regimes = {"collector as usual": False, "as in a validator round (heap frozen)": True}
     for label, as_in_a_round in regimes.items():
         wall_rates, cpu_rates = throughput(args.tasks, args.round_size, args.repeats, as_in_a_round)
         print(f"  {label}:")

@@ -51,6 +51,9 @@ import psutil
 
 # Run as a script, bench/ comes first on sys.path, and bench/scoring.py would hide the package.
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
+# The test equipment (tests/support: simulated miners, a throwaway PostgreSQL) is imported from the
+# repository root.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from subnet.config import (  # noqa: E402
     ChainRetrySettings,
@@ -89,8 +92,8 @@ def _backends(text: str) -> list[str]:
 
 async def serve_farm(args: argparse.Namespace) -> None:
     from subnet.devchain import dev_keypair
-    from subnet.testing.simulation import AnswerKey, start_simulated_miner
     from subnet.transport import DirectoryEntry
+    from tests.support.simulation import AnswerKey, start_simulated_miner
 
     validators = [DirectoryEntry(uid=args.validator_uid, hotkey=args.validator_hotkey, stake=1000.0)]
     key = AnswerKey()
@@ -269,8 +272,8 @@ def print_report(
 async def bench(args: argparse.Namespace) -> None:
     from subnet.db import sqlite_url, upgrade
     from subnet.devchain import DevChain, dev_keypair
-    from subnet.testing.simulation import build_dev_subnet, serve_on_devchain
     from subnet.wallets import create_dev_wallet
+    from tests.support.simulation import build_dev_subnet, serve_on_devchain
 
     root = Path(tempfile.mkdtemp(prefix="bench-validator-"))
     created = create_dev_wallet("validator", "default", root / "wallets")
@@ -321,7 +324,7 @@ async def bench(args: argparse.Namespace) -> None:
                 url = sqlite_url(root / "validator.sqlite")
                 cluster = None
             else:
-                from subnet.testing.postgres import PostgresUnavailable, create_database, start_cluster
+                from tests.support.postgres import PostgresUnavailable, create_database, start_cluster
 
                 try:
                     cluster = start_cluster()

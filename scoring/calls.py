@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from scoring.model import Call
-from scoring.schema import SCALAR_SCHEMA_TYPES, function_of
+from scoring.schema import function_of
 from scoring.values import CheckError, TypeInfo, check_value, param_types
 
 
@@ -73,21 +73,10 @@ def check_call(
             return CheckError(
                 "simple_function_checker:missing_required", "missing required parameter %r", param
             )
-    types = shape.types
     for param, value in arguments.items():
         if param not in properties or param not in expected:
             return CheckError("simple_function_checker:unexpected_param", "unexpected parameter %r", param)
-        acceptable = expected[param]
-        spec = properties[param]
-        if type(spec) is dict:  # check_value's fast path for scalars, inline: no call, no type tuple
-            type_name = spec.get("type")
-            if (
-                type(type_name) is str
-                and type(value) is SCALAR_SCHEMA_TYPES.get(type_name)
-                and value in acceptable
-            ):
-                continue
-        error = check_value(param, value, types.get(param) or shape.types_of(param), acceptable)
+        error = check_value(param, value, shape.types_of(param), expected[param])
         if error is not None:
             return error
     for param, acceptable in expected.items():

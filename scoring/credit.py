@@ -9,7 +9,7 @@ from typing import Any
 
 from scoring.calls import Shape, TaskCheck
 from scoring.model import Call
-from scoring.schema import FLOAT_TYPES, SCALAR_SCHEMA_TYPES
+from scoring.schema import FLOAT_TYPES
 from scoring.values import check_value
 
 # Weights of the components in the partial credit of an invalid verdict, and its ceiling.
@@ -33,14 +33,6 @@ def _fits_schema(call: Call, task: TaskCheck) -> bool:
     for param, value in arguments.items():
         if param not in properties:
             return False
-        spec = properties[param]
-        if type(spec) is dict:  # scalars, inline (no element types): as below, without the type tuple
-            scalar_name = spec.get("type")
-            scalar = SCALAR_SCHEMA_TYPES.get(scalar_name) if type(scalar_name) is str else None
-            if scalar is not None:
-                if type(value) is scalar or (scalar is float and type(value) is int):
-                    continue
-                return False
         type_name, py_type, nested = shape.types_of(param)
         if py_type is None:
             continue
@@ -62,18 +54,7 @@ def _argument_credit(call: Call, shape: Shape, expected: Mapping[str, Sequence[A
         if name not in arguments:
             right += "" in acceptable
         elif name in properties:
-            value = arguments[name]
-            spec = properties[name]
-            if type(spec) is dict:  # check_value's fast path for scalars, inline, as in check_call
-                type_name = spec.get("type")
-                if (
-                    type(type_name) is str
-                    and type(value) is SCALAR_SCHEMA_TYPES.get(type_name)
-                    and value in acceptable
-                ):
-                    right += 1
-                    continue
-            right += check_value(name, value, shape.types_of(name), acceptable) is None
+            right += check_value(name, arguments[name], shape.types_of(name), acceptable) is None
     for name in arguments:  # ... and those given but not expected
         if name not in expected:
             names += 1

@@ -70,9 +70,9 @@ def guard_syntax(text: str, limits: Limits) -> None:
             raise DecodeError(f"brackets nested deeper than {limits.max_depth}")
 
 
-# json.loads is this scanner behind two layers of Python (BOM check, whitespace skipping, extra
-# data check); calling it directly saves them on every JSON output and argument string.
-_JSON_SCAN: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+# One JSON value from a position in a text, (value, end): json's public reader, for the decoder's
+# blocks (a value may end before the block's closing marker). A JSONDecodeError where none starts.
+_JSON_SCAN: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().raw_decode
 
 
 def _parse_json(text: str, limits: Limits) -> Any:
@@ -83,14 +83,6 @@ def _parse_json(text: str, limits: Limits) -> Any:
 def _scan_json(text: str) -> Any:
     """The JSON value of ``text`` (which has passed :func:`guard_syntax`), or a DecodeError."""
     try:
-        try:
-            value, end = _JSON_SCAN(text, 0)
-        except StopIteration:
-            end = -1
-        if end == len(text):
-            return value
-        # Not one JSON value from the first character to the last (leading or trailing blanks,
-        # a BOM, extra data, or no JSON at all): json.loads gives the answer or the error.
         return json.loads(text)
     except (ValueError, RecursionError) as error:
         raise DecodeError(f"invalid JSON: {error}") from None
@@ -175,14 +167,7 @@ def _json_payload_calls(payload: str, limits: Limits, guarded: bool = False) -> 
         or payload.count("[") + payload.count("(") + payload.count("{") > limits.max_depth
     ):
         guard_syntax(payload, limits)
-    try:
-        value, end = _JSON_SCAN(payload, 0)
-    except StopIteration:
-        end = -1
-    except (ValueError, RecursionError) as error:
-        raise DecodeError(f"invalid JSON: {error}") from None
-    if end != len(payload):
-        value = _scan_json(payload)
+    value = _scan_json(payload)
     if type(value) is list:
         if len(value) <= limits.max_calls:
             calls: list[Call] = []

@@ -9,17 +9,10 @@ from typing import Any
 from scoring.schema import FLOAT_TYPES, LIST_TYPES, SCHEMA_TYPES
 
 _IGNORED_IN_STRINGS = str.maketrans("", "", " ,./-_*^")
-# The whole normalisation for ASCII text in one table: the dropped characters, ' -> " and A-Z -> a-z
-# (all that lower() changes in ASCII).
-_STANDARD_ASCII = str.maketrans(
-    {**dict.fromkeys(" ,./-_*^"), "'": '"', **{chr(code): chr(code + 32) for code in range(65, 91)}}
-)
 
 
 def standardize(text: str) -> str:
     """BFCL's string normalisation: drop `` ,./-_*^``, lower-case, ``'`` -> ``"``."""
-    if text.isascii():  # one pass instead of three
-        return text.translate(_STANDARD_ASCII)
     return text.translate(_IGNORED_IN_STRINGS).lower().replace("'", '"')
 
 

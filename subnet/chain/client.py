@@ -298,11 +298,6 @@ class ChainClient:
         self._outage_started = None
         self._outage_failures = 0
 
-    @property
-    def is_down(self) -> bool:
-        """True while an outage is in progress (the last call could not reach the chain)."""
-        return self._outage_started is not None
-
     # identity ---------------------------------------------------------------------------------
 
     @property

@@ -44,9 +44,6 @@ class Metagraph:
     def by_hotkey(self, hotkey: str) -> Neuron | None:
         return next((neuron for neuron in self.neurons if neuron.hotkey == hotkey), None)
 
-    def by_uid(self, uid: int) -> Neuron | None:
-        return next((neuron for neuron in self.neurons if neuron.uid == uid), None)
-
     @property
     def validators(self) -> list[Neuron]:
         return [neuron for neuron in self.neurons if neuron.validator_permit]

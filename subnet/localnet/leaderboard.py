@@ -22,12 +22,9 @@ from subnet.validator.dashboard.reader import (
     score_states,
     weight_attempts,
 )
-from tasks.categories import category_label, order_categories, ordered_categories
+from tasks.categories import category_label, order_categories
 
 U16_MAX = 65535
-# The episodes' column titles: their short labels (tasks.categories, the registry of every
-# category's title, label and order).
-EPISODE_TITLES: dict[str, str] = {info.name: info.label for info in ordered_categories() if info.episode}
 LEGEND = (
     "score: the validator's moving average; valid and per-category: answers right / asked "
     "(irrel: no offered tool fits, miss-param: a required value is missing; both right without a call); "

@@ -16,7 +16,6 @@ import logging
 import math
 import signal
 import time
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -44,7 +43,7 @@ from subnet.validator.task_source import LibraryTasks, TaskSource
 
 if TYPE_CHECKING:
     from subnet.validator.phrasing import RoundPhraser
-from subnet.validator.weights import WeightsAttempt, WeightSetter, WeightsOutcome, call_chain
+from subnet.validator.weights import WeightsAttempt, WeightSetter, WeightsOutcome
 
 log = logging.getLogger(__name__)
 
@@ -107,12 +106,6 @@ def public_axons_only(settings: ValidatorSettings) -> bool:
     return settings.subtensor.network in PUBLIC_NETWORKS and not settings.query.allow_private_axons
 
 
-# Round reports and weight attempts a Validator keeps in memory, newest last, for whoever drives
-# it in process (the tests read them); the database keeps every one. A validator that runs for
-# months must not grow by one report per round.
-RECENT_KEPT = 64
-
-
 class StartupError(UserError):
     """The validator cannot start (database, secret file); one line says what to do."""
 
@@ -160,8 +153,6 @@ class Validator:
         self.registry = self.options.registry or new_registry()
         self.metrics = ValidatorMetrics.register(self.registry)
         self.view: ChainView | None = None
-        self.reports: deque[RoundReport] = deque(maxlen=RECENT_KEPT)
-        self.weight_attempts: deque[WeightsAttempt] = deque(maxlen=RECENT_KEPT)
         self._weights_accepted = 0  # attempts the chain took since start, however old
         self._stack = contextlib.AsyncExitStack()
         self._store: Store | None = None
@@ -169,7 +160,6 @@ class Validator:
         self._weights: WeightSetter | None = None
         self._stop = asyncio.Event()
         self._own_hotkey = ""
-        self.dashboard_url: str | None = None
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -287,7 +277,6 @@ class Validator:
         except DashboardStartError as exc:
             raise StartupError(str(exc)) from None
         self._stack.push_async_callback(server.stop)
-        self.dashboard_url = server.url
 
     async def _serve_metrics(self, host: str, port: int) -> None:
         app = web.Application()
@@ -313,9 +302,9 @@ class Validator:
 
     async def sync_metagraph(self) -> ChainView:
         """Refresh the view of the subnet; on failure the previous view stays in use."""
-        graph = await call_chain(self.chain.metagraph)
-        block = int(getattr(graph, "block", 0)) or int(await call_chain(self.chain.block))
-        block_hash = str(await call_chain(self.chain.block_hash, block))
+        graph = await self.chain.metagraph()
+        block = int(getattr(graph, "block", 0)) or int(await self.chain.block())
+        block_hash = str(await self.chain.block_hash(block))
         neurons = tuple(graph.neurons)
         self.view = ChainView(
             block=block, block_hash=block_hash, neurons=neurons, own_hotkey=self._own_hotkey
@@ -379,7 +368,6 @@ class Validator:
         except BaseException:
             self.metrics.rounds.labels("failed").inc()
             raise
-        self.reports.append(report)
         if report.phrasing is not None:
             self.metrics.phrasing_done(report.phrasing.to_dict())
         self.metrics.rounds.labels("scored").inc()
@@ -393,7 +381,6 @@ class Validator:
             return None
         attempt = await self._weights.maybe_set(self.view, force=force)
         if attempt.outcome is not WeightsOutcome.NOT_DUE:
-            self.weight_attempts.append(attempt)
             self.metrics.weights_attempts.labels(attempt.outcome.value).inc()
         if attempt.outcome is WeightsOutcome.OK:
             self._weights_accepted += 1

@@ -218,18 +218,16 @@ def long_lived_objects_frozen() -> Iterator[None]:
     A running validator tracks some 200,000 long-lived objects (modules, ORM mappers, the
     SDK); every full collection a round triggered walked them all, which was a third of
     the round's CPU (0.7 s of 2.7 s for 2,048 responses). Frozen, collections during the
-    round only walk what the round allocates. Unfreezing afterwards returns them to the
-    oldest generation, so garbage among them is still collected later, outside the round.
+    round only walk what the round allocates. The collector stays on: a round lasts minutes
+    while the dashboard and the metrics share its loop, and their garbage must not pile up
+    until it ends. Unfreezing afterwards returns the frozen objects to the oldest generation,
+    so garbage among them is still collected later, outside the round.
     """
-    was_enabled = gc.isenabled()
     gc.freeze()
-    gc.disable()
     try:
         yield
     finally:
         gc.unfreeze()
-        if was_enabled:
-            gc.enable()
 
 
 class RoundRunner:

@@ -13,10 +13,7 @@ its stored moving average but is paid nothing until it serves again.
 
 from __future__ import annotations
 
-import asyncio
-import inspect
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
@@ -29,16 +26,6 @@ log = logging.getLogger(__name__)
 
 # Bumped when the meaning of our weights changes; miners and the chain see it with each set.
 WEIGHTS_VERSION_KEY = 1
-
-
-async def call_chain(method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """Run a chain-client method whether it is async or blocking (blocking ones go to a thread)."""
-    if inspect.iscoroutinefunction(method):
-        return await method(*args, **kwargs)
-    result = await asyncio.to_thread(method, *args, **kwargs)
-    if inspect.isawaitable(result):
-        return await result
-    return result
 
 
 class WeightsOutcome(StrEnum):
@@ -107,8 +94,8 @@ class WeightSetter:
         self.last_set_block = 0
 
     async def _due(self, view: ChainView) -> tuple[bool, int, str]:
-        block = int(await call_chain(self.chain.block))
-        interval = self.interval_blocks or int(await call_chain(self.chain.tempo))
+        block = int(await self.chain.block())
+        interval = self.interval_blocks or int(await self.chain.tempo())
         own = next((n for n in view.neurons if n.hotkey == view.own_hotkey), None)
         last_update = int(getattr(own, "last_update", 0) or 0) if own is not None else 0
         last_update = max(last_update, self.last_set_block)
@@ -135,7 +122,7 @@ class WeightSetter:
             why = why_no_weights(standings, uid_of_hotkey, self.policy, excluded_hotkeys=excluded)
             return await self._record(view, block, {}, WeightsOutcome.NO_WEIGHTS, f"no weight set: {why}")
         try:
-            result = await call_chain(self.chain.set_weights, weights, self.version_key)
+            result = await self.chain.set_weights(weights, self.version_key)
         except Exception as exc:
             outcome = outcome_of(exc)
             attempt = await self._record(view, block, weights, outcome, f"{_error_name(exc)}: {exc}")

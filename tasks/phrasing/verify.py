@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import cache
+from functools import lru_cache
 from typing import Any
 
 from tasks.phrasing.intent import derived_of, mentions_of, withheld_of
@@ -82,6 +82,15 @@ _QUOTED = re.compile(r"\"[^\"\n]*[^\s\"][^\"\n]*\"|“[^”\n]*[^\s”][^”\n]*
 _IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+|[a-z]+(?:[A-Z][a-z0-9]+)+")
 
 
+#: What one task's texts share is cached per template text and value (every attempt of every
+#: phrasing engine at one task reads the same), bounded: a validator phrases new tasks every round
+#: for as long as it runs, and an unbounded cache kept every task it ever saw (+2.6 KB each).
+#: Entries per template text (a round's tasks are verified within a few attempts of each other) ...
+TASK_CACHE_SIZE = 1024
+#: ... and per value form (a task states about a dozen).
+FORM_CACHE_SIZE = 4096
+
+
 @dataclass
 class Checked:
     """The outcome: ``reason`` None when the text passed; ``values`` are the spans of the stated values."""
@@ -90,7 +99,7 @@ class Checked:
     values: list[tuple[int, int]] = field(default_factory=list)
 
 
-@cache
+@lru_cache(maxsize=FORM_CACHE_SIZE)
 def _pattern(kind: str, form: str) -> re.Pattern[str]:
     escaped = re.escape(form.strip())
     if kind in ("date", "time"):
@@ -103,7 +112,7 @@ def _pattern(kind: str, form: str) -> re.Pattern[str]:
     return re.compile(r"(?<![0-9A-Za-z])" + escaped + r"(?![0-9A-Za-z])", flags)
 
 
-@cache
+@lru_cache(maxsize=FORM_CACHE_SIZE)
 def _opposite(form: str) -> re.Pattern[str]:
     """A flag's opposite phrase, also as the start of a longer word ("unlock" in "unlocks")."""
     return re.compile(r"(?<![0-9A-Za-z])" + re.escape(form.strip()).replace(r"\ ", r"\s+"), re.IGNORECASE)
@@ -229,7 +238,7 @@ def _claim(
     return None, claimed, leftover
 
 
-@cache
+@lru_cache(maxsize=TASK_CACHE_SIZE)
 def _example_facts(
     example: str, mentions: tuple[tuple[str, tuple[str, ...]], ...]
 ) -> tuple[frozenset[str], dict[_Group, int]]:
@@ -239,7 +248,7 @@ def _example_facts(
     return frozenset(re.findall(r"\d+", _masked(example, claimed))), leftover
 
 
-@cache
+@lru_cache(maxsize=TASK_CACHE_SIZE)
 def _opposites(mentions: tuple[tuple[str, tuple[str, ...]], ...]) -> tuple[str, ...]:
     return tuple(form for kind, forms in mentions if kind == "absent" for form in forms if form.strip())
 
@@ -248,7 +257,7 @@ def _count_opposites(opposites: tuple[str, ...], rest: str) -> int:
     return sum(len(_opposite(form).findall(rest)) for form in opposites)
 
 
-@cache
+@lru_cache(maxsize=TASK_CACHE_SIZE)
 def _example_opposites(example: str, mentions: tuple[tuple[str, tuple[str, ...]], ...]) -> int:
     """How often the template text itself says an opposite phrase outside its values: another
     request's own word ("lock the car to 105 km/h" beside "unlock the side door") may stay."""

@@ -104,8 +104,8 @@ async def test_register_serve_and_read_the_metagraph(
         assert me is not None and me.uid == uid
         assert (me.axon_ip, me.axon_port, me.is_serving) == ("127.0.0.1", 8092, True)
         assert me.coldkey == miner.coldkey
-        owner = graph.by_uid(0)
-        assert owner is not None and not owner.is_serving
+        owner = next(neuron for neuron in graph if neuron.uid == 0)
+        assert not owner.is_serving
 
         assert await miner.tempo() == 1_000
         assert 0 <= await miner.blocks_until_next_epoch() <= 1_000
@@ -145,8 +145,8 @@ async def test_set_weights_then_too_soon(make_client: Any, devchain: DevChain) -
         miner_uid = await miner.register()
         devchain.add_stake(validator.coldkey, validator.hotkey, NETUID, 100.0)
         graph = await validator.metagraph()
-        me = graph.by_uid(validator_uid)
-        assert me is not None and me.validator_permit and me.stake > 0
+        me = graph.by_hotkey(validator.hotkey)
+        assert me is not None and me.uid == validator_uid and me.validator_permit and me.stake > 0
 
         result = await validator.set_weights({miner_uid: 0.75, validator_uid: 0.25}, version_key=3)
         assert result.path == "direct" and result.reveal_round is None

@@ -10,8 +10,8 @@ from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 
 from subnet.db import create_engine
-from subnet.testing.postgres import PostgresCluster, PostgresUnavailable, create_database, start_cluster
 from subnet.validator.dashboard import episode_href, start_dashboard
+from tests.support.postgres import PostgresCluster, PostgresUnavailable, create_database, start_cluster
 
 pytestmark = pytest.mark.postgres
 

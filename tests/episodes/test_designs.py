@@ -191,9 +191,9 @@ def test_every_agent_step_gold_passes_the_checker_under_every_design() -> None:
     fits the tool offered at the cut (a design's listing may require what the canonical one
     left out), and asks for no empty string (which BFCL's answer form reads as "leave it out")."""
     from scoring import check
-    from subnet.testing.simulation import correct_tool_calls
     from tasks import variant as task_variant
     from tasks.episodes.generate import agent_step
+    from tests.support.simulation import correct_tool_calls
 
     steps = [e for e in generate_episodes(b"agent-step-golds", 1500) if e.category == "agent_step"]
     assert {episode.design for episode in steps} == set(DESIGNS)

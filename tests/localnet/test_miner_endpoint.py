@@ -16,10 +16,12 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from subnet.localnet.leaderboard import EPISODE_TITLES
 from subnet.localnet.settings import UsageError, parse_settings
+from tasks.categories import ordered_categories
 
 REPO = Path(__file__).resolve().parents[2]
+# The episodes' column titles on the leaderboard: their short labels in the category registry.
+EPISODE_LABELS = {info.label for info in ordered_categories() if info.episode}
 KEY = "engine-secret"
 
 
@@ -105,7 +107,7 @@ async def test_an_endpoint_miner_is_scored_and_weighted(tmp_path: Path) -> None:
     # The episodes played (their categories are drawn per round) have columns after the tasks'.
     header = table[1].split()
     columns = header[header.index("valid") + 1 : header.index("latency")]
-    episodes = [title for title in columns if title in EPISODE_TITLES.values()]
+    episodes = [title for title in columns if title in EPISODE_LABELS]
     assert episodes and columns[-len(episodes) :] == episodes, header
     cells = row.split()
     assert re.search(r"\s\d+/12\s", row), row  # valid: 2 rounds x (4 tasks + 2 episodes)

@@ -46,7 +46,7 @@ from subnet.localnet.progress import (
 )
 from subnet.localnet.run import Localnet
 from subnet.localnet.settings import parse_settings
-from subnet.testing.postgres import PostgresCluster, PostgresUnavailable, create_database, start_cluster
+from tests.support.postgres import PostgresCluster, PostgresUnavailable, create_database, start_cluster
 
 ALICE = "5" + "A" * 47
 BOB = "5" + "B" * 47

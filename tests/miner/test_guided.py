@@ -21,8 +21,8 @@ from subnet.miner.guided import (
     Guidance,
     GuidedCalls,
 )
-from subnet.miner.guided.grammar import text_matcher
 from subnet.miner.transformers_backend import TransformersBackend
+from tests.support.grammar import accepts, prefix_ok, text_matcher
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/miner/conftest.py
 
@@ -130,11 +130,11 @@ def _must_stop(matcher: Any) -> bool:
 def test_rendered_answers_are_accepted(format_name: str, calls: list[Call]) -> None:
     text = render(calls, format_name)
     assert isinstance(text, str)
-    assert _grammar(format_name).accepts(text), text
+    assert accepts(_grammar(format_name), text), text
     # every prefix can still be completed into an answer
     grammar = _grammar(format_name)
     for end in range(len(text)):
-        assert grammar.prefix_ok(text[:end]), text[: end + 1]
+        assert prefix_ok(grammar, text[:end]), text[: end + 1]
 
 
 @pytest.mark.parametrize(
@@ -166,7 +166,7 @@ def test_rendered_answers_are_accepted(format_name: str, calls: list[Call]) -> N
     ],
 )
 def test_wrong_answers_are_refused(text: str) -> None:
-    assert not _grammar("json").accepts(text)
+    assert not accepts(_grammar("json"), text)
 
 
 @pytest.mark.parametrize(
@@ -184,7 +184,7 @@ def test_wrong_answers_are_refused(text: str) -> None:
     ],
 )
 def test_wrong_answers_are_refused_in_other_formats(format_name: str, text: str) -> None:
-    assert not _grammar(format_name).accepts(text)
+    assert not accepts(_grammar(format_name), text)
 
 
 def test_an_answer_ends_after_its_call_or_opens_another_where_the_format_allows() -> None:
@@ -214,10 +214,10 @@ def test_forked_states_do_not_disturb_each_other() -> None:
 def test_string_escapes_are_checked() -> None:
     grammar = _grammar("json")
     opening = '{"name": "get_weather", "arguments": {"city": "'
-    assert grammar.accepts(opening + "a" * MAX_STRING + '"}}')
-    assert grammar.accepts(opening + 'caf\\u00e9 \\"x\\" \\\\ \\n"}}')
-    assert not grammar.prefix_ok(opening + "\\q")
-    assert not grammar.prefix_ok(opening + "line\nbreak")
+    assert accepts(grammar, opening + "a" * MAX_STRING + '"}}')
+    assert accepts(grammar, opening + 'caf\\u00e9 \\"x\\" \\\\ \\n"}}')
+    assert not prefix_ok(grammar, opening + "\\q")
+    assert not prefix_ok(grammar, opening + "line\nbreak")
 
 
 def test_a_value_that_runs_on_is_closed_after_max_string_characters() -> None:

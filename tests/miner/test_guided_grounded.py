@@ -29,9 +29,9 @@ from subnet.miner.guided import (
     tool_words,
     ungrounded_reason,
 )
-from subnet.miner.guided.grammar import text_matcher
 from subnet.miner.guided.processor import mark_copied
 from subnet.miner.transformers_backend import TransformersBackend
+from tests.support.grammar import accepts, text_matcher
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/miner/conftest.py
 
@@ -117,7 +117,7 @@ def test_copied_values_are_accepted_in_every_format(format_name: str) -> None:
         '"nights": 3, "budget": 120.5, "view": "garden", "guests": []}}\n</tool_call>',
         "pythonic": "[bookHotelRoom(city='Porto', nights=3, budget=3.0, view='sea', guests=[\"Ana Lima\"])]",
     }
-    assert grammar.accepts(answers[format_name]), answers[format_name]
+    assert accepts(grammar, answers[format_name]), answers[format_name]
 
 
 ARGUMENTS = '"nights": 3, "budget": 3.0, "view": "sea", "guests": []'
@@ -140,24 +140,24 @@ ARGUMENTS = '"nights": 3, "budget": 3.0, "view": "sea", "guests": []'
 )
 def test_values_not_in_the_request_are_refused(arguments: str, why: str) -> None:
     text = '{"name": "bookHotelRoom", "arguments": ' + arguments + "}"
-    assert not _grammar().accepts(text), why
+    assert not accepts(_grammar(), text), why
 
 
 def test_spans_may_cross_words_and_punctuation_of_the_request() -> None:
     grammar = _grammar(text="mute #ops-chat, team 'Q3 plan' for 12 hours")
     for chat in ("#ops-chat", "ops-chat", "Q3 plan", "team 'Q3 plan'", "ops"):
-        assert grammar.accepts(
-            f'{{"name": "mute_conversation", "arguments": {{"chat": "{chat}", "hours": 12}}}}'
+        assert accepts(
+            grammar, f'{{"name": "mute_conversation", "arguments": {{"chat": "{chat}", "hours": 12}}}}'
         ), chat
-    assert not grammar.accepts(
-        '{"name": "mute_conversation", "arguments": {"chat": "Q3 plan\' for", "hours": 3}}'
+    assert not accepts(
+        grammar, '{"name": "mute_conversation", "arguments": {"chat": "Q3 plan\' for", "hours": 3}}'
     )
 
 
 def test_optional_arguments_are_written_only_without_extraction() -> None:
     call = '{"name": "bookHotelRoom", "arguments": {"city": "Porto", ' + ARGUMENTS + ', "note": "Bo"}}'
     unsourced = CallGrammar.build("json", TOOLS)
-    assert unsourced is not None and unsourced.accepts(call) and not _grammar().accepts(call)
+    assert unsourced is not None and accepts(unsourced, call) and not accepts(_grammar(), call)
 
 
 def test_the_call_picks_among_the_tools_that_share_most_words_with_the_request() -> None:
@@ -166,13 +166,13 @@ def test_the_call_picks_among_the_tools_that_share_most_words_with_the_request()
     assert [f["name"] for f in best_fitting(functions, "silence the chat")] == ["mute_conversation"]
     assert best_fitting(functions, "what is the weather") == functions  # none fits: all stay
     mute = '{"name": "mute_conversation", "arguments": {"chat": "Porto", "hours": 3}}'
-    assert not _grammar().accepts(mute)
-    assert _grammar(text="mute Porto, 3 hours").accepts(mute)
+    assert not accepts(_grammar(), mute)
+    assert accepts(_grammar(text="mute Porto, 3 hours"), mute)
 
 
 def test_without_numbers_in_the_request_numbers_stay_free() -> None:
     grammar = _grammar(text="mute the ops chat")
-    assert grammar.accepts('{"name": "mute_conversation", "arguments": {"chat": "ops chat", "hours": 48}}')
+    assert accepts(grammar, '{"name": "mute_conversation", "arguments": {"chat": "ops chat", "hours": 48}}')
 
 
 def test_the_shortest_closing_of_a_copied_value_stays_a_copy() -> None:
@@ -182,7 +182,7 @@ def test_the_shortest_closing_of_a_copied_value_stays_a_copy() -> None:
     closing = closing_text(state)
     assert closing is not None
     closed = '{"name": "bookHotelRoom", "arguments": {"city": "Po' + closing
-    assert grammar.accepts(closed) and '"city": "Porto"' in closed and '"nights":3' in closed
+    assert accepts(grammar, closed) and '"city": "Porto"' in closed and '"nights":3' in closed
 
 
 def test_the_guide_knows_which_tokens_write_copied_values() -> None:
@@ -262,7 +262,7 @@ def test_content_words_ignore_boilerplate_and_split_names() -> None:
 def test_evidence_groups_the_gaps_by_value() -> None:
     evidence = _evidence([(False, 4.0), (True, 0.5), (True, 1.0), (False, 0.0), (True, 2.0), (False, 9.0)])
     assert evidence.value_gaps() == [[0.5, 1.0], [2.0]]
-    assert evidence.frame_gaps() == [4.0, 0.0, 9.0]
+    assert [gap for copied, gap in evidence.steps if not copied] == [4.0, 0.0, 9.0]
 
 
 def test_a_call_of_a_fitting_tool_with_values_the_model_agreed_to_copy_is_kept() -> None:
@@ -414,7 +414,7 @@ async def test_grounded_judges_the_forced_call_and_answers_in_prose_when_it_is_n
         assert after.tool_calls is None and after.finish_reason == "stop"
         assert after.content and ("missing" in after.content or "None of the tools" in after.content)
     evidence = guides[-1].evidence[-1] if guides else None
-    assert evidence is not None and evidence.value_gaps() and evidence.frame_gaps()
+    assert evidence is not None and evidence.value_gaps() and not all(copied for copied, _ in evidence.steps)
     # a required call is the caller's order: kept whatever the evidence says
     required = GenerationRequest(messages=requests[0].messages, tools=TOOLS, tool_choice="required")
     assert (await grounded.generate(required)).tool_calls

@@ -35,7 +35,6 @@ from subnet.miner.guided import (
     GuidedCalls,
     closing_text,
 )
-from subnet.miner.guided.grammar import text_matcher
 from subnet.miner.openai_backend import OpenAIBackend
 from subnet.miner.service import MinerModel, to_generation_request, to_response
 from subnet.miner.transformers_backend import TransformersBackend
@@ -49,6 +48,7 @@ from subnet.transport import (
     StaticDirectory,
     build_miner_app,
 )
+from tests.support.grammar import accepts, prefix_ok, text_matcher
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/miner/conftest.py
 
@@ -93,9 +93,9 @@ def test_many_enum_values_are_one_grammar_not_compared_pairwise() -> None:
     started = time.perf_counter()
     grammar = CallGrammar.build("json", [_one_property({"enum": [f"v{i}" for i in range(count)]})])
     assert grammar is not None
-    assert grammar.accepts('{"name": "f", "arguments": {"a": "v2999"}}')
-    assert not grammar.prefix_ok('{"name": "f", "arguments": {"a": "v3000')
-    assert not grammar.accepts('{"name": "f", "arguments": {"a": "v1"0}}')  # "v1" ends at its quote
+    assert accepts(grammar, '{"name": "f", "arguments": {"a": "v2999"}}')
+    assert not prefix_ok(grammar, '{"name": "f", "arguments": {"a": "v3000')
+    assert not accepts(grammar, '{"name": "f", "arguments": {"a": "v1"0}}')  # "v1" ends at its quote
     # pairwise: 9 million comparisons, the generation thread held for minutes at 30,000 values
     assert time.perf_counter() - started < 2.0
 
@@ -104,9 +104,9 @@ def test_literals_that_extend_each_other_still_end_where_the_next_character_says
     grammar = CallGrammar.build("json", [_one_property({"enum": [1, 10, 12, 103]})])
     assert grammar is not None
     for value in ("1", "10", "12", "103"):
-        assert grammar.accepts('{"name": "f", "arguments": {"a": ' + value + "}}")
+        assert accepts(grammar, '{"name": "f", "arguments": {"a": ' + value + "}}")
     for value in ("11", "104", "1030", "2"):
-        assert not grammar.accepts('{"name": "f", "arguments": {"a": ' + value + "}}")
+        assert not accepts(grammar, '{"name": "f", "arguments": {"a": ' + value + "}}")
 
 
 def test_a_pythonic_call_leaves_out_properties_no_keyword_argument_can_name() -> None:
@@ -119,8 +119,8 @@ def test_a_pythonic_call_leaves_out_properties_no_keyword_argument_can_name() ->
     assert grammar is not None
     # an empty required key left the automaton nothing to write: IndexError, a 500
     assert closing_text(text_matcher(grammar.ebnf)) == '[f(city="")]'
-    assert grammar.accepts('[f(city="Paris")]')
-    assert not grammar.prefix_ok("[f(class=")
+    assert accepts(grammar, '[f(city="Paris")]')
+    assert not prefix_ok(grammar, "[f(class=")
 
 
 # --- the protocol ----------------------------------------------------------------------------

@@ -17,8 +17,8 @@ from scoring.model import Call
 from subnet.miner import ModelOptions, build_backend
 from subnet.miner.base import ModelLoadError
 from subnet.miner.guided import GUIDED_FORMATS, CallGrammar, closing_text, markup_formats
-from subnet.miner.guided.grammar import text_matcher
 from tasks.answers import reference_calls
+from tests.support.grammar import text_matcher
 
 TASKS = [task for task in tasks.generate("markup-guided", 60) if reference_calls(task.expected)]
 MARKUP = sorted(markup_formats())

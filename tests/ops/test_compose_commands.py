@@ -23,7 +23,7 @@ import pytest
 
 from subnet.devchain import DevChain
 from subnet.devchain.chain import dev_keypair
-from subnet.testing.postgres import PostgresCluster, PostgresUnavailable, create_database, start_cluster
+from tests.support.postgres import PostgresCluster, PostgresUnavailable, create_database, start_cluster
 
 
 def _compose_helpers() -> Any:

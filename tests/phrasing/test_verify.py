@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 
 import pytest
@@ -171,3 +172,20 @@ def test_the_prompt_lists_a_yes_no_values_opposite_only_as_what_not_to_say() -> 
     for entry in entries:
         stated = {form for forms in entry["forms"] for form in forms}
         assert stated and not stated & set(entry["not"])
+
+
+def test_the_per_task_caches_stay_bounded_however_many_tasks_are_verified() -> None:
+    # A validator phrases new tasks every round for as long as it runs: every cache the verifier
+    # keeps per template text or value form has a bound (at most a few thousand entries), not an
+    # entry for every task it ever saw.
+    verify_module = importlib.import_module("tasks.phrasing.verify")  # the package's verify is the function
+    caches = [value for value in vars(verify_module).values() if hasattr(value, "cache_info")]
+    assert len(caches) >= 5  # the walk found them
+    for cached in caches:
+        cached.cache_clear()
+    for task in tasks.generate(b"many rounds", 150):
+        verify(task.request, intent_of(task), _names(task))
+    assert verify_module._example_facts.cache_info().currsize == 150  # one entry per task's text
+    for cached in caches:
+        info = cached.cache_info()
+        assert info.maxsize is not None and info.currsize <= info.maxsize <= 10_000, (cached.__name__, info)

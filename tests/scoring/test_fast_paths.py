@@ -7,7 +7,11 @@
   embedded blocks) must fail on it too, or find the same calls.
 * An argument value found as it is among the acceptable ones is accepted without the comparers:
   every comparer the rules can pick must accept such a value.
-* JSON is scanned without json.loads' wrappers: same value, same error message.
+* A verdict is built without the frozen dataclass's ``__init__``: the same verdict.
+
+(JSON is read with json.loads, strings are standardised in BFCL's three steps, a parallel answer's
+failure message checks every pair, and check_call and the partial credit call check_value: plain
+code, no second copy to keep equal.)
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from hypothesis import strategies as st
 from scoring import Call, DecodeError, check, decode
 from scoring.decoding import _embedded_calls, decode_text
 from scoring.model import DEFAULT_LIMITS
-from scoring.payloads import _parse_json, _payload_calls
+from scoring.payloads import _payload_calls
 from scoring.values import (
     _check_exact,
     _check_list,
@@ -225,39 +229,6 @@ def test_check_value_agrees_with_the_rules_without_its_fast_path(
     except TypeError as error:
         reference = repr(error)
     assert fast == reference
-
-
-# ---- JSON -----------------------------------------------------------------------------------------
-
-json_texts = st.one_of(
-    st.recursive(
-        st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
-        lambda children: (
-            st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=3), children, max_size=3)
-        ),
-        max_leaves=8,
-    ).map(json.dumps),
-    st.lists(
-        st.sampled_from(
-            ['{"a": ', "[", "]", "}", "1", ",", '"x"', " ", "\n", "\ufeff", "NaN", "-", "e5", "x"]
-        ),
-        max_size=12,
-    ).map("".join),
-)
-
-
-@SETTINGS
-@given(json_texts)
-def test_json_scan_gives_json_loads_answer_or_error(text: str) -> None:
-    try:
-        expected: Any = ("value", json.loads(text))
-    except ValueError as error:
-        expected = ("error", f"invalid JSON: {error}")
-    try:
-        got: Any = ("value", _parse_json(text, DEFAULT_LIMITS))
-    except DecodeError as error:
-        got = ("error", error.reason)
-    assert repr(got) == repr(expected)
 
 
 # ---- verdicts built without the dataclass __init__ ------------------------------------------------

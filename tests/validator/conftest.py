@@ -10,8 +10,8 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from subnet.db import create_engine, sqlite_url, upgrade
-from subnet.testing.postgres import PostgresCluster, PostgresUnavailable, create_database, start_cluster
-from subnet.testing.simulation import SimulatedSubnet, start_simulated_subnet, stop_simulated_miners
+from tests.support.postgres import PostgresCluster, PostgresUnavailable, create_database, start_cluster
+from tests.support.simulation import SimulatedSubnet, start_simulated_subnet, stop_simulated_miners
 
 _database_names = itertools.count()
 

@@ -8,9 +8,10 @@ from typing import Any
 from subnet.chain import ChainClient
 from subnet.config import load_wallet
 from subnet.devchain import DevChain
-from subnet.testing.simulation import SimulatedSubnet
 from subnet.validator.jobs import GuardedJob
 from subnet.validator.node import Validator, ValidatorOptions
+from tests.support.results import record_results
+from tests.support.simulation import SimulatedSubnet
 
 
 class FlakySubstrate:
@@ -52,6 +53,7 @@ async def test_rounds_continue_and_weights_resume_after_an_outage(quick_subnet: 
         chain=chain,
         options=ValidatorOptions(observer=quick_subnet.key.observe, install_signal_handlers=False),
     )
+    results = record_results(validator)
     await validator.start()
     try:
         jobs = {spec.name: GuardedJob(spec) for spec in validator.job_specs()}
@@ -62,20 +64,20 @@ async def test_rounds_continue_and_weights_resume_after_an_outage(quick_subnet: 
 
         await one_cycle()
         await one_cycle()
-        assert [a.outcome for a in validator.weight_attempts][-1] == "ok"
+        assert [a.outcome for a in results.weight_attempts][-1] == "ok"
         view_before = validator.view
 
         substrate.down = True
         await one_cycle()
         await one_cycle()
         assert jobs["metagraph"].stats.failures == 2
-        assert jobs["round"].stats.failures == 0 and len(validator.reports) == 4
+        assert jobs["round"].stats.failures == 0 and len(results.reports) == 4
         assert validator.view is view_before  # rounds ran on the last known metagraph
-        assert [a.outcome for a in validator.weight_attempts][-2:] == ["chain_unavailable"] * 2
+        assert [a.outcome for a in results.weight_attempts][-2:] == ["chain_unavailable"] * 2
 
         substrate.down = False
         await one_cycle()
-        assert validator.weight_attempts[-1].outcome == "ok"
+        assert results.weight_attempts[-1].outcome == "ok"
         submissions = await validator.store.weight_submissions()
         assert [s.outcome for s in submissions][-3:] == ["chain_unavailable", "chain_unavailable", "ok"]
         right_uid = quick_subnet.uid_of["right"]
@@ -97,6 +99,7 @@ async def test_a_restart_during_an_outage_runs_rounds_on_the_stored_miners(
         return Validator(settings, wallet=wallet, chain=chain, options=options), chain
 
     first, first_chain = build(FlakySubstrate(DevChain(settings.devchain.path)))
+    first_results = record_results(first)
     await first.run(rounds=1)
     await first_chain.close()
 
@@ -107,8 +110,8 @@ async def test_a_restart_during_an_outage_runs_rounds_on_the_stored_miners(
     try:
         report = await second.run_round()
         assert report.n_miners == 3 and report.statuses["ok"] == 24
-        assert report.block == first.reports[0].block  # the stored block hash seeds the round
-        assert report.number == first.reports[0].number + 1
+        assert report.block == first_results.reports[0].block  # the stored block hash seeds the round
+        assert report.number == first_results.reports[0].number + 1
     finally:
         await second.close()
         await second_chain.close()

@@ -15,9 +15,10 @@ from sqlalchemy import select
 from subnet.chain import ChainClient
 from subnet.config import RoundSettings, load_wallet
 from subnet.db import ResponseRecord, create_engine
-from subnet.testing.simulation import SimulatedSubnet, start_simulated_subnet, stop_simulated_miners
 from subnet.validator.node import Validator, ValidatorOptions
 from subnet.validator.state import EPISODE_CATEGORIES
+from tests.support.results import record_results
+from tests.support.simulation import SimulatedSubnet, start_simulated_subnet, stop_simulated_miners
 
 PERSONALITIES = ("right", "slow", "asks", "nocall", "unsafe", "mid_timeout", "relay")
 
@@ -48,9 +49,10 @@ def _validator(subnet: SimulatedSubnet) -> Validator:
 @pytest.mark.slow
 async def test_weights_rank_episode_players_and_cheats_get_nothing(episode_subnet: SimulatedSubnet) -> None:
     validator = _validator(episode_subnet)
+    results = record_results(validator)
     await validator.run(rounds=4)
-    weights = validator.weight_attempts[-1]
-    assert weights.outcome == "ok", validator.weight_attempts
+    weights = results.weight_attempts[-1]
+    assert weights.outcome == "ok", results.weight_attempts
     by_name = {name: weights.weights.get(uid, 0.0) for name, uid in episode_subnet.uid_of.items()}
     assert by_name["right"] > 0 and by_name["slow"] > 0, by_name
     assert by_name["right"] > by_name["mid_timeout"], by_name
@@ -62,13 +64,13 @@ async def test_weights_rank_episode_players_and_cheats_get_nothing(episode_subne
     unsafe_hotkey = episode_subnet.miners["unsafe"].hotkey
     tried = [
         report.summaries[unsafe_hotkey]
-        for report in validator.reports
+        for report in results.reports
         if report.summaries[unsafe_hotkey].unsafe
     ]
     assert tried and all(summary.mean_score == 0.0 for summary in tried)
     assert by_name["unsafe"] < by_name["right"], by_name
 
-    report = validator.reports[0]
+    report = results.reports[0]
     assert report.n_responses == len(PERSONALITIES) * (4 + 3)
     engine = create_engine(episode_subnet.settings.db.url)
     try:
@@ -119,8 +121,9 @@ async def test_a_round_with_episodes_stores_transcripts_with_request_digests(tmp
     )
     try:
         validator = _validator(subnet)
+        results = record_results(validator)
         await validator.run(rounds=1)
-        report = validator.reports[0]
+        report = results.reports[0]
         assert report.n_responses == 2 * (2 + 2)
         right = report.summaries[subnet.miners["right"].hotkey]
         assert right.episode_total == 2 and right.mean_score == 1.0

@@ -16,10 +16,10 @@ from subnet.chain import ChainClient
 from subnet.config import PhrasingSettings, SubtensorSettings, load_wallet
 from subnet.db import create_engine
 from subnet.db.models import Round, TaskRecord
-from subnet.testing.simulation import SimulatedSubnet, start_simulated_subnet, stop_simulated_miners
 from subnet.validator.node import StartupError, Validator, ValidatorOptions, _phraser
 from subnet.validator.task_source import LibraryTasks
 from tasks.phrasing import intent_of, verify
+from tests.support.simulation import SimulatedSubnet, start_simulated_subnet, stop_simulated_miners
 
 
 @pytest.fixture

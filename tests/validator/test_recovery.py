@@ -13,9 +13,9 @@ import pytest
 from sqlalchemy import select
 
 from subnet.db import ResponseRecord, Round, RoundStatus, create_engine
-from subnet.testing.simulation import SimulatedSubnet, validator_argv
 from subnet.validator.state import ScoredResponse, summarise_round, update_moving_average
 from subnet.validator.store import Store
+from tests.support.simulation import SimulatedSubnet, validator_argv
 
 VALIDATOR = Path(__file__).resolve().parents[2] / "neurons" / "validator.py"
 
@@ -152,7 +152,7 @@ async def test_kill_minus_nine_mid_episode_then_restart(tmp_path: Path) -> None:
     import dataclasses
 
     from subnet.config import RoundSettings
-    from subnet.testing.simulation import start_simulated_subnet, stop_simulated_miners
+    from tests.support.simulation import start_simulated_subnet, stop_simulated_miners
 
     subnet = await start_simulated_subnet(tmp_path, ("right", "slow"), query_timeout=2.0)
     settings = dataclasses.replace(

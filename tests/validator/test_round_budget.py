@@ -28,7 +28,6 @@ from subnet.config import (
 )
 from subnet.db import ResponseRecord, Round, TaskRecord, create_engine, sqlite_url, upgrade
 from subnet.protocol import AssistantMessage, ChatCompletionRequest, ChatCompletionResponse, Choice
-from subnet.testing.simulation import SimulatedSubnet, start_simulated_subnet, stop_simulated_miners
 from subnet.transport import MinerTarget, QueryResult, QueryStatus
 from subnet.validator.budget import RoundBudget
 from subnet.validator.jobs import GuardedJob
@@ -38,6 +37,7 @@ from subnet.validator.rounds import ChainView, RoundParams, RoundRunner
 from subnet.validator.store import Store
 from subnet.validator.task_source import LibraryTasks
 from tasks.episodes import EPISODE_CATEGORIES, Episode, generate_episodes
+from tests.support.simulation import SimulatedSubnet, start_simulated_subnet, stop_simulated_miners
 
 # -- the budget's arithmetic ---------------------------------------------------------------------
 

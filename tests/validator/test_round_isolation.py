@@ -18,19 +18,20 @@ import pytest
 from subnet.chain import ChainClient
 from subnet.config import RoundSettings, load_wallet
 from subnet.protocol import ChatCompletionRequest, ChatCompletionResponse
-from subnet.testing import simulation
-from subnet.testing.simulation import (
-    MinerContext,
-    SimulatedSubnet,
-    start_simulated_subnet,
-    stop_simulated_miners,
-)
 from subnet.validator.episodes import TOOL_ERROR, EpisodeLimits, EpisodePlayer
 from subnet.validator.node import Validator, ValidatorOptions
 from subnet.validator.sandbox import Sandbox, SandboxLimits
 from tasks.episodes import Episode, generate_episodes, variant
 from tasks.episodes.environment import Environment
 from tasks.episodes.reference import ReferencePlayer
+from tests.support import simulation
+from tests.support.results import record_results
+from tests.support.simulation import (
+    MinerContext,
+    SimulatedSubnet,
+    start_simulated_subnet,
+    stop_simulated_miners,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 BREAKER = "tests.validator.sandbox_breaker"
@@ -190,9 +191,10 @@ async def test_a_round_with_a_miner_breaking_its_tools_completes(
             observer=breaker_subnet.key.observe, install_signal_handlers=False, sandbox=sandbox
         ),
     )
+    results = record_results(validator)
     await validator.run(rounds=1)
-    assert len(validator.reports) == 1
-    report = validator.reports[0]
+    assert len(results.reports) == 1
+    report = results.reports[0]
     assert report.n_responses == 2 * (2 + 4)
     right = report.summaries[breaker_subnet.miners["right"].hotkey]
     assert right.mean_score == 1.0 and right.episode_total == 4

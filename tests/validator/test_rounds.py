@@ -21,9 +21,10 @@ from subnet.config import (
     load_wallet,
 )
 from subnet.db import ResponseRecord, create_engine, upgrade
-from subnet.testing.simulation import SimulatedSubnet, start_simulated_subnet, stop_simulated_miners
 from subnet.validator.node import StartupError, Validator, ValidatorOptions
 from subnet.validator.store import Store
+from tests.support.results import record_results
+from tests.support.simulation import SimulatedSubnet, start_simulated_subnet, stop_simulated_miners
 
 
 def build_validator(
@@ -44,16 +45,17 @@ async def test_weights_rank_the_personalities_and_cheats_get_nothing(
     simulated_subnet: SimulatedSubnet,
 ) -> None:
     validator = build_validator(simulated_subnet)
+    results = record_results(validator)
     await validator.run(rounds=5)
-    weights = validator.weight_attempts[-1]
-    assert weights.outcome == "ok", validator.weight_attempts
+    weights = results.weight_attempts[-1]
+    assert weights.outcome == "ok", results.weight_attempts
     by_name = {name: weights.weights.get(uid, 0.0) for name, uid in simulated_subnet.uid_of.items()}
     assert by_name["right"] > by_name["right70"] > by_name["right40"] > 0, by_name
     assert by_name["slow"] > by_name["right70"], by_name
     for cheat in ("timeout", "garbage", "crash", "huge", "relay"):
         assert by_name[cheat] == 0.0, (cheat, by_name)
 
-    report = validator.reports[0]
+    report = results.reports[0]
     assert report.n_miners == 9 and report.n_responses == 72
     assert report.statuses["timeout"] >= 8  # the hanging miner, every task
     # The 10 MB answers are cut at the client's cap (or, on a starved machine, run out of time).
@@ -100,8 +102,9 @@ async def test_rounds_on_postgresql(quick_subnet: SimulatedSubnet, pg_url: str) 
         await build_validator(quick_subnet, settings).run(rounds=1)
     await upgrade(pg_url)
     validator = build_validator(quick_subnet, settings)
+    results = record_results(validator)
     await validator.run(rounds=2)
-    assert [report.n_responses for report in validator.reports] == [24, 24]
+    assert [report.n_responses for report in results.reports] == [24, 24]
     engine = create_engine(pg_url)
     try:
         states = await Store(engine).score_states()
@@ -128,17 +131,18 @@ async def test_scheduled_mode_runs_jobs_until_stopped(quick_subnet: SimulatedSub
     validator = build_validator(quick_subnet, settings)
 
     run_round = validator.run_round
+    reports: list[Any] = []
 
     async def run_round_then_maybe_stop() -> Any:
-        report = await run_round()
-        if len(validator.reports) >= 2:
+        reports.append(await run_round())
+        if len(reports) >= 2:
             validator.stop()
-        return report
+        return reports[-1]
 
     validator.run_round = run_round_then_maybe_stop  # type: ignore[method-assign]
     await asyncio.wait_for(validator.run(rounds=None), timeout=60)
-    assert len(validator.reports) >= 2
-    assert validator.reports[1].number == validator.reports[0].number + 1
+    assert len(reports) >= 2
+    assert reports[1].number == reports[0].number + 1
     runs = validator.registry.get_sample_value(
         "subnet_validator_job_runs_total", {"job": "round", "outcome": "ok"}
     )
@@ -166,8 +170,7 @@ async def test_dashboard_and_metrics_are_served_when_asked(quick_subnet: Simulat
         await validator.sync_metagraph()
         await validator.run_round()
         async with aiohttp.ClientSession() as session:
-            assert validator.dashboard_url is not None
-            async with session.get(validator.dashboard_url) as page:
+            async with session.get(f"http://127.0.0.1:{settings.dashboard.port}/") as page:
                 assert page.status == 200
             async with session.get(f"http://127.0.0.1:{settings.metrics.port}/metrics") as metrics:
                 text = await metrics.text()
@@ -201,11 +204,12 @@ async def test_a_hostile_miners_bytes_cost_nobody_their_round(
     subnet = await start_simulated_subnet(tmp_path, ("right", "hostile_bytes"), db_url=db_url)
     try:
         validator = build_validator(subnet)
+        results = record_results(validator)
         await validator.run(rounds=2)
     finally:
         await stop_simulated_miners(list(subnet.miners.values()))
         await subnet.devchain.close()
-    assert [report.n_responses for report in validator.reports] == [16, 16]
+    assert [report.n_responses for report in results.reports] == [16, 16]
     engine = create_engine(subnet.settings.db.url)
     try:
         store = Store(engine)
@@ -236,5 +240,6 @@ async def test_a_bounded_run_ends_with_weights_even_before_they_are_due(
 ) -> None:
     settings = quick_subnet.settings_with(weights=WeightsSettings(interval=100_000))
     validator = build_validator(quick_subnet, settings)
+    results = record_results(validator)
     await validator.run(rounds=1)
-    assert [attempt.outcome for attempt in validator.weight_attempts] == ["ok"]
+    assert [attempt.outcome for attempt in results.weight_attempts] == ["ok"]

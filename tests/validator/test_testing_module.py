@@ -1,4 +1,5 @@
-"""subnet.testing is test equipment: the runtime (subnet/, neurons/) never imports it."""
+"""Test equipment lives in tests/support: no runtime module (scoring/, tasks/, subnet/, neurons/)
+imports it, and the runtime holds no test-equipment package."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+RUNTIME = ("scoring", "tasks", "subnet", "neurons")
 
 
 def _imported_modules(path: Path) -> set[str]:
@@ -19,28 +21,20 @@ def _imported_modules(path: Path) -> set[str]:
     return names
 
 
-def test_no_runtime_module_imports_the_testing_package() -> None:
-    runtime = [
-        path
-        for folder in ("subnet", "neurons")
-        for path in sorted((ROOT / folder).rglob("*.py"))
-        if "testing" not in path.relative_to(ROOT).parts
-    ]
-    assert len(runtime) > 20  # the walk found the package
+def test_no_runtime_module_imports_the_test_equipment() -> None:
+    runtime = [path for folder in RUNTIME for path in sorted((ROOT / folder).rglob("*.py"))]
+    assert len(runtime) > 100  # the walk found the packages
     offenders = [
         str(path.relative_to(ROOT))
         for path in runtime
-        if any(
-            name == "subnet.testing" or name.startswith("subnet.testing.") for name in _imported_modules(path)
-        )
+        if any(name == "tests" or name.startswith("tests.") for name in _imported_modules(path))
     ]
     assert offenders == []
 
 
-def test_the_test_equipment_lives_only_in_subnet_testing() -> None:
-    assert not (ROOT / "subnet/validator/simulation.py").exists()
-    assert not (ROOT / "subnet/db/pgcluster.py").exists()
-    from subnet.testing.postgres import start_cluster
-    from subnet.testing.simulation import start_simulated_subnet
+def test_the_test_equipment_lives_in_tests_support() -> None:
+    assert not list((ROOT / "subnet").glob("testing/*.py"))  # (a checkout may keep its __pycache__)
+    from tests.support.postgres import start_cluster
+    from tests.support.simulation import start_simulated_subnet
 
     assert callable(start_cluster) and callable(start_simulated_subnet)

@@ -497,21 +497,3 @@ class CallGrammar:
         rules = _Rules(guided.dialect, source)
         root = guided.answer(rules, functions)
         return cls(format_name, rules.text(root), tuple(str(function["name"]) for function in functions))
-
-    def accepts(self, text: str) -> bool:
-        """Whether `text` is a complete answer (checked with xgrammar, without a tokenizer)."""
-        matcher = text_matcher(self.ebnf)
-        return matcher.accept_string(text) and matcher.is_completed()
-
-    def prefix_ok(self, text: str) -> bool:
-        """Whether `text` can be continued into a complete answer."""
-        return text_matcher(self.ebnf).accept_string(text) if text else True
-
-
-def text_matcher(ebnf: str) -> Any:
-    """An xgrammar matcher of `ebnf` over a one-token vocabulary: for checking texts (tests)."""
-    import xgrammar
-
-    info = xgrammar.TokenizerInfo(["<eos>"], stop_token_ids=[0])
-    compiled = xgrammar.GrammarCompiler(info).compile_grammar(xgrammar.Grammar.from_ebnf(ebnf))
-    return xgrammar.GrammarMatcher(compiled)

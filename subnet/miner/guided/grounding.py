@@ -40,9 +40,6 @@ class CallEvidence:
             inside = copied
         return values
 
-    def frame_gaps(self) -> list[float]:
-        return [gap for copied, gap in self.steps if not copied]
-
 
 # --- grounding: keep a forced call only where the request supports it ---------------------------
 
