@@ -22,11 +22,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from subnet.protocol import ChatCompletionRequest
-from subnet.transport import MinerTarget, QueryResult, QueryStatus
+from subnet.transport import MinerTarget, QueryResult, QueryStatus, QueryTarget
 from subnet.validator.budget import RoundBudget
 from subnet.validator.episodes import EpisodeLimits, EpisodePlayer
 from subnet.validator.judge import Judge, Judgement
 from subnet.validator.request import build_request
+from subnet.validator.rows import Outcome, ResponseRow
 from subnet.validator.sandbox import Sandbox
 from subnet.validator.secret import seed_commitment
 from subnet.validator.state import EPISODE_CATEGORIES, RoundSummary, summarise_round
@@ -80,7 +81,7 @@ class Querier(Protocol):
 
     async def query(
         self,
-        target: MinerTarget,
+        target: QueryTarget,
         request: ChatCompletionRequest,
         *,
         parse_after: asyncio.Event | None = None,
@@ -558,45 +559,47 @@ class RoundRunner:
         cap = self.params.raw_output_cap
         self._store(
             writer,
-            {
-                "round_id": round_id,
-                "task_id": task_id,
-                "hotkey": miner.hotkey,
-                "uid": miner.uid,
-                # The task's own category (missing_param is scored as irrelevance, but tallied as itself,
-                # so a column or row named irrelevance holds only irrelevance).
-                "category": variant.category,
-                "status": status,
-                "latency_s": float(result.latency_s),
-                "http_status": result.http_status,
-                "error": (result.error or None) and str(result.error)[:1000],
-                "raw_output": raw[:cap],
-                "raw_truncated": len(raw) > cap or result.status is QueryStatus.TOO_LARGE,
-                "decoded_calls": judgement.calls[:64] if result.ok else None,
-                "valid": judgement.valid,
-                "error_type": judgement.error_type if result.ok else f"transport:{status}",
-                "score": judgement.score,
-                "components": judgement.components,
-                "transcript": None,
-            },
+            ResponseRow(
+                round_id,
+                task_id,
+                miner.hotkey,
+                miner.uid,
+                Outcome(
+                    # The task's own category (missing_param is scored as irrelevance, but tallied as
+                    # itself, so a column or row named irrelevance holds only irrelevance).
+                    category=variant.category,
+                    status=status,
+                    latency_s=float(result.latency_s),
+                    http_status=result.http_status,
+                    error=(result.error or None) and str(result.error)[:1000],
+                    raw_output=raw[:cap],
+                    raw_truncated=len(raw) > cap or result.status is QueryStatus.TOO_LARGE,
+                    decoded_calls=judgement.calls[:64] if result.ok else None,
+                    valid=judgement.valid,
+                    error_type=judgement.error_type if result.ok else f"transport:{status}",
+                    score=judgement.score,
+                    components=judgement.components,
+                ),
+            ),
         )
         if self.on_response is not None:
             self.on_response(status)
         return status, float(result.latency_s)
 
-    def _store(self, writer: ResponseWriter, row: dict[str, Any]) -> None:
+    def _store(self, writer: ResponseWriter, row: ResponseRow) -> None:
         """Hand a scored row to the writer, its failure cause counted for the round's log line."""
-        cause = failure_cause(row["category"], row["status"], row.get("http_status"), row.get("error"))
+        outcome = row.outcome
+        cause = failure_cause(outcome.category, outcome.status, outcome.http_status, outcome.error)
         if cause is not None:
             self.failures[cause] += 1
         writer.add(row)
 
     def _add_episode_row(
         self, writer: ResponseWriter, recorded: dict[str, dict[int, tuple[str, float]]]
-    ) -> Callable[[dict[str, Any]], None]:
-        def add(row: dict[str, Any]) -> None:
+    ) -> Callable[[ResponseRow], None]:
+        def add(row: ResponseRow) -> None:
             self.last_answer_at = time.perf_counter()
-            recorded.setdefault(row["hotkey"], {})[row["task_id"]] = (row["status"], row["latency_s"])
+            recorded.setdefault(row.hotkey, {})[row.task_id] = (row.outcome.status, row.outcome.latency_s)
             self._store(writer, row)
 
         return add
@@ -631,27 +634,22 @@ class RoundRunner:
             if task_id in done:
                 outcomes.append(done[task_id])
                 continue
+            timeout = QueryStatus.TIMEOUT.value
             self._store(
                 writer,
-                {
-                    "round_id": round_id,
-                    "task_id": task_id,
-                    "hotkey": miner.hotkey,
-                    "uid": miner.uid,
-                    "category": episode.category,
-                    "status": QueryStatus.TIMEOUT.value,
-                    "latency_s": unaccounted,
-                    "http_status": None,
-                    "error": budget.reason,
-                    "raw_output": None,
-                    "raw_truncated": False,
-                    "decoded_calls": None,
-                    "valid": False,
-                    "error_type": f"transport:{QueryStatus.TIMEOUT.value}",
-                    "score": 0.0,
-                    "components": {},
-                    "transcript": None,
-                },
+                ResponseRow(
+                    round_id,
+                    task_id,
+                    miner.hotkey,
+                    miner.uid,
+                    Outcome.failure(
+                        episode.category,
+                        timeout,
+                        budget.reason,
+                        f"transport:{timeout}",
+                        latency_s=unaccounted,
+                    ),
+                ),
             )
             if self.on_response is not None:
                 self.on_response(QueryStatus.TIMEOUT.value)

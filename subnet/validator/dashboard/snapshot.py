@@ -17,6 +17,7 @@ from scoring.schema import function_of
 from subnet.db import RoundStatus
 from subnet.validator.dashboard.chart import Chart
 from subnet.validator.state import EPISODE_CATEGORIES
+from subnet.validator.transcripts import EpisodeTranscript
 from subnet.validator.weights import WeightsOutcome
 from tasks.categories import order_categories  # the categories' registry
 
@@ -214,7 +215,7 @@ class EpisodeRecord:
     error_type: str
     error: str
     latency_s: float
-    transcript: Any  # see subnet.validator.episodes; None when nothing was stored
+    transcript: EpisodeTranscript | None  # None when nothing was stored
 
 
 # -- from stored rows to what a page shows ------------------------------------------------------
