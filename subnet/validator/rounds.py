@@ -19,8 +19,9 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
+from subnet.chain.types import Neuron
 from subnet.protocol import ChatCompletionRequest
 from subnet.transport import MinerTarget, QueryResult, QueryStatus, QueryTarget
 from subnet.validator.budget import RoundBudget
@@ -37,6 +38,7 @@ from subnet.validator.writer import ResponseWriter, StageClock
 
 if TYPE_CHECKING:
     from subnet.validator.phrasing import RoundPhraser
+    from tasks.episodes import Episode
     from tasks.phrasing import PhrasingStats
 
 log = logging.getLogger(__name__)
@@ -94,7 +96,7 @@ class ChainView:
 
     block: int
     block_hash: str
-    neurons: tuple[Any, ...]
+    neurons: tuple[Neuron, ...]
     own_hotkey: str
     fetched_at: float = field(default_factory=time.time)
 
@@ -117,7 +119,7 @@ def is_public_address(ip: str) -> bool:
     return address.is_global and not address.is_multicast
 
 
-def queryable_miners(view: ChainView, *, public_only: bool = False) -> list[Any]:
+def queryable_miners(view: ChainView, *, public_only: bool = False) -> list[Neuron]:
     """Miners with a serving axon; validators (permit holders) and this validator are left out.
 
     With `public_only` (finney and test, unless --query.allow_private_axons), an axon on a
@@ -282,7 +284,7 @@ class RoundRunner:
             ahead, ready = prepared
             block, block_hash, seed = ahead.block, ahead.block_hash, ahead.seed
             tasks: list[TaskLike] = list(ready.tasks)
-            episodes: list[Any] = list(ready.episodes)
+            episodes: list[Episode] = list(ready.episodes)
             phrasing = ready.stats
         else:
             seed = self.task_source.round_seed(self.secret, params.netuid, block_hash, number)
@@ -351,7 +353,7 @@ class RoundRunner:
             )
             raise
 
-    def _episodes(self, seed: bytes) -> list[Any]:
+    def _episodes(self, seed: bytes) -> list[Episode]:
         """The round's episodes (none when the task source has none, or --round.episodes is 0)."""
         draw = getattr(self.task_source, "episodes", None)
         if draw is None or self.params.n_episodes <= 0:
@@ -383,7 +385,7 @@ class RoundRunner:
         round_id: int,
         seed: bytes,
         tasks: list[TaskLike],
-        episodes: list[Any],
+        episodes: list[Episode],
         task_ids: dict[str, int],
         clock: StageClock,
         started_wall: float,
@@ -530,7 +532,7 @@ class RoundRunner:
         self,
         round_id: int,
         task_id: int,
-        miner: Any,
+        miner: Neuron,
         target: MinerTarget,
         variant: TaskLike,
         request: ChatCompletionRequest,
@@ -609,9 +611,9 @@ class RoundRunner:
         player: EpisodePlayer,
         round_id: int,
         task_ids: dict[str, int],
-        miner: Any,
+        miner: Neuron,
         target: MinerTarget,
-        shown: list[tuple[Any, Any]],
+        shown: list[tuple[Episode, Episode]],
         writer: ResponseWriter,
         recorded: dict[str, dict[int, tuple[str, float]]],
         budget: _MinerBudget,

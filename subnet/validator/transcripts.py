@@ -346,7 +346,7 @@ class EpisodeTranscript:
 # -- the cap ------------------------------------------------------------------------------------
 
 
-def transcript_chars(record: Any) -> int:
+def transcript_chars(record: object) -> int:
     """The length of ``record`` as the database stores it (JSON)."""
     return len(json.dumps(record, ensure_ascii=False, default=str))
 
@@ -423,7 +423,7 @@ class _Trimmer:
         self._sizes: dict[int, int] = {}
         self._weights: Counter[str] | None = None
 
-    def text(self, value: Any) -> str:
+    def text(self, value: object) -> str:
         if isinstance(value, str):
             return value
         found = self._texts.get(id(value))
@@ -431,7 +431,7 @@ class _Trimmer:
             found = self._texts[id(value)] = json.dumps(value, ensure_ascii=False, default=str)
         return found
 
-    def size(self, value: Any) -> int:
+    def size(self, value: object) -> int:
         """The characters ``value`` takes in the record's JSON (a string's quotes and escapes too)."""
         if not isinstance(value, str):
             return len(self.text(value))
@@ -460,7 +460,7 @@ class _Trimmer:
         out["trimmed"] = {**dict(sorted(counts.items())), "chars": self.chars, "cap": self.cap}
         return out
 
-    def _turn(self, turn: Any, level: _Level, counts: Counter[str]) -> Any:
+    def _turn(self, turn: object, level: _Level, counts: Counter[str]) -> object:
         if not isinstance(turn, dict):
             return self._cut(turn, level.answers, "answers", counts)
         out = dict(turn)
@@ -484,7 +484,7 @@ class _Trimmer:
             out["steps"] = [self._step(step, level, counts) for step in steps]
         return out
 
-    def _step(self, step: Any, level: _Level, counts: Counter[str]) -> Any:
+    def _step(self, step: object, level: _Level, counts: Counter[str]) -> object:
         if not isinstance(step, dict):
             return self._cut(step, level.answers, "answers", counts)
         out = dict(step)
@@ -495,7 +495,7 @@ class _Trimmer:
             out["calls"] = [self._call(call, level, counts) for call in _list(step.get("calls"))]
         return out
 
-    def _call(self, call: Any, level: _Level, counts: Counter[str]) -> Any:
+    def _call(self, call: object, level: _Level, counts: Counter[str]) -> object:
         if not isinstance(call, dict):
             return self._cut(call, level.calls, "calls", counts)
         out = dict(call)
@@ -506,7 +506,7 @@ class _Trimmer:
                 out[key] = self._cut(call[key], level.calls, "calls", counts)
         return out
 
-    def _cut(self, value: Any, keep: int, kind: str, counts: Counter[str]) -> Any:
+    def _cut(self, value: object, keep: int, kind: str, counts: Counter[str]) -> object:
         """``value``, or a marker with its start when its JSON (or its text) is longer than ``keep``."""
         if keep >= _UNBOUNDED:
             return value
@@ -523,5 +523,5 @@ def _turns(record: dict[str, Any]) -> list[dict[str, Any]]:
     return [turn for turn in _list(record.get("turns")) if isinstance(turn, dict)]
 
 
-def _list(value: Any) -> list[Any]:
+def _list(value: object) -> list[object]:
     return value if isinstance(value, list) else []

@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, replace
-from typing import Any
 
 from multidict import MultiMapping
 
@@ -63,7 +62,7 @@ class Clipped:
     note: str | None = None
 
 
-def _as_text(value: Any) -> str:
+def _as_text(value: object) -> str:
     """A stored value as text: strings as they are, anything else as JSON."""
     if isinstance(value, str):
         return value
@@ -73,7 +72,7 @@ def _as_text(value: Any) -> str:
         return repr(type(value))
 
 
-def _list(value: Any) -> list[Any]:
+def _list(value: object) -> list[object]:
     return value if isinstance(value, list) else []
 
 
@@ -89,7 +88,7 @@ class Budget:
     def spent(self) -> bool:
         return self.left <= 0
 
-    def clip(self, value: Any, limit: int | None = None) -> Clipped:
+    def clip(self, value: object, limit: int | None = None) -> Clipped:
         text = value if isinstance(value, str) else _as_text(value)
         cap = max(0, min(limit or self.per_text, self.per_text, self.left))
         shown = text[:cap]
@@ -232,7 +231,7 @@ def episode_page(record: EpisodeRecord, limits: DashboardLimits) -> EpisodePage:
     )
 
 
-def _plan(plan: Any, budget: Budget) -> Plan:
+def _plan(plan: object, budget: Budget) -> Plan:
     calls = [call for call in plan if isinstance(call, dict)] if isinstance(plan, list) else []
     shown = [
         PlanCall(budget.clip(call.get("name", "?"), 200), budget.clip(call.get("arguments", {}), 1000))
