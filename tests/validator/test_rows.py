@@ -13,7 +13,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from subnet.db import ResponseRecord
 from subnet.transport import MinerTarget
 from subnet.validator.dashboard import DashboardLimits, render_episode_page
-from subnet.validator.dashboard.snapshot import EpisodeRecord
+from subnet.validator.dashboard.reader import DashboardReader, read_episode
+from subnet.validator.dashboard.snapshot import EpisodeQuery, EpisodeRecord
 from subnet.validator.episodes import TOOL_ERROR, EpisodeLimits, EpisodePlayer
 from subnet.validator.rows import Outcome, ResponseRow
 from subnet.validator.state import ScoredResponse
@@ -249,3 +250,47 @@ def test_the_dashboard_shows_old_stored_transcripts() -> None:
     assert "size cap" in _page(OLD_CUT_BLOB) and "size cap" not in page
     assert "boom" in _page(OLD_FAILED)
     assert "No transcript was stored" in _page(None)
+
+
+async def test_an_old_transcript_stored_in_the_database_is_read_typed_and_shown(
+    sqlite_engine: AsyncEngine,
+) -> None:
+    episode = next(e for e in generate_episodes(b"rows", 8) if e.category == "multi_turn_base")
+    store = Store(sqlite_engine)
+    round_id, task_ids = await store.create_round(
+        number=1,
+        netuid=1,
+        block=1,
+        block_hash="0x01",
+        seed_commitment="c",
+        generator_version="v",
+        tasks=[
+            NewTask(episode.id, episode.category, episode.category, episode.source, episode.to_dict(), [])
+        ],
+    )
+    # Written as the validator wrote its rows before the typed ones: the columns, by hand.
+    async with sqlite_engine.begin() as connection:
+        await connection.execute(
+            ResponseRecord.__table__.insert(),
+            [
+                {
+                    "round_id": round_id,
+                    "task_id": task_ids[episode.id],
+                    "hotkey": "hk",
+                    "uid": 1,
+                    "category": episode.category,
+                    "status": "ok",
+                    "latency_s": 0.07,
+                    "valid": True,
+                    "score": 1.0,
+                    "components": {},
+                    "transcript": OLD_TURNS,
+                }
+            ],
+        )
+    await store.mark_collected(round_id, 1)
+    assert await store.apply_round(round_id, 0.5) is not None
+    record = await read_episode(DashboardReader(sqlite_engine, alpha=0.5), EpisodeQuery(1, episode.id, "hk"))
+    assert record is not None and record.transcript == EpisodeTranscript.from_json(OLD_TURNS)
+    page = render_episode_page(record, DashboardLimits())
+    assert "list_files" in page and "notes.txt" in page and "All done." in page
