@@ -65,10 +65,6 @@ class Outcome:
         )
 
 
-#: The columns of ``responses`` an outcome fills, in the table's order.
-_OUTCOME_COLUMNS = tuple(Outcome.__dataclass_fields__)
-
-
 @dataclass(frozen=True, slots=True)
 class ResponseRow:
     """One ``responses`` row: a miner's (hotkey, uid) outcome for one task of one round."""
@@ -80,17 +76,28 @@ class ResponseRow:
     outcome: Outcome
 
     def columns(self) -> dict[str, Any]:
-        """The row as the store inserts it: every column of ``responses`` but the id and the time."""
+        """The row as the store inserts it: every column of ``responses`` but the id and the time
+        (a test holds this list to the table's)."""
         outcome = self.outcome
-        columns: dict[str, Any] = {
+        return {
             "round_id": self.round_id,
             "task_id": self.task_id,
             "hotkey": self.hotkey,
             "uid": self.uid,
+            "category": outcome.category,
+            "status": outcome.status,
+            "latency_s": outcome.latency_s,
+            "valid": outcome.valid,
+            "score": outcome.score,
+            "error_type": outcome.error_type,
+            "components": outcome.components,
+            "http_status": outcome.http_status,
+            "error": outcome.error,
+            "raw_output": outcome.raw_output,
+            "raw_truncated": outcome.raw_truncated,
+            "decoded_calls": outcome.decoded_calls,
+            "transcript": outcome.transcript,
         }
-        for name in _OUTCOME_COLUMNS:
-            columns[name] = getattr(outcome, name)
-        return columns
 
     def scored(self) -> ScoredResponse:
         """What the row adds to its hotkey's standing."""

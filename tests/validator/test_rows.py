@@ -39,6 +39,7 @@ def test_a_row_fills_every_column_of_responses_but_its_id_and_time() -> None:
     row = ResponseRow(1, 2, "hk", 3, Outcome("simple", "ok", 0.5))
     stored = {column.name for column in ResponseRecord.__table__.columns}
     assert set(row.columns()) == stored - {"id", "created_at"}
+    assert set(row.columns()) == {"round_id", "task_id", "hotkey", "uid", *Outcome.__dataclass_fields__}
     assert row.columns()["hotkey"] == "hk" and row.columns()["status"] == "ok"
     assert row.scored() == ScoredResponse("hk", 3, "simple", False, 0.0, None)
 
