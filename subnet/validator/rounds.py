@@ -35,10 +35,10 @@ from subnet.validator.state import EPISODE_CATEGORIES, RoundSummary, summarise_r
 from subnet.validator.store import NewTask, Store
 from subnet.validator.task_source import TaskLike, TaskSource
 from subnet.validator.writer import ResponseWriter, StageClock
+from tasks.episodes import Episode
 
 if TYPE_CHECKING:
     from subnet.validator.phrasing import RoundPhraser
-    from tasks.episodes import Episode
     from tasks.phrasing import PhrasingStats
 
 log = logging.getLogger(__name__)
