@@ -7,6 +7,8 @@ import json
 from typing import Any, cast
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -295,3 +297,46 @@ async def test_an_old_transcript_stored_in_the_database_is_read_typed_and_shown(
     assert record is not None and record.transcript == EpisodeTranscript.from_json(OLD_TURNS)
     page = render_episode_page(record, DashboardLimits())
     assert "list_files" in page and "notes.txt" in page and "All done." in page
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4),
+    max_leaves=30,
+)
+_keys = st.sampled_from(
+    [
+        "turns",
+        "steps",
+        "calls",
+        "agent_step",
+        "answer",
+        "failed",
+        "truncated",
+        "text",
+        "state",
+        "name",
+        "request_digests",
+        "latencies_s",
+        "trimmed",
+        "unsafe",
+        "observation",
+        "ended",
+        "latency_s",
+    ]
+)
+_shaped = st.recursive(
+    _json,
+    lambda inner: st.dictionaries(_keys, inner, max_size=6) | st.lists(inner, max_size=4),
+    max_leaves=40,
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(stored=st.dictionaries(_keys, _shaped, max_size=6))
+def test_any_stored_json_loads_and_shows(stored: dict[str, Any]) -> None:
+    """Whatever a row's transcript column holds (a hostile miner's text in any place, a form to
+    come), it loads and its page renders: never a traceback."""
+    typed = EpisodeTranscript.from_json(stored)
+    assert typed is not None
+    assert "<html" in _page(stored).lower()
