@@ -36,6 +36,7 @@ from subnet.validator.store import NewTask, Store
 from subnet.validator.task_source import TaskLike, TaskSource
 from subnet.validator.writer import ResponseWriter, StageClock
 from tasks.episodes import Episode
+from tasks.episodes import variant as episode_variant
 
 if TYPE_CHECKING:
     from subnet.validator.phrasing import RoundPhraser
@@ -459,8 +460,6 @@ class RoundRunner:
                         )
                     )
                 if episodes:
-                    from tasks.episodes import variant as episode_variant
-
                     shown = [(episode, episode_variant(episode, miner_seed)) for episode in episodes]
                     playing.append(
                         asyncio.create_task(
