@@ -20,7 +20,6 @@ import statistics
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 # Run as a script, this file's folder comes first on sys.path and its name would hide the package.
@@ -30,6 +29,7 @@ from subnet.config import int_arg  # noqa: E402
 from subnet.protocol import ChatCompletionResponse  # noqa: E402
 from subnet.transport import MinerTarget, QueryResult, QueryStatus  # noqa: E402
 from subnet.validator.episodes import EpisodeLimits, EpisodePlayer  # noqa: E402
+from subnet.validator.rows import Outcome  # noqa: E402
 from subnet.validator.transcripts import TRANSCRIPT_CAP  # noqa: E402
 from tasks.episodes import Episode, agent_step, generate_episodes, variant  # noqa: E402
 from tasks.episodes.reference import ReferencePlayer  # noqa: E402
@@ -60,18 +60,15 @@ class ReferenceQuerier:
         return QueryResult(status=QueryStatus.OK, latency_s=0.001, completion=completion, http_status=200)
 
 
-async def stored_rows(episodes: list[Episode]) -> list[tuple[Episode, dict[str, Any]]]:
+async def stored_rows(episodes: list[Episode]) -> list[tuple[Episode, Outcome]]:
     querier = ReferenceQuerier()
-    rows: list[dict[str, Any]] = []
-    player = EpisodePlayer(querier, EpisodeLimits(deadline_s=60.0), rows.append)
+    player = EpisodePlayer(querier, EpisodeLimits(deadline_s=60.0), lambda row: None)
     target = MinerTarget(hotkey="bench-miner", ip="127.0.0.1", port=1, uid=1)
-    miner = SimpleNamespace(hotkey="bench-miner", uid=1)
     out = []
     for episode in episodes:
         shown = variant(episode, b"bench-miner")
         querier.player, querier.episode = ReferencePlayer(shown), shown
-        await player.play_miner(0, {episode.id: 0}, miner, target, [(episode, shown)])
-        out.append((episode, rows[-1]))
+        out.append((episode, await player.play(shown, target)))
     return out
 
 
@@ -101,13 +98,13 @@ def main(argv: list[str] | None = None) -> int:
     valid: dict[str, int] = defaultdict(int)
     for episode, row in rows:
         key = f"{episode.environment}/{episode.category}"
-        transcript = row["transcript"]
+        transcript = row.transcript
         sizes[key].append(len(json.dumps(transcript, ensure_ascii=False, default=str)))
         blobs[key] += bool(isinstance(transcript, dict) and transcript.get("truncated") is True)
         marks = transcript.get("trimmed") if isinstance(transcript, dict) else None
         trimmed[key] += bool(marks)
         what.update({kind: n for kind, n in (marks or {}).items() if kind not in ("chars", "cap")})
-        valid[key] += bool(row["valid"])
+        valid[key] += row.valid
     print(f"cap {TRANSCRIPT_CAP:,} characters of JSON; honest (reference) play, seed {args.seed}")
     header = ("n", 4), ("valid", 5), ("blobs", 5), ("trimmed", 7), ("median", 8), ("max", 8)
     print(f"{'environment/category':40}" + "".join(f" {name:>{width}}" for name, width in header))

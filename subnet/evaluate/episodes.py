@@ -18,13 +18,17 @@ import statistics
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from subnet.evaluate.endpoint import Endpoint, open_endpoint
 from subnet.evaluate.settings import EvaluateError, EvaluateSettings
 from subnet.protocol import ChatCompletionRequest
-from subnet.transport import MinerTarget, QueryResult, QueryTarget
+from subnet.transport import QueryResult, QueryTarget
 from subnet.validator.episodes import EpisodeLimits, EpisodePlayer
+from subnet.validator.rows import ResponseRow
+
+if TYPE_CHECKING:
+    from tasks.episodes import Episode
 
 __all__ = ["EpisodeResult", "build_episodes", "render_episodes", "run_episodes"]
 
@@ -57,7 +61,7 @@ class _Steps:
         return result
 
 
-def _episodes(settings: EvaluateSettings, count: int) -> list[Any]:
+def _episodes(settings: EvaluateSettings, count: int) -> list[Episode]:
     from tasks import SourceFileError, TaskConfigError, parse_source_shares
     from tasks.episodes import generate_episodes, load_episode_sources
 
@@ -72,7 +76,7 @@ def _episodes(settings: EvaluateSettings, count: int) -> list[Any]:
         raise EvaluateError(f"--tasks.sources {settings.sources!r}: {exc}") from None
 
 
-async def build_episodes(settings: EvaluateSettings, count: int) -> list[Any]:
+async def build_episodes(settings: EvaluateSettings, count: int) -> list[Episode]:
     """The run's episodes: ``count`` drawn with the run's seed, their user turns phrased first
     with --phrasing.* (as a validator's round has them; template text without an engine)."""
     episodes = _episodes(settings, count)
@@ -81,7 +85,7 @@ async def build_episodes(settings: EvaluateSettings, count: int) -> list[Any]:
     return await _phrased(settings, episodes)
 
 
-async def _phrased(settings: EvaluateSettings, episodes: list[Any]) -> list[Any]:
+async def _phrased(settings: EvaluateSettings, episodes: list[Episode]) -> list[Episode]:
     from subnet.phrasing import build_engine
     from subnet.validator.phrasing import RoundPhraser, policy_from
     from tasks import derive_round_seed
@@ -115,27 +119,21 @@ async def run_episodes(settings: EvaluateSettings, count: int) -> tuple[str, lis
     async with open_endpoint(settings) as endpoint:
         gate = asyncio.Semaphore(settings.concurrency)
 
-        async def play(episode: Any) -> EpisodeResult:
+        async def play(episode: Episode) -> EpisodeResult:
             shown = variant(episode, variant_seed)
             steps = _Steps(endpoint)
-            rows: list[dict[str, Any]] = []
-            target = endpoint.target
-            # The player labels its rows with the miner's hotkey; an engine has none.
-            miner = target if isinstance(target, MinerTarget) else MinerTarget(hotkey="", ip="", port=0)
             async with gate:
-                await EpisodePlayer(steps, limits, rows.append).play_miner(
-                    0, {shown.id: 0}, miner, target, [(episode, shown)]
-                )
-            (row,) = rows
-            components = row["components"]
+                # No round, no miner: the episode's outcome, as a round would key and store it.
+                outcome = await EpisodePlayer(steps, limits, _unkeyed).play(shown, endpoint.target)
+            components = outcome.components
             single_call = shown.category == "agent_step"
             return EpisodeResult(
                 shown.id,
-                row["category"],
-                bool(row["valid"]),
-                float(row["score"]),
-                row["error_type"],
-                (1.0 if row["valid"] else 0.0) if single_call else float(components.get("turns", 0.0)),
+                outcome.category,
+                outcome.valid,
+                outcome.score,
+                outcome.error_type,
+                (1.0 if outcome.valid else 0.0) if single_call else float(components.get("turns", 0.0)),
                 components.get("safety", 1.0) == 0.0,
                 len(steps.latencies),
                 tuple(steps.latencies),
@@ -143,6 +141,10 @@ async def run_episodes(settings: EvaluateSettings, count: int) -> tuple[str, lis
 
         results = await asyncio.gather(*(play(episode) for episode in episodes))
     return endpoint.model, list(results)
+
+
+def _unkeyed(row: ResponseRow) -> None:
+    """Rows are a round's; an evaluation reads the outcome ``play`` returns."""
 
 
 def _row(name: str, results: Sequence[EpisodeResult]) -> dict[str, Any]:

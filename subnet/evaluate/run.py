@@ -21,7 +21,7 @@ from subnet.phrasing import PhrasingSetupError
 from subnet.transport import QueryResult, QueryStatus
 from subnet.validator.judge import BfclJudge, Judge
 from subnet.validator.request import build_request
-from subnet.validator.task_source import LibraryTasks
+from subnet.validator.task_source import LibraryTasks, TaskLike
 
 # --------------------------------------------------------------------------- the tasks
 
@@ -39,7 +39,7 @@ def task_source(settings: EvaluateSettings) -> LibraryTasks:
         raise EvaluateError(f"--tasks.sources {settings.sources!r}: {exc}") from None
 
 
-def build_tasks(settings: EvaluateSettings) -> list[Any]:
+def build_tasks(settings: EvaluateSettings) -> list[TaskLike]:
     """The run's tasks: the validator's task source drawn with the run's seed, each given a fresh
     surface (tool_shuffle) as a validator gives each miner; phrased first with --phrasing.*."""
     import tasks
@@ -89,7 +89,7 @@ class TaskResult:
     http_status: int | None = None
 
 
-def score_result(task: Any, result: QueryResult, judge: Judge) -> TaskResult:
+def score_result(task: TaskLike, result: QueryResult, judge: Judge) -> TaskResult:
     """The validator's verdict on one answer; a request that got none is invalid with score 0 and
     error type `transport:<status>`, as the validator records it."""
 
@@ -117,7 +117,7 @@ ProgressCallback = Callable[[int, int, TaskResult], None]
 
 async def run_evaluation(
     settings: EvaluateSettings,
-    task_list: Sequence[Any],
+    task_list: Sequence[TaskLike],
     progress: ProgressCallback | None = None,
     on_start: Callable[[str], None] | None = None,
     finished: list[TaskResult] | None = None,
@@ -139,7 +139,7 @@ async def run_evaluation(
         done = 0
         results: list[TaskResult | None] = [None] * len(task_list)
 
-        async def one(index: int, task: Any) -> None:
+        async def one(index: int, task: TaskLike) -> None:
             nonlocal done
             async with gate:
                 answer = await endpoint.query(

@@ -21,14 +21,19 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from subnet.transport import QueryStatus, QueryTarget
+from subnet.protocol import ChatCompletionRequest
+from subnet.transport import MinerTarget, QueryResult, QueryStatus, QueryTarget
 from subnet.validator.request import build_request
+from subnet.validator.rows import Outcome, ResponseRow
 from subnet.validator.sandbox import Sandbox, SandboxedRunner, SandboxError
-from subnet.validator.transcripts import bound_transcript
+from subnet.validator.transcripts import EpisodeTranscript
 
-__all__ = ["EpisodeLimits", "EpisodePlayer"]
+if TYPE_CHECKING:
+    from tasks.episodes import Episode, Transcript
+
+__all__ = ["EpisodeLimits", "EpisodePlayer", "MinerLike", "StepQuerier"]
 
 log = logging.getLogger(__name__)
 
@@ -55,14 +60,30 @@ class _StepFailed(RuntimeError):
         self.status = status
 
 
+class StepQuerier(Protocol):
+    """Sends one step's request (subnet.transport.MinerClient, or the evaluation's endpoint)."""
+
+    async def query(self, target: QueryTarget, request: ChatCompletionRequest) -> QueryResult: ...
+
+
+class MinerLike(Protocol):
+    """Whose episodes a row records (a metagraph neuron)."""
+
+    @property
+    def hotkey(self) -> str: ...
+
+    @property
+    def uid(self) -> int: ...
+
+
 class EpisodePlayer:
     """Plays a miner's episodes and hands each result row to ``add``."""
 
     def __init__(
         self,
-        querier: Any,
+        querier: StepQuerier,
         limits: EpisodeLimits,
-        add: Callable[[dict[str, Any]], None],
+        add: Callable[[ResponseRow], None],
         on_response: Callable[[str], None] | None = None,
         observer: Callable[[str, Any, Any, None], None] | None = None,
         sandbox: Sandbox | None = None,
@@ -82,28 +103,34 @@ class EpisodePlayer:
         self,
         round_id: int,
         task_ids: dict[str, int],
-        miner: Any,
+        miner: MinerLike,
         target: QueryTarget,
-        episodes: list[tuple[Any, Any]],
+        episodes: list[tuple[Episode, Episode]],
     ) -> list[tuple[str, float]]:
-        """Every (episode, this miner's variant), one after the other: (status, seconds) each."""
+        """Every (episode, this miner's variant), one after the other, each row handed to ``add``:
+        (status, seconds) each."""
         outcomes = []
         for original, episode in episodes:
             if self.observer is not None:
                 self.observer(miner.hotkey, original, episode, None)
-            try:
-                row = await self._play(episode, target)
-            except Exception as error:  # the validator's own failure with this episode: its alone
-                log.warning("episode %s of miner uid %s failed in the validator", episode.id, miner.uid)
-                row = _failed_row(episode, f"validator: {type(error).__name__}: {str(error)[:200]}")
-            row.update(round_id=round_id, task_id=task_ids[episode.id], hotkey=miner.hotkey, uid=miner.uid)
-            self.add(row)
+            outcome = await self.play(episode, target)
+            self.add(ResponseRow(round_id, task_ids[episode.id], miner.hotkey, miner.uid, outcome))
             if self.on_response is not None:
-                self.on_response(row["status"])
-            outcomes.append((row["status"], row["latency_s"]))
+                self.on_response(outcome.status)
+            outcomes.append((outcome.status, outcome.latency_s))
         return outcomes
 
-    async def _play(self, episode: Any, target: QueryTarget) -> dict[str, Any]:
+    async def play(self, episode: Episode, target: QueryTarget) -> Outcome:
+        """One episode (a miner's variant) played against ``target`` and judged; whatever goes wrong
+        in the validator's own code with it is this episode's failure (a round's, or an evaluation's
+        with no round at all, goes on)."""
+        try:
+            return await self._play(episode, target)
+        except Exception as error:  # the validator's own failure with this episode: its alone
+            log.warning("episode %s against %s failed in the validator", episode.id, _who(target))
+            return _failed(episode, f"validator: {type(error).__name__}: {str(error)[:200]}")
+
+    async def _play(self, episode: Episode, target: QueryTarget) -> Outcome:
         from scoring import check, check_episode, function_of
         from tasks.episodes import EpisodeRunner, agent_step
 
@@ -133,7 +160,7 @@ class EpisodePlayer:
                 verdict = check(answer, [function_of(tool) for tool in task.tools], task.expected, "simple")
             except (_StepFailed, TimeoutError):
                 answer, verdict = None, None
-            record = {"agent_step": {"answer": answer}}
+            played = EpisodeTranscript.single_call(answer, digests, latencies)
         else:
             runner = (
                 EpisodeRunner(episode, ask)
@@ -153,7 +180,7 @@ class EpisodePlayer:
                 if isinstance(runner, SandboxedRunner):
                     runner.close()
             verdict = check_episode(transcript, episode)
-            record = transcript.to_dict()
+            played = EpisodeTranscript.played(transcript, digests, latencies)
         if tool_failed:
             status = TOOL_ERROR
         elif failure:
@@ -164,23 +191,18 @@ class EpisodePlayer:
             status = "ok"
         valid = bool(verdict and verdict.valid)
         error_type = (verdict.error_type if verdict else "multi_turn:no_answer") if not valid else None
-        record["request_digests"] = digests
-        record["latencies_s"] = [round(latency, 4) for latency in latencies]
-        return {
-            "category": episode.category,
-            "status": status,
-            "latency_s": time.perf_counter() - started,
-            "http_status": None,
-            "error": str(failure[-1])[:1000] if failure else (transcript.failed if transcript else None),
-            "raw_output": None,
-            "raw_truncated": False,
-            "decoded_calls": None,
-            "valid": valid,
-            "error_type": error_type,
-            "score": float(verdict.score) if verdict else 0.0,
-            "components": dict(verdict.components) if verdict else {},
-            "transcript": bound_transcript(record),
-        }
+        record = played.stored()
+        return Outcome(
+            category=episode.category,
+            status=status,
+            latency_s=time.perf_counter() - started,
+            error=str(failure[-1])[:1000] if failure else (transcript.failed if transcript else None),
+            valid=valid,
+            error_type=error_type,
+            score=float(verdict.score) if verdict else 0.0,
+            components=dict(verdict.components) if verdict else {},
+            transcript=record,
+        )
 
 
 def _tool_failure(error: Exception) -> str:
@@ -189,7 +211,7 @@ def _tool_failure(error: Exception) -> str:
     return f"tool error: {type(error).__name__}: {str(error)[:200]}"
 
 
-def _stopped(transcript: Any, why: str) -> Any:
+def _stopped(transcript: Transcript, why: str) -> Transcript:
     """The transcript of an episode whose play stopped early: ``failed`` says why, the turn it
     stopped in failed, and every turn has a state (so the checker never replays the miner's
     calls in this process, where a hostile call would run on the event loop)."""
@@ -202,20 +224,16 @@ def _stopped(transcript: Any, why: str) -> Any:
     return transcript
 
 
-def _failed_row(episode: Any, why: str) -> dict[str, Any]:
-    """The row of an episode that failed in the validator's own code: score 0, the reason kept."""
-    return {
-        "category": episode.category,
-        "status": TOOL_ERROR,
-        "latency_s": 0.0,
-        "http_status": None,
-        "error": why[:1000],
-        "raw_output": None,
-        "raw_truncated": False,
-        "decoded_calls": None,
-        "valid": False,
-        "error_type": "multi_turn:no_answer",
-        "score": 0.0,
-        "components": {},
-        "transcript": {"failed": why[:1000], "turns": []},
-    }
+def _failed(episode: Episode, why: str) -> Outcome:
+    """The outcome of an episode that failed in the validator's own code: score 0, the reason kept."""
+    return Outcome.failure(
+        episode.category,
+        TOOL_ERROR,
+        why,
+        "multi_turn:no_answer",
+        transcript=EpisodeTranscript.stopped(why).to_json(),
+    )
+
+
+def _who(target: QueryTarget) -> str:
+    return f"miner uid {target.uid}" if isinstance(target, MinerTarget) else "the endpoint"

@@ -19,20 +19,24 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
+from subnet.chain.types import Neuron
 from subnet.protocol import ChatCompletionRequest
-from subnet.transport import MinerTarget, QueryResult, QueryStatus
+from subnet.transport import MinerTarget, QueryResult, QueryStatus, QueryTarget
 from subnet.validator.budget import RoundBudget
 from subnet.validator.episodes import EpisodeLimits, EpisodePlayer
 from subnet.validator.judge import Judge, Judgement
 from subnet.validator.request import build_request
+from subnet.validator.rows import Outcome, ResponseRow
 from subnet.validator.sandbox import Sandbox
 from subnet.validator.secret import seed_commitment
 from subnet.validator.state import EPISODE_CATEGORIES, RoundSummary, summarise_round
 from subnet.validator.store import NewTask, Store
 from subnet.validator.task_source import TaskLike, TaskSource
 from subnet.validator.writer import ResponseWriter, StageClock
+from tasks.episodes import Episode
+from tasks.episodes import variant as episode_variant
 
 if TYPE_CHECKING:
     from subnet.validator.phrasing import RoundPhraser
@@ -80,7 +84,7 @@ class Querier(Protocol):
 
     async def query(
         self,
-        target: MinerTarget,
+        target: QueryTarget,
         request: ChatCompletionRequest,
         *,
         parse_after: asyncio.Event | None = None,
@@ -93,7 +97,7 @@ class ChainView:
 
     block: int
     block_hash: str
-    neurons: tuple[Any, ...]
+    neurons: tuple[Neuron, ...]
     own_hotkey: str
     fetched_at: float = field(default_factory=time.time)
 
@@ -116,7 +120,7 @@ def is_public_address(ip: str) -> bool:
     return address.is_global and not address.is_multicast
 
 
-def queryable_miners(view: ChainView, *, public_only: bool = False) -> list[Any]:
+def queryable_miners(view: ChainView, *, public_only: bool = False) -> list[Neuron]:
     """Miners with a serving axon; validators (permit holders) and this validator are left out.
 
     With `public_only` (finney and test, unless --query.allow_private_axons), an axon on a
@@ -279,7 +283,7 @@ class RoundRunner:
             ahead, ready = prepared
             block, block_hash, seed = ahead.block, ahead.block_hash, ahead.seed
             tasks: list[TaskLike] = list(ready.tasks)
-            episodes: list[Any] = list(ready.episodes)
+            episodes: list[Episode] = list(ready.episodes)
             phrasing = ready.stats
         else:
             seed = self.task_source.round_seed(self.secret, params.netuid, block_hash, number)
@@ -348,7 +352,7 @@ class RoundRunner:
             )
             raise
 
-    def _episodes(self, seed: bytes) -> list[Any]:
+    def _episodes(self, seed: bytes) -> list[Episode]:
         """The round's episodes (none when the task source has none, or --round.episodes is 0)."""
         draw = getattr(self.task_source, "episodes", None)
         if draw is None or self.params.n_episodes <= 0:
@@ -380,7 +384,7 @@ class RoundRunner:
         round_id: int,
         seed: bytes,
         tasks: list[TaskLike],
-        episodes: list[Any],
+        episodes: list[Episode],
         task_ids: dict[str, int],
         clock: StageClock,
         started_wall: float,
@@ -454,8 +458,6 @@ class RoundRunner:
                         )
                     )
                 if episodes:
-                    from tasks.episodes import variant as episode_variant
-
                     shown = [(episode, episode_variant(episode, miner_seed)) for episode in episodes]
                     playing.append(
                         asyncio.create_task(
@@ -527,7 +529,7 @@ class RoundRunner:
         self,
         round_id: int,
         task_id: int,
-        miner: Any,
+        miner: Neuron,
         target: MinerTarget,
         variant: TaskLike,
         request: ChatCompletionRequest,
@@ -556,45 +558,47 @@ class RoundRunner:
         cap = self.params.raw_output_cap
         self._store(
             writer,
-            {
-                "round_id": round_id,
-                "task_id": task_id,
-                "hotkey": miner.hotkey,
-                "uid": miner.uid,
-                # The task's own category (missing_param is scored as irrelevance, but tallied as itself,
-                # so a column or row named irrelevance holds only irrelevance).
-                "category": variant.category,
-                "status": status,
-                "latency_s": float(result.latency_s),
-                "http_status": result.http_status,
-                "error": (result.error or None) and str(result.error)[:1000],
-                "raw_output": raw[:cap],
-                "raw_truncated": len(raw) > cap or result.status is QueryStatus.TOO_LARGE,
-                "decoded_calls": judgement.calls[:64] if result.ok else None,
-                "valid": judgement.valid,
-                "error_type": judgement.error_type if result.ok else f"transport:{status}",
-                "score": judgement.score,
-                "components": judgement.components,
-                "transcript": None,
-            },
+            ResponseRow(
+                round_id,
+                task_id,
+                miner.hotkey,
+                miner.uid,
+                Outcome(
+                    # The task's own category (missing_param is scored as irrelevance, but tallied as
+                    # itself, so a column or row named irrelevance holds only irrelevance).
+                    category=variant.category,
+                    status=status,
+                    latency_s=float(result.latency_s),
+                    http_status=result.http_status,
+                    error=(result.error or None) and str(result.error)[:1000],
+                    raw_output=raw[:cap],
+                    raw_truncated=len(raw) > cap or result.status is QueryStatus.TOO_LARGE,
+                    decoded_calls=judgement.calls[:64] if result.ok else None,
+                    valid=judgement.valid,
+                    error_type=judgement.error_type if result.ok else f"transport:{status}",
+                    score=judgement.score,
+                    components=judgement.components,
+                ),
+            ),
         )
         if self.on_response is not None:
             self.on_response(status)
         return status, float(result.latency_s)
 
-    def _store(self, writer: ResponseWriter, row: dict[str, Any]) -> None:
+    def _store(self, writer: ResponseWriter, row: ResponseRow) -> None:
         """Hand a scored row to the writer, its failure cause counted for the round's log line."""
-        cause = failure_cause(row["category"], row["status"], row.get("http_status"), row.get("error"))
+        outcome = row.outcome
+        cause = failure_cause(outcome.category, outcome.status, outcome.http_status, outcome.error)
         if cause is not None:
             self.failures[cause] += 1
         writer.add(row)
 
     def _add_episode_row(
         self, writer: ResponseWriter, recorded: dict[str, dict[int, tuple[str, float]]]
-    ) -> Callable[[dict[str, Any]], None]:
-        def add(row: dict[str, Any]) -> None:
+    ) -> Callable[[ResponseRow], None]:
+        def add(row: ResponseRow) -> None:
             self.last_answer_at = time.perf_counter()
-            recorded.setdefault(row["hotkey"], {})[row["task_id"]] = (row["status"], row["latency_s"])
+            recorded.setdefault(row.hotkey, {})[row.task_id] = (row.outcome.status, row.outcome.latency_s)
             self._store(writer, row)
 
         return add
@@ -604,9 +608,9 @@ class RoundRunner:
         player: EpisodePlayer,
         round_id: int,
         task_ids: dict[str, int],
-        miner: Any,
+        miner: Neuron,
         target: MinerTarget,
-        shown: list[tuple[Any, Any]],
+        shown: list[tuple[Episode, Episode]],
         writer: ResponseWriter,
         recorded: dict[str, dict[int, tuple[str, float]]],
         budget: _MinerBudget,
@@ -629,27 +633,22 @@ class RoundRunner:
             if task_id in done:
                 outcomes.append(done[task_id])
                 continue
+            timeout = QueryStatus.TIMEOUT.value
             self._store(
                 writer,
-                {
-                    "round_id": round_id,
-                    "task_id": task_id,
-                    "hotkey": miner.hotkey,
-                    "uid": miner.uid,
-                    "category": episode.category,
-                    "status": QueryStatus.TIMEOUT.value,
-                    "latency_s": unaccounted,
-                    "http_status": None,
-                    "error": budget.reason,
-                    "raw_output": None,
-                    "raw_truncated": False,
-                    "decoded_calls": None,
-                    "valid": False,
-                    "error_type": f"transport:{QueryStatus.TIMEOUT.value}",
-                    "score": 0.0,
-                    "components": {},
-                    "transcript": None,
-                },
+                ResponseRow(
+                    round_id,
+                    task_id,
+                    miner.hotkey,
+                    miner.uid,
+                    Outcome.failure(
+                        episode.category,
+                        timeout,
+                        budget.reason,
+                        f"transport:{timeout}",
+                        latency_s=unaccounted,
+                    ),
+                ),
             )
             if self.on_response is not None:
                 self.on_response(QueryStatus.TIMEOUT.value)

@@ -30,6 +30,7 @@ from subnet.db import (
     session_factory,
 )
 from subnet.db.models import utcnow
+from subnet.validator.rows import ResponseRow
 from subnet.validator.state import (
     RoundSummary,
     ScoredResponse,
@@ -166,7 +167,7 @@ class Store:
             await session.flush()
             return round_row.id, {record.task_key: record.id for record in records}
 
-    async def store_responses(self, rows: Sequence[dict[str, Any]]) -> int:
+    async def store_responses(self, rows: Sequence[ResponseRow]) -> int:
         """Insert scored responses; one already stored for (round, task, hotkey) is left as it was."""
         if not rows:
             return 0
@@ -176,7 +177,7 @@ class Store:
             index_elements=["round_id", "task_id", "hotkey"]
         )
         async with self.engine.begin() as connection:
-            await connection.execute(statement, list(rows))
+            await connection.execute(statement, [row.columns() for row in rows])
         return len(rows)
 
     async def mark_collected(self, round_id: int, n_miners: int) -> None:

@@ -7,12 +7,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
 
 from sqlalchemy.exc import StatementError
 
 from subnet.db.engine import error_reason
+from subnet.validator.rows import Outcome, ResponseRow
 from subnet.validator.state import ScoredResponse
 from subnet.validator.store import Store
 
@@ -49,7 +49,7 @@ class ResponseWriter:
         self.store = store
         self.batch_size = batch_size
         self.clock = clock
-        self.queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        self.queue: asyncio.Queue[ResponseRow | None] = asyncio.Queue()
         self.written = 0
         # What the stored rows add to the standings, in insertion order: the round folds these
         # without reading its 2,048 rows back (the store checks the count first).
@@ -59,7 +59,7 @@ class ResponseWriter:
     def start(self) -> None:
         self._task = asyncio.create_task(self._drain(), name="response-writer")
 
-    def add(self, row: dict[str, Any]) -> None:
+    def add(self, row: ResponseRow) -> None:
         self.queue.put_nowait(row)
 
     async def close(self) -> None:
@@ -76,7 +76,7 @@ class ResponseWriter:
         finished = False
         while not finished:
             first = await self.queue.get()
-            batch: list[dict[str, Any]] = []
+            batch: list[ResponseRow] = []
             if first is None:
                 finished = True
             else:
@@ -91,19 +91,9 @@ class ResponseWriter:
                 started = time.perf_counter()
                 batch = await self._store(batch)
                 self.clock.store_wall += time.perf_counter() - started
-                self.scored.extend(
-                    ScoredResponse(
-                        row["hotkey"],
-                        row["uid"],
-                        row["category"],
-                        row["valid"],
-                        row["score"],
-                        row.get("error_type"),
-                    )
-                    for row in batch
-                )
+                self.scored.extend(row.scored() for row in batch)
 
-    async def _store(self, batch: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    async def _store(self, batch: list[ResponseRow]) -> list[ResponseRow]:
         """Store a batch; returns the rows as stored.
 
         A batch the database refuses is stored row by row, and a row it still refuses is stored
@@ -116,14 +106,14 @@ class ResponseWriter:
             return batch
         except StatementError:
             pass
-        stored: list[dict[str, Any]] = []
+        stored: list[ResponseRow] = []
         for row in batch:
             try:
                 self.written += await self.store.store_responses([row])
             except StatementError as exc:
                 log.warning(
                     "a response of miner uid %s could not be stored (%s); it is recorded as a failure",
-                    row["uid"],
+                    row.uid,
                     error_reason(exc),
                 )
                 row = unstorable_response(row, exc)
@@ -132,19 +122,17 @@ class ResponseWriter:
         return stored
 
 
-def unstorable_response(row: dict[str, Any], error: BaseException) -> dict[str, Any]:
+def unstorable_response(row: ResponseRow, error: BaseException) -> ResponseRow:
     """The failure that stands for a response the database refused: its keys, none of its data."""
-    return {
-        **{name: row[name] for name in ("round_id", "task_id", "hotkey", "uid", "category", "latency_s")},
-        "status": UNSTORABLE,
-        "http_status": row.get("http_status"),
-        "error": f"the answer could not be stored: {type(error).__name__}",
-        "raw_output": None,
-        "raw_truncated": False,
-        "decoded_calls": None,
-        "valid": False,
-        "error_type": f"store:{UNSTORABLE}",
-        "score": 0.0,
-        "components": {},
-        "transcript": None,
-    }
+    refused = row.outcome
+    return replace(
+        row,
+        outcome=Outcome.failure(
+            refused.category,
+            UNSTORABLE,
+            f"the answer could not be stored: {type(error).__name__}",
+            f"store:{UNSTORABLE}",
+            latency_s=refused.latency_s,
+            http_status=refused.http_status,
+        ),
+    )

@@ -38,6 +38,7 @@ from subnet.validator.state import (
 from subnet.validator.store import NewTask, Store
 from tasks.episodes import Episode, EpisodeRunner, generate_episodes
 from tasks.episodes.reference import ReferencePlayer
+from tests.validator.row_equipment import response_row
 
 ALPHA = 0.3
 GOOD = "5GoodMinerHotkey000000000000000000000000000001"
@@ -154,6 +155,10 @@ def _answer(hotkey: str, number: int, index: int) -> dict[str, Any]:
         "components": {},
         "transcript": None,
     }
+
+
+async def _store_rows(store: Store, rows: list[dict[str, Any]]) -> None:
+    await store.store_responses([response_row(row) for row in rows])
 
 
 def _episodes() -> tuple[list[Episode], Episode]:
@@ -363,7 +368,7 @@ async def fill(url: str) -> Seeded:
                     mean = statistics.fmean(answer["score"] for answer in answers)
                 averages[hotkey] = update_moving_average(averages[hotkey], mean, ALPHA)
                 seeded.history.setdefault(hotkey, []).append(averages[hotkey])
-            await store.store_responses(rows)
+            await _store_rows(store, rows)
             await store.mark_collected(round_id, n_miners=len(UIDS))
             assert await store.apply_round(round_id, ALPHA) is not None
         seeded.moving_averages = dict(averages)
@@ -376,7 +381,8 @@ async def fill(url: str) -> Seeded:
         episode_row.update(
             round_id=round_id, task_id=task_ids[other_episode.id], category=other_episode.category
         )
-        await store.store_responses(
+        await _store_rows(
+            store,
             [
                 {
                     **_answer(GOOD, 5, 0),
@@ -385,7 +391,7 @@ async def fill(url: str) -> Seeded:
                     "category": "simple",
                 },
                 episode_row,
-            ]
+            ],
         )
         seeded.discarded_episode = other_episode.id
         assert await store.discard_round(round_id, "interrupted while querying; discarded at restart")
@@ -396,7 +402,8 @@ async def fill(url: str) -> Seeded:
         running.payload["turns"][0]["user"] = RUNNING_EPISODE_PROMPT
         round_id, task_ids = await _add_round(store, 6, [*tasks, running])
         live = {"agent_step": {"answer": RUNNING_EPISODE_ANSWER}}
-        await store.store_responses(
+        await _store_rows(
+            store,
             [
                 {
                     **_answer(GOOD, 6, 0),
@@ -411,7 +418,7 @@ async def fill(url: str) -> Seeded:
                     "task_id": task_ids[running.task_key],
                     "category": running.category,
                 },
-            ]
+            ],
         )
         seeded.running_episode = running.task_key
 

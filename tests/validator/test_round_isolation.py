@@ -106,7 +106,7 @@ async def _play(hotkeys: tuple[str, ...], sandbox: Sandbox | None) -> dict[str, 
     player = EpisodePlayer(
         _Querier(shown),
         EpisodeLimits(deadline_s=30.0),
-        lambda row: rows[row["hotkey"]].append(row),
+        lambda row: rows[row.hotkey].append(row.columns()),
         sandbox=sandbox,
     )
     await asyncio.gather(

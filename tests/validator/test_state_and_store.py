@@ -10,12 +10,13 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.exc import StatementError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from subnet.db import ResponseRecord, Round, RoundStatus, create_engine, upgrade
 from subnet.db.models import storable_text, utcnow
+from subnet.validator.rows import ResponseRow
 from subnet.validator.state import (
     ScoredResponse,
     Standing,
@@ -27,6 +28,7 @@ from subnet.validator.state import (
 )
 from subnet.validator.store import NewTask, Store
 from subnet.validator.writer import UNSTORABLE, ResponseWriter, StageClock
+from tests.validator.row_equipment import response_row
 
 
 @dataclass
@@ -103,9 +105,7 @@ def _task(key: str, category: str = "simple") -> NewTask:
     return NewTask(key, category, category, "test", {"id": key}, [{"f": {"x": [1]}}])
 
 
-def _response(
-    round_id: int, task_id: int, hotkey: str, uid: int, score: float, **extra: Any
-) -> dict[str, Any]:
+def _response(round_id: int, task_id: int, hotkey: str, uid: int, score: float, **extra: Any) -> ResponseRow:
     row = {
         "round_id": round_id,
         "task_id": task_id,
@@ -120,10 +120,9 @@ def _response(
         "valid": score == 1.0,
         "score": score,
         "components": {},
-        "created_at": utcnow(),
     }
     row.update(extra)
-    return row
+    return response_row(row)
 
 
 async def _round(store: Store, tasks: int = 2) -> tuple[int, dict[str, int]]:
@@ -203,10 +202,14 @@ async def test_prune_drops_old_raw_outputs_and_keeps_aggregates(store: Store) ->
     old = utcnow() - timedelta(days=30)
     await store.store_responses(
         [
-            _response(round_id, task_ids["t0"], "hk-a", 1, 1.0, created_at=old),
+            _response(round_id, task_ids["t0"], "hk-a", 1, 1.0),
             _response(round_id, task_ids["t1"], "hk-a", 1, 1.0),
         ]
     )
+    async with store.sessions.begin() as session:  # the first answer came in a month ago
+        await session.execute(
+            update(ResponseRecord).where(ResponseRecord.task_id == task_ids["t0"]).values(created_at=old)
+        )
     await store.mark_collected(round_id, 1)
     await store.apply_round(round_id, 0.5)
     assert await store.prune_raw_outputs(timedelta(days=7)) == 1
@@ -299,8 +302,8 @@ class _RefusingStore(Store):
     """Refuses any statement that holds a row of the hotkey "refused", as a database would
     refuse a value it cannot store."""
 
-    async def store_responses(self, rows: Sequence[dict[str, Any]]) -> int:
-        if any(row["hotkey"] == "refused" and row["status"] != UNSTORABLE for row in rows):
+    async def store_responses(self, rows: Sequence[ResponseRow]) -> int:
+        if any(row.hotkey == "refused" and row.outcome.status != UNSTORABLE for row in rows):
             raise StatementError("refused", None, {}, ValueError("cannot store this value"))
         return await super().store_responses(rows)
 

@@ -24,8 +24,14 @@ from subnet.transport import MinerTarget, QueryResult, QueryStatus
 from subnet.validator.dashboard import DashboardLimits, render_episode_page
 from subnet.validator.dashboard.snapshot import EpisodeRecord
 from subnet.validator.episodes import EpisodeLimits, EpisodePlayer
+from subnet.validator.rows import ResponseRow
 from subnet.validator.store import NewTask, Store
-from subnet.validator.transcripts import TRANSCRIPT_CAP, bound_transcript, transcript_chars
+from subnet.validator.transcripts import (
+    TRANSCRIPT_CAP,
+    EpisodeTranscript,
+    bound_transcript,
+    transcript_chars,
+)
 from tasks.episodes import ENVIRONMENTS, EPISODE_CATEGORIES, Episode, agent_step, generate_episodes, variant
 from tasks.episodes.engine import CallRecord, StepRecord, Transcript, TurnRecord
 from tasks.episodes.reference import ReferencePlayer
@@ -89,7 +95,7 @@ async def _play_and_store(store: Store, episodes: list[Episode]) -> list[tuple[E
         ],
     )
     querier = _Reference()
-    rows: list[dict[str, Any]] = []
+    rows: list[ResponseRow] = []
     player = EpisodePlayer(querier, EpisodeLimits(deadline_s=60.0), rows.append)
     miner = SimpleNamespace(hotkey="honest", uid=1)
     target = MinerTarget(hotkey="honest", ip="127.0.0.1", port=1, uid=1)
@@ -101,7 +107,9 @@ async def _play_and_store(store: Store, episodes: list[Episode]) -> list[tuple[E
     async with store.engine.connect() as connection:
         found = await connection.execute(select(ResponseRecord.task_id, ResponseRecord.transcript))
         stored = {task_id: transcript for task_id, transcript in found}
-    return [(episode, row, stored[row["task_id"]]) for episode, row in zip(episodes, rows, strict=True)]
+    return [
+        (episode, row.columns(), stored[row.task_id]) for episode, row in zip(episodes, rows, strict=True)
+    ]
 
 
 async def test_honest_transcripts_of_every_environment_are_stored_whole_but_for_fingerprints(
@@ -265,7 +273,7 @@ async def test_the_dashboard_renders_a_trimmed_transcript(
         error_type="",
         error="",
         latency_s=1.0,
-        transcript=transcript,
+        transcript=EpisodeTranscript.from_json(transcript),
     )
     page = render_episode_page(record, DashboardLimits())
     assert name in page

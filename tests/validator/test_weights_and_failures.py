@@ -13,6 +13,7 @@ from subnet.validator.rounds import ChainView
 from subnet.validator.state import WeightPolicy
 from subnet.validator.store import NewTask, Store
 from subnet.validator.weights import WeightSetter
+from tests.validator.row_equipment import response_row
 
 
 @dataclass
@@ -54,17 +55,19 @@ async def store(migrated_sqlite: str) -> AsyncIterator[Store]:
         tasks=[NewTask(f"t{i}", "simple", "simple", "x", {}, []) for i in range(10)],
     )
     rows = [
-        {
-            "round_id": round_id,
-            "task_id": task_id,
-            "hotkey": hotkey,
-            "uid": uid,
-            "category": "simple",
-            "status": "ok",
-            "valid": score == 1.0,
-            "score": score,
-            "components": {},
-        }
+        response_row(
+            {
+                "round_id": round_id,
+                "task_id": task_id,
+                "hotkey": hotkey,
+                "uid": uid,
+                "category": "simple",
+                "status": "ok",
+                "valid": score == 1.0,
+                "score": score,
+                "components": {},
+            }
+        )
         for task_id in task_ids.values()
         for hotkey, uid, score in (("good", 1, 1.0), ("fair", 2, 0.7), ("bad", 3, 0.1))
     ]

@@ -23,11 +23,11 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, replace
-from typing import Any
 
 from multidict import MultiMapping
 
 from subnet.validator.dashboard.snapshot import MAX_TOOLS, DashboardLimits, EpisodeQuery, EpisodeRecord
+from subnet.validator.transcripts import CallEntry, StepEntry, TurnEntry, Unreadable
 from tasks.categories import category_title
 
 # What a parameter may look like: a round number, an episode's key (``episode-<category>-<hex>``,
@@ -62,7 +62,7 @@ class Clipped:
     note: str | None = None
 
 
-def _as_text(value: Any) -> str:
+def _as_text(value: object) -> str:
     """A stored value as text: strings as they are, anything else as JSON."""
     if isinstance(value, str):
         return value
@@ -72,7 +72,7 @@ def _as_text(value: Any) -> str:
         return repr(type(value))
 
 
-def _list(value: Any) -> list[Any]:
+def _list(value: object) -> list[object]:
     return value if isinstance(value, list) else []
 
 
@@ -88,7 +88,7 @@ class Budget:
     def spent(self) -> bool:
         return self.left <= 0
 
-    def clip(self, value: Any, limit: int | None = None) -> Clipped:
+    def clip(self, value: object, limit: int | None = None) -> Clipped:
         text = value if isinstance(value, str) else _as_text(value)
         cap = max(0, min(limit or self.per_text, self.per_text, self.left))
         shown = text[:cap]
@@ -231,7 +231,7 @@ def episode_page(record: EpisodeRecord, limits: DashboardLimits) -> EpisodePage:
     )
 
 
-def _plan(plan: Any, budget: Budget) -> Plan:
+def _plan(plan: object, budget: Budget) -> Plan:
     calls = [call for call in plan if isinstance(call, dict)] if isinstance(plan, list) else []
     shown = [
         PlanCall(budget.clip(call.get("name", "?"), 200), budget.clip(call.get("arguments", {}), 1000))
@@ -285,8 +285,7 @@ def _episode(record: EpisodeRecord, budget: Budget) -> EpisodeView:
 
 
 def _verdict(record: EpisodeRecord, budget: Budget) -> VerdictView:
-    transcript = record.transcript if isinstance(record.transcript, dict) else {}
-    requests = transcript.get("request_digests")
+    requests = record.transcript.request_digests if record.transcript is not None else None
     return VerdictView(
         hotkey=record.hotkey,
         uid=record.uid,
@@ -295,67 +294,65 @@ def _verdict(record: EpisodeRecord, budget: Budget) -> VerdictView:
         score=record.score,
         status=record.status,
         latency_s=record.latency_s,
-        requests=len(requests) if isinstance(requests, list) else None,
+        requests=len(requests) if requests is not None else None,
         error=budget.clip(record.error, 1000) if record.error else None,
     )
 
 
-def _call(index: int, call: Any, budget: Budget) -> CallView:
-    if not isinstance(call, dict):
-        return CallView(index, raw=budget.clip(call, 500))
+def _call(index: int, call: CallEntry | Unreadable, budget: Budget) -> CallView:
+    if isinstance(call, Unreadable):
+        return CallView(index, raw=budget.clip(call.value, 500))
     # The order the texts take from the budget: the mark, then the row's cells.
-    unsafe = budget.clip(call["unsafe"], 300) if call.get("unsafe") else None
-    name = budget.clip(call.get("name", "?"), 200)
-    env_name = call.get("env_name")
+    unsafe = budget.clip(call.unsafe, 300) if call.unsafe else None
+    name = budget.clip(call.name, 200)
     return CallView(
         index,
         name=name,
-        env_name=budget.clip(env_name, 200) if env_name else None,
-        arguments=budget.clip(call.get("arguments"), 1000),
-        observation=budget.clip(call.get("observation"), 1500),
+        env_name=budget.clip(call.env_name, 200) if call.env_name else None,
+        arguments=budget.clip(call.arguments, 1000),
+        observation=budget.clip(call.observation, 1500),
         unsafe=unsafe,
-        mutates=bool(call.get("mutates")),
+        mutates=call.mutates,
     )
 
 
-def _step(number: int, step: Any, limits: DashboardLimits, budget: Budget) -> StepView:
-    if not isinstance(step, dict):
-        return StepView(number, raw=budget.clip(step, 500))
-    latency = step.get("latency_s")
-    error = budget.clip(step["error"], 500) if step.get("error") else None
-    calls = _list(step.get("calls"))
-    if calls:
-        shown = calls[: limits.transcript_calls_per_step]
+def _step(number: int, step: StepEntry | Unreadable, limits: DashboardLimits, budget: Budget) -> StepView:
+    if isinstance(step, Unreadable):
+        return StepView(number, raw=budget.clip(step.value, 500))
+    error = budget.clip(step.error, 500) if step.error else None
+    if step.calls:
+        shown = step.calls[: limits.transcript_calls_per_step]
         views = tuple(_call(index, call, budget) for index, call in enumerate(shown, start=1))
-        answer = step.get("answer")
         return StepView(
             number,
-            latency_s=float(latency) if isinstance(latency, int | float) else None,
+            latency_s=step.latency_s,
             error=error,
             calls=views,
-            calls_more=len(calls) - len(shown),
-            answer=budget.clip(answer, 1000) if answer is not None else None,
+            calls_more=len(step.calls) - len(shown),
+            answer=budget.clip(step.answer, 1000) if step.answer is not None else None,
         )
-    text = step.get("text")
+    text = step.text
     if text is None or text == "":
-        text = step.get("answer")
+        text = step.answer
     return StepView(
         number,
-        latency_s=float(latency) if isinstance(latency, int | float) else None,
+        latency_s=step.latency_s,
         error=error,
         text=budget.clip(text) if text is not None and text != "" else None,
     )
 
 
-def _turns(turns: list[Any], limits: DashboardLimits, budget: Budget) -> tuple[list[TurnView], str]:
+def _turns(
+    turns: tuple[TurnEntry | Unreadable, ...], limits: DashboardLimits, budget: Budget
+) -> tuple[list[TurnView], str]:
     """The turns shown, and what was left out (or "")."""
     views: list[TurnView] = []
     steps_left = limits.transcript_steps
     hidden_steps = hidden_turns = 0
     for index, turn in enumerate(turns):
-        if not isinstance(turn, dict):
+        if isinstance(turn, Unreadable):
             continue
-        steps = _list(turn.get("steps"))
+        steps = turn.steps
         if steps_left <= 0 or budget.spent or index >= MAX_TURNS:
             hidden_turns += 1
             hidden_steps += len(steps)
@@ -367,14 +364,13 @@ def _turns(turns: list[Any], limits: DashboardLimits, budget: Budget) -> tuple[l
                 break
             shown.append(_step(number, step, limits, budget))
             steps_left -= 1
-        state = turn.get("state")
         views.append(
             TurnView(
                 number=index + 1,
                 step_count=len(steps),
-                ended=str(turn.get("ended", "?")),
+                ended=turn.ended,
                 steps=shown,
-                state=budget.clip(state, 1500) if state else None,
+                state=budget.clip(turn.state, 1500) if turn.state else None,
             )
         )
     cut = ""
@@ -394,17 +390,16 @@ def _turns(turns: list[Any], limits: DashboardLimits, budget: Budget) -> tuple[l
 
 def _transcript(record: EpisodeRecord, limits: DashboardLimits, budget: Budget) -> TranscriptView:
     transcript = record.transcript
-    if not isinstance(transcript, dict):
+    if transcript is None:
         return TranscriptView("missing")
-    if transcript.get("truncated"):
-        text = transcript.get("text", "")
-        return TranscriptView("truncated", stored_chars=len(str(text)), body=budget.clip(text))
-    if "agent_step" in transcript:
-        step = transcript.get("agent_step")
-        answer = step.get("answer") if isinstance(step, dict) else None
+    if transcript.truncated_text is not None:
+        text = transcript.truncated_text
+        return TranscriptView("truncated", stored_chars=len(text), body=budget.clip(text))
+    if transcript.agent_step is not None:
+        answer = transcript.agent_step.answer
         return TranscriptView("agent_step", body=budget.clip(answer) if answer is not None else None)
-    turns, cut = _turns(_list(transcript.get("turns")), limits, budget)
-    failed = transcript.get("failed")
+    turns, cut = _turns(transcript.turns, limits, budget)
+    failed = transcript.failed
     return TranscriptView(
         "turns", turns=tuple(turns), steps_cut=cut, failed=budget.clip(failed, 500) if failed else None
     )

@@ -57,6 +57,7 @@ from subnet.validator.dashboard.snapshot import (
     task_sample,
 )
 from subnet.validator.state import EPISODE_CATEGORIES, UNSAFE_ERROR, RoundSummary
+from subnet.validator.transcripts import EpisodeTranscript
 from subnet.validator.weights import WeightsOutcome
 from tasks.categories import order_categories
 
@@ -590,7 +591,7 @@ async def read_episode(reader: DashboardReader, query: EpisodeQuery) -> EpisodeR
         error_type=str(row.error_type or ""),
         error=str(row.error or ""),
         latency_s=float(row.latency_s or 0.0),
-        transcript=row.transcript,
+        transcript=EpisodeTranscript.from_json(row.transcript),
     )
 
 

@@ -17,6 +17,7 @@ from scoring.schema import function_of
 from subnet.db import RoundStatus
 from subnet.validator.dashboard.chart import Chart
 from subnet.validator.state import EPISODE_CATEGORIES
+from subnet.validator.transcripts import EpisodeTranscript
 from subnet.validator.weights import WeightsOutcome
 from tasks.categories import order_categories  # the categories' registry
 
@@ -205,7 +206,7 @@ class EpisodeRecord:
     round_status: str
     task_key: str
     category: str
-    payload: Any  # Episode.to_dict() as generated (before the miner's variant)
+    payload: object  # Episode.to_dict() as generated (before the miner's variant)
     hotkey: str
     uid: int
     status: str
@@ -214,7 +215,7 @@ class EpisodeRecord:
     error_type: str
     error: str
     latency_s: float
-    transcript: Any  # see subnet.validator.episodes; None when nothing was stored
+    transcript: EpisodeTranscript | None  # None when nothing was stored
 
 
 # -- from stored rows to what a page shows ------------------------------------------------------
@@ -224,7 +225,7 @@ def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
-def prompt_of(payload: Any, limit: int) -> tuple[str, list[str]]:
+def prompt_of(payload: object, limit: int) -> tuple[str, list[str]]:
     """The last user message and the offered tool names of a stored task payload."""
     if not isinstance(payload, dict):
         return "", []
@@ -241,7 +242,7 @@ def prompt_of(payload: Any, limit: int) -> tuple[str, list[str]]:
     return clip(prompt, limit), names
 
 
-def requests_text(phrasing: Any) -> str:
+def requests_text(phrasing: object) -> str:
     """What a round's phrasing record says, in a few words."""
     if not isinstance(phrasing, dict):
         return ""
@@ -260,8 +261,8 @@ def task_sample(
     round_status: str,
     task_key: str,
     category: str,
-    payload: Any,
-    expected: Any,
+    payload: object,
+    expected: object,
     answers: list[SampleAnswer],
     limits: DashboardLimits,
 ) -> SampleTask:
@@ -284,7 +285,7 @@ def episode_sample(
     round_status: str,
     task_key: str,
     category: str,
-    payload: Any,
+    payload: object,
     answers: list[SampleAnswer],
     limits: DashboardLimits,
 ) -> SampleTask:
