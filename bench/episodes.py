@@ -36,11 +36,10 @@ sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Pa
 
 import psutil  # noqa: E402
 
-from scoring import check_episode  # noqa: E402
-from scoring.episodes import _REFERENCE_CACHE  # noqa: E402
 from subnet.config import int_arg  # noqa: E402
 from subnet.validator.sandbox import Sandbox, SandboxedRunner, SandboxLimits  # noqa: E402
 from tasks.episodes import Episode, EpisodeRunner, generate_episodes, variant  # noqa: E402
+from tasks.episodes.checking import _REFERENCE_CACHE, check_episode  # noqa: E402
 from tasks.episodes.reference import ReferencePlayer  # noqa: E402
 
 

@@ -48,9 +48,10 @@ from typing import Any
 # Run as a script, this file's folder comes first on sys.path and its name would hide the package.
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
 
-from scoring import check, check_episode, function_of  # noqa: E402
+from scoring import check, function_of  # noqa: E402
 from tasks.episodes import Episode, EpisodeRunner, agent_step, environment_class, variant  # noqa: E402
-from tasks.episodes.environments import GENERATED  # noqa: E402
+from tasks.episodes.checking import check_episode  # noqa: E402
+from tasks.episodes.environments import drawn_environments  # noqa: E402
 from tasks.library.common import CITY, FIRST_NAMES, LAST_NAMES, STREET_ADDRESS  # noqa: E402
 
 __all__ = [
@@ -102,7 +103,7 @@ class _Shown:
 def _environment_functions() -> tuple[tuple[str, str, dict[str, Any], bool], ...]:
     """(environment, tool, OpenAI function, mutates) for every generated environment's tools."""
     rows = []
-    for env in GENERATED:
+    for env in drawn_environments():
         try:
             cls = environment_class(env)
             infos = cls.tools()
@@ -229,7 +230,7 @@ def _one_tool_actions(offered: dict[str, Any]) -> list[tuple[str, str, _Shown]]:
     rows: list[tuple[str, str, _Shown]] = []
     for action_key, prop in properties.items():
         actions = [str(value) for value in prop.get("enum") or ()]
-        for env in GENERATED:
+        for env in drawn_environments():
             unions = _union_descriptions(env)
             if sum(action in unions for action in actions) < 2:
                 continue

@@ -22,10 +22,10 @@ from subnet.validator.dashboard.reader import (
     score_states,
     weight_attempts,
 )
-from tasks.categories import category_label, order_categories, ordered_categories
+from tasks.catalog import category_label, order_categories, ordered_categories
 
 U16_MAX = 65535
-# The episodes' column titles: their short labels (tasks.categories, the registry of every
+# The episodes' column titles: their short labels (tasks.catalog, the listing of every
 # category's title, label and order).
 EPISODE_TITLES: dict[str, str] = {info.name: info.label for info in ordered_categories() if info.episode}
 LEGEND = (
