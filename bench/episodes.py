@@ -64,7 +64,7 @@ async def _play_all(
             runner.close()
 
     for episode in episodes:
-        if episode.category == "agent_step":
+        if episode.single_step:
             continue
         shown = [variant(episode, f"bench-miner-{miner}") for miner in range(miners)]
         started = time.process_time()
@@ -144,7 +144,7 @@ def main() -> None:
         f" ({len(episodes) / generated_cpu:.0f} a CPU second: the figure on a shared, loaded machine)"
     )
     print(f"  by category: {dict(sorted(by_category.items()))}")
-    multi_turn = [episode for episode in episodes if episode.category != "agent_step"][: args.played]
+    multi_turn = [episode for episode in episodes if not episode.single_step][: args.played]
     modes = {"off": [None], "on": [args.workers], "both": [None, args.workers]}[args.sandbox]
     for workers in modes:
         _REFERENCE_CACHE.clear()  # each mode computes the reference states itself, as a round does

@@ -1609,7 +1609,7 @@ async def _play(agent: Any, episodes: Sequence[Episode], variant_seed: str, figu
     for episode in episodes:
         shown = variant(episode, variant_seed)
         try:
-            if shown.category == "agent_step":
+            if shown.single_step:
                 task = agent_step(shown)
                 answer = await agent.ask(task.messages, task.tools)
                 verdict = check(answer, [function_of(tool) for tool in task.tools], task.expected, "simple")
@@ -1777,7 +1777,7 @@ def debug(episode: Episode) -> None:
     """Print one episode's play by the scripted agent (turn texts, calls, verdict)."""
     shown = variant(episode, "redteam")
     agent = ScriptedAgent()
-    if shown.category == "agent_step":
+    if shown.single_step:
         task = agent_step(shown)
         print(json.dumps(task.messages, indent=1)[-3000:])
         print("answer", agent.respond(task.messages, task.tools), "expected", task.expected)
