@@ -9,6 +9,9 @@ Public API::
     await EpisodeRunner(episode, ask).play() -> Transcript
     tasks.episodes.checking.check_episode(transcript, episode) -> Verdict
     EPISODE_CATEGORIES, ENVIRONMENTS, Episode, Turn
+
+``check_episode`` is imported from its module: it loads the scorer, which ``import tasks.episodes``
+does not (the validator's score state reads the category registry through this package).
 """
 
 from __future__ import annotations

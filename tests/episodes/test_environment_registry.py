@@ -91,4 +91,3 @@ def test_a_registered_environment_is_drawn_played_and_checked(
     finally:
         sys.modules.pop("scratch_garden", None)
         environment_class.cache_clear()
-        registry._module.cache_clear()

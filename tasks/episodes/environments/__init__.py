@@ -9,7 +9,6 @@ environment is adding its module and a line here, nothing else: registered is dr
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from functools import cache
 from random import Random
@@ -18,6 +17,7 @@ from typing import Any
 
 from tasks.episodes.environment import Environment
 from tasks.episodes.scenario import Scenario
+from tasks.registry import registered_class, registered_module
 
 __all__ = ["ENVIRONMENTS", "drawn_environments", "environment_class", "scenario_function"]
 
@@ -34,22 +34,13 @@ ENVIRONMENTS: dict[str, str] = {
 
 
 @cache
-def _module(name: str) -> ModuleType:
-    try:
-        target = ENVIRONMENTS[name]
-    except KeyError:
-        raise KeyError(f"unknown environment {name!r} (known: {', '.join(ENVIRONMENTS)})") from None
-    return importlib.import_module(target)
-
-
-@cache
 def environment_class(name: str) -> type[Environment]:
     """The Environment subclass registered as ``name``."""
-    module = _module(name)
-    for value in vars(module).values():
-        if isinstance(value, type) and issubclass(value, Environment) and value.name == name:
-            return value
-    raise KeyError(f"module {module.__name__} defines no environment named {name!r}")
+    return registered_class(ENVIRONMENTS, name, Environment, "environment")
+
+
+def _module(name: str) -> ModuleType:
+    return registered_module(ENVIRONMENTS, name, "environment")
 
 
 def drawn_environments() -> tuple[str, ...]:
