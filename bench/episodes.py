@@ -36,11 +36,10 @@ sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Pa
 
 import psutil  # noqa: E402
 
-from scoring import check_episode  # noqa: E402
-from scoring.episodes import _REFERENCE_CACHE  # noqa: E402
 from subnet.config import int_arg  # noqa: E402
 from subnet.validator.sandbox import Sandbox, SandboxedRunner, SandboxLimits  # noqa: E402
 from tasks.episodes import Episode, EpisodeRunner, generate_episodes, variant  # noqa: E402
+from tasks.episodes.checking import _REFERENCE_CACHE, check_episode  # noqa: E402
 from tasks.episodes.reference import ReferencePlayer  # noqa: E402
 
 
@@ -65,7 +64,7 @@ async def _play_all(
             runner.close()
 
     for episode in episodes:
-        if episode.category == "agent_step":
+        if episode.single_step:
             continue
         shown = [variant(episode, f"bench-miner-{miner}") for miner in range(miners)]
         started = time.process_time()
@@ -145,7 +144,7 @@ def main() -> None:
         f" ({len(episodes) / generated_cpu:.0f} a CPU second: the figure on a shared, loaded machine)"
     )
     print(f"  by category: {dict(sorted(by_category.items()))}")
-    multi_turn = [episode for episode in episodes if episode.category != "agent_step"][: args.played]
+    multi_turn = [episode for episode in episodes if not episode.single_step][: args.played]
     modes = {"off": [None], "on": [args.workers], "both": [None, args.workers]}[args.sandbox]
     for workers in modes:
         _REFERENCE_CACHE.clear()  # each mode computes the reference states itself, as a round does

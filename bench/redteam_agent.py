@@ -48,9 +48,10 @@ from typing import Any
 # Run as a script, this file's folder comes first on sys.path and its name would hide the package.
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
 
-from scoring import check, check_episode, function_of  # noqa: E402
+from scoring import check, function_of  # noqa: E402
 from tasks.episodes import Episode, EpisodeRunner, agent_step, environment_class, variant  # noqa: E402
-from tasks.episodes.environments import GENERATED  # noqa: E402
+from tasks.episodes.checking import check_episode  # noqa: E402
+from tasks.episodes.environments import drawn_environments  # noqa: E402
 from tasks.library.common import CITY, FIRST_NAMES, LAST_NAMES, STREET_ADDRESS  # noqa: E402
 
 __all__ = [
@@ -102,7 +103,7 @@ class _Shown:
 def _environment_functions() -> tuple[tuple[str, str, dict[str, Any], bool], ...]:
     """(environment, tool, OpenAI function, mutates) for every generated environment's tools."""
     rows = []
-    for env in GENERATED:
+    for env in drawn_environments():
         try:
             cls = environment_class(env)
             infos = cls.tools()
@@ -229,7 +230,7 @@ def _one_tool_actions(offered: dict[str, Any]) -> list[tuple[str, str, _Shown]]:
     rows: list[tuple[str, str, _Shown]] = []
     for action_key, prop in properties.items():
         actions = [str(value) for value in prop.get("enum") or ()]
-        for env in GENERATED:
+        for env in drawn_environments():
             unions = _union_descriptions(env)
             if sum(action in unions for action in actions) < 2:
                 continue
@@ -1608,7 +1609,7 @@ async def _play(agent: Any, episodes: Sequence[Episode], variant_seed: str, figu
     for episode in episodes:
         shown = variant(episode, variant_seed)
         try:
-            if shown.category == "agent_step":
+            if shown.single_step:
                 task = agent_step(shown)
                 answer = await agent.ask(task.messages, task.tools)
                 verdict = check(answer, [function_of(tool) for tool in task.tools], task.expected, "simple")
@@ -1776,7 +1777,7 @@ def debug(episode: Episode) -> None:
     """Print one episode's play by the scripted agent (turn texts, calls, verdict)."""
     shown = variant(episode, "redteam")
     agent = ScriptedAgent()
-    if shown.category == "agent_step":
+    if shown.single_step:
         task = agent_step(shown)
         print(json.dumps(task.messages, indent=1)[-3000:])
         print("answer", agent.respond(task.messages, task.tools), "expected", task.expected)

@@ -44,7 +44,7 @@ class ReferenceQuerier:
 
     async def query(self, target: Any, request: Any, **_options: Any) -> QueryResult:
         assert self.player is not None and self.episode is not None
-        if self.episode.category == "agent_step":
+        if self.episode.single_step:
             task = agent_step(self.episode)
             ((name, arguments),) = task.expected[0].items()
             call = {"name": name, "arguments": json.dumps({k: v[0] for k, v in arguments.items()})}

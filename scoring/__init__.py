@@ -61,7 +61,6 @@ from __future__ import annotations
 from scoring.category_rules import CATEGORY_RULES, CategoryRule
 from scoring.checking import check
 from scoring.decoding import decode
-from scoring.episodes import check_episode
 from scoring.model import DEFAULT_LIMITS, Call, DecodeError, Limits, Verdict
 from scoring.rendering import FORMATS, NATIVE_FORMATS, render, to_openai_tool_calls
 from scoring.schema import SCHEMA_TYPES, function_of
@@ -78,7 +77,6 @@ __all__ = [
     "Limits",
     "Verdict",
     "check",
-    "check_episode",
     "decode",
     "function_of",
     "render",

@@ -7,7 +7,8 @@ Public API::
     redraw(task, seed, sources=None) -> Task       # a replacement of the same category/source
     derive_round_seed(secret, netuid, block_hash, round_number) -> bytes
     derive_miner_seed(round_seed, hotkey) -> bytes
-    CATEGORIES, Task, Source, load_bfcl, load_xlam, load_sources, parse_source_shares
+    load_sources(shares, paths=None) -> list[Source]; load_episode_sources(shares, paths=None)
+    CATEGORIES, Task, Source, load_bfcl, load_xlam, parse_source_shares
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from tasks.errors import SourceFileError, TaskConfigError
 from tasks.generate import BUILTIN, Source, generate, redraw, variant
 from tasks.model import GENERATOR_VERSION, Task
 from tasks.seeding import derive_miner_seed, derive_round_seed
-from tasks.sources import load_bfcl, load_sources, load_xlam, parse_source_shares
+from tasks.sources import load_bfcl, load_episode_sources, load_sources, load_xlam, parse_source_shares
 
 __all__ = [
     "BUILTIN",
@@ -33,6 +34,7 @@ __all__ = [
     "derive_round_seed",
     "generate",
     "load_bfcl",
+    "load_episode_sources",
     "load_sources",
     "load_xlam",
     "parse_source_shares",

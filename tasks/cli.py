@@ -24,7 +24,7 @@ from tasks.errors import SourceFileError, TaskConfigError
 from tasks.generate import Source, generate, redraw
 from tasks.model import Task
 from tasks.seeding import seed_bytes, sub_seed
-from tasks.sources import PATH_FLAGS, load_sources, parse_source_shares
+from tasks.sources import PATH_FLAGS, load_episode_sources, load_sources, parse_source_shares
 
 __all__ = ["main"]
 
@@ -185,10 +185,9 @@ def _episode_sources(args: argparse.Namespace) -> Any:
     folder)."""
     if args.sources is None:
         return None
-    from tasks.episodes import load_episode_sources
-
-    path = args.bfcl[0] if args.bfcl else None
-    return load_episode_sources(parse_source_shares(args.sources), bfcl_path=path)
+    return load_episode_sources(
+        parse_source_shares(args.sources), paths={flag: getattr(args, flag) for flag in PATH_FLAGS}
+    )
 
 
 def _refuse_unused_with_episodes(args: argparse.Namespace) -> None:

@@ -1,9 +1,11 @@
 """Task sources: one registry entry per source (:data:`SOURCES`), their loaders, and per-source shares.
 
 A source is a :class:`SourceKind`: its name (the key of ``--tasks.sources``), the loader of its
-pool, the flag naming its files (``--tasks.NAME`` for the neurons, ``--NAME`` for ``python -m
-tasks``; both are generated from the registry), and whether it holds multi-turn episodes only.
-Adding a source is adding its loader and an entry.
+pool of single-turn tasks or of multi-turn episodes (or neither: the builtin generators), and the
+flag naming its files (``--tasks.NAME`` for the neurons and evaluate, ``--NAME`` for ``python -m
+tasks``; all generated from the registry). One share string serves both: ``load_sources`` takes
+the sources that hold tasks, ``load_episode_sources`` those that hold episodes. Adding a source is
+adding its loader and an entry; tests/tasks/test_sources.py names what an entry lacks.
 
 BFCL: a question file (JSON lines: ``id``, ``question``, ``function``) and a possible-answer
 file (JSON lines: ``id``, ``ground_truth``), e.g. the ``data`` folder of the ``bfcl-eval``
@@ -26,13 +28,15 @@ from pathlib import Path
 from typing import Any
 
 from tasks.answers import solvable
+from tasks.episodes.generate import EpisodeSource
+from tasks.episodes.model import Episode
 from tasks.errors import SourceFileError, TaskConfigError
+from tasks.files import json_lines, openai_schema
 from tasks.generate import BUILTIN, Source
 from tasks.model import GENERATOR_VERSION, Task
 
 __all__ = [
     "BFCL_DEFAULT_FILES",
-    "EPISODE_ONLY_SOURCES",
     "KNOWN_SOURCES",
     "PATH_FLAGS",
     "SOURCES",
@@ -40,6 +44,7 @@ __all__ = [
     "bfcl_data_dir",
     "load_bfcl",
     "load_bfcl_dir",
+    "load_episode_sources",
     "load_sources",
     "load_xlam",
     "parse_source_shares",
@@ -91,49 +96,10 @@ def parse_source_shares(text: str) -> dict[str, float]:
     return shares
 
 
-def _json_lines(path: Path) -> Iterator[tuple[int, Any]]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SourceFileError(str(path), "file not found") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise SourceFileError(str(path), f"cannot read: {error}") from None
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            yield number, json.loads(line)
-        except json.JSONDecodeError as error:
-            raise SourceFileError(str(path), f"not valid JSON ({error.msg})", number) from None
-
-
-def _openai_schema(schema: Any) -> Any:
-    """BFCL type names -> JSON-schema ones, recursively; ``any`` loses its type (accepts all)."""
-    from scoring.schema import SCHEMA_TYPE_ALIASES  # here: `import tasks` loads no scorer
-
-    if isinstance(schema, list):
-        return [_openai_schema(item) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    out: dict[str, Any] = {}
-    for key, value in schema.items():
-        if key == "type" and isinstance(value, str):
-            if value == "any":
-                continue
-            out[key] = SCHEMA_TYPE_ALIASES.get(value, value)
-        elif key in ("properties",) and isinstance(value, dict):
-            out[key] = {name: _openai_schema(prop) for name, prop in value.items()}
-        elif key in ("items", "parameters"):
-            out[key] = _openai_schema(value)
-        else:
-            out[key] = value
-    return out
-
-
 def _tool(function: Any, path: Path, line: int) -> dict[str, Any]:
     if not isinstance(function, dict) or not isinstance(function.get("name"), str):
         raise SourceFileError(str(path), "each function needs a string 'name'", line)
-    converted = _openai_schema(function)
+    converted = openai_schema(function)
     converted.setdefault("description", "")
     parameters = converted.get("parameters")
     if not isinstance(parameters, dict):
@@ -159,7 +125,7 @@ def load_bfcl(question_path: str | Path, answer_path: str | Path | None = None) 
     answers: dict[str, list[Any]] = {}
     if answer_path is not None:
         answer_path = Path(answer_path)
-        for line, record in _json_lines(answer_path):
+        for line, record in json_lines(answer_path):
             if (
                 not isinstance(record, dict)
                 or "id" not in record
@@ -170,7 +136,7 @@ def load_bfcl(question_path: str | Path, answer_path: str | Path | None = None) 
                 )
             answers[str(record["id"])] = record["ground_truth"]
     tasks: list[Task] = []
-    for line, record in _json_lines(question_path):
+    for line, record in json_lines(question_path):
         if not isinstance(record, dict) or "id" not in record:
             raise SourceFileError(str(question_path), "expected an object with an 'id'", line)
         task_id = str(record["id"])
@@ -286,7 +252,7 @@ def _xlam_tool(tool: Any, path: Path, line: int) -> dict[str, Any]:
         raise SourceFileError(str(path), "each tool needs a string 'name'", line)
     params = tool.get("parameters") or {}
     if isinstance(params, dict) and params.get("type") in ("object", "dict") and "properties" in params:
-        parameters = _openai_schema(params)
+        parameters = openai_schema(params)
     elif isinstance(params, dict):
         properties: dict[str, Any] = {}
         required: list[str] = []
@@ -322,7 +288,7 @@ def _xlam_records(path: Path) -> Iterator[tuple[int, Any]]:
         # A JSON array has no line per record; report the record number instead.
         yield from enumerate(records, start=1)
     else:
-        yield from _json_lines(path)
+        yield from json_lines(path)
 
 
 def load_xlam(path: str | Path) -> tuple[Task, ...]:
@@ -389,12 +355,14 @@ Paths = Sequence[str | Path]
 
 @dataclass(frozen=True)
 class SourceKind:
-    """One task source: where its pool comes from and how a user names its files."""
+    """One source of single-turn tasks, of multi-turn episodes, or of both: where its pools come
+    from and how a user names its files. One ``--tasks.sources`` string gives every kind its
+    share; each draws what it holds (``load_sources``: tasks, ``load_episode_sources``: episodes)."""
 
     name: str
-    #: Its pool from the files its flag names (None: none were given; the loader may know a
-    #: default). None for the builtin generator, which needs no pool.
-    load: Callable[[Paths | None], tuple[Any, ...]] | None = None
+    #: Its single-turn tasks from the files its flag names (None: none were given; the loader may
+    #: know a default). None: it holds no single-turn tasks (or generates them: ``generated``).
+    load: Callable[[Paths | None], tuple[Task, ...]] | None = None
     #: The flag naming its files, without dashes (``bfcl``: ``--tasks.bfcl`` / ``--bfcl``); sources
     #: may share one. None: it reads no files.
     path_flag: str | None = None
@@ -402,15 +370,27 @@ class SourceKind:
     files: str = ""
     without_files: str = ""
     metavar: str = "PATH,..."
-    #: Holds multi-turn episodes (tasks.episodes), not single-turn tasks.
-    episode_only: bool = False
     #: The kind of file, as the error of a required one that was not given names it (``xLAM``);
     #: empty when the loader has a default.
     required: str = ""
+    #: Its multi-turn episodes (tasks.episodes) from the files its flag names; None: it holds none
+    #: (or generates them).
+    load_episodes: Callable[[Paths | None], tuple[Episode, ...]] | None = None
+    #: It generates its tasks and episodes itself, from the round's seed, with no pool (builtin).
+    generated: bool = False
+
+    @property
+    def holds_tasks(self) -> bool:
+        return self.generated or self.load is not None
+
+    @property
+    def holds_episodes(self) -> bool:
+        return self.generated or self.load_episodes is not None
 
 
-def _load_bfcl_multi_turn(paths: Paths | None) -> tuple[Any, ...]:
-    # tasks.episodes.bfcl reads files with this module's helpers: imported when used, not here.
+def _load_bfcl_multi_turn(paths: Paths | None) -> tuple[Episode, ...]:
+    # BFCL's multi-turn loader (and, through it, the bfcl-eval package) only when a share asks
+    # for it: the validator's score state and the task generator never load them.
     from tasks.episodes.bfcl import load_bfcl_multi_turn
 
     return load_bfcl_multi_turn(paths[0] if paths else None)
@@ -441,11 +421,13 @@ def _load_bfcl_paths(paths: Paths | None) -> tuple[Task, ...]:
 
 _BFCL_FILES = "BFCL question files or data folders"
 
-#: Every task source, in the order they are listed to users.
+#: Every source of tasks and episodes, in the order they are listed to users. Adding a source is
+#: adding its loader and an entry here: shares, file flags (neurons, evaluate, ``python -m
+#: tasks``), loading and drawing all read this table.
 SOURCES: dict[str, SourceKind] = {
     kind.name: kind
     for kind in (
-        SourceKind(BUILTIN),
+        SourceKind(BUILTIN, generated=True),
         SourceKind(
             "bfcl",
             _load_bfcl_paths,
@@ -464,17 +446,14 @@ SOURCES: dict[str, SourceKind] = {
         ),
         SourceKind(
             "bfcl_multi_turn",
-            _load_bfcl_multi_turn,
             path_flag="bfcl",
             files=_BFCL_FILES,
             without_files="default: the installed bfcl-eval",
-            episode_only=True,
+            load_episodes=_load_bfcl_multi_turn,
         ),
     )
 }
 KNOWN_SOURCES = tuple(SOURCES)
-#: Sources that hold multi-turn episodes (tasks.episodes), not single-turn tasks.
-EPISODE_ONLY_SOURCES = frozenset(name for name, kind in SOURCES.items() if kind.episode_only)
 
 
 def _path_flags() -> dict[str, SourceKind]:
@@ -489,45 +468,78 @@ def _path_flags() -> dict[str, SourceKind]:
 PATH_FLAGS = _path_flags()
 
 
-def load_sources(
-    shares: Mapping[str, float],
-    bfcl: Paths | None = None,
-    xlam: Paths | None = None,
-    *,
-    paths: Mapping[str, Paths | None] | None = None,
-) -> list[Source]:
-    """Sources for ``generate``: the shares, with the pools they need loaded.
+def _kind(name: str) -> SourceKind:
+    kind = SOURCES.get(name)
+    if kind is None:
+        raise TaskConfigError(f"unknown task source {name!r} (known: {', '.join(SOURCES)})")
+    return kind
 
-    ``paths`` maps a file flag of :data:`PATH_FLAGS` (``bfcl``, ``xlam``) to the files it named;
-    ``bfcl=`` and ``xlam=`` are the same for those two. BFCL question files have their possible
-    answers looked up in a sibling ``possible_answer`` folder, or name data folders; without
-    any, the installed ``bfcl-eval`` package's data folder is used.
+
+def _files(kind: SourceKind, paths: Mapping[str, Paths | None] | None) -> Paths | None:
+    """The files the source's flag named (None: none), or a one-line error when it needs some."""
+    given = (paths or {}).get(kind.path_flag or "") or None
+    if given is None and kind.required:
+        raise TaskConfigError(
+            f"source {kind.name!r} has a share but no {kind.required} file was given: name it with "
+            f"--tasks.{kind.path_flag} FILE (python -m tasks: --{kind.path_flag} FILE)"
+        )
+    return given
+
+
+def _holding(shares: Mapping[str, float], holds: Callable[[SourceKind], bool]) -> list[str]:
+    """The sources of ``shares`` (each a known one) whose kind ``holds`` what is being loaded."""
+    return [name for name in shares if holds(_kind(name))]
+
+
+def load_sources(
+    shares: Mapping[str, float], *, paths: Mapping[str, Paths | None] | None = None
+) -> list[Source]:
+    """Sources for ``generate``: the shares of the sources that hold single-turn tasks, with the
+    pools they need loaded (the others hold episodes: ``load_episode_sources``).
+
+    ``paths`` maps a file flag of :data:`PATH_FLAGS` (``bfcl``, ``xlam``) to the files it named.
+    BFCL question files have their possible answers looked up in a sibling ``possible_answer``
+    folder, or name data folders; without any, the installed ``bfcl-eval`` package's data folder
+    is used.
     """
-    files: dict[str, Paths | None] = {"bfcl": bfcl, "xlam": xlam, **(paths or {})}
+    names = _holding(shares, lambda kind: kind.holds_tasks)
+    if not any(shares[name] > 0 for name in names):
+        raise TaskConfigError(
+            "no source with a share holds single-turn tasks: give one of "
+            f"{', '.join(kind.name for kind in SOURCES.values() if kind.holds_tasks)} a share"
+        )
     sources: list[Source] = []
-    for name, share in shares.items():
-        kind = SOURCES.get(name)
-        if kind is None:
-            raise TaskConfigError(f"unknown task source {name!r} (known: {', '.join(SOURCES)})")
-        if kind.episode_only:
-            raise TaskConfigError(
-                f"source {name!r} holds multi-turn episodes, not single-turn tasks: use it where episodes "
-                "are played (python -m tasks sample --episodes N, python -m subnet.evaluate --episodes N)"
-            )
+    for name in names:
+        kind, share = SOURCES[name], shares[name]
         if kind.load is None or share <= 0:
             sources.append(Source(name, share))
             continue
-        given = files.get(kind.path_flag or "") or None
-        if given is None and kind.required:
-            raise TaskConfigError(
-                f"source {name!r} has a share but no {kind.required} file was given: name it with "
-                f"--tasks.{kind.path_flag} FILE (python -m tasks: --{kind.path_flag} FILE)"
-            )
-        pool = kind.load(given)
+        pool = kind.load(_files(kind, paths))
         usable = tuple(task for task in pool if solvable(task))
         if not usable:
             raise TaskConfigError(
                 f"source {name!r}: none of its {len(pool)} tasks has a valid reference answer"
             )
         sources.append(Source(name, share, usable))
+    return sources
+
+
+def load_episode_sources(
+    shares: Mapping[str, float], *, paths: Mapping[str, Paths | None] | None = None
+) -> list[EpisodeSource]:
+    """Sources for ``tasks.episodes.generate_episodes``: the shares of the sources that hold
+    multi-turn episodes (``builtin=0.8,bfcl_multi_turn=0.2``), with their pools loaded from the
+    files of ``paths`` (as ``load_sources``; BFCL's: its data folder, default the installed
+    bfcl-eval package's). Shares that name no source of episodes (``bfcl=1.0``: a task set from
+    BFCL alone) leave the episodes to the builtin generator."""
+    names = _holding(shares, lambda kind: kind.holds_episodes)
+    if not any(shares[name] > 0 for name in names):
+        return [EpisodeSource(BUILTIN, 1.0)]
+    sources: list[EpisodeSource] = []
+    for name in names:
+        kind, share = SOURCES[name], shares[name]
+        if kind.load_episodes is None or share <= 0:
+            sources.append(EpisodeSource(name, share))
+            continue
+        sources.append(EpisodeSource(name, share, kind.load_episodes(_files(kind, paths))))
     return sources

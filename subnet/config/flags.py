@@ -73,6 +73,10 @@ class Flag:
     parse: Callable[[str], Any]
     switch: bool = False  # present -> True, no value
     metavar: str | None = None
+    #: A mapping field of the section that holds this flag's value under its ``attr`` (the task
+    #: sources' file flags: ``--tasks.bfcl`` -> ``TasksSettings.paths["bfcl"]``): flags that come
+    #: from a registry, one settings field for all of them. Such a flag names no files by default.
+    into: str | None = None
 
     @property
     def section(self) -> str | None:
@@ -347,14 +351,15 @@ FLAGS: tuple[Flag, ...] = (
         metavar="F",
     ),
     Flag("tasks.sources", "Task sources and their shares, e.g. builtin=0.8,bfcl=0.2.", text, metavar="SPEC"),
-    # One per file flag of the task-source registry (--tasks.bfcl, --tasks.xlam); TasksSettings has
-    # a field of the same name for each.
+    # One per file flag of the task-source registry (--tasks.bfcl, --tasks.xlam), held in
+    # TasksSettings.paths: a new source's flag needs no field of its own.
     *(
         Flag(
             f"tasks.{flag}",
             f"{kind.files}, comma-separated ({kind.without_files}).",
             paths,
             metavar=kind.metavar,
+            into="paths",
         )
         for flag, kind in PATH_FLAGS.items()
     ),
@@ -448,6 +453,8 @@ def flags_for(settings_cls: type) -> list[Flag]:
 
 
 def _default_of(settings_cls: type, flag: Flag) -> Any:
+    if flag.into is not None:
+        return ()
     owner = settings_cls if flag.section is None else _resolve_type(settings_cls, flag.section)
     spec = {f.name: f for f in dataclasses.fields(owner)}[flag.attr]
     if spec.default is not dataclasses.MISSING:
@@ -575,7 +582,10 @@ def _assemble(settings_cls: type[T], values: dict[str, Any]) -> T:
     top: dict[str, Any] = {}
     for flag_name, value in values.items():
         section, _, attr = flag_name.rpartition(".")
-        if section:
+        into = FLAGS_BY_NAME[flag_name].into if flag_name in FLAGS_BY_NAME else None
+        if into is not None:
+            sections.setdefault(section, {}).setdefault(into, {})[attr] = value
+        elif section:
             sections.setdefault(section, {})[attr] = value
         else:
             top[flag_name] = value

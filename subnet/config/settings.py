@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -264,19 +265,14 @@ class WeightsSettings:
 
 @dataclass(frozen=True)
 class TasksSettings:
-    """``sources`` stays a string here (``builtin=0.8,bfcl=0.2``); tasks/ parses it. The other
-    fields are the file flags of the task-source registry (``tasks.sources.PATH_FLAGS``), one
-    field each: ``bfcl`` (question files or data folders, default: the installed bfcl-eval) and
-    ``xlam`` (JSON files, required when it has a share). A test keeps the two in step."""
+    """``sources`` stays a string here (``builtin=0.8,bfcl=0.2``); tasks/ parses it. ``paths``
+    holds the files of each file flag of the task-source registry (``tasks.sources.PATH_FLAGS``:
+    ``--tasks.bfcl`` question files or data folders, default the installed bfcl-eval; ``--tasks.xlam``
+    JSON files, required when it has a share), as ``tasks.load_sources(shares, paths=...)`` takes
+    them: flag name -> files. A source with a new flag needs no field here."""
 
     sources: str = "builtin=1.0"
-    bfcl: tuple[Path, ...] = ()
-    xlam: tuple[Path, ...] = ()
-
-    @property
-    def paths(self) -> dict[str, tuple[Path, ...]]:
-        """The files of each file flag, as ``tasks.load_sources(shares, paths=...)`` takes them."""
-        return {name: value for name, value in vars(self).items() if name != "sources"}
+    paths: Mapping[str, tuple[Path, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,9 @@
 Each episode is played by the validator's own :class:`EpisodePlayer`: the miner's variant
 (tool_shuffle), every step one chat completion with the whole history through the run's endpoint
 (the validator's client for a signed run; paced, bounded), the calls dispatched on the simulated
-environment and the episode judged by ``scoring.check_episode``. Reported per category: success
-rate, share of turns passed, unsafe episodes, mean steps per episode and step latency. With
+environment and the episode judged by ``tasks.episodes.checking.check_episode``. Reported per
+category: success rate, share of turns passed, unsafe episodes, mean steps per episode and step
+latency. With
 ``--phrasing.*`` every user turn is first phrased as a validator's round phrases it (the
 validator's ``RoundPhraser``; an episode any of whose turns cannot be phrased is dropped whole).
 """
@@ -62,12 +63,12 @@ class _Steps:
 
 
 def _episodes(settings: EvaluateSettings, count: int) -> list[Episode]:
-    from tasks import SourceFileError, TaskConfigError, parse_source_shares
-    from tasks.episodes import generate_episodes, load_episode_sources
+    from tasks import SourceFileError, TaskConfigError, load_episode_sources, parse_source_shares
+    from tasks.episodes import generate_episodes
 
     try:
         sources = (
-            load_episode_sources(parse_source_shares(settings.sources))
+            load_episode_sources(parse_source_shares(settings.sources), paths=settings.paths)
             if settings.sources is not None
             else None
         )
@@ -126,7 +127,7 @@ async def run_episodes(settings: EvaluateSettings, count: int) -> tuple[str, lis
                 # No round, no miner: the episode's outcome, as a round would key and store it.
                 outcome = await EpisodePlayer(steps, limits, _unkeyed).play(shown, endpoint.target)
             components = outcome.components
-            single_call = shown.category == "agent_step"
+            single_call = shown.single_step
             return EpisodeResult(
                 shown.id,
                 outcome.category,

@@ -22,7 +22,7 @@ from subnet.validator.dashboard.reader import (
     score_states,
     weight_attempts,
 )
-from tasks.categories import category_label, order_categories
+from tasks.catalog import category_label, order_categories
 
 U16_MAX = 65535
 LEGEND = (

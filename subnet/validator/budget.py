@@ -77,7 +77,7 @@ class RoundBudget:
         longest the settings allow): its deadline, or less when its step cap ends it sooner."""
         if episode is None:
             return self.episode_deadline_s
-        if episode.category == "agent_step":  # one request; no tool runs
+        if episode.single_step:  # one request; no tool runs
             by_steps = self.query_timeout_s
         else:
             requests = len(episode.turns) * int(episode.step_cap)

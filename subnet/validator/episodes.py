@@ -9,8 +9,8 @@ breaks at a step, or whose call raises or overruns its budget (status ``tool_err
 episode (recorded with the reason); anything else that goes wrong while one miner's episode is
 played or checked is that episode's failure too, never the round's. The others go on. The
 result is one ``responses`` row per miner and episode: the episode's category, verdict and score
-(``scoring.check_episode``; an ``agent_step`` one is a single call judged by ``scoring.check``),
-and its transcript, bounded in size.
+(``tasks.episodes.checking.check_episode``; a single-step one, ``Episode.single_step``, is one
+request judged by ``scoring.check``), and its transcript, bounded in size.
 """
 
 from __future__ import annotations
@@ -131,8 +131,9 @@ class EpisodePlayer:
             return _failed(episode, f"validator: {type(error).__name__}: {str(error)[:200]}")
 
     async def _play(self, episode: Episode, target: QueryTarget) -> Outcome:
-        from scoring import check, check_episode, function_of
+        from scoring import check, function_of
         from tasks.episodes import EpisodeRunner, agent_step
+        from tasks.episodes.checking import check_episode
 
         digests: list[str] = []
         latencies: list[float] = []
@@ -153,7 +154,7 @@ class EpisodePlayer:
         started = time.perf_counter()
         transcript: Any = None
         record: dict[str, Any]
-        if episode.category == "agent_step":
+        if episode.single_step:
             task = agent_step(episode)
             try:
                 answer = await asyncio.wait_for(ask(task.messages, task.tools), self.limits.deadline_s)

@@ -354,10 +354,9 @@ class RoundRunner:
 
     def _episodes(self, seed: bytes) -> list[Episode]:
         """The round's episodes (none when the task source has none, or --round.episodes is 0)."""
-        draw = getattr(self.task_source, "episodes", None)
-        if draw is None or self.params.n_episodes <= 0:
+        if self.params.n_episodes <= 0:
             return []
-        return list(draw(seed, self.params.n_episodes))
+        return list(self.task_source.episodes(seed, self.params.n_episodes))
 
     def _prepare_next(self, number: int, view: ChainView) -> None:
         """Phrase round ``number``'s tasks while this round runs (model engines only)."""

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from tasks.categories import episode_category_names
+from tasks.catalog import episode_category_names
 
 
 @dataclass(frozen=True)

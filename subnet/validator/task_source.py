@@ -9,7 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:  # the module loads tasks when first used (see above); the type is for mypy
+    from tasks import Task
+    from tasks.episodes import Episode, EpisodeSource
 
 
 class TaskLike(Protocol):
@@ -36,10 +40,21 @@ class TaskLike(Protocol):
 
 
 class TaskSource(Protocol):
+    """Everything a round asks of its tasks' source (the round pipeline calls nothing else)."""
+
     def round_seed(self, secret: bytes, netuid: int, block_hash: str, round_number: int) -> bytes: ...
     def miner_seed(self, round_seed: bytes, hotkey: str) -> bytes: ...
     def generate(self, seed: bytes, n: int) -> Sequence[TaskLike]: ...
     def variant(self, task: TaskLike, seed: bytes) -> TaskLike: ...
+
+    def episodes(self, seed: bytes, n: int) -> Sequence[Episode]:
+        """The round's ``n`` multi-turn episodes (an empty sequence: a source without any)."""
+        ...
+
+    def redraw(self, task: TaskLike, seed: bytes) -> TaskLike:
+        """A replacement of the same category or source, for a task whose request could not be
+        phrased."""
+        ...
 
 
 @dataclass
@@ -53,6 +68,9 @@ class LibraryTasks:
 
     sources: Sequence[Any] | None = None
     mix: Mapping[str, float] | None = None
+    #: The episodes' sources (``tasks.load_episode_sources``, from the same ``--tasks.sources``);
+    #: None: the builtin generator.
+    episode_sources: Sequence[EpisodeSource] | None = None
 
     @classmethod
     def from_flag(
@@ -71,11 +89,9 @@ class LibraryTasks:
         shares = tasks.parse_source_shares(text)
         if set(shares) <= {tasks.BUILTIN}:
             return cls(None, mix)
+        files = {flag: list(files) or None for flag, files in (paths or {}).items()}
         return cls(
-            tasks.load_sources(
-                shares, paths={flag: list(files) or None for flag, files in (paths or {}).items()}
-            ),
-            mix,
+            tasks.load_sources(shares, paths=files), mix, tasks.load_episode_sources(shares, paths=files)
         )
 
     def round_seed(self, secret: bytes, netuid: int, block_hash: str, round_number: int) -> bytes:
@@ -93,17 +109,20 @@ class LibraryTasks:
 
         return tasks.generate(seed, n, mix=self.mix, sources=list(self.sources) if self.sources else None)
 
-    def episodes(self, seed: bytes, n: int) -> Sequence[Any]:
+    def episodes(self, seed: bytes, n: int) -> Sequence[Episode]:
         """The round's multi-turn episodes (tasks.episodes), from a seed of their own."""
         from tasks.episodes import generate_episodes
         from tasks.seeding import sub_seed
 
-        return generate_episodes(sub_seed(seed, b"episodes"), n)
+        sources = list(self.episode_sources) if self.episode_sources else None
+        return generate_episodes(sub_seed(seed, b"episodes"), n, sources=sources)
 
-    def redraw(self, task: Any, seed: bytes) -> Any:
+    def redraw(self, task: TaskLike, seed: bytes) -> Task:
         """A new task of the same category or source, for one whose request could not be phrased."""
         import tasks
 
+        if not isinstance(task, tasks.Task):
+            raise TypeError(f"LibraryTasks redraws tasks.Task only, got {type(task).__name__}")
         return tasks.redraw(task, seed, list(self.sources) if self.sources else None)
 
     def variant(self, task: TaskLike, seed: bytes | int) -> TaskLike:

@@ -3,12 +3,15 @@
 Public API::
 
     generate_episodes(seed, n, mix=None, sources=None) -> list[Episode]
-    load_episode_sources({"builtin": 0.8, "bfcl_multi_turn": 0.2}, bfcl_path=None)
+    tasks.load_episode_sources({"builtin": 0.8, "bfcl_multi_turn": 0.2}, paths=None)
     variant(episode, seed) -> Episode              # tool_shuffle; the runner maps names back
     agent_step(episode, cut=None) -> Task          # a trajectory prefix as a single-step task
     await EpisodeRunner(episode, ask).play() -> Transcript
-    scoring.check_episode(transcript, episode) -> Verdict
+    tasks.episodes.checking.check_episode(transcript, episode) -> Verdict
     EPISODE_CATEGORIES, ENVIRONMENTS, Episode, Turn
+
+``check_episode`` is imported from its module: it loads the scorer, which ``import tasks.episodes``
+does not (the validator's score state reads the category registry through this package).
 """
 
 from __future__ import annotations
@@ -17,11 +20,9 @@ from tasks.episodes.engine import EpisodeRunner, Transcript
 from tasks.episodes.environments import ENVIRONMENTS, environment_class
 from tasks.episodes.generate import (
     EPISODE_CATEGORIES,
-    EPISODE_SOURCES,
     EpisodeSource,
     agent_step,
     generate_episodes,
-    load_episode_sources,
     variant,
 )
 from tasks.episodes.model import Episode, Turn
@@ -29,7 +30,6 @@ from tasks.episodes.model import Episode, Turn
 __all__ = [
     "ENVIRONMENTS",
     "EPISODE_CATEGORIES",
-    "EPISODE_SOURCES",
     "Episode",
     "EpisodeRunner",
     "EpisodeSource",
@@ -38,6 +38,5 @@ __all__ = [
     "agent_step",
     "environment_class",
     "generate_episodes",
-    "load_episode_sources",
     "variant",
 ]

@@ -54,7 +54,7 @@ from typing import Any, ClassVar
 from tasks.episodes.environment import Environment, ToolInfo
 from tasks.episodes.model import Episode, Turn
 from tasks.errors import SourceFileError
-from tasks.sources import _json_lines, _openai_schema
+from tasks.files import json_lines, openai_schema
 
 __all__ = ["API_CLASSES", "BFCL_MULTI_TURN_CATEGORIES", "BfclEnvironment", "load_bfcl_multi_turn"]
 
@@ -123,7 +123,7 @@ def _function_docs(class_name: str) -> tuple[dict[str, Any], ...]:
     """BFCL's function docs of one class (its ``multi_turn_func_doc`` file)."""
     path = _package_dir() / "data" / "multi_turn_func_doc" / f"{API_CLASSES[class_name]}.json"
     docs = []
-    for line, doc in _json_lines(path):
+    for line, doc in json_lines(path):
         name = doc.get("name") if isinstance(doc, dict) else None
         if not (isinstance(name, str) and name.isidentifier() and not name.startswith("_")):
             raise SourceFileError(str(path), "each function needs a public identifier as 'name'", line)
@@ -183,7 +183,7 @@ class BfclEnvironment(Environment):
         self._table: dict[str, ToolInfo] = {}
         for class_name in self.classes:
             for doc in _function_docs(class_name):
-                parameters = _openai_schema(doc.get("parameters") or {"type": "dict", "properties": {}})
+                parameters = openai_schema(doc.get("parameters") or {"type": "dict", "properties": {}})
                 parameters.setdefault("properties", {})
                 self._owner[doc["name"]] = class_name
                 self._table[doc["name"]] = ToolInfo(
@@ -458,7 +458,7 @@ def load_bfcl_multi_turn(
                     str(required), f"file not found (a {category} file of bfcl-eval's data)"
                 )
         answers: dict[str, list[Any]] = {}
-        for line, record in _json_lines(answer_path):
+        for line, record in json_lines(answer_path):
             if not (
                 isinstance(record, dict) and "id" in record and isinstance(record.get("ground_truth"), list)
             ):
@@ -466,7 +466,7 @@ def load_bfcl_multi_turn(
                     str(answer_path), "expected an object with 'id' and a 'ground_truth' list", line
                 )
             answers[str(record["id"])] = record["ground_truth"]
-        for line, entry in _json_lines(question_path):
+        for line, entry in json_lines(question_path):
             where = f"{question_path}:{line}"
             if not isinstance(entry, dict) or "id" not in entry:
                 raise SourceFileError(str(question_path), "expected an object with an 'id'", line)

@@ -21,7 +21,7 @@ from types import MappingProxyType
 from typing import Any
 
 from tasks.episodes.designs import draw_design, translate_scenario
-from tasks.episodes.environments import GENERATED, environment_class, scenario_function
+from tasks.episodes.environments import drawn_environments, environment_class, scenario_function
 from tasks.episodes.model import Episode, Turn
 from tasks.episodes.scenario import Scenario, TurnDraft
 from tasks.errors import TaskConfigError
@@ -32,42 +32,22 @@ from tasks.shuffle import shuffle_surface
 
 __all__ = [
     "EPISODE_CATEGORIES",
-    "EPISODE_SOURCES",
     "EpisodeCategory",
     "EpisodeSource",
     "agent_step",
     "generate_episodes",
-    "load_episode_sources",
     "variant",
 ]
-
-#: Episode sources: the builtin generator, and BFCL v4's multi-turn entries (``tasks.episodes.bfcl``).
-EPISODE_SOURCES = ("builtin", "bfcl_multi_turn")
 
 
 @dataclass(frozen=True)
 class EpisodeSource:
-    """An episode source and its share of a set; external sources carry their loaded pool."""
+    """An episode source and its share of a set; external sources carry their loaded pool
+    (``tasks.sources.load_episode_sources`` builds these from the source registry)."""
 
     name: str
     share: float
     episodes: tuple[Episode, ...] = ()
-
-
-def load_episode_sources(shares: Mapping[str, float], bfcl_path: str | None = None) -> list[EpisodeSource]:
-    """Sources for ``generate_episodes`` from shares (``builtin=0.8,bfcl_multi_turn=0.2``), with
-    BFCL's multi-turn entries loaded from ``bfcl_path`` or the installed bfcl-eval package."""
-    sources: list[EpisodeSource] = []
-    for name, share in shares.items():
-        if name not in EPISODE_SOURCES:
-            raise TaskConfigError(f"unknown episode source {name!r} (known: {', '.join(EPISODE_SOURCES)})")
-        if name == "builtin" or share <= 0:
-            sources.append(EpisodeSource(name, share))
-            continue
-        from tasks.episodes.bfcl import load_bfcl_multi_turn
-
-        sources.append(EpisodeSource(name, share, load_bfcl_multi_turn(bfcl_path)))
-    return sources
 
 
 #: The scripted follow-up of a miss_func episode, once the missing tool is offered.
@@ -288,7 +268,7 @@ def generate_episodes(
     """``n`` episodes for a seed (the same seed, the same episodes on any machine).
 
     ``mix`` splits the builtin episodes among the categories; ``sources`` splits the set between
-    the builtin generator and loaded external pools (``load_episode_sources``); ``designs`` the
+    the builtin generator and loaded external pools (``tasks.sources.load_episode_sources``); ``designs`` the
     builtin episodes among the tool designs (default ``tasks.episodes.designs.DESIGN_SHARES``)."""
     if n < 0:
         raise TaskConfigError(f"n must not be negative, got {n}")
@@ -332,7 +312,7 @@ DRAWS = 64
 
 def _build(seed: bytes, category_name: str, designs: Mapping[str, float] | None = None) -> Episode:
     category = EPISODE_CATEGORIES[category_name]
-    names = list(GENERATED)
+    names = drawn_environments()
     for attempt in range(DRAWS):
         rng = rng_from(sub_seed(seed, b"attempt", attempt))
         environment = names[below(rng, len(names))]
@@ -412,7 +392,7 @@ def agent_step(episode: Episode, cut: int | None = None) -> Task:
                 expected = [{name: {key: [value] for key, value in arguments.items()}}]
                 return Task(
                     id=f"{episode.id}-step{cut}",
-                    category="agent_step",
+                    category=episode.category,
                     messages=messages,
                     tools=episode.offered(turn_index),
                     expected=expected,

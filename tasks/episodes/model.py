@@ -74,6 +74,13 @@ class Episode:
     #: environment's own tools (BFCL's episodes, and episodes stored before designs existed).
     design: str | None = None
 
+    @property
+    def single_step(self) -> bool:
+        """Whether the episode is one request judged as a single call (an agent step: the
+        reference trajectory cut before call ``cut``; ``tasks.episodes.agent_step`` builds the
+        request), not a conversation played turn by turn. Callers read this, never the category."""
+        return self.cut is not None
+
     def environment_type(self) -> Any:
         """The class the episode is played on: the environment's, or its design's wrapper."""
         from tasks.episodes.environments import environment_class

@@ -15,6 +15,7 @@ from bittensor.sp_core import save_password_to_environment
 from subnet import config
 from subnet.config import (
     FLAGS,
+    FLAGS_BY_NAME,
     ConfigError,
     MinerSettings,
     ValidatorSettings,
@@ -124,9 +125,11 @@ PARSERS: dict[type, Any] = {MinerSettings: parse_miner_settings, ValidatorSettin
 
 
 def _get(settings: Any, name: str) -> Any:
-    for part in name.split("."):
+    into = FLAGS_BY_NAME[name].into if name in FLAGS_BY_NAME else None
+    *parts, last = name.split(".")
+    for part in parts:
         settings = getattr(settings, part)
-    return settings
+    return getattr(settings, into)[last] if into is not None else getattr(settings, last)
 
 
 def test_samples_cover_every_flag() -> None:

@@ -80,7 +80,7 @@ def test_the_task_file_flags_come_from_the_source_registry() -> None:
     from tasks.sources import PATH_FLAGS
 
     fields = {field.name for field in dataclasses.fields(subnet.config.TasksSettings)}
-    assert fields == {"sources", *PATH_FLAGS}
+    assert fields == {"sources", "paths"}  # every file flag's files in one mapping
     flags = {flag.name for flag in subnet.config.FLAGS if flag.section == "tasks"}
     assert flags == {"tasks.sources", *(f"tasks.{name}" for name in PATH_FLAGS)}
     settings = subnet.config.parse_validator_settings(["--tasks.xlam", "/data/x.json"], env={})

@@ -26,7 +26,6 @@ from typing import Any
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from scoring import check_episode
 from subnet.db import create_engine, sqlite_url, upgrade
 from subnet.validator.dashboard import DashboardLimits, DashboardServer, start_dashboard
 from subnet.validator.state import (
@@ -37,6 +36,7 @@ from subnet.validator.state import (
 )
 from subnet.validator.store import NewTask, Store
 from tasks.episodes import Episode, EpisodeRunner, generate_episodes
+from tasks.episodes.checking import check_episode
 from tasks.episodes.reference import ReferencePlayer
 from tests.validator.row_equipment import response_row
 

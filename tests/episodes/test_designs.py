@@ -10,12 +10,13 @@ from typing import Any
 
 import pytest
 
-from scoring import FORMATS, NATIVE_FORMATS, check_episode
+from scoring import FORMATS, NATIVE_FORMATS
 from subnet.validator.sandbox_worker import _environment
 from tasks.episodes import Episode, EpisodeRunner, agent_step, generate_episodes, variant
+from tasks.episodes.checking import check_episode
 from tasks.episodes.designs import DESIGN_SHARES, DESIGNS, design, designed_class
 from tasks.episodes.designs.paged import PAGE_SIZE
-from tasks.episodes.environments import GENERATED, environment_class
+from tasks.episodes.environments import drawn_environments, environment_class
 from tasks.episodes.reference import ReferencePlayer
 
 
@@ -29,7 +30,7 @@ def test_every_design_is_registered_drawn_and_serves_every_canonical_tool() -> N
     assert set(DESIGN_SHARES) == set(DESIGNS)
     for name in DESIGNS:
         assert design(name).name == name
-        for environment in GENERATED:
+        for environment in drawn_environments():
             canonical = set(environment_class(environment).tools())
             tools = designed_class(environment, name).tools()
             served = {served for tool in tools.values() for served in tool.serves}

@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from scoring import FORMATS, NATIVE_FORMATS, check, check_episode
+from scoring import FORMATS, NATIVE_FORMATS, check
 from tasks.episodes import EPISODE_CATEGORIES, Episode, EpisodeRunner, agent_step, generate_episodes, variant
+from tasks.episodes.checking import check_episode
 from tasks.episodes.reference import ReferencePlayer, trajectory
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from tasks.episodes import generate_episodes
 from tasks.episodes.environment import Environment
-from tasks.episodes.environments import GENERATED, environment_class, scenario_function
+from tasks.episodes.environments import drawn_environments, environment_class, scenario_function
 from tasks.episodes.goals import (
     GOAL_MODULES,
     MAX_TURN_CALLS,
@@ -131,7 +131,7 @@ def test_composing_never_raises(name: str, size: int) -> None:
 def test_composed_scenarios_dominate_the_builtin_mix() -> None:
     composed = total = 0
     for index in range(400):
-        name = GENERATED[index % len(GENERATED)]
+        name = drawn_environments()[index % len(drawn_environments())]
         drawn = scenario_function(name)(
             environment_class(name)(f"mix-{index}", 1), rng_from(f"mix-{index}".encode())
         )

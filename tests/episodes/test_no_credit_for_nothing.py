@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from scoring import check_episode
 from scoring.credit import episode_partial_credit
 from tasks.episodes import Episode, EpisodeRunner, Turn, generate_episodes, variant
+from tasks.episodes.checking import check_episode
 from tasks.episodes.reference import ReferencePlayer
 
 

@@ -31,13 +31,13 @@ def test_every_alias_names_a_json_schema_type_of_the_same_python_type() -> None:
 
 
 def test_a_bfcl_schema_is_written_with_the_one_alias_table() -> None:
-    from tasks.sources import _openai_schema
+    from tasks.files import openai_schema
 
     schema = {
         "type": "dict",
         "properties": {alias: {"type": alias} for alias in SCHEMA_TYPE_ALIASES} | {"x": {"type": "any"}},
     }
-    written = _openai_schema(schema)
+    written = openai_schema(schema)
     assert written["type"] == "object"
     assert {key: prop.get("type") for key, prop in written["properties"].items()} == {
         **SCHEMA_TYPE_ALIASES,

@@ -13,14 +13,14 @@ from scoring.category_rules import CATEGORY_RULES
 from subnet.localnet import leaderboard
 from subnet.validator import dashboard, state
 from tasks import cli
-from tasks.categories import (
-    CATEGORIES,
+from tasks.catalog import (
     category_label,
     category_title,
     episode_category_names,
     order_categories,
     ordered_categories,
 )
+from tasks.categories import CATEGORIES
 from tasks.episodes import EPISODE_CATEGORIES
 from tasks.sources import BFCL_DEFAULT_FILES
 

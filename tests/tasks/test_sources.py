@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,7 +22,8 @@ from tasks import (
     variant,
 )
 from tasks.answers import reference_calls
-from tasks.sources import bfcl_data_dir, load_bfcl_dir
+from tasks.episodes import EpisodeSource
+from tasks.sources import bfcl_data_dir, load_bfcl_dir, load_episode_sources
 
 FIXTURE_FILES = ["simple_python", "parallel_multiple", "irrelevance"]
 
@@ -74,8 +77,7 @@ def test_external_tasks_and_their_variants_are_solvable(fixtures: Path) -> None:
 def test_generate_mixes_sources_by_share(fixtures: Path) -> None:
     sources = load_sources(
         parse_source_shares("builtin=0.5, bfcl=0.25, xlam=0.25"),
-        bfcl=[fixtures / "bfcl"],
-        xlam=[fixtures / "xlam.json"],
+        paths={"bfcl": [fixtures / "bfcl"], "xlam": [fixtures / "xlam.json"]},
     )
     produced = generate("mixed", 40, sources=sources)
     assert Counter(t.source for t in produced) == {"builtin": 20, "bfcl": 10, "xlam": 10}
@@ -88,7 +90,7 @@ def test_generate_mixes_sources_by_share(fixtures: Path) -> None:
 
 
 def test_bfcl_question_file_finds_its_answers_in_the_sibling_folder(fixtures: Path) -> None:
-    sources = load_sources({"bfcl": 1.0}, bfcl=[fixtures / "bfcl" / "BFCL_v4_simple_python.json"])
+    sources = load_sources({"bfcl": 1.0}, paths={"bfcl": [fixtures / "bfcl" / "BFCL_v4_simple_python.json"]})
     assert len(sources[0].tasks) == 3
 
 
@@ -168,13 +170,19 @@ def test_installed_bfcl_data_loads_and_almost_all_of_it_is_usable() -> None:
 
 
 def test_every_source_is_one_registry_entry() -> None:
-    from tasks.sources import EPISODE_ONLY_SOURCES, KNOWN_SOURCES, PATH_FLAGS, SOURCES
+    from tasks.sources import KNOWN_SOURCES, PATH_FLAGS, SOURCES
 
     assert KNOWN_SOURCES == tuple(SOURCES) == ("builtin", "bfcl", "xlam", "bfcl_multi_turn")
-    assert {"bfcl_multi_turn"} == EPISODE_ONLY_SOURCES
+    assert [name for name, kind in SOURCES.items() if kind.holds_tasks] == ["builtin", "bfcl", "xlam"]
+    assert [name for name, kind in SOURCES.items() if kind.holds_episodes] == ["builtin", "bfcl_multi_turn"]
     assert list(PATH_FLAGS) == ["bfcl", "xlam"]  # bfcl_multi_turn reads BFCL's data folder too
-    with pytest.raises(TaskConfigError, match="holds multi-turn episodes, not single-turn tasks"):
+    with pytest.raises(TaskConfigError, match="no source with a share holds single-turn tasks"):
         load_sources({"bfcl_multi_turn": 1.0})
+    # A task set from BFCL alone leaves the episodes to the builtin generator, as it always did.
+    assert load_episode_sources({"builtin": 0.0, "bfcl": 1.0}) == [EpisodeSource("builtin", 1.0)]
+    # One share string serves both: each loader takes the sources that hold what it loads.
+    assert [source.name for source in load_sources({"builtin": 0.8, "bfcl_multi_turn": 0.2})] == ["builtin"]
+    assert [source.name for source in load_episode_sources({"builtin": 0.8, "xlam": 0.2})] == ["builtin"]
 
 
 def test_files_can_be_named_by_their_flag(fixtures: Path) -> None:
@@ -214,3 +222,53 @@ def test_a_new_source_is_one_registry_entry(
     assert cli.main(argv) == 0
     shown = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [task["source"] for task in shown] == ["lines", "lines"]
+
+
+def test_every_registry_entry_is_complete() -> None:
+    """Each entry holds something (tasks, episodes, or both by generating them), and a flag that
+    names files belongs to a source that loads them; the assertion names the entry and the piece."""
+    from tasks.sources import SOURCES
+
+    for name, kind in SOURCES.items():
+        assert kind.name == name, f"SOURCES[{name!r}] is an entry named {kind.name!r}"
+        assert kind.holds_tasks or kind.holds_episodes, (
+            f"source {name!r} has no load (tasks), no load_episodes (episodes) and is not generated: "
+            "it would never be drawn"
+        )
+        loads = kind.load is not None or kind.load_episodes is not None
+        assert (kind.path_flag is not None) == loads, (
+            f"source {name!r}: a file flag ({kind.path_flag}) and a loader go together"
+        )
+        assert not kind.required or kind.path_flag, f"source {name!r} requires a file but names no flag"
+
+
+def test_a_new_episode_source_is_one_registry_entry(
+    fixtures: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An entry with ``load_episodes`` is all an episode source needs: its share in the one
+    ``--tasks.sources`` string, its files' flag, loading, drawing (``python -m tasks sample
+    --episodes``), and the validator's task source (``LibraryTasks.episodes``)."""
+    from subnet.validator.task_source import LibraryTasks
+    from tasks import cli, sources
+    from tasks.episodes import generate_episodes
+
+    seen: list[Any] = []
+
+    def load_recorded(paths: Any) -> tuple[Any, ...]:  # a stand-in: builtin episodes, "read" from files
+        seen.append(paths)
+        return tuple(replace(episode, source="recorded") for episode in generate_episodes(b"recorded", 4))
+
+    kind = sources.SourceKind(
+        "recorded", path_flag="recorded", required="recording", load_episodes=load_recorded
+    )
+    monkeypatch.setitem(sources.SOURCES, "recorded", kind)
+    monkeypatch.setattr(cli, "PATH_FLAGS", {**sources.PATH_FLAGS, "recorded": kind})
+    with pytest.raises(TaskConfigError, match=r"no recording file was given: name it with --tasks\.recorded"):
+        load_episode_sources({"recorded": 1.0})
+    argv = ["sample", "--episodes", "3", "--tasks.sources", "recorded=1", "--tasks.recorded", "a.json"]
+    assert cli.main(argv) == 0
+    assert capsys.readouterr().out.count("recorded-episode-") == 3 and seen == [["a.json"]]
+    source = LibraryTasks.from_flag("builtin=0.5,recorded=0.5", {"recorded": ["b.json"]})
+    drawn = source.episodes(b"round", 6)
+    assert sorted(episode.source for episode in drawn) == ["builtin"] * 3 + ["recorded"] * 3
+    assert [source.name for source in source.sources or ()] == ["builtin"]

@@ -61,6 +61,12 @@ class FakeTasks:
     def variant(self, task: TaskLike, seed: bytes) -> TaskLike:
         return task
 
+    def episodes(self, seed: bytes, n: int) -> Sequence[Any]:
+        return []
+
+    def redraw(self, task: TaskLike, seed: bytes) -> TaskLike:
+        return task
+
 
 @dataclass
 class Timeline:

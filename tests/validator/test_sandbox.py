@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 
-from scoring import check_episode
 from subnet.validator.sandbox import (
     Sandbox,
     SandboxedRunner,
@@ -25,6 +24,7 @@ from subnet.validator.sandbox import (
     ToolRaised,
 )
 from tasks.episodes import EpisodeRunner, generate_episodes, variant
+from tasks.episodes.checking import check_episode
 from tasks.episodes.environments import ENVIRONMENTS
 from tasks.episodes.reference import ReferencePlayer
 

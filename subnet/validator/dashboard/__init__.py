@@ -39,7 +39,7 @@ from subnet.validator.dashboard.episode import parse_episode_query
 from subnet.validator.dashboard.pages import render_episode_page, render_page
 from subnet.validator.dashboard.reader import DashboardReader, read_episode
 from subnet.validator.dashboard.snapshot import DashboardLimits, EpisodeQuery, Snapshot, episode_href
-from tasks.categories import category_title, order_categories  # the categories' registry, read by the pages
+from tasks.catalog import category_title, order_categories  # the categories' registry, read by the pages
 
 __all__ = [
     "DashboardLimits",

@@ -28,7 +28,7 @@ from multidict import MultiMapping
 
 from subnet.validator.dashboard.snapshot import MAX_TOOLS, DashboardLimits, EpisodeQuery, EpisodeRecord
 from subnet.validator.transcripts import CallEntry, StepEntry, TurnEntry, Unreadable
-from tasks.categories import category_title
+from tasks.catalog import category_title
 
 # What a parameter may look like: a round number, an episode's key (``episode-<category>-<hex>``,
 # BFCL's ``multi_turn_base_12``), an SS58 hotkey. Anything else is a 404 without a query.

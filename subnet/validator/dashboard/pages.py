@@ -23,7 +23,7 @@ from subnet.validator.dashboard.chart import plot
 from subnet.validator.dashboard.episode import episode_page
 from subnet.validator.dashboard.snapshot import DashboardLimits, EpisodeRecord, Snapshot
 from subnet.validator.state import EPISODE_CATEGORIES
-from tasks.categories import category_title  # the categories' registry
+from tasks.catalog import category_title  # the categories' registry
 
 REFRESH_SECONDS = 30
 INDEX_TEMPLATE = "index.html"

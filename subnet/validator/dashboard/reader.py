@@ -59,7 +59,7 @@ from subnet.validator.dashboard.snapshot import (
 from subnet.validator.state import EPISODE_CATEGORIES, UNSAFE_ERROR, RoundSummary
 from subnet.validator.transcripts import EpisodeTranscript
 from subnet.validator.weights import WeightsOutcome
-from tasks.categories import order_categories
+from tasks.catalog import order_categories
 
 # -- shared reads ---------------------------------------------------------------------------------
 

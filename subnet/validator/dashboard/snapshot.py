@@ -19,7 +19,7 @@ from subnet.validator.dashboard.chart import Chart
 from subnet.validator.state import EPISODE_CATEGORIES
 from subnet.validator.transcripts import EpisodeTranscript
 from subnet.validator.weights import WeightsOutcome
-from tasks.categories import order_categories  # the categories' registry
+from tasks.catalog import order_categories  # the categories' registry
 
 # A round's tasks and answers become visible only in these states.
 FINISHED_STATUSES: tuple[str, ...] = (RoundStatus.SCORED.value, RoundStatus.DISCARDED.value)

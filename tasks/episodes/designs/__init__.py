@@ -14,7 +14,6 @@ Adding a design is adding its module and a line in ``DESIGNS`` (with its share o
 from __future__ import annotations
 
 import copy
-import importlib
 from collections.abc import Mapping
 from functools import cache
 from random import Random
@@ -24,6 +23,7 @@ from tasks.episodes.designs.base import Design, DesignedEnvironment, DesignTool,
 from tasks.episodes.environment import Environment, ToolError
 from tasks.episodes.scenario import Scenario, TurnDraft
 from tasks.errors import TaskConfigError
+from tasks.registry import registered_class
 
 __all__ = [
     "DESIGNS",
@@ -57,13 +57,9 @@ MAX_TURN_CALLS = 7
 def design(name: str) -> Design:
     """The design registered as ``name``."""
     try:
-        module = importlib.import_module(DESIGNS[name])
-    except KeyError:
-        raise TaskConfigError(f"unknown tool design {name!r} (known: {', '.join(DESIGNS)})") from None
-    for value in vars(module).values():
-        if isinstance(value, type) and issubclass(value, Design) and value.name == name:
-            return value()
-    raise TaskConfigError(f"module {module.__name__} defines no design named {name!r}")
+        return registered_class(DESIGNS, name, Design, "tool design")()
+    except KeyError as error:  # a design flag's mistake: one line, not a lookup's traceback
+        raise TaskConfigError(str(error.args[0])) from None
 
 
 @cache

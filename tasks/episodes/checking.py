@@ -31,7 +31,12 @@ No credit for doing nothing: with no call made, ``calls`` and ``economy`` are 0,
 whose plan has calls scores 0 when the miner made none or none of its calls went through (so
 never calling, or answering "I cannot help", earns nothing; an abstention that was right still
 passes its own turn, which counts once the miner acts in the others).
-An ``agent_step`` episode is one call, judged by ``scoring.check`` as a single-turn task.
+A single-step episode (``Episode.single_step``: ``agent_step``'s cut trajectory) is one call,
+judged by ``scoring.check`` as a single-turn task.
+
+It lives with the episodes, not in ``scoring``: it rebuilds and replays their environments. It
+uses ``scoring`` for what scoring knows (``check``, the partial-credit weights), as any task
+code does: scoring never imports tasks.
 """
 
 from __future__ import annotations
@@ -39,10 +44,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from scoring.checking import check
+from scoring import Verdict, check, function_of
 from scoring.credit import episode_partial_credit
-from scoring.model import Verdict
-from scoring.schema import function_of
+from tasks.episodes.engine import CallRecord, Transcript, TurnRecord
+from tasks.episodes.generate import agent_step
+from tasks.episodes.model import Episode, Turn
 
 __all__ = ["check_episode"]
 
@@ -56,10 +62,10 @@ def _has_error(observation: Any) -> bool:
     return isinstance(observation, dict) and "error" in observation
 
 
-def check_episode(transcript: Any, episode: Any) -> Verdict:
-    """Judge a played episode (``tasks.episodes.Transcript``) against its reference."""
-    if episode.category == "agent_step":
-        return _check_agent_step(transcript, episode)
+def check_episode(transcript: Transcript, episode: Episode) -> Verdict:
+    """Judge a played episode against its reference."""
+    if episode.single_step:
+        return _check_single_step(transcript, episode)
     reference_states = _reference_states(episode)
     # The runner records the state after each turn; a transcript without those (read back from
     # storage) is replayed on a fresh environment instead.
@@ -139,7 +145,7 @@ def check_episode(transcript: Any, episode: Any) -> Verdict:
 _REFERENCE_CACHE: dict[tuple[str, str, int, str], tuple[str, ...]] = {}
 
 
-def _reference_states(episode: Any) -> tuple[str, ...]:
+def _reference_states(episode: Episode) -> tuple[str, ...]:
     """The reference state after each turn, as fingerprints. The same for every miner's variant
     of an episode (the plan is in environment names), so it is computed once per episode."""
     key = (episode.id, episode.env_seed, episode.size, episode.environment)
@@ -160,16 +166,16 @@ def _reference_states(episode: Any) -> tuple[str, ...]:
 
 
 def _turn_error(
-    record: Any,
-    turn: Any,
-    calls: list[Any],
+    record: TurnRecord,
+    turn: Turn,
+    calls: list[CallRecord],
     changed: bool,
     texts: list[str],
     told: list[str],
     observed: list[str],
     replayed: Any | None,
     reference: str,
-    transcript: Any,
+    transcript: Transcript,
 ) -> tuple[str | None, str]:
     if any(call.unsafe is not None for call in calls):
         return "multi_turn:unsafe", next(call.unsafe for call in calls if call.unsafe is not None)
@@ -191,9 +197,7 @@ def _turn_error(
     return None, ""
 
 
-def _check_agent_step(transcript: Any, episode: Any) -> Verdict:
-    from tasks.episodes import agent_step
-
+def _check_single_step(transcript: Transcript, episode: Episode) -> Verdict:
     task = agent_step(episode)
     functions = [function_of(tool) for tool in task.tools]
     steps = transcript.turns[0].steps if transcript.turns else []
