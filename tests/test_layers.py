@@ -47,10 +47,6 @@ KNOWN_LOOP_EDGES: frozenset[tuple[str, str]] = frozenset(
         ("scoring/episodes.py", "tasks/episodes/__init__.py"),
         ("tasks/categories.py", "tasks/episodes/generate.py"),
         ("tasks/sources.py", "tasks/episodes/bfcl.py"),
-        # the decoder and the formats (llama4 reads its call list with decode_text); payloads reads
-        # a message's content with decode_text
-        ("scoring/formats/llama4.py", "scoring/decoding.py"),
-        ("scoring/payloads.py", "scoring/decoding.py"),
         # config <-> miner backends <-> phrasing engines
         ("subnet/config/flags.py", "subnet/miner/backends.py"),
         ("subnet/config/flags.py", "subnet/phrasing/__init__.py"),
@@ -75,8 +71,6 @@ KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset(
 KNOWN_LATE_IMPORTS: frozenset[tuple[str, str]] = frozenset(
     {
         ("scoring/episodes.py", "tasks.episodes"),
-        ("scoring/formats/llama4.py", "scoring.decoding"),
-        ("scoring/payloads.py", "scoring.decoding"),
         ("subnet/bootstrap.py", "subnet.devchain"),
         ("subnet/bootstrap.py", "subnet.devchain.store"),
         ("subnet/bootstrap.py", "subnet.wallets"),
