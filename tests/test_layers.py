@@ -47,10 +47,6 @@ KNOWN_LOOP_EDGES: frozenset[tuple[str, str]] = frozenset(
         ("scoring/episodes.py", "tasks/episodes/__init__.py"),
         ("tasks/categories.py", "tasks/episodes/generate.py"),
         ("tasks/sources.py", "tasks/episodes/bfcl.py"),
-        # config <-> miner backends <-> phrasing engines
-        ("subnet/config/flags.py", "subnet/miner/backends.py"),
-        ("subnet/config/flags.py", "subnet/phrasing/__init__.py"),
-        ("subnet/config/values.py", "subnet/miner/backends.py"),
     }
 )
 
@@ -81,11 +77,9 @@ KNOWN_LATE_IMPORTS: frozenset[tuple[str, str]] = frozenset(
         ("subnet/chain/client.py", "sqlite3"),
         ("subnet/chain/client.py", "subnet.config"),
         ("subnet/chain/client.py", "subnet.devchain"),
-        ("subnet/config/flags.py", "subnet.miner.backends"),
         ("subnet/config/settings.py", "platformdirs"),
         ("subnet/config/values.py", "ipaddress"),
         ("subnet/config/values.py", "subnet.db.engine"),
-        ("subnet/config/values.py", "subnet.miner.backends"),
         ("subnet/devchain/chain.py", "platformdirs"),
         ("subnet/evaluate/cli.py", "subnet.evaluate.episodes"),
         ("subnet/evaluate/cli.py", "tasks"),
@@ -121,7 +115,6 @@ KNOWN_LATE_IMPORTS: frozenset[tuple[str, str]] = frozenset(
         ("subnet/miner/node.py", "subnet.transport"),
         ("subnet/miner/service.py", "subnet.transport"),
         ("subnet/miner/transformers_backend.py", "subnet.miner.demo"),
-        ("subnet/phrasing/__init__.py", "subnet.config"),
         ("subnet/phrasing/model_engine.py", "subnet.phrasing"),
         ("subnet/testing/simulation.py", "ipaddress"),
         ("subnet/testing/simulation.py", "scoring.schema"),

@@ -24,6 +24,7 @@ from subnet.cli import (
     text,
     ws_url,
 )
+from subnet.registry import BACKENDS
 
 __all__ = [
     "MODEL_FORMATS",
@@ -93,13 +94,8 @@ def device(raw: str) -> str:
 
 
 def model_backends() -> list[str]:
-    """The ``--model.backend`` choices: the names of `subnet.miner.backends.BACKENDS`, in its order.
-
-    Read when a miner's flags are built or parsed, never at import: the registry's package builds
-    on `ModelSettings` (subnet.miner.base), so importing it with this module would be circular.
-    """
-    from subnet.miner.backends import BACKENDS
-
+    """The ``--model.backend`` choices: the names of `subnet.registry.BACKENDS`, in its order (read
+    when a miner's flags are built or parsed)."""
     return list(BACKENDS)
 
 

@@ -30,6 +30,7 @@ from subnet.config import PUBLIC_NETWORKS, UserError, ValidatorSettings
 from subnet.db import NotAValidatorDatabase, SchemaOutOfDate, create_engine, prepare_schema
 from subnet.db.engine import DatabaseUrlError, error_reason
 from subnet.metrics import add_metrics_route, new_registry
+from subnet.registry import engine_rewrites
 from subnet.transport import ClientTimeouts, MinerClient
 from subnet.validator.budget import RoundBudget
 from subnet.validator.jobs import GuardedJob, JobSpec, build_scheduler
@@ -417,7 +418,7 @@ class Validator:
             return phraser.rewrites
         if self._runner is not None:  # started: the task source brings its own text
             return False
-        return self.settings.phrasing.engine != "templates"
+        return engine_rewrites(self.settings.phrasing.engine)
 
     def job_specs(self) -> list[JobSpec]:
         settings, cadence = self.settings, self.options.cadence
@@ -511,7 +512,7 @@ def check_phrasing(settings: ValidatorSettings) -> None:
     """Refuse template text on finney and test (a StartupError line): code without a model can
     answer it. Run before anything connects, so the mistake costs no wait."""
     if (
-        settings.phrasing.engine == "templates"
+        not engine_rewrites(settings.phrasing.engine)
         and settings.subtensor.network in PUBLIC_NETWORKS
         and not settings.phrasing.allow_templates
     ):
