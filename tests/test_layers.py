@@ -19,8 +19,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# Bottom to top. A file may import its own layer or one below it.
+# Bottom to top. A file may import its own layer or one below it. The entry points of ``python -m
+# scoring`` and ``python -m tasks`` (their __main__.py) sit on top, as neurons/ does: they start the
+# command lines, which live in subnet/.
 LAYERS = ("scoring", "tasks", "subnet", "neurons")
+ENTRY_POINTS = frozenset({"scoring/__main__.py", "tasks/__main__.py"})
 
 # Packages imported inside functions on purpose, so that a process that never uses them neither
 # waits for them nor needs them installed: heavy (torch and the model stacks of the [miner] extra,
@@ -54,11 +57,6 @@ KNOWN_LOOP_EDGES: frozenset[tuple[str, str]] = frozenset(
 KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset(
     {
         ("scoring/episodes.py", "tasks.episodes"),
-        ("scoring/cli.py", "subnet.cli"),
-        ("tasks/cli.py", "subnet.cli"),
-        ("tasks/cli.py", "subnet.config.flags"),
-        ("tasks/cli.py", "subnet.phrasing"),
-        ("tasks/cli.py", "subnet.validator.phrasing"),
     }
 )
 
@@ -147,13 +145,6 @@ KNOWN_LATE_IMPORTS: frozenset[tuple[str, str]] = frozenset(
         ("subnet/wallets.py", "subnet.config.settings"),
         ("tasks/answers.py", "scoring"),
         ("tasks/categories.py", "tasks.episodes.generate"),
-        ("tasks/cli.py", "scoring"),
-        ("tasks/cli.py", "scoring.schema"),
-        ("tasks/cli.py", "subnet.config.flags"),
-        ("tasks/cli.py", "subnet.phrasing"),
-        ("tasks/cli.py", "subnet.validator.phrasing"),
-        ("tasks/cli.py", "tasks.episodes"),
-        ("tasks/cli.py", "tasks.episodes.reference"),
         ("tasks/devices/decoy.py", "tasks.library.common"),
         ("tasks/devices/reference.py", "tasks.library.common"),
         ("tasks/episodes/bfcl.py", "scoring"),
@@ -264,7 +255,7 @@ def read_imports() -> tuple[tuple[Import, ...], tuple[tuple[str, int, str], ...]
 
 
 def layer_of(path: str) -> int:
-    return LAYERS.index(path.split("/")[0])
+    return len(LAYERS) if path in ENTRY_POINTS else LAYERS.index(path.split("/")[0])
 
 
 def loops(edges: set[tuple[str, str]]) -> list[list[str]]:
