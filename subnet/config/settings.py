@@ -11,11 +11,12 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
+import platformdirs
+
 from subnet.cli import APP_NAME
 
 
 def _data_dir() -> Path:
-    import platformdirs
 
     return Path(platformdirs.user_data_dir(APP_NAME))
 

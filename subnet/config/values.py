@@ -7,6 +7,7 @@ databases, devices, backends, hotkeys).
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from subnet.cli import (
     text,
     ws_url,
 )
+from subnet.db.engine import normalise_url
 from subnet.registry import BACKENDS
 
 __all__ = [
@@ -79,8 +81,6 @@ def network(raw: str) -> str:
 def db_url(raw: str) -> str:
     value = raw.strip()
     if re.fullmatch(r"[a-z][a-z0-9+]*://\S*", value):
-        from subnet.db.engine import normalise_url
-
         normalise_url(value)  # an unsupported database (mysql://...) is a flag error, before any chain call
         return value
     raise ValueError(f"expected a SQLAlchemy URL such as postgresql+asyncpg://user@host/db, got {raw!r}")
@@ -130,7 +130,6 @@ def hotkeys(raw: str) -> tuple[str, ...]:
 
 def ip_addresses(raw: str) -> tuple[str, ...]:
     """Comma-separated IPv4/IPv6 addresses, as written (each checked)."""
-    import ipaddress
 
     addresses = tuple(part.strip() for part in raw.split(",") if part.strip())
     for address in addresses:
