@@ -1,6 +1,7 @@
-"""``python -m scoring``: see :mod:`scoring.cli`."""
+"""``python -m scoring``: the scorer's command line, :mod:`subnet.scoring_cli` (an entry point sits
+on top of every layer)."""
 
-from scoring.cli import main
+from subnet.scoring_cli import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

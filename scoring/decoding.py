@@ -24,13 +24,12 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from scoring.formats import markers
 from scoring.formats.glm import glm_call_at
 from scoring.formats.qwen3_coder import xml_calls_at
 from scoring.formats.reading import Finder
 from scoring.model import DEFAULT_LIMITS, Call, DecodeError, Limits, make_call
 from scoring.native import (
-    NATIVE_MARKERS,
-    NATIVE_MAY_HOLD_NO_CALL,
     NO_SCHEMAS,
     NativeReader,
     Schemas,
@@ -43,15 +42,50 @@ from scoring.native import (
 )
 from scoring.payloads import (
     _JSON_SCAN,
+    MessageText,
     _json_call,
-    _payload_calls,
-    calls_from_objects,
     guard_syntax,
 )
+from scoring.payloads import _payload_calls as _read_payload
+from scoring.payloads import calls_from_objects as _read_objects
 
 # What may follow a fence's opening backticks before the code: blanks, then a language tag and its
 # line end, or just a line end. It always matches (maybe empty).
 _FENCE_HEADER = re.compile(r"[ \t]*(?:[A-Za-z][\w+.-]*[ \t]*\n|\n?)")
+
+
+def _answer_text(text: str, limits: Limits) -> list[Call]:
+    """Answer text inside markup (Llama 4's call list): read as any answer is."""
+    return decode_text(text, limits)
+
+
+# Markers that start a family's call markup, and their readers (from the format modules, in the
+# registry's order). The one found first in a text decides (a later one may sit inside a value).
+NATIVE_MARKERS: tuple[tuple[str, NativeReader], ...] = tuple(
+    (marker.text, marker.reader_with(_answer_text)) for marker in markers()
+)
+# Markup that may hold no call at all: a Harmony answer whose messages are reasoning and a final
+# answer. For every other family, markers without a complete call are a decode error.
+NATIVE_MAY_HOLD_NO_CALL = frozenset(marker.text for marker in markers() if marker.may_hold_no_call)
+
+
+# A payload (JSON-shaped data, python call syntax) may be a whole assistant message whose content is
+# answer text; the payload readers sit below this module and hand that text back (MessageText) to be
+# read here, as any answer is.
+def _payload_calls(payload: str, limits: Limits, guarded: bool = False) -> list[Call]:
+    try:
+        return _read_payload(payload, limits, guarded)
+    except MessageText as message:
+        return decode_text(message.content, limits)
+
+
+def calls_from_objects(
+    value: Any, limits: Limits, *, from_json: bool, schemas: Schemas = NO_SCHEMAS
+) -> list[Call]:
+    try:
+        return _read_objects(value, limits, from_json=from_json)
+    except MessageText as message:
+        return decode_text(message.content, limits, schemas)
 
 
 def _openai_tool_calls(output: list[Any], limits: Limits) -> list[Call] | None:

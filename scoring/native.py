@@ -3,7 +3,8 @@
 Each family writes its calls between special markers of its own (see docs/miner.md for the
 table); each family's reader lives in its format's module (:mod:`scoring.formats`), and the
 shared reading parts in :mod:`scoring.formats.reading`. This module is the decoder's view of
-them: the markers that open a family's markup, with their readers.
+them: the readers and reading parts it calls by name (the markers that open a family's markup,
+with their readers, are :data:`scoring.decoding.NATIVE_MARKERS`).
 
 A reader finds its family's markers in the text, reads every complete call, and drops a call
 cut off at the end of the text (a parallel answer that ran out of tokens keeps its complete
@@ -20,7 +21,6 @@ decoder's :class:`Limits`.
 
 from __future__ import annotations
 
-from scoring.formats import markers
 from scoring.formats.deepseek import CALL_BEGIN as DS_CALL_BEGIN
 from scoring.formats.deepseek import CALLS_BEGIN as DS_CALLS_BEGIN
 from scoring.formats.deepseek import read as read_deepseek
@@ -52,15 +52,6 @@ from scoring.formats.reading import (
     typed_value,
 )
 
-# Markers that start a family's call markup, and their readers (from the format modules, in
-# the registry's order). The one found first in a text decides (a later one may sit inside a value).
-NATIVE_MARKERS: tuple[tuple[str, NativeReader], ...] = tuple(
-    (marker.text, marker.reader) for marker in markers()
-)
-# Markup that may hold no call at all: a Harmony answer whose messages are reasoning and a final
-# answer. For every other family, markers without a complete call are a decode error.
-NATIVE_MAY_HOLD_NO_CALL = frozenset(marker.text for marker in markers() if marker.may_hold_no_call)
-
 __all__ = [
     "DSML",
     "DS_CALLS_BEGIN",
@@ -68,8 +59,6 @@ __all__ = [
     "GEMMA_CALL",
     "KIMI_CALL",
     "KIMI_SECTION",
-    "NATIVE_MARKERS",
-    "NATIVE_MAY_HOLD_NO_CALL",
     "NO_SCHEMAS",
     "NativeReader",
     "Reading",

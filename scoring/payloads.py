@@ -19,7 +19,16 @@ from typing import Any
 
 from scoring.literals import LiteralReader
 from scoring.model import Call, DecodeError, Limits, make_call
-from scoring.native import NO_SCHEMAS, Schemas
+
+
+class MessageText(Exception):  # not a decode error: the payload is a message of text
+    """The payload is an assistant message whose content is answer text: the decoder, above this
+    layer, reads it as it reads any answer (markers, fences, reasoning), so it is handed back."""
+
+    def __init__(self, content: str) -> None:
+        super().__init__("an assistant message's text content")
+        self.content = content
+
 
 # String literals (single or double quoted), written so that a match starting at a quote always
 # succeeds (it may stop at the end of the line or text): the scan stays linear on any input.
@@ -204,11 +213,9 @@ def _calls_from_list(value: list[Any], limits: Limits, from_json: bool) -> list[
     return calls
 
 
-def calls_from_objects(
-    value: Any, limits: Limits, from_json: bool, schemas: Schemas = NO_SCHEMAS
-) -> list[Call]:
-    """JSON-shaped data (parsed text, or structured OpenAI objects) -> calls. ``schemas`` type the
-    values of native formats that write them as text, in a message's text content."""
+def calls_from_objects(value: Any, limits: Limits, from_json: bool) -> list[Call]:
+    """JSON-shaped data (parsed text, or structured OpenAI objects) -> calls. An assistant message
+    whose content is text raises :class:`MessageText`."""
     if type(value) is list and len(value) <= limits.max_calls:
         listed = _calls_from_list(value, limits, from_json)
         if listed is not None:
@@ -219,7 +226,7 @@ def calls_from_objects(
             return [call]
     if isinstance(value, dict):
         if not _MESSAGE_KEYS.isdisjoint(value) and "name" not in value and "tool" not in value:
-            return _calls_from_message(value, limits, from_json, schemas)
+            return _calls_from_message(value, limits, from_json)
         items: list[Any] = [value]
     elif isinstance(value, list | tuple):
         items = list(value)
@@ -239,9 +246,7 @@ def calls_from_objects(
     return calls
 
 
-def _calls_from_message(
-    message: Mapping[str, Any], limits: Limits, from_json: bool, schemas: Schemas
-) -> list[Call]:
+def _calls_from_message(message: Mapping[str, Any], limits: Limits, from_json: bool) -> list[Call]:
     tool_calls = message.get("tool_calls")
     if tool_calls:
         return calls_from_objects(tool_calls, limits, from_json)
@@ -257,9 +262,7 @@ def _calls_from_message(
         return []
     if not isinstance(content, str):
         raise DecodeError("message content must be a string or a list of parts")
-    from scoring.decoding import decode_text  # the text reader sits above this layer
-
-    return decode_text(content, limits, schemas)
+    raise MessageText(content)
 
 
 # Python statements that are calls: `f(a=1)`, `[f(a=1), g()]`, `f(), g()`, `x = f()`, `print(f())`.

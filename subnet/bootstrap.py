@@ -32,6 +32,9 @@ from typing import Any, TypeVar
 from subnet.cli import OneLineParser, UsageError, float_arg, int_arg, run_main, user_errors
 from subnet.config.flags import add_flag
 from subnet.config.settings import default_dev_wallet_path
+from subnet.devchain import DevChain
+from subnet.devchain.store import StoreError
+from subnet.wallets import create_dev_wallet
 
 PROG = "scripts/bootstrap_localnet.py"
 DEV_NETWORK = "dev"
@@ -227,8 +230,6 @@ def ensure_wallet(wallet_path: Path, name: str, hotkey: str, *, create: bool) ->
     Returns (wallet, created). Existing keys are never overwritten.
     """
     import bittensor as bt
-
-    from subnet.wallets import create_dev_wallet
 
     wallet = bt.Wallet(name=name, hotkey=hotkey, path=str(wallet_path))
     if wallet.coldkeypub_file.exists_on_device() and wallet.hotkey_file.exists_on_device():
@@ -517,7 +518,6 @@ class Bootstrapper:
 
 def _devchain(settings: BootstrapSettings) -> Any:
     """The devchain (subnet.devchain.DevChain) to hand to `bt.Subtensor(..., substrate=...)`."""
-    from subnet.devchain import DevChain
 
     return DevChain(settings.devchain_path)
 
@@ -525,8 +525,6 @@ def _devchain(settings: BootstrapSettings) -> Any:
 async def connect(settings: BootstrapSettings) -> Any:
     """A connected `bt.Client` for the settings' chain; BootstrapError when it cannot be reached."""
     import bittensor as bt
-
-    from subnet.devchain.store import StoreError
 
     if settings.network == DEV_NETWORK:
         # The network name only labels explorer links when a substrate is given.

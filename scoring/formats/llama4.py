@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scoring.formats.reading import Reading, Schemas
+from scoring.formats.reading import Reading, Schemas, TextDecoder
 from scoring.formats.spec import Format, Marker, family_prompting
 from scoring.formats.writing import python_call_list
 from scoring.model import Call, DecodeError, Limits
@@ -15,11 +15,10 @@ def render(calls: list[Call]) -> str:
     return f"{START}{python_call_list(calls)}{END}"
 
 
-def read(text: str, at: int, limits: Limits, schemas: Schemas) -> Reading:
-    """The call list after the start marker. The end marker may also sit inside a string value:
-    the first end after which the list reads is the end."""
-    from scoring.decoding import decode_text
-
+def read(text: str, at: int, limits: Limits, schemas: Schemas, decode_text: TextDecoder) -> Reading:
+    """The call list after the start marker, read as any answer's text is (``decode_text``). The
+    end marker may also sit inside a string value: the first end after which the list reads is the
+    end."""
     start = at + len(START)
     close = text.find(END, start)
     error = DecodeError("no complete call list after <|python_start|>")
@@ -35,17 +34,15 @@ def read(text: str, at: int, limits: Limits, schemas: Schemas) -> Reading:
         return Reading(decode_text(text[start:], limits), at, len(text))
     except DecodeError:
         pass
-    complete = _complete_python_calls(text[start:], limits)
+    complete = _complete_python_calls(text[start:], limits, decode_text)
     if complete:
         return Reading(complete, at, len(text))
     raise error
 
 
-def _complete_python_calls(body: str, limits: Limits, tries: int = 8) -> list[Call]:
+def _complete_python_calls(body: str, limits: Limits, decode_text: TextDecoder, tries: int = 8) -> list[Call]:
     """The complete calls of a python call list cut off mid-call: the list closed after each of
     its last few ``)`` in turn, from the end, until one reads (bounded: ``tries`` parses)."""
-    from scoring.decoding import decode_text
-
     stripped = body.lstrip()
     if not stripped.startswith("["):
         return []
@@ -68,7 +65,7 @@ FORMAT = Format(
     families="Llama 4",
     auto_when=r"`<\|python_start\|>`",
     decode_needs_tools=True,
-    markers=(Marker(START, read),),
+    markers=(Marker(START, answer_reader=read),),
     fingerprints=((START,),),
     fingerprint_rank=80,
     prompting=family_prompting(render, ("<|python_start|>[", "{name}(")),

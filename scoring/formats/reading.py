@@ -183,6 +183,11 @@ class Reading:
 
 
 NativeReader = Callable[[str, int, Limits, Schemas], Reading]
+# The decoder of a whole answer's text (scoring.decoding.decode_text), handed to the readers of
+# markup that holds an answer of its own (Llama 4's call list reads as any answer does): it sits
+# above the formats, which never import it.
+TextDecoder = Callable[[str, Limits], list[Call]]
+AnswerReader = Callable[[str, int, Limits, Schemas, TextDecoder], Reading]
 
 
 def json_objects(text: str, start: int, limits: Limits, separators: str = ";,") -> tuple[list[Any], int]:

@@ -17,8 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from scoring.formats.reading import NativeReader
-from scoring.model import Call
+from scoring.formats.reading import AnswerReader, NativeReader, Reading, Schemas, TextDecoder
+from scoring.model import Call, Limits
 from scoring.schema import function_of
 
 Renderer = Callable[[list[Call]], str | list[dict[str, Any]]]
@@ -26,13 +26,32 @@ Renderer = Callable[[list[Call]], str | list[dict[str, Any]]]
 
 @dataclass(frozen=True)
 class Marker:
-    """Text that opens a family's call markup wherever it stands, and the reader of that markup.
-    ``may_hold_no_call``: markup that may be all reasoning and answer (Harmony's channels); for
-    any other marker, markup without a complete call is a decode error."""
+    """Text that opens a family's call markup wherever it stands, and the reader of that markup:
+    ``reader``, or ``answer_reader`` for markup that holds an answer of its own, read by the
+    decoder of answer text it is handed (:meth:`reader_with`). ``may_hold_no_call``: markup that
+    may be all reasoning and answer (Harmony's channels); for any other marker, markup without a
+    complete call is a decode error."""
 
     text: str
-    reader: NativeReader
+    reader: NativeReader | None = None
     may_hold_no_call: bool = False
+    answer_reader: AnswerReader | None = None
+
+    def __post_init__(self) -> None:
+        if (self.reader is None) == (self.answer_reader is None):
+            raise ValueError(f"marker {self.text!r}: give it a reader or an answer_reader, not both")
+
+    def reader_with(self, decode_text: TextDecoder) -> NativeReader:
+        """The marker's reader, for a decoder whose answer text reads with ``decode_text``."""
+        if self.reader is not None:
+            return self.reader
+        answer_reader = self.answer_reader
+        assert answer_reader is not None  # __post_init__: one of the two
+
+        def read(text: str, at: int, limits: Limits, schemas: Schemas) -> Reading:
+            return answer_reader(text, at, limits, schemas, decode_text)
+
+        return read
 
 
 def functions_of(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 from typing import Any
 
 from subnet.chain.client import ChainClient
+from subnet.config import ConfigError, parse_register_settings, user_errors
+from subnet.logs import configure_logging
+from subnet.wallets import load_wallet
 
 
 async def _register_once(settings: Any, wallet: Any) -> tuple[str, int]:
@@ -15,11 +19,6 @@ async def _register_once(settings: Any, wallet: Any) -> tuple[str, int]:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m subnet.chain register [--netuid N] [--wallet.name W] ...``: register a hotkey."""
-    import sys
-
-    from subnet.config import ConfigError, parse_register_settings, user_errors
-    from subnet.logs import configure_logging
-    from subnet.wallets import load_wallet
 
     args = list(sys.argv[1:] if argv is None else argv)
     with user_errors("python -m subnet.chain"):

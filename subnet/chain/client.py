@@ -15,6 +15,7 @@ import logging
 import random
 import re
 import socket
+import sqlite3
 import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import bittensor as bt
 from bittensor import settings as bt_settings
 
+from subnet import devchain as devchain_module
 from subnet.chain.axon import public_address, same_axon
 from subnet.chain.errors import (
     ChainError,
@@ -38,7 +40,8 @@ from subnet.chain.errors import (
     translate,
 )
 from subnet.chain.types import Metagraph, WeightsResult, metagraph_from_sdk
-from subnet.config import ChainRetrySettings
+from subnet.config import ChainRetrySettings, default_devchain_path, default_wallet_path
+from subnet.devchain import StoreError
 
 if TYPE_CHECKING:
     from subnet.config import DevchainSettings, MinerSettings, SubtensorSettings, ValidatorSettings
@@ -94,7 +97,6 @@ def _rpc_substrate_factory(target: str) -> SubstrateFactory:
 
 def _devchain_substrate_factory(devchain: DevchainSettings) -> SubstrateFactory:
     def build() -> Any:
-        from subnet import devchain as devchain_module
 
         if not devchain.path.exists():
             # A neuron opening a new, empty chain at a mistyped path would only report "not
@@ -160,10 +162,6 @@ class ChainClient:
         subtensor: SubtensorSettings = settings.subtensor
         factory: SubstrateFactory
         if subtensor.is_dev and substrate is None:
-            import sqlite3
-
-            from subnet.devchain import StoreError
-
             kwargs.setdefault("backend_errors", (StoreError,))
             kwargs.setdefault("backend_transient", (sqlite3.OperationalError,))
         if substrate is not None:
@@ -535,8 +533,6 @@ async def _noop() -> None:
 def _register_hint(settings: Settings) -> str:
     wallet = settings.wallet
     if settings.subtensor.is_dev:
-        from subnet.config import default_devchain_path, default_wallet_path
-
         extra = "" if wallet.path == default_wallet_path() else f" --wallet.path {wallet.path}"
         if settings.devchain.path != default_devchain_path():
             extra += f" --devchain.path {settings.devchain.path}"

@@ -17,10 +17,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from scoring.formats import guided_formats
 from subnet.cli import OneLineParser, UsageError, argparse_type
 from subnet.config import settings as settings_module
 from subnet.config.errors import ConfigError
 from subnet.config.settings import (
+    GuidedMode,
     LoggingSettings,
     MinerSettings,
     ModelSettings,
@@ -55,7 +57,7 @@ from subnet.config.values import (
     text,
     ws_url,
 )
-from subnet.phrasing import ENGINES as PHRASING_ENGINES
+from subnet.registry import ENGINES, engines_help, owners_of, settings_mistake
 from tasks.sources import PATH_FLAGS
 
 T = TypeVar("T")
@@ -159,7 +161,7 @@ FLAGS: tuple[Flag, ...] = (
     Flag("logging.trace", "Log at DEBUG level, the SDK's RPC traffic included.", boolean, switch=True),
     Flag("logging.logging_dir", "Also write logs to a file in this directory.", path, metavar="DIR"),
     # miner: model
-    # Its choices (and metavar) are subnet.miner.backends.BACKENDS, read when the flag is used.
+    # Its choices (and metavar) are subnet.registry.BACKENDS, read when the flag is used.
     Flag("model.backend", "Model backend.", model_backend),
     Flag(
         "model.path",
@@ -191,11 +193,11 @@ FLAGS: tuple[Flag, ...] = (
     Flag("model.max_new_tokens", "Generation length cap.", POSITIVE_INT, metavar="N"),
     Flag(
         "model.guided",
-        "Schema-guided decoding of calls (json, hermes, pythonic formats): on "
+        f"Schema-guided decoding of calls ({', '.join(guided_formats())} formats): on "
         "(the model decides whether to call), forced (always a call, values copied from the request), "
         "grounded (forced, kept only when the request grounds it).",
-        choice("off", "on", "forced", "grounded"),
-        metavar="{off,on,forced,grounded}",
+        choice(*GuidedMode),
+        metavar="{" + ",".join(GuidedMode) + "}",
     ),
     Flag(
         "model.prefix_cache_tokens",
@@ -365,8 +367,8 @@ FLAGS: tuple[Flag, ...] = (
     ),
     Flag(
         "phrasing.engine",
-        "Model writing each round's requests: templates (no model: localnet, tests), openai, transformers.",
-        choice(*PHRASING_ENGINES),
+        f"Model writing each round's requests: {engines_help()}.",
+        choice(*ENGINES),
         metavar="NAME",
     ),
     Flag(
@@ -481,11 +483,9 @@ def _metavar(flag: Flag) -> str | None:
 
 
 def _help(flag: Flag) -> str:
-    """The flag's help; a backend's own ``--model.*`` setting (subnet.miner.backends) names it."""
+    """The flag's help; a backend's own ``--model.*`` setting (subnet.registry) names it."""
     if flag.section != "model":
         return flag.help
-    from subnet.miner.backends import owners_of
-
     owners = owners_of(flag.attr)
     return f"{flag.help} For --model.backend {' or '.join(owners)}." if owners else flag.help
 
@@ -600,9 +600,7 @@ def _check(settings: Any) -> None:
     """Cross-flag rules that no single flag's parser can see."""
     model: ModelSettings | None = getattr(settings, "model", None)
     if model is not None:
-        # What a backend needs and what only it may be given: its own settings (subnet.miner.backends).
-        from subnet.miner.backends import settings_mistake
-
+        # What a backend needs and what only it may be given: its own settings (subnet.registry).
         mistake = settings_mistake(model)
         if mistake is not None:
             raise ConfigError(mistake)

@@ -9,13 +9,15 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
+
+import platformdirs
 
 from subnet.cli import APP_NAME
 
 
 def _data_dir() -> Path:
-    import platformdirs
 
     return Path(platformdirs.user_data_dir(APP_NAME))
 
@@ -121,11 +123,30 @@ class ChainRetrySettings:
     timeout: float = 60.0
 
 
+class GuidedMode(StrEnum):
+    """``--model.guided``: off; on (calls kept well-formed, the model decides whether to call);
+    forced (every answer a call, values copied from the request); grounded (forced, and the
+    call kept only where the request grounds it)."""
+
+    OFF = "off"
+    ON = "on"
+    FORCED = "forced"
+    GROUNDED = "grounded"
+
+    @property
+    def guides(self) -> bool:
+        return self is not GuidedMode.OFF
+
+    @property
+    def copies_values(self) -> bool:
+        return self in (GuidedMode.FORCED, GuidedMode.GROUNDED)
+
+
 @dataclass(frozen=True)
 class ModelSettings:
     """What the miner serves: the settings of every backend, flat. Which ones are a
     backend's own (and what it needs or refuses) is declared with the backend, in
-    `subnet.miner.backends.BACKEND_SETTINGS`; the rest every backend reads."""
+    `subnet.registry.BACKENDS`; the rest every backend reads."""
 
     backend: str = "transformers"
     path: str | None = None

@@ -7,6 +7,7 @@ databases, devices, backends, hotkeys).
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from pathlib import Path
 
@@ -24,6 +25,8 @@ from subnet.cli import (
     text,
     ws_url,
 )
+from subnet.db.engine import normalise_url
+from subnet.registry import BACKENDS
 
 __all__ = [
     "MODEL_FORMATS",
@@ -78,8 +81,6 @@ def network(raw: str) -> str:
 def db_url(raw: str) -> str:
     value = raw.strip()
     if re.fullmatch(r"[a-z][a-z0-9+]*://\S*", value):
-        from subnet.db.engine import normalise_url
-
         normalise_url(value)  # an unsupported database (mysql://...) is a flag error, before any chain call
         return value
     raise ValueError(f"expected a SQLAlchemy URL such as postgresql+asyncpg://user@host/db, got {raw!r}")
@@ -93,13 +94,8 @@ def device(raw: str) -> str:
 
 
 def model_backends() -> list[str]:
-    """The ``--model.backend`` choices: the names of `subnet.miner.backends.BACKENDS`, in its order.
-
-    Read when a miner's flags are built or parsed, never at import: the registry's package builds
-    on `ModelSettings` (subnet.miner.base), so importing it with this module would be circular.
-    """
-    from subnet.miner.backends import BACKENDS
-
+    """The ``--model.backend`` choices: the names of `subnet.registry.BACKENDS`, in its order (read
+    when a miner's flags are built or parsed)."""
     return list(BACKENDS)
 
 
@@ -134,7 +130,6 @@ def hotkeys(raw: str) -> tuple[str, ...]:
 
 def ip_addresses(raw: str) -> tuple[str, ...]:
     """Comma-separated IPv4/IPv6 addresses, as written (each checked)."""
-    import ipaddress
 
     addresses = tuple(part.strip() for part in raw.split(",") if part.strip())
     for address in addresses:

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import bittensor_core
+import platformdirs
 from bittensor import Balance, ChainError, ErrorCode, ExtrinsicResult
 from bittensor._generated.errors import ERRORS
 
@@ -57,7 +58,6 @@ _DEVCHAIN_ONLY_ERRORS = {"InvalidArguments": ErrorCode.INVALID_ARGUMENT}
 
 def default_path() -> Path:
     """Where the devchain lives unless told otherwise (the user's data directory)."""
-    import platformdirs
 
     # Same place as subnet.config's default, so the CLI finds the chain the neurons use.
     return Path(platformdirs.user_data_dir("toolcall-subnet", appauthor=False)) / "devchain.sqlite"

@@ -19,6 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import platformdirs
+
+from scoring.formats import format_names
 from subnet.cli import (
     APP_NAME,
     OneLineParser,
@@ -55,7 +58,6 @@ RENAMED = {
 
 def default_state_dir() -> Path:
     """``localnet/`` under the user's data directory (beside the neurons' own defaults)."""
-    import platformdirs
 
     return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False)) / "localnet"
 
@@ -112,7 +114,6 @@ class LocalnetSettings:
 def miner_formats() -> tuple[str, ...]:
     """The output formats a miner can be started with (the format registry); `auto` would give
     every demo miner the same one, so it is left out."""
-    from scoring.formats import format_names
 
     return format_names()
 

@@ -11,7 +11,7 @@ Heavy modules (torch, transformers) are imported only when a backend is started.
 """
 
 from subnet.miner.adapters import ADAPTERS, MODEL_FORMATS, OutputAdapter, format_for_template
-from subnet.miner.backends import BACKENDS, build_backend
+from subnet.miner.backends import build_backend
 from subnet.miner.base import (
     Backend,
     BadModelRequest,
@@ -24,6 +24,7 @@ from subnet.miner.base import (
     ModelOptions,
     Usage,
 )
+from subnet.registry import BACKENDS
 
 __all__ = [
     "ADAPTERS",

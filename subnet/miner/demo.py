@@ -17,6 +17,9 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from platformdirs import user_cache_dir
+
+from subnet.cli import OneLineParser, run_main
 from subnet.miner.base import ModelLoadError
 
 log = logging.getLogger(__name__)
@@ -35,7 +38,6 @@ def cache_root(cache_dir: str | None = None) -> Path:
         return Path(cache_dir).expanduser()
     if os.environ.get(CACHE_ENV):
         return Path(os.environ[CACHE_ENV]).expanduser()
-    from platformdirs import user_cache_dir
 
     return Path(user_cache_dir("toolcall-subnet")) / "models"
 
@@ -103,7 +105,6 @@ def _convert(gguf: Path, destination: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     """``python -m subnet.miner.demo gguf`` prints the demo model's GGUF file (for an engine such as
     llama.cpp); ``... folder`` prints the converted transformers folder, converting it first."""
-    from subnet.cli import OneLineParser, run_main
 
     parser = OneLineParser(
         prog="python -m subnet.miner.demo",

@@ -23,9 +23,19 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from subnet.chain import ChainClient, ChainError
+from subnet.config import ConfigError
 from subnet.miner.backends import build_backend
 from subnet.miner.base import Backend, ModelOptions
 from subnet.miner.service import MinerModel
+from subnet.transport import (
+    GATE_KEY,
+    AuthPolicy,
+    MetagraphDirectory,
+    MinerServer,
+    ServerPolicy,
+    build_miner_app,
+)
 
 if TYPE_CHECKING:
     from subnet.chain import ChainClient
@@ -50,7 +60,6 @@ DEV_PUBLISHED_IP = "127.0.0.1"
 
 def server_policy(settings: MinerSettings) -> ServerPolicy:
     """The transport's policy from the miner's flags (see docs/transport.md)."""
-    from subnet.transport import AuthPolicy, ServerPolicy
 
     return ServerPolicy(
         auth=AuthPolicy(
@@ -78,7 +87,6 @@ def server_policy(settings: MinerSettings) -> ServerPolicy:
 
 
 def _cannot_listen(host: str, port: int, error: OSError) -> Exception:
-    from subnet.config import ConfigError
 
     reason = error.strerror or str(error)
     return ConfigError(
@@ -138,8 +146,6 @@ class MinerNode:
     async def start(self) -> Serving:
         """Check registration, load the model, serve, publish the axon. Raises the chain's
         `NotRegistered` (a one-line user error) before loading anything."""
-        from subnet.config import ConfigError
-        from subnet.transport import MetagraphDirectory, MinerServer, build_miner_app
 
         settings = self.settings
         published_ip = settings.axon.published_ip or (DEV_PUBLISHED_IP if settings.subtensor.is_dev else None)
@@ -185,7 +191,6 @@ class MinerNode:
         return self.serving
 
     async def _refresh_metagraph(self) -> None:
-        from subnet.chain import ChainError
 
         while True:
             await asyncio.sleep(self.refresh_s)
@@ -208,8 +213,6 @@ class MinerNode:
                 await self._refresher
             self._refresher = None
         if self.server is not None:
-            from subnet.transport import GATE_KEY
-
             gate = self.server.app.get(GATE_KEY)
             in_flight = gate.active if gate is not None else 0
             if in_flight:
@@ -236,7 +239,6 @@ class MinerNode:
 
 async def run_miner(settings: MinerSettings, *, wallet: Any, stop: asyncio.Event | None = None) -> None:
     """Run a miner until SIGINT/SIGTERM (or until `stop` is set)."""
-    from subnet.chain import ChainClient
 
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()

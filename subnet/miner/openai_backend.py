@@ -18,7 +18,6 @@ from typing import Any
 import aiohttp
 
 from subnet.miner.adapters import OutputAdapter, format_for_template
-from subnet.miner.backends import missing_setting
 from subnet.miner.base import (
     BadModelRequest,
     EngineFailed,
@@ -31,6 +30,7 @@ from subnet.miner.base import (
     ModelOptions,
     Usage,
 )
+from subnet.registry import missing_setting
 
 log = logging.getLogger(__name__)
 

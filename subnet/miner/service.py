@@ -37,6 +37,7 @@ from subnet.protocol import (
     ToolCall,
     Usage,
 )
+from subnet.transport import Refusal
 
 log = logging.getLogger(__name__)
 
@@ -124,8 +125,6 @@ class MinerModel:
         try:
             result = await self.backend.generate(to_generation_request(request))
         except ModelError as error:
-            from subnet.transport import Refusal
-
             refusal_type = _REFUSAL_TYPES.get(type(error), "internal_error")
             log.debug("request from uid %s refused: %s", getattr(caller, "uid", "?"), error.message)
             raise Refusal(refusal_type, error.message) from None

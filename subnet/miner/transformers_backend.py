@@ -30,6 +30,7 @@ from subnet.miner.base import (
     Usage,
 )
 from subnet.miner.batcher import MIN_SAMPLING_TEMPERATURE, BatchingBackend, failed_alone, sampling_temperature
+from subnet.miner.demo import ensure_demo_model
 from subnet.miner.engine import DecodeEngine, Row, supports_model
 from subnet.miner.guided import (
     GUIDED_FORMATS,
@@ -82,8 +83,6 @@ class TransformersBackend(BatchingBackend):
                 "--model.path is required for the transformers backend (a model folder or 'demo')"
             )
         if path == "demo":
-            from subnet.miner.demo import ensure_demo_model
-
             return str(ensure_demo_model(self.options.cache_dir))
         folder = Path(path).expanduser()
         if folder.is_dir():

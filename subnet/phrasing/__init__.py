@@ -1,8 +1,8 @@
 """Phrasing engines for the validator: the models that write the requests miners read.
 
-``ENGINES`` maps ``--phrasing.engine`` names to the class serving it (imported on demand, so a
-validator with an endpoint never imports torch); a new engine is one file and one entry here.
-Every engine satisfies ``tasks.phrasing.PhrasingEngine``. The model engines reuse the miner's
+:data:`subnet.registry.ENGINES` maps ``--phrasing.engine`` names to the class serving it (imported
+on demand, so a validator with an endpoint never imports torch); a new engine is one file and one
+entry there. Every engine satisfies ``tasks.phrasing.PhrasingEngine``. The model engines reuse the miner's
 backends (``subnet.miner``): the same OpenAI client with its timeouts and size caps, the same
 batched transformers generation on GPU where present.
 """
@@ -11,16 +11,12 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import importlib
 from typing import Any
 
-__all__ = ["ENGINES", "PhrasingSetupError", "add_phrasing_arguments", "build_engine", "phrasing_settings"]
+from subnet.config import PhrasingSettings, add_flag
+from subnet.registry import ENGINES, PluginMissing, load
 
-ENGINES: dict[str, str] = {
-    "templates": "tasks.phrasing:TemplateEngine",
-    "openai": "subnet.phrasing.model_engine:OpenAIEngine",
-    "transformers": "subnet.phrasing.model_engine:TransformersEngine",
-}
+__all__ = ["ENGINES", "PhrasingSetupError", "add_phrasing_arguments", "build_engine", "phrasing_settings"]
 
 # The flags of add_phrasing_arguments beside --phrasing.engine: each only means something with one.
 _ENGINE_FLAGS = ("url", "model", "api_key_env", "path", "device", "verify", "timeout", "concurrency")
@@ -30,24 +26,21 @@ class PhrasingSetupError(Exception):
     """A phrasing engine that cannot be set up as configured (one line for the user)."""
 
 
-def build_engine(settings: Any) -> Any:
-    """The (not yet started) engine that ``settings.engine`` names (``subnet.config.PhrasingSettings``)."""
-    try:
-        target = ENGINES[settings.engine]
-    except KeyError:
+def build_engine(settings: PhrasingSettings) -> Any:
+    """The (not yet started) engine that ``settings.engine`` names."""
+    entry = ENGINES.get(settings.engine)
+    if entry is None:
         raise PhrasingSetupError(
             f"unknown phrasing engine {settings.engine!r}; choose one of {', '.join(ENGINES)}"
-        ) from None
-    module_name, class_name = target.split(":")
+        )
     try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as error:
+        engine_class = load(entry.target)
+    except PluginMissing as error:
         raise PhrasingSetupError(
-            f"the {settings.engine} phrasing engine needs the [miner] extra "
-            f"(pip install -e '.[miner]'): {error}"
+            f"the {settings.engine} phrasing engine needs the [{entry.extra}] extra "
+            f"(pip install -e '.[{entry.extra}]'): {error.__cause__}"
         ) from error
-    cls = getattr(module, class_name)
-    return cls() if settings.engine == "templates" else cls(settings)
+    return engine_class(settings)
 
 
 def add_phrasing_arguments(parser: argparse.ArgumentParser) -> None:
@@ -55,8 +48,6 @@ def add_phrasing_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group(
         "phrasing", "rewrite each request with a language model, as validators do (docs/phrasing.md)"
     )
-    from subnet.config import PhrasingSettings, add_flag
-
     defaults = PhrasingSettings()
     add_flag(group, "phrasing.engine", dest="phrasing_engine", note="(default: the template text, unphrased)")
     for name in _ENGINE_FLAGS:
@@ -68,7 +59,7 @@ def add_phrasing_arguments(parser: argparse.ArgumentParser) -> None:
         )
 
 
-def phrasing_settings(args: argparse.Namespace) -> Any:
+def phrasing_settings(args: argparse.Namespace) -> PhrasingSettings | None:
     """``subnet.config.PhrasingSettings`` from the flags of ``add_phrasing_arguments`` (None: no engine)."""
     given = {name: getattr(args, f"phrasing_{name}") for name in _ENGINE_FLAGS}
     given = {name: value for name, value in given.items() if value is not None}
@@ -80,8 +71,6 @@ def phrasing_settings(args: argparse.Namespace) -> Any:
                 f"(one of {', '.join(ENGINES)}): add it, or drop {'it' if len(given) == 1 else 'them'}"
             )
         return None
-    from subnet.config import PhrasingSettings
-
     settings = dataclasses.replace(PhrasingSettings(engine=args.phrasing_engine), **given)
     if settings.timeout <= 0 or settings.concurrency < 1:
         raise PhrasingSetupError("--phrasing.timeout must be positive and --phrasing.concurrency at least 1")

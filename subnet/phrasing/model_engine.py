@@ -12,6 +12,7 @@ from typing import Any
 
 from subnet.miner.backends import build_backend
 from subnet.miner.base import EngineTimeout, GenerationRequest, ModelError, ModelOptions
+from subnet.phrasing import PhrasingSetupError
 from tasks.phrasing import EngineAnswer, PhrasingRequest
 
 __all__ = ["OpenAIEngine", "TransformersEngine"]
@@ -68,8 +69,6 @@ class OpenAIEngine(_BackendEngine):
 
     def __init__(self, settings: Any) -> None:
         if not settings.url:
-            from subnet.phrasing import PhrasingSetupError
-
             raise PhrasingSetupError(
                 "--phrasing.engine openai needs --phrasing.url (the endpoint's http:// URL)"
             )
@@ -91,8 +90,6 @@ class TransformersEngine(_BackendEngine):
 
     def __init__(self, settings: Any) -> None:
         if not settings.path:
-            from subnet.phrasing import PhrasingSetupError
-
             raise PhrasingSetupError(
                 "--phrasing.engine transformers needs --phrasing.path (a local model folder, or demo)"
             )

@@ -11,6 +11,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import scoring
+from scoring.schema import function_of
 from subnet.protocol import AssistantMessage
 from subnet.validator.task_source import TaskLike
 
@@ -35,7 +37,6 @@ def message_output(message: AssistantMessage) -> dict[str, Any]:
 
 def bfcl_functions(tools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """OpenAI tool dicts -> the function schemas BFCL's checker takes."""
-    from scoring.schema import function_of
 
     return [dict(function_of(tool)) for tool in tools]
 
@@ -48,8 +49,6 @@ class BfclJudge:
 
     def judge(self, message: AssistantMessage, task: TaskLike) -> Judgement:
         if self.checker is None:
-            import scoring
-
             self.checker = scoring.check
         verdict = self.checker(
             message_output(message), bfcl_functions(task.tools), task.expected, task.scoring_category

@@ -7,6 +7,8 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
+from subnet.registry import engine_rewrites
+
 ROUND_BUCKETS = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0)
 
 
@@ -97,7 +99,7 @@ class ValidatorMetrics:
 
     def phrasing_done(self, stats: dict[str, Any]) -> None:
         """Count one round's phrasing (``PhrasingStats.to_dict``)."""
-        if stats.get("engine") == "templates":
+        if not engine_rewrites(str(stats.get("engine"))):
             self.phrasing_tasks.labels("template").inc(stats.get("slots", 0))
             return
         for outcome in ("phrased", "retried", "dropped", "unfilled"):

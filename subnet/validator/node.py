@@ -29,11 +29,15 @@ from subnet.config import PUBLIC_NETWORKS, UserError, ValidatorSettings
 from subnet.db import NotAValidatorDatabase, SchemaOutOfDate, create_engine, prepare_schema
 from subnet.db.engine import DatabaseUrlError, error_reason
 from subnet.metrics import add_metrics_route, new_registry
+from subnet.phrasing import PhrasingSetupError, build_engine
+from subnet.registry import engine_rewrites
 from subnet.transport import ClientTimeouts, MinerClient
 from subnet.validator.budget import RoundBudget
+from subnet.validator.dashboard import DashboardStartError, start_dashboard
 from subnet.validator.jobs import GuardedJob, JobSpec, build_scheduler
 from subnet.validator.judge import BfclJudge, Judge
 from subnet.validator.metrics import ValidatorMetrics
+from subnet.validator.phrasing import RoundPhraser, policy_from
 from subnet.validator.rounds import ChainView, Querier, RoundParams, RoundReport, RoundRunner, VariantObserver
 from subnet.validator.sandbox import Sandbox, SandboxLimits
 from subnet.validator.secret import SecretFileError, load_or_create_secret
@@ -44,6 +48,7 @@ from subnet.validator.task_source import LibraryTasks, TaskSource
 if TYPE_CHECKING:
     from subnet.validator.phrasing import RoundPhraser
 from subnet.validator.weights import WeightsAttempt, WeightSetter, WeightsOutcome
+from tasks import SourceFileError, TaskConfigError
 
 log = logging.getLogger(__name__)
 
@@ -263,8 +268,6 @@ class Validator:
             await self._serve_dashboard(engine)
 
     async def _serve_dashboard(self, engine: Any) -> None:
-        from subnet.validator.dashboard import DashboardStartError, start_dashboard
-
         settings = self.settings
         try:
             server = await start_dashboard(
@@ -404,7 +407,7 @@ class Validator:
             return phraser.rewrites
         if self._runner is not None:  # started: the task source brings its own text
             return False
-        return self.settings.phrasing.engine != "templates"
+        return engine_rewrites(self.settings.phrasing.engine)
 
     def job_specs(self) -> list[JobSpec]:
         settings, cadence = self.settings, self.options.cadence
@@ -498,7 +501,7 @@ def check_phrasing(settings: ValidatorSettings) -> None:
     """Refuse template text on finney and test (a StartupError line): code without a model can
     answer it. Run before anything connects, so the mistake costs no wait."""
     if (
-        settings.phrasing.engine == "templates"
+        not engine_rewrites(settings.phrasing.engine)
         and settings.subtensor.network in PUBLIC_NETWORKS
         and not settings.phrasing.allow_templates
     ):
@@ -514,8 +517,6 @@ def _phraser(settings: ValidatorSettings, task_source: TaskSource) -> RoundPhras
 
     None where the task source is not the library's (tests that bring their own tasks).
     """
-    from subnet.phrasing import PhrasingSetupError, build_engine
-    from subnet.validator.phrasing import RoundPhraser, policy_from
 
     check_phrasing(settings)
     phrasing = settings.phrasing
@@ -530,7 +531,6 @@ def _phraser(settings: ValidatorSettings, task_source: TaskSource) -> RoundPhras
 
 def _task_source(settings: Any) -> TaskSource:
     """The task source ``--tasks.sources`` names; a bad value or pool file is a one-line StartupError."""
-    from tasks import SourceFileError, TaskConfigError
 
     text = settings.sources
     try:

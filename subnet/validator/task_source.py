@@ -15,6 +15,10 @@ if TYPE_CHECKING:  # the module loads tasks when first used (see above); the typ
     from tasks import Task
     from tasks.episodes import Episode, EpisodeSource
 
+import tasks
+from tasks.episodes import generate_episodes
+from tasks.seeding import sub_seed
+
 
 class TaskLike(Protocol):
     """What the validator reads from a task (``tasks.Task`` satisfies it)."""
@@ -84,7 +88,6 @@ class LibraryTasks:
 
         Raises ``tasks.TaskConfigError`` / ``tasks.SourceFileError`` with a one-line reason.
         """
-        import tasks
 
         shares = tasks.parse_source_shares(text)
         if set(shares) <= {tasks.BUILTIN}:
@@ -95,38 +98,31 @@ class LibraryTasks:
         )
 
     def round_seed(self, secret: bytes, netuid: int, block_hash: str, round_number: int) -> bytes:
-        import tasks
 
         return bytes(tasks.derive_round_seed(secret, netuid, block_hash, round_number))
 
     def miner_seed(self, round_seed: bytes, hotkey: str) -> bytes:
-        import tasks
 
         return bytes(tasks.derive_miner_seed(round_seed, hotkey))
 
     def generate(self, seed: bytes | int, n: int) -> Sequence[TaskLike]:
-        import tasks
 
         return tasks.generate(seed, n, mix=self.mix, sources=list(self.sources) if self.sources else None)
 
     def episodes(self, seed: bytes, n: int) -> Sequence[Episode]:
         """The round's multi-turn episodes (tasks.episodes), from a seed of their own."""
-        from tasks.episodes import generate_episodes
-        from tasks.seeding import sub_seed
 
         sources = list(self.episode_sources) if self.episode_sources else None
         return generate_episodes(sub_seed(seed, b"episodes"), n, sources=sources)
 
     def redraw(self, task: TaskLike, seed: bytes) -> Task:
         """A new task of the same category or source, for one whose request could not be phrased."""
-        import tasks
 
         if not isinstance(task, tasks.Task):
             raise TypeError(f"LibraryTasks redraws tasks.Task only, got {type(task).__name__}")
         return tasks.redraw(task, seed, list(self.sources) if self.sources else None)
 
     def variant(self, task: TaskLike, seed: bytes | int) -> TaskLike:
-        import tasks
 
         if not isinstance(task, tasks.Task):
             raise TypeError(f"LibraryTasks varies tasks.Task only, got {type(task).__name__}")

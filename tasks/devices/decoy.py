@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from random import Random
 
 from tasks.devices import Fact, Scene, Worked
+from tasks.library.common import EmailAddress, Handle, PersonName, Place
 from tasks.spec import Param
 from tasks.values import ClockTime, Composed, Date, Decimal, Integer, Pick, Quoted
 
@@ -31,7 +32,6 @@ _KINDS: tuple[type, ...] = (Date, ClockTime, Pick, Composed, Integer, Decimal, Q
 
 
 def _kinds() -> tuple[type, ...]:
-    from tasks.library.common import EmailAddress, Handle, PersonName, Place
 
     return (*_KINDS, Place, PersonName, EmailAddress, Handle)
 

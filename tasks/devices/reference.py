@@ -12,6 +12,7 @@ from functools import cache
 from random import Random
 
 from tasks.devices import Fact, Scene, Worked
+from tasks.library.common import CITY, EMAIL, PERSON, PHONE, first_name
 from tasks.spec import Param
 from tasks.values import Mention, ValueGen
 
@@ -57,7 +58,6 @@ class _Shape:
 
 @cache
 def _shapes() -> dict[int, tuple[ValueGen, _Shape]]:
-    from tasks.library.common import CITY, EMAIL, PERSON, PHONE
 
     return {
         id(CITY): (
@@ -95,7 +95,6 @@ def _shapes() -> dict[int, tuple[ValueGen, _Shape]]:
 
 
 def _first_name(rng: Random) -> str:
-    from tasks.library.common import first_name
 
     return first_name(rng)
 

@@ -85,6 +85,9 @@ class TemplateEngine:
     name = "templates"
     rewrites = False
 
+    def __init__(self, settings: object = None) -> None:
+        """``settings``: the ``--phrasing.*`` settings every engine is built with; no model, none read."""
+
     async def start(self) -> None:
         return None
 

@@ -1,5 +1,5 @@
 """subnet.config and the miner's backend registry: --model.backend's choices are
-subnet.miner.backends.BACKENDS, and each backend's own --model.* settings (BACKEND_SETTINGS) give
+subnet.registry.BACKENDS, and each backend's own --model.* settings (its entry's settings) give
 their flags' help and the one-line errors for a flag given to the wrong backend."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from subnet.config import (
     model_backends,
     parse_miner_settings,
 )
-from subnet.miner.backends import BACKEND_SETTINGS, BACKENDS, BackendSettings, missing_setting, owners_of
+from subnet.registry import BACKENDS, BackendEntry, BackendSettings, missing_setting, owners_of
 
 BASE_URL = ["--model.base_url", "http://127.0.0.1:8000/v1"]
 
@@ -39,7 +39,7 @@ def test_the_backend_choices_are_the_registry() -> None:
 
 
 def test_a_backend_added_to_the_registry_is_a_choice(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(BACKENDS, "vllm", "vllm_backend:VLLMBackend")
+    monkeypatch.setitem(BACKENDS, "vllm", BackendEntry("vllm_backend:VLLMBackend"))
     assert model_backends() == [*BACKENDS] and "vllm" in model_backends()
     assert parse_miner_settings(["--model.backend", "vllm"], env={}).model.backend == "vllm"
     assert parse_miner_settings([], env={"SUBNET_MODEL_BACKEND": "vllm"}).model.backend == "vllm"
@@ -54,7 +54,7 @@ def test_a_backend_added_to_the_registry_is_a_choice(monkeypatch: pytest.MonkeyP
         parse_miner_settings(["--model.backend", "vllm", "--model.api_key_env", "KEY"], env={})
 
 
-def test_the_validator_never_loads_the_registry() -> None:
+def test_config_never_loads_a_backend() -> None:
     script = (
         "import sys\n"
         "import subnet.config as c\n"
@@ -63,7 +63,7 @@ def test_the_validator_never_loads_the_registry() -> None:
         "c.parse_validator_settings([], env={})\n"
         "assert 'subnet.miner' not in sys.modules, 'validator'\n"
         "c.parse_miner_settings([], env={}); c.flags_markdown()\n"
-        "assert 'subnet.miner.backends' in sys.modules and not loaded(), loaded()\n"
+        "assert 'subnet.miner' not in sys.modules and not loaded(), loaded()\n"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
@@ -72,8 +72,8 @@ def test_the_validator_never_loads_the_registry() -> None:
 def test_backend_settings_are_model_flags() -> None:
     fields = {spec.name for spec in dataclasses.fields(ModelSettings)}
     flags = {flag.attr for flag in FLAGS if flag.section == "model"}
-    assert set(BACKEND_SETTINGS) <= set(BACKENDS)
-    for name, own in BACKEND_SETTINGS.items():
+    for name, entry in BACKENDS.items():
+        own = entry.settings
         assert set(own.own) <= fields & flags, name
         assert "backend" not in own.own
     with pytest.raises(ValueError, match="not among the backend's own settings: guided"):
@@ -102,7 +102,7 @@ WRONG_BACKEND = [
     (
         ["--model.backend", "openai", *BASE_URL, "--model.guided", "forced"],
         "--model.guided forced is for --model.backend transformers ("
-        + BACKEND_SETTINGS["transformers"].refused_elsewhere["guided"]
+        + BACKENDS["transformers"].settings.refused_elsewhere["guided"]
         + "): drop --model.guided or use --model.backend transformers",
     ),
     (
@@ -138,12 +138,13 @@ def test_ignored_settings_stay_ignored() -> None:
 
 
 def test_the_errors_follow_the_declaration(monkeypatch: pytest.MonkeyPatch) -> None:
-    own = BACKEND_SETTINGS["transformers"]
+    own = BACKENDS["transformers"].settings
+    refused = {**own.refused_elsewhere, "trust_remote_code": "its code"}
     monkeypatch.setitem(
-        BACKEND_SETTINGS,
+        BACKENDS,
         "transformers",
         dataclasses.replace(
-            own, refused_elsewhere={**own.refused_elsewhere, "trust_remote_code": "its code"}
+            BACKENDS["transformers"], settings=dataclasses.replace(own, refused_elsewhere=refused)
         ),
     )
     argv = ["--model.backend", "openai", *BASE_URL, "--model.trust_remote_code"]
@@ -151,6 +152,9 @@ def test_the_errors_follow_the_declaration(monkeypatch: pytest.MonkeyPatch) -> N
         ConfigError, match=r"^--model\.trust_remote_code on is for --model\.backend transformers"
     ):
         parse_miner_settings(argv, env={})
-    monkeypatch.setitem(BACKEND_SETTINGS, "openai", BackendSettings())  # nothing of its own any more
+    # nothing of its own any more
+    monkeypatch.setitem(
+        BACKENDS, "openai", dataclasses.replace(BACKENDS["openai"], settings=BackendSettings())
+    )
     assert parse_miner_settings(["--model.backend", "openai"], env={}).model.base_url is None
     assert "For --model.backend openai." not in flags_markdown()

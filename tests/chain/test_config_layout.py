@@ -88,11 +88,11 @@ def test_the_task_file_flags_come_from_the_source_registry() -> None:
 
 
 def test_the_guided_flag_offers_exactly_the_guided_modes() -> None:
-    # config cannot import the miner's package (it imports config), so the choices are written
-    # out there; this keeps them the enum's.
+    from scoring.formats import guided_formats
     from subnet.config import FLAGS_BY_NAME
     from subnet.miner.guided import GuidedMode
 
+    assert f"({', '.join(guided_formats())} formats)" in FLAGS_BY_NAME["model.guided"].help
     parse = FLAGS_BY_NAME["model.guided"].parse
     assert [parse(mode.value) for mode in GuidedMode] == [mode.value for mode in GuidedMode]
     with pytest.raises(ValueError, match="expected one of off, on, forced, grounded"):

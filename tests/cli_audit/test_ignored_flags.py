@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from subnet.evaluate import main as evaluate_main
-from tasks.cli import main as tasks_main
+from subnet.tasks_cli import main as tasks_main
 
 
 def _one_error_line(capsys: pytest.CaptureFixture[str]) -> str:

@@ -13,8 +13,8 @@ from subnet.bootstrap import main as bootstrap_main
 from subnet.devchain.__main__ import main as devchain_main
 from subnet.evaluate import main as evaluate_main
 from subnet.localnet.run import main as localnet_main
+from subnet.tasks_cli import main as tasks_main
 from subnet.wallets import main as wallets_main
-from tasks.cli import main as tasks_main
 
 Main = Callable[[Sequence[str]], int]
 

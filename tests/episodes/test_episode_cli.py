@@ -13,7 +13,7 @@ import pytest
 from aiohttp import web
 
 from subnet import evaluate
-from tasks.cli import main as tasks_main
+from subnet.tasks_cli import main as tasks_main
 from tasks.episodes import generate_episodes, variant
 from tasks.episodes.reference import ReferencePlayer
 

@@ -1,4 +1,4 @@
-"""subnet.miner.backends: the registry builds whatever it names, imported on demand, and the
+"""subnet.miner.backends: the registry (subnet.registry) builds whatever it names, imported on demand, and the
 openai backend's own required setting is worded where it is declared."""
 
 from __future__ import annotations
@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from subnet.miner.backends import BACKENDS, build_backend, missing_setting, settings_mistake
+from subnet.miner.backends import build_backend
 from subnet.miner.base import ModelLoadError, ModelOptions
+from subnet.registry import BACKENDS, BackendEntry, missing_setting, settings_mistake
 
 
 class _Stub:
@@ -22,7 +23,7 @@ def test_a_registered_backend_is_built_from_its_entry(monkeypatch: pytest.Monkey
     module: Any = types.ModuleType("stub_backend_module")
     module.StubBackend = _Stub
     monkeypatch.setitem(sys.modules, "stub_backend_module", module)
-    monkeypatch.setitem(BACKENDS, "stub", "stub_backend_module:StubBackend")
+    monkeypatch.setitem(BACKENDS, "stub", BackendEntry("stub_backend_module:StubBackend"))
     backend = build_backend(ModelOptions(backend="stub"))
     assert isinstance(backend, _Stub) and backend.options.backend == "stub"
 

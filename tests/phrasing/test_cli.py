@@ -13,7 +13,7 @@ import pytest
 
 from subnet import evaluate
 from subnet.config import PhrasingSettings
-from tasks.cli import main
+from subnet.tasks_cli import main
 
 STANDIN = Path(__file__).resolve().parents[2] / "bench" / "phrasing_standin.py"
 

@@ -21,6 +21,7 @@ import scoring.decoding as decoding
 import scoring.payloads as payloads
 from scoring import DecodeError
 from scoring.model import DEFAULT_LIMITS, Call, Limits
+from scoring.payloads import MessageText
 
 SETTINGS = settings(
     max_examples=400, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
@@ -90,6 +91,8 @@ def _outcome(read: Callable[..., Any], *args: Any) -> str:
         return repr(read(*args))
     except DecodeError as error:
         return f"DecodeError({error.reason!r})"
+    except MessageText as message:  # a message of text: the decoder above reads it
+        return f"MessageText({message.content!r})"
 
 
 _payload_pieces = st.sampled_from(

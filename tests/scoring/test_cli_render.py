@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from scoring import FORMATS, Call, decode, render, to_openai_tool_calls
-from scoring.cli import main
 from scoring.demo import samples
+from subnet.scoring_cli import main
 
 FUNCTIONS = [
     {

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from scoring import Call, decode, render
+from scoring.decoding import NATIVE_MARKERS, NATIVE_MAY_HOLD_NO_CALL
 from scoring.formats import (
     REGISTRY,
     fingerprint_order,
@@ -26,7 +27,6 @@ from scoring.formats import (
     template_format,
     tool_free_formats,
 )
-from scoring.native import NATIVE_MARKERS, NATIVE_MAY_HOLD_NO_CALL
 from scoring.rendering import FORMATS, NATIVE_FORMATS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -94,7 +94,10 @@ def test_the_registry_is_split_into_what_decode_needs() -> None:
 
 
 def test_each_formats_markers_open_its_own_rendering() -> None:
-    assert tuple((marker.text, marker.reader) for marker in markers()) == NATIVE_MARKERS
+    assert tuple(marker.text for marker in markers()) == tuple(text for text, _ in NATIVE_MARKERS)
+    assert all(
+        marker.reader in (None, reader) for marker, (_, reader) in zip(markers(), NATIVE_MARKERS, strict=True)
+    )
     assert {m.text for m in markers() if m.may_hold_no_call} == NATIVE_MAY_HOLD_NO_CALL
     for name, spec in REGISTRY.items():
         if spec.markers:

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 import scoring.payloads as payloads
 from scoring import Call, DecodeError, decode
 from scoring.model import DEFAULT_LIMITS, Limits
+from scoring.payloads import MessageText
 
 SETTINGS = settings(
     max_examples=500, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
@@ -52,6 +53,8 @@ def _outcome(value: Any, limits: Limits, from_json: bool) -> str:
         return repr(payloads.calls_from_objects(value, limits, from_json))
     except DecodeError as error:
         return f"DecodeError({error.reason!r})"
+    except MessageText as message:  # a message of text: the decoder above reads it
+        return f"MessageText({message.content!r})"
 
 
 @SETTINGS

@@ -22,6 +22,7 @@ import scoring.decoding as decoding
 import scoring.payloads as payloads
 from scoring import Call, DecodeError, decode
 from scoring.model import DEFAULT_LIMITS, Limits, make_call
+from scoring.payloads import MessageText
 
 SETTINGS = settings(
     max_examples=400, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
@@ -78,6 +79,8 @@ def _outcome(read: Callable[[], Any]) -> str:
         return repr(read())
     except DecodeError as error:
         return f"DecodeError({error.reason!r})"
+    except MessageText as message:  # a message of text: the decoder above reads it
+        return f"MessageText({message.content!r})"
 
 
 def _layered(text: str, limits: Limits) -> str:

@@ -10,9 +10,9 @@ import subprocess
 import sys
 
 from scoring.category_rules import CATEGORY_RULES
+from subnet import tasks_cli as cli
 from subnet.localnet import leaderboard
 from subnet.validator import dashboard, state
-from tasks import cli
 from tasks.catalog import (
     category_label,
     category_title,

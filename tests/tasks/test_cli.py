@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from scoring import check
+from subnet.tasks_cli import main
 from tasks import Task
-from tasks.cli import main
 
 
 def test_sample_shows_tasks_readably(capsys: pytest.CaptureFixture[str]) -> None:
@@ -82,8 +82,8 @@ def test_module_entry_point_reports_bad_files_without_traceback(tmp_path: Path) 
 
 
 def test_exported_answer_passes_on_its_task(tmp_path: Path) -> None:
+    from subnet.tasks_cli import training_example
     from tasks import generate
-    from tasks.cli import training_example
 
     for task in generate("export-check", 80):
         example = training_example(task)

@@ -196,7 +196,8 @@ def test_a_new_source_is_one_registry_entry(
     fixtures: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """An entry (and its loader) is all a source needs: shares, loading and the CLI's file flag."""
-    from tasks import cli, sources
+    from subnet import tasks_cli as cli
+    from tasks import sources
 
     def load_lines(paths):  # a stand-in loader: xLAM records under another name
         return tuple(task for path in paths or () for task in load_xlam(path))

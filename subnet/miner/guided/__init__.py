@@ -12,8 +12,7 @@ removes tokens from the choice.
 
 from __future__ import annotations
 
-from enum import StrEnum
-
+from subnet.config.settings import GuidedMode
 from subnet.miner.guided.extraction import Extraction
 from subnet.miner.guided.grammar import (
     GUIDED_FORMATS,
@@ -41,26 +40,6 @@ from subnet.miner.guided.processor import (
     call_bias_for,
     closing_text,
 )
-
-
-class GuidedMode(StrEnum):
-    """``--model.guided``: off; on (calls kept well-formed, the model decides whether to call);
-    forced (every answer a call, values copied from the request); grounded (forced, and the
-    call kept only where the request grounds it)."""
-
-    OFF = "off"
-    ON = "on"
-    FORCED = "forced"
-    GROUNDED = "grounded"
-
-    @property
-    def guides(self) -> bool:
-        return self is not GuidedMode.OFF
-
-    @property
-    def copies_values(self) -> bool:
-        return self in (GuidedMode.FORCED, GuidedMode.GROUNDED)
-
 
 __all__ = [
     "CLOSING_WINDOW",

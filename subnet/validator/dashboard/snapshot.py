@@ -15,6 +15,7 @@ from urllib.parse import urlencode
 
 from scoring.schema import function_of
 from subnet.db import RoundStatus
+from subnet.registry import engine_rewrites
 from subnet.validator.dashboard.chart import Chart
 from subnet.validator.state import EPISODE_CATEGORIES
 from subnet.validator.transcripts import EpisodeTranscript
@@ -247,7 +248,7 @@ def requests_text(phrasing: object) -> str:
     if not isinstance(phrasing, dict):
         return ""
     engine = str(phrasing.get("engine", "?"))
-    if engine == "templates":
+    if not engine_rewrites(engine):
         return "template text (no phrasing engine)"
     parts = [f"{engine}: {phrasing.get('phrased', 0)} of {phrasing.get('slots', 0)} phrased"]
     for key in ("retried", "dropped", "unfilled"):

@@ -19,9 +19,6 @@ from typing import Any
 from scoring.checking import CATEGORY_RULES, check
 from scoring.demo import run_demo
 from scoring.model import COMPONENTS, Call, Verdict
-
-# The command-line foundation is the one module of subnet/ that the entry points of scoring and
-# tasks stand on: it imports the standard library only, so the scorer itself never reaches up.
 from subnet.cli import USER_ERROR_EXIT_CODE, OneLineParser, UsageError, run_main
 
 EXIT_VALID, EXIT_INVALID, EXIT_USAGE = 0, 1, USER_ERROR_EXIT_CODE

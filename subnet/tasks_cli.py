@@ -16,10 +16,17 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-# The command-line foundation: the standard library only, so tasks' library never reaches up.
+from scoring import Call, to_openai_tool_calls
+from scoring.schema import function_of
 from subnet.cli import OneLineParser, run_main
+from subnet.config.flags import add_flag
+from subnet.phrasing import PhrasingSetupError, add_phrasing_arguments, phrasing_settings
+from subnet.registry import engine_rewrites
+from subnet.validator.phrasing import PhrasingSession
 from tasks.answers import reference_calls
 from tasks.categories import CATEGORIES
+from tasks.episodes import generate_episodes
+from tasks.episodes.reference import trajectory
 from tasks.errors import SourceFileError, TaskConfigError
 from tasks.generate import Source, generate, redraw
 from tasks.model import Task
@@ -47,9 +54,6 @@ def _parser() -> argparse.ArgumentParser:
 
     # The phrasing engines run models and live with the validator (subnet.phrasing); the flags the
     # validator also takes are its registry's (subnet.config), spelt and checked the same way.
-    from subnet.config.flags import add_flag
-    from subnet.phrasing import add_phrasing_arguments as add_phrasing
-
     def add_sources(sub: argparse.ArgumentParser) -> None:
         sub.add_argument("--category", choices=sorted(CATEGORIES), help="only builtin tasks of this category")
         add_flag(sub, "tasks.sources", dest="sources")
@@ -70,7 +74,7 @@ def _parser() -> argparse.ArgumentParser:
         "--episodes", type=int, default=None, metavar="N", help="show N multi-turn episodes instead of tasks"
     )
     add_sources(sample)
-    add_phrasing(sample)
+    add_phrasing_arguments(sample)
 
     export = commands.add_parser(
         "export", help="write a chat-form fine-tuning set (JSON lines)", renamed=_RENAMED
@@ -84,7 +88,7 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("--out", type=Path, required=True, help="output .jsonl file")
     export.add_argument("--seed", default="export", help="any text; the same seed gives the same set")
     add_sources(export)
-    add_phrasing(export)
+    add_phrasing_arguments(export)
     return parser
 
 
@@ -100,9 +104,6 @@ def _sources(args: argparse.Namespace) -> list[Source] | None:
 def _phrasing(args: argparse.Namespace, sources: list[Source] | None) -> Iterator[Callable[..., list[Task]]]:
     """A function phrasing a batch of tasks with ``--phrasing.engine`` (the tasks unchanged
     without one); the engine is started once for the whole command."""
-    from subnet.phrasing import PhrasingSetupError, phrasing_settings
-    from subnet.validator.phrasing import PhrasingSession
-
     try:
         settings = phrasing_settings(args)
         if settings is None:
@@ -128,8 +129,6 @@ def _mix(args: argparse.Namespace) -> dict[str, float] | None:
 
 
 def _signature(tool: dict[str, Any]) -> str:
-    from scoring.schema import function_of
-
     function = function_of(tool)
     parameters = function.get("parameters") or {}
     required = set(parameters.get("required") or [])
@@ -146,7 +145,7 @@ def _show(task: Task, number: int, out: TextIO) -> None:
         # The system line (today) is what relative dates in the request are worked out from.
         if message.get("role") == "system":
             out.write(f"  system:   {message.get('content', '')}\n")
-    if task.phrasing is not None and task.phrasing.get("engine") != "templates":
+    if task.phrasing is not None and engine_rewrites(str(task.phrasing.get("engine"))):
         if "replaces" in task.phrasing:
             out.write(f"  replaces: {task.phrasing['replaces']} (its request could not be phrased)\n")
         out.write(f"  template: {task.phrasing.get('template', '')}\n")
@@ -209,8 +208,6 @@ def _refuse_unused_with_episodes(args: argparse.Namespace) -> None:
 
 
 def _sample_episodes(args: argparse.Namespace) -> int:
-    from tasks.episodes import generate_episodes
-
     if args.episodes < 0:
         raise TaskConfigError("--episodes must not be negative")
     _refuse_unused_with_episodes(args)
@@ -243,8 +240,6 @@ def _sample(args: argparse.Namespace) -> int:
 
 def training_example(task: Task) -> dict[str, Any]:
     """A chat-form example: the request, the tools, and the expected answer as the assistant turn."""
-    from scoring import Call, to_openai_tool_calls
-
     calls = [Call(name, arguments) for name, arguments in reference_calls(task.expected)]
     if calls:
         reply: dict[str, Any] = {
@@ -318,9 +313,6 @@ def _write_jsonl(target: Path, total: int, batches: Callable[[int, int], Iterabl
 
 
 def _export_episodes(args: argparse.Namespace) -> int:
-    from tasks.episodes import generate_episodes
-    from tasks.episodes.reference import trajectory
-
     if args.episodes < 0:
         raise TaskConfigError("--episodes must not be negative")
     _refuse_unused_with_episodes(args)
