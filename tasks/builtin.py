@@ -225,6 +225,25 @@ def instantiate(
                 drawn_args[name] = list(worked.accepted)
                 continue
         if name == vague:
+            unsaid = None
+            if scene is not None:
+                earlier = [value for accepted in drawn_args.values() for value in accepted]
+                unsaid = _unsaid(field, rng, scene, earlier)
+            if unsaid is not None and scene is not None:
+                # A value of the withheld one's type, stated as a fact about something else.
+                texts[name] = unsaid.text
+                scene.decoys.extend(unsaid.accepted)
+                context.extend(unsaid.context)
+                withheld.append(
+                    {
+                        "slot": name,
+                        "about": field.about,
+                        "said": unsaid.text,
+                        "forbidden": list(field.forbidden),
+                        "mentions": [[kind, list(forms)] for kind, forms in unsaid.mentions],
+                    }
+                )
+                continue
             phrases = gen.vague
             texts[name] = phrases[int(rng.random() * len(phrases))]
             withheld.append(
@@ -324,6 +343,28 @@ def _work(
         if worked is not None and worked.accepted[0] not in earlier:
             earlier.append(worked.accepted[0])
             return device.name, worked
+    return None
+
+
+#: The share of withheld values (where a "withheld" device fits) alluded to beside a stated value
+#: of their type (``tasks.devices.unsaid``) rather than by the generator's vague phrase alone.
+UNSAID_SHARE = 0.9
+
+
+def _unsaid(field: _Field, rng: Random, scene: Scene, earlier: list[Any]) -> Worked | None:
+    """The withheld field alluded to by a device, with a same-typed value stated for something
+    else that differs from every value stated so far (``earlier``: this request's)."""
+    if not devices_for(field.param, "withheld") or rng.random() >= UNSAID_SHARE:
+        return None
+    device = pick_device(field.param, "withheld", rng)
+    if device is None:
+        return None
+    for _ in range(4):
+        worked = device.work(field.param, rng, scene)
+        if worked is not None and not any(
+            value in scene.stated or value in earlier for value in worked.accepted
+        ):
+            return worked
     return None
 
 
