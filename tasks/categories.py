@@ -16,6 +16,7 @@ here.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -90,11 +91,11 @@ LOOKALIKE_IRRELEVANCE_SHARE = 0.7
 #: The shares of irrelevance tasks that ask for a lookalike's action with only the tool that does
 #: the thing itself offered (``_turned_away``), and whose offered tools do something else with
 #: the very thing asked about (``_other_action``): both share the request's words and types.
-TURNED_IRRELEVANCE_SHARE = 0.5
-SIBLING_IRRELEVANCE_SHARE = 0.2
+TURNED_IRRELEVANCE_SHARE = 0.55
+SIBLING_IRRELEVANCE_SHARE = 0.15
 #: The share of missing_param tasks that withhold a value a "withheld" device fits (a date, time,
 #: city, name, address or number: ``tasks.devices.unsaid``), where a tool with one is drawn.
-UNSAID_MISSING_SHARE = 0.7
+UNSAID_MISSING_SHARE = 0.85
 #: The share of multiple tasks whose request asks for a lookalike's action ("remind me later to
 #: ...", "how much would this cost? don't do it yet: ..."): the lookalike is the gold tool and
 #: the tool it was made from a distractor, so "a lookalike is never the answer" does not hold.
@@ -335,23 +336,43 @@ def _turned_away(rng: Random) -> Draft | None:
 
 
 def _other_action(rng: Random) -> Draft:
-    """An irrelevance task whose offered tools act on the very thing the request names, its
-    values' types included, but do something else with it (track an order, not cancel it):
-    a synthesised tool's siblings, or a library tool's neighbours in its domain (never one
-    marked as able to serve the same request)."""
+    """An irrelevance task whose offered tools act on the very thing the request names but do
+    something else with it (track an order, not cancel it): a synthesised tool's siblings, or a
+    library tool's neighbours in its domain (never one marked as able to serve the same
+    request); first those whose required parameters the request's values could fill by type,
+    so that "every required slot got a value" does not tell either."""
     asked = draw_synth(rng) if rng.random() < 0.5 else _gold(rng, allow_meta=False)
     instance = instantiate(asked, rng)
     count = between(rng, 1, 3)
-    offered = [spec for spec in siblings(asked) if not is_meta(spec)]
-    permute(rng, offered)
-    offered = offered[:count]
+    if is_synth(asked):
+        near = [spec for spec in siblings(asked) if not is_meta(spec)]
+    else:
+        near = [
+            spec
+            for spec in by_domain()[asked.domain]
+            if spec is not asked and not is_meta(spec) and not _conflicting(spec, asked)
+        ]
+    permute(rng, near)
+    near.sort(key=lambda spec: not _fillable(spec, asked))
+    offered = near[:count]
     if len(offered) < count:
-        library = () if is_synth(asked) else (asked,)
         offered += near_misses(
-            (asked,), count - len(offered), rng, same_domain_first=bool(library), allow_meta=False
+            (asked, *offered), count - len(offered), rng, same_domain_first=False, allow_meta=False
         )
     permute(rng, offered)
     return Draft(decorate(instance.text, rng), tuple(offered), [], [instance.ask])
+
+
+def _conflicting(spec: ToolSpec, asked: ToolSpec) -> bool:
+    """Whether the library marks ``spec`` as able to serve ``asked``'s requests."""
+    return bool(spec.conflicts) and not set(spec.conflicts).isdisjoint(asked.conflicts)
+
+
+def _fillable(spec: ToolSpec, asked: ToolSpec) -> bool:
+    """Whether ``asked``'s parameters have a JSON type for each of ``spec``'s required ones."""
+    have = Counter(param.type for param in asked.params)
+    need = Counter(param.type for param in spec.params if param.required)
+    return all(have[kind] >= count for kind, count in need.items())
 
 
 def _missing_param(rng: Random) -> Draft:
