@@ -4,6 +4,7 @@ type that is a fact about something else (issue 27)."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from random import Random
@@ -21,7 +22,9 @@ from tasks.library import tools
 from tasks.model import Task
 from tasks.phrasing import verify
 from tasks.phrasing.intent import intent_of
+from tasks.phrasing.prompt import phrasing_messages
 from tasks.phrasing.stage import _names
+from tasks.phrasing.style import draw_style
 from tasks.synth import siblings
 
 
@@ -178,3 +181,25 @@ def test_a_withheld_device_never_states_the_value_it_alludes_to() -> None:
     for seed in range(200):
         worked = DEVICES["unsaid"].work(param, Random(seed), Scene(100))
         assert worked is not None and worked.text not in worked.context[0].said
+
+
+def test_the_standin_rewords_missing_param_tasks_and_keeps_the_allusion(
+    load_bench: Any, missing: list[Task]
+) -> None:
+    # Its rewordings quote other values ("302 Harbor Boulevard"): not the withheld date or city.
+    standin = load_bench("phrasing_standin")
+    reasons: Counter[str] = Counter()
+    for index, task in enumerate(missing[:200]):
+        found = _unsaid(task)
+        if found is None:
+            continue
+        intent = intent_of(task)
+        messages = phrasing_messages(intent, draw_style(Random(index)))
+        body = json.loads(messages[-1]["content"][messages[-1]["content"].index("{") :])
+        text = standin.reword(body, index)
+        reason = verify(text, intent, _names(task)).reason
+        reasons[str(reason)] += 1
+        if reason is None:
+            assert found[0]["said"].lower() in text.lower(), text
+    assert reasons["withheld_value_stated"] == 0, reasons
+    assert reasons["None"] >= 0.9 * sum(reasons.values()), reasons
