@@ -23,9 +23,20 @@ from typing import Any
 from tasks.devices import Fact, Scene, Worked
 from tasks.devices._words import phrase
 from tasks.spec import Param
-from tasks.values import ClockTime, Date, Drawn, Mention, date_drawn
+from tasks.values import ClockTime, Composed, Date, Drawn, Mention, date_drawn
 
-__all__ = ["DEVICE", "EVENTS", "SUBJECTS", "Event", "about", "claim", "event_kind", "fact", "reference"]
+__all__ = [
+    "DEVICE",
+    "EVENTS",
+    "SAME_EVENT_ONLY",
+    "SUBJECTS",
+    "Event",
+    "about",
+    "claim",
+    "event_kind",
+    "fact",
+    "reference",
+]
 
 #: Whose plans the sentences are about (singular: the frames say "flies", "is staying").
 SUBJECTS = (
@@ -103,6 +114,18 @@ _PHONES = (
 )
 
 
+# Ids, paths, handles: what someone did with one. Two of these acts could be one ("asked about"
+# is also "mentioned"), so a withheld one differs from the stated one by its subject only
+# (``SAME_EVENT_ONLY``).
+_THINGS = (
+    Event(("{subj} flagged {x} this morning",), ("the one {subj} flagged",), ("flagged",)),
+    Event(("{subj} sent over {x}",), ("the one {subj} sent over",), ("sent over",)),
+    Event(("{subj} was asking about {x}",), ("the one {subj} asked about",), ("asked about",)),
+)
+#: Kinds whose events may coincide: facts and references differ by subject, never by event.
+SAME_EVENT_ONLY = frozenset({"thing"})
+
+
 @cache
 def _kinds() -> dict[str, tuple[Event, ...]]:
     return {
@@ -112,6 +135,7 @@ def _kinds() -> dict[str, tuple[Event, ...]]:
         "person": _PEOPLE,
         "email": _EMAILS,
         "phone": _PHONES,
+        "thing": _THINGS,
     }
 
 
@@ -123,7 +147,7 @@ def event_kind(param: Param, calendar: bool = False) -> str | None:
     """The kind of events that state ``param``'s values, None when none do. ``calendar``: also
     the ends of a date range (``tasks.library.ranges.DateEnd``), which only a withheld value
     may take (a worked-out end could fall before its start)."""
-    from tasks.library.common import EMAIL, PERSON, PHONE, Place
+    from tasks.library.common import EMAIL, PERSON, PHONE, Handle, Place
     from tasks.library.ranges import DateEnd
 
     gen = param.gen
@@ -141,6 +165,8 @@ def event_kind(param: Param, calendar: bool = False) -> str | None:
         return "email"
     if gen is PHONE:
         return "phone"
+    if isinstance(gen, Handle) or (isinstance(gen, Composed) and not gen.quote):
+        return "thing"
     return None
 
 
@@ -210,16 +236,21 @@ class Aside:
         events = _kinds()[kind]
         random = rng.random
         asked, other = two(rng, len(events))
-        subject = SUBJECTS[int(random() * len(SUBJECTS))]
+        first, second = two(rng, len(SUBJECTS))
+        subject = SUBJECTS[first]
         value = draw_value(kind, param, rng, scene)
         facts = [fact(events[asked], subject, value, "fact", rng)]
-        # Most of the time a second fact of the same subject with another value of the type: the
-        # reference, not the type or the position, tells which is meant.
+        # Most of the time a second fact with another value of the type (the same subject's other
+        # event, or the same event of someone else): the reference, not the type or the
+        # position, tells which is meant.
         if random() < 0.7:
             decoy = draw_value(kind, param, rng, scene)
             if not distinct(value, decoy):
                 return None
-            facts.append(fact(events[other], subject, decoy, "decoy", rng))
+            if kind in SAME_EVENT_ONLY:
+                facts.append(fact(events[asked], SUBJECTS[second], decoy, "decoy", rng))
+            else:
+                facts.append(fact(events[other], subject, decoy, "decoy", rng))
             if random() < 0.5:
                 facts.reverse()
         if not claim(scene, *(entry.about.split(": ", 1)[1] for entry in facts)):

@@ -17,7 +17,17 @@ from random import Random
 
 from tasks.devices import Scene, Worked
 from tasks.devices.aside import EVENTS as _EVENTS
-from tasks.devices.aside import SUBJECTS, about, claim, draw_value, event_kind, fact, reference, two
+from tasks.devices.aside import (
+    SAME_EVENT_ONLY,
+    SUBJECTS,
+    about,
+    claim,
+    draw_value,
+    event_kind,
+    fact,
+    reference,
+    two,
+)
 from tasks.spec import Param
 
 
@@ -40,7 +50,7 @@ class Unsaid:
         random = rng.random
         asked, stated = two(rng, len(events))
         subject, other = two(rng, len(SUBJECTS))
-        if random() < 0.5:
+        if random() < 0.5 or kind in SAME_EVENT_ONLY:
             # The same event, of someone else.
             stated, said_of = asked, SUBJECTS[other]
         else:
