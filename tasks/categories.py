@@ -93,6 +93,9 @@ LOOKALIKE_IRRELEVANCE_SHARE = 0.7
 #: the very thing asked about (``_other_action``): both share the request's words and types.
 TURNED_IRRELEVANCE_SHARE = 0.55
 SIBLING_IRRELEVANCE_SHARE = 0.15
+#: The share of those asking for a lookalike's action that also offer a lookalike of the asked kind
+#: made from another tool of the same thing (``_turned_away``).
+SAME_KIND_SHARE = 0.5
 #: The share of missing_param tasks that withhold a value a "withheld" device fits (a date, time,
 #: city, name, address or number: ``tasks.devices.unsaid``), where a tool with one is drawn.
 UNSAID_MISSING_SHARE = 0.85
@@ -330,9 +333,29 @@ def _turned_away(rng: Random) -> Draft | None:
         for other in _distractors((spec,), count + 1, rng, looking_alike=between(rng, 0, 2), allow_meta=False)
         if other is not made and other.name != made.name
     ][:count]
+    if rng.random() < SAME_KIND_SHARE:
+        # The asked kind is offered too, for another action on the same thing (a reminder to
+        # cancel the hotel, not to book it): "a tool of the asked kind is offered -> call it"
+        # fails as well.
+        near = [lookalike(index, other) for other in _neighbours(spec)]
+        kind_of_other = [other for other in near if other is not None and other.name != made.name]
+        if kind_of_other:
+            others.append(kind_of_other[below(rng, len(kind_of_other))])
     offered = [spec, *others]
     permute(rng, offered)
     return Draft(decorate(text, rng), tuple(offered), [], [ask])
+
+
+def _neighbours(spec: ToolSpec) -> list[ToolSpec]:
+    """Tools doing something else with the thing ``spec`` acts on: a synthesised tool's siblings,
+    a library tool's domain (never one the library marks as able to serve its requests)."""
+    if is_synth(spec):
+        return [other for other in siblings(spec) if not is_meta(other)]
+    return [
+        other
+        for other in by_domain()[spec.domain]
+        if other is not spec and not is_meta(other) and not _conflicting(other, spec)
+    ]
 
 
 def _other_action(rng: Random) -> Draft:
@@ -344,14 +367,7 @@ def _other_action(rng: Random) -> Draft:
     asked = draw_synth(rng) if rng.random() < 0.5 else _gold(rng, allow_meta=False)
     instance = instantiate(asked, rng)
     count = between(rng, 1, 3)
-    if is_synth(asked):
-        near = [spec for spec in siblings(asked) if not is_meta(spec)]
-    else:
-        near = [
-            spec
-            for spec in by_domain()[asked.domain]
-            if spec is not asked and not is_meta(spec) and not _conflicting(spec, asked)
-        ]
+    near = _neighbours(asked)
     permute(rng, near)
     near.sort(key=lambda spec: not _fillable(spec, asked))
     offered = near[:count]

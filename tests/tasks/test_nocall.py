@@ -203,3 +203,20 @@ def test_the_standin_rewords_missing_param_tasks_and_keeps_the_allusion(
             assert found[0]["said"].lower() in text.lower(), text
     assert reasons["withheld_value_stated"] == 0, reasons
     assert reasons["None"] >= 0.9 * sum(reasons.values()), reasons
+
+
+def test_some_irrelevance_tasks_also_offer_the_asked_kind_for_another_action() -> None:
+    # "remind me later to book the hotel" beside a reminder to cancel it: the kind alone decides nothing.
+    rng = Random("same-kind")
+    same_kind = 0
+    for _ in range(400):
+        draft = CATEGORIES["irrelevance"].build(rng)
+        (ask,) = draft.asks
+        if _cue(ask) is None:
+            continue
+        prefix = ask["tool"].split("_", 1)[0]
+        same_kind += any(
+            spec.name.startswith(prefix + "_") and spec.name != ask["tool"] and not spec.templates
+            for spec in draft.tools
+        )
+    assert same_kind >= 40
