@@ -286,7 +286,7 @@ def instantiate(
     if scene is not None:
         scene.stated.extend(value for accepted in drawn_args.values() for value in accepted if value != "")
         if decoy_at >= 0:
-            decoy = _decoy(plan.fields[decoy_at], rng, scene)
+            decoy = _decoy(plan.fields[decoy_at], rng, scene, text)
             if decoy is not None:
                 scene.decoys.extend(decoy.accepted)
                 context.extend(decoy.context)
@@ -368,16 +368,36 @@ def _unsaid(field: _Field, rng: Random, scene: Scene, earlier: list[Any]) -> Wor
     return None
 
 
-def _decoy(field: _Field, rng: Random, scene: Scene) -> Worked | None:
-    """A decoy for the field whose value differs from every value the task's requests state."""
+def _decoy(field: _Field, rng: Random, scene: Scene, text: str) -> Worked | None:
+    """A decoy for the field whose value differs from every value the task's requests state and
+    is not a word of the request ``text`` (the 2 of "x^2": a rewording that dropped the decoy
+    would still say it, and verification could not tell)."""
     device = pick_device(field.param, "decoy", rng)
     if device is None:
         return None
     for _ in range(4):
         decoy = device.work(field.param, rng, scene)
-        if decoy is not None and not any(value in scene.stated for value in decoy.accepted):
+        if (
+            decoy is not None
+            and not any(value in scene.stated for value in decoy.accepted)
+            and not any(_said_in(value, text) for value in decoy.accepted)
+        ):
             return decoy
     return None
+
+
+def _said_in(value: Any, text: str) -> bool:
+    """Whether ``value`` is written in ``text`` as a whole word or number."""
+    form = str(value)
+    if not form:
+        return False
+    start = text.find(form)
+    while start >= 0:
+        end = start + len(form)
+        if not (start and text[start - 1].isalnum()) and not (end < len(text) and text[end].isalnum()):
+            return True
+        start = text.find(form, start + 1)
+    return False
 
 
 def _all_forms(gen: ValueGen) -> tuple[str, ...]:
