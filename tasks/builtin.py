@@ -225,6 +225,25 @@ def instantiate(
                 drawn_args[name] = list(worked.accepted)
                 continue
         if name == vague:
+            unsaid = None
+            if scene is not None:
+                earlier = [value for accepted in drawn_args.values() for value in accepted]
+                unsaid = _unsaid(field, rng, scene, earlier)
+            if unsaid is not None and scene is not None:
+                # A value of the withheld one's type, stated as a fact about something else.
+                texts[name] = unsaid.text
+                scene.decoys.extend(unsaid.accepted)
+                context.extend(unsaid.context)
+                withheld.append(
+                    {
+                        "slot": name,
+                        "about": field.about,
+                        "said": unsaid.text,
+                        "forbidden": list(field.forbidden),
+                        "mentions": [[kind, list(forms)] for kind, forms in unsaid.mentions],
+                    }
+                )
+                continue
             phrases = gen.vague
             texts[name] = phrases[int(rng.random() * len(phrases))]
             withheld.append(
@@ -267,7 +286,7 @@ def instantiate(
     if scene is not None:
         scene.stated.extend(value for accepted in drawn_args.values() for value in accepted if value != "")
         if decoy_at >= 0:
-            decoy = _decoy(plan.fields[decoy_at], rng, scene)
+            decoy = _decoy(plan.fields[decoy_at], rng, scene, text)
             if decoy is not None:
                 scene.decoys.extend(decoy.accepted)
                 context.extend(decoy.context)
@@ -327,16 +346,58 @@ def _work(
     return None
 
 
-def _decoy(field: _Field, rng: Random, scene: Scene) -> Worked | None:
-    """A decoy for the field whose value differs from every value the task's requests state."""
+#: The share of withheld values (where a "withheld" device fits) alluded to beside a stated value
+#: of their type (``tasks.devices.unsaid``) rather than by the generator's vague phrase alone.
+UNSAID_SHARE = 0.9
+
+
+def _unsaid(field: _Field, rng: Random, scene: Scene, earlier: list[Any]) -> Worked | None:
+    """The withheld field alluded to by a device, with a same-typed value stated for something
+    else that differs from every value stated so far (``earlier``: this request's)."""
+    if not devices_for(field.param, "withheld") or rng.random() >= UNSAID_SHARE:
+        return None
+    device = pick_device(field.param, "withheld", rng)
+    if device is None:
+        return None
+    for _ in range(4):
+        worked = device.work(field.param, rng, scene)
+        if worked is not None and not any(
+            value in scene.stated or value in earlier for value in worked.accepted
+        ):
+            return worked
+    return None
+
+
+def _decoy(field: _Field, rng: Random, scene: Scene, text: str) -> Worked | None:
+    """A decoy for the field whose value differs from every value the task's requests state and
+    is not a word of the request ``text`` (the 2 of "x^2": a rewording that dropped the decoy
+    would still say it, and verification could not tell)."""
     device = pick_device(field.param, "decoy", rng)
     if device is None:
         return None
     for _ in range(4):
         decoy = device.work(field.param, rng, scene)
-        if decoy is not None and not any(value in scene.stated for value in decoy.accepted):
+        if (
+            decoy is not None
+            and not any(value in scene.stated for value in decoy.accepted)
+            and not any(_said_in(value, text) for value in decoy.accepted)
+        ):
             return decoy
     return None
+
+
+def _said_in(value: Any, text: str) -> bool:
+    """Whether ``value`` is written in ``text`` as a whole word or number."""
+    form = str(value)
+    if not form:
+        return False
+    start = text.find(form)
+    while start >= 0:
+        end = start + len(form)
+        if not (start and text[start - 1].isalnum()) and not (end < len(text) and text[end].isalnum()):
+            return True
+        start = text.find(form, start + 1)
+    return False
 
 
 def _all_forms(gen: ValueGen) -> tuple[str, ...]:

@@ -13,6 +13,7 @@ here.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from random import Random
@@ -29,6 +30,7 @@ from tasks.builtin import (
     pick_tool,
     templates_with,
 )
+from tasks.devices import devices_for
 from tasks.distractors import KINDS, lookalike, lookalikes
 from tasks.library import by_domain, tools
 from tasks.rand import below, between, permute
@@ -71,6 +73,17 @@ SYNTH_SHARE = 0.3
 #: The share of irrelevance tasks whose offered tools are lookalikes of the asked tool
 #: (``tasks.distractors``) rather than tools from other domains.
 LOOKALIKE_IRRELEVANCE_SHARE = 0.7
+#: The shares of irrelevance tasks that ask for a lookalike's action with only the tool that does
+#: the thing itself offered (``_turned_away``), and whose offered tools do something else with
+#: the very thing asked about (``_other_action``): both share the request's words and types.
+TURNED_IRRELEVANCE_SHARE = 0.55
+SIBLING_IRRELEVANCE_SHARE = 0.15
+#: The share of those asking for a lookalike's action that also offer a lookalike of the asked kind
+#: made from another tool of the same thing (``_turned_away``).
+SAME_KIND_SHARE = 0.5
+#: The share of missing_param tasks that withhold a value a "withheld" device fits (a date, time,
+#: city, name, address or number: ``tasks.devices.unsaid``), where a tool with one is drawn.
+UNSAID_MISSING_SHARE = 0.85
 #: The share of multiple tasks whose request asks for a lookalike's action ("remind me later to
 #: ...", "how much would this cost? don't do it yet: ..."): the lookalike is the gold tool and
 #: the tool it was made from a distractor, so "a lookalike is never the answer" does not hold.
@@ -243,6 +256,13 @@ def _parallel_multiple(rng: Random) -> Draft:
 
 
 def _irrelevance(rng: Random) -> Draft:
+    point = rng.random()
+    if point < TURNED_IRRELEVANCE_SHARE:
+        turned = _turned_away(rng)
+        if turned is not None:
+            return turned
+    elif point < TURNED_IRRELEVANCE_SHARE + SIBLING_IRRELEVANCE_SHARE:
+        return _other_action(rng)
     asked = _gold(rng, allow_meta=False)
     instance = instantiate(asked, rng)
     offered: list[ToolSpec] = []
@@ -261,10 +281,111 @@ def _irrelevance(rng: Random) -> Draft:
     return Draft(decorate(instance.text, rng), tuple(offered), [], [instance.ask])
 
 
+def _turned_away(rng: Random) -> Draft | None:
+    """An irrelevance task that asks for a lookalike's action ("remind me later to ...", "don't do
+    it, only check whether it would be accepted: ...") where only the tool that does the thing
+    itself is offered (with other distractors, never that lookalike): every value fits it, its
+    words are the request's, and calling it does what the person said not to do now. The
+    ``multiple`` category asks the same way with the lookalike offered (``_turned``), so the
+    wrapper's words decide nothing by themselves. None where no kind applies to the drawn tool."""
+    spec = _gold(rng, allow_meta=False)
+    instance = instantiate(spec, rng)
+    kinds = [index for index, kind in enumerate(KINDS) if kind.asks and lookalike(index, spec) is not None]
+    if not kinds:
+        return None
+    index = kinds[below(rng, len(kinds))]
+    made = lookalike(index, spec)
+    assert made is not None
+    kind = KINDS[index]
+    wrapper = kind.asks[below(rng, len(kind.asks))]
+    text = wrapper.format(request=instance.text)
+    cue = {
+        "slot": "asked_action",
+        "about": "what the person wants done instead of the action itself",
+        "said": wrapper.split("{request}")[0].rstrip(": "),
+        "mentions": [["flag", list(kind.keeps)]],
+    }
+    ask = {
+        **instance.ask,
+        "tool": made.name,
+        "purpose": made.description,
+        "example": text,
+        "values": [cue, *instance.ask["values"]],
+    }
+    count = between(rng, 0, 2)
+    others = [
+        other
+        for other in _distractors((spec,), count + 1, rng, looking_alike=between(rng, 0, 2), allow_meta=False)
+        if other is not made and other.name != made.name
+    ][:count]
+    if rng.random() < SAME_KIND_SHARE:
+        # The asked kind is offered too, for another action on the same thing (a reminder to
+        # cancel the hotel, not to book it): "a tool of the asked kind is offered -> call it"
+        # fails as well.
+        near = [lookalike(index, other) for other in _neighbours(spec)]
+        kind_of_other = [other for other in near if other is not None and other.name != made.name]
+        if kind_of_other:
+            others.append(kind_of_other[below(rng, len(kind_of_other))])
+    offered = [spec, *others]
+    permute(rng, offered)
+    return Draft(decorate(text, rng), tuple(offered), [], [ask])
+
+
+def _neighbours(spec: ToolSpec) -> list[ToolSpec]:
+    """Tools doing something else with the thing ``spec`` acts on: a synthesised tool's siblings,
+    a library tool's domain (never one the library marks as able to serve its requests)."""
+    if is_synth(spec):
+        return [other for other in siblings(spec) if not is_meta(other)]
+    return [
+        other
+        for other in by_domain()[spec.domain]
+        if other is not spec and not is_meta(other) and not _conflicting(other, spec)
+    ]
+
+
+def _other_action(rng: Random) -> Draft:
+    """An irrelevance task whose offered tools act on the very thing the request names but do
+    something else with it (track an order, not cancel it): a synthesised tool's siblings, or a
+    library tool's neighbours in its domain (never one marked as able to serve the same
+    request); first those whose required parameters the request's values could fill by type,
+    so that "every required slot got a value" does not tell either."""
+    asked = draw_synth(rng) if rng.random() < 0.5 else _gold(rng, allow_meta=False)
+    instance = instantiate(asked, rng)
+    count = between(rng, 1, 3)
+    near = _neighbours(asked)
+    permute(rng, near)
+    near.sort(key=lambda spec: not _fillable(spec, asked))
+    offered = near[:count]
+    if len(offered) < count:
+        offered += near_misses(
+            (asked, *offered), count - len(offered), rng, same_domain_first=False, allow_meta=False
+        )
+    permute(rng, offered)
+    return Draft(decorate(instance.text, rng), tuple(offered), [], [instance.ask])
+
+
+def _conflicting(spec: ToolSpec, asked: ToolSpec) -> bool:
+    """Whether the library marks ``spec`` as able to serve ``asked``'s requests."""
+    return bool(spec.conflicts) and not set(spec.conflicts).isdisjoint(asked.conflicts)
+
+
+def _fillable(spec: ToolSpec, asked: ToolSpec) -> bool:
+    """Whether ``asked``'s parameters have a JSON type for each of ``spec``'s required ones."""
+    have = Counter(param.type for param in asked.params)
+    need = Counter(param.type for param in spec.params if param.required)
+    return all(have[kind] >= count for kind, count in need.items())
+
+
 def _missing_param(rng: Random) -> Draft:
-    for _ in range(64):
+    # Most tasks withhold a value that a "withheld" device can allude to beside a stated value
+    # of its type (tasks.devices.unsaid): a withheld value with nothing of its type in the text
+    # is one that "no value of the slot's type -> no call" finds.
+    beside = rng.random() < UNSAID_MISSING_SHARE
+    for attempt in range(64):
         spec = _gold(rng, allow_meta=False)
         candidates = [p for p in spec.params if p.required and p.gen.vague and templates_with(spec, p.name)]
+        if beside and attempt < 48:
+            candidates = [p for p in candidates if devices_for(p, "withheld")]
         if candidates:
             break
     else:  # pragma: no cover - the library always has such tools

@@ -55,6 +55,8 @@ _MODULES = (
     "reference",
     "labelled",
     "decoy",
+    "aside",
+    "unsaid",
 )
 
 _WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
@@ -70,6 +72,9 @@ class Scene:
     #: equals a stated value, nor a stated value a decoy, across all requests of the task.
     stated: list[Any] = field(default_factory=list)
     decoys: list[Any] = field(default_factory=list)
+    #: What the task's facts about people are about ("the day my sister lands"), stated or only
+    #: referred to: two facts never say the same thing, and a withheld value is never stated.
+    references: list[str] = field(default_factory=list)
 
     @property
     def today(self) -> _dt.date:
@@ -123,7 +128,8 @@ class Device(Protocol):
     @property
     def weight(self) -> float: ...
 
-    #: "value": states the parameter's value; "decoy": adds context around a value drawn as usual.
+    #: "value": states the parameter's value; "decoy": adds context around a value drawn as usual;
+    #: "withheld": alludes to a withheld value (missing_param) beside a stated one of its type.
     @property
     def role(self) -> str: ...
 

@@ -116,8 +116,13 @@ class Reference:
         second = (first + 1 + int(random() * (len(relations) - 1))) % len(relations)
         value = gen.draw(rng)
         decoy = gen.draw(rng)
-        if any(form in value.accepted for form in decoy.accepted):
-            return None  # the same town in two countries reads the same
+        if any(
+            str(form) in str(said) or str(said) in str(form)
+            for form in decoy.accepted
+            for said in value.accepted
+            if form and said
+        ):
+            return None  # the same town in two countries reads the same; "Greendale" in "Upper Greendale"
         facts: list[Fact] = []
         names: list[str] = []
         for rel, drawn, role in ((relations[first], value, "fact"), (relations[second], decoy, "decoy")):

@@ -7,7 +7,10 @@ spots an irrelevance task. A lookalike is made from the gold tool itself: the sa
 (names, types, descriptions), the name and description of something else done with the same
 thing: undo it (``cancel_hotel`` beside ``book_hotel``), set a reminder to do it, list past
 requests of it, estimate its cost, check the status of an earlier one, watch it for changes,
-check whether it would be accepted. Its description says
+check whether it would be accepted, draft it for review, explain what it would involve. Every kind
+can also be asked for ("remind me later to ...": ``Kind.asks``), so that it is the answer in some
+multiple tasks and, asked for where only the original is offered, the reason for no call in some
+irrelevance tasks. Its description says
 plainly what it does and does not do, so a model can tell; word overlap cannot.
 
 ``KINDS`` is the registry: adding a kind is adding a module and its entry here; the generator is
@@ -19,7 +22,7 @@ from __future__ import annotations
 from functools import cache
 from random import Random
 
-from tasks.distractors.kinds import dry_run, history, quote, reminder, status, undo, watch
+from tasks.distractors.kinds import draft, dry_run, explain, history, quote, reminder, status, undo, watch
 from tasks.distractors.model import Kind, name_words
 from tasks.lexicon import synonyms
 from tasks.rand import permute
@@ -36,6 +39,8 @@ KINDS: tuple[Kind, ...] = (
     status.KIND,
     watch.KIND,
     dry_run.KIND,
+    draft.KIND,
+    explain.KIND,
 )
 
 

@@ -91,11 +91,12 @@ def external_intent(task: Task) -> dict[str, Any]:
 
 def mentions_of(intent: dict[str, Any]) -> list[tuple[str, tuple[str, ...]]]:
     """Every stated value of the intent as (kind, forms), ask after ask: the values of its asks
-    and of their context (facts and decoys, which a rewording must keep as well)."""
+    and of their context (facts and decoys, which a rewording must keep as well), and what a
+    withheld value's allusion must keep (the event it refers to, which the context leaves undated)."""
     return [
         (str(kind), tuple(str(form) for form in forms))
         for ask in intent.get("asks", ())
-        for value in (*ask.get("values", ()), *ask.get("context", ()))
+        for value in (*ask.get("values", ()), *ask.get("context", ()), *ask.get("withheld", ()))
         for kind, forms in value.get("mentions", ())
     ]
 

@@ -308,7 +308,9 @@ def verify(text: str, intent: dict[str, Any], names: list[str] | tuple[str, ...]
         forbidden = tuple(str(form) for form in entry.get("forbidden", ()))
         if forbidden and _spans("text", forbidden, rest, []):
             return Checked("withheld_value_stated", claimed)
-        if not forbidden and _QUOTED.search(rest):
+        # Quoted text states a withheld free text; an allusion beside a stated value of its type
+        # (with mentions: a date, a city, a name) is never free text, and other values are quoted.
+        if not forbidden and not entry.get("mentions") and _QUOTED.search(rest):
             return Checked("withheld_value_stated", claimed)
     injected = _injection(rest)  # before the name checks: "<|im_start|>" holds an identifier
     if injected is not None:

@@ -61,15 +61,16 @@ def test_multiple_tasks_offer_a_lookalike_beside_the_gold_tool() -> None:
     assert hits >= 270
 
 
-def test_irrelevance_often_offers_only_tools_about_the_thing_asked_for() -> None:
+def test_irrelevance_never_offers_the_tool_asked_for() -> None:
     rng = Random("irrelevant-alike")
-    hits = 0
+    alike = 0
     for _ in range(300):
         draft = CATEGORIES["irrelevance"].build(rng)
         asked = draft.asks[0]["tool"]
-        hits += any(spec.name != asked and asked in spec.name for spec in draft.tools)
         assert all(spec.name != asked for spec in draft.tools)
-    assert 150 <= hits <= 250  # LOOKALIKE_IRRELEVANCE_SHARE of 300, less the undo-only draws
+        # A lookalike of the asked tool, or (asked for a lookalike's action) the tool it was made from.
+        alike += any(asked in spec.name or spec.name in asked for spec in draft.tools)
+    assert alike >= 150
 
 
 def test_some_multiple_tasks_ask_for_the_lookalike_and_offer_the_original() -> None:

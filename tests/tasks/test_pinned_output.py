@@ -4,7 +4,10 @@ The digests were computed from the committed generator (GENERATOR_VERSION "1") b
 performance work and re-pinned for version "2" (one Random per task set instead of one seeding
 per task; tool_shuffle unchanged) and for version "3" (the two ends of a date range drawn as one
 period; devices: a system line with today, values worked out, decoys, open name and place spaces;
-reworded, synthesised and lookalike tools). A change in output must be deliberate: bump
+reworded, synthesised and lookalike tools) and for version "4" (no-call tasks that need
+understanding: irrelevance asking for a lookalike's action or offering the asked thing's other
+actions, missing_param beside a stated value of the withheld type; values stated as facts about
+someone else; more ways to ask for a lookalike's action). A change in output must be deliberate: bump
 GENERATOR_VERSION and re-pin.
 The JSON keeps dict order (no sort_keys): the order of tools, properties and enums is part of
 what miners see.
@@ -24,9 +27,9 @@ from tasks.model import Task
 from tasks.shuffle import shuffle_surface
 from tasks.sources import load_bfcl_dir
 
-_PINNED_VERSION = "3"
-_BUILTIN_DIGEST = "f78beed044067e6e15fa48e34f2f233caf65d65a0bfde5c6e69fd7f9266650a2"
-_SOURCED_DIGEST = "8543a1aabe4fb9c1031cce73329d317344082e5c64aa5792abbd4c4823c8df97"
+_PINNED_VERSION = "4"
+_BUILTIN_DIGEST = "5f24ed2c91f60541574aaec4ff2cce863a571cadda808fa34dd772a5befc857f"
+_SOURCED_DIGEST = "516f2f7c25ed5f89197936250f01995f1622767ab6477ed1f80bd6b44a8a5cb9"
 _ADVERSARIAL_SHUFFLE_DIGEST = "c140444a6a537c4529a20ac1d6d534c7ed4b23e47f3ebdc14503384db89035a9"
 
 

@@ -25,6 +25,8 @@ KIND = Kind(
     asks=(
         "don't do it, only check whether it would be accepted: {request}",
         "validate this without carrying it out: {request}",
+        "would this go through? just test it, don't actually do it: {request}",
+        "hypothetically, is this allowed? don't carry it out: {request}",
     ),
-    keeps=("accepted", "validate", "check whether"),
+    keeps=("accepted", "validate", "check whether", "go through", "allowed"),
 )

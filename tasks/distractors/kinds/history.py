@@ -19,4 +19,12 @@ def derive(gold: ToolSpec) -> ToolSpec | None:
     )
 
 
-KIND = Kind("history", derive)
+KIND = Kind(
+    "history",
+    derive,
+    asks=(
+        "show me the past ones like this, nothing new: {request}",
+        "list what I asked for before along these lines, don't redo it: {request}",
+    ),
+    keeps=("past ones", "before"),
+)

@@ -26,6 +26,8 @@ KIND = Kind(
     asks=(
         "how much would this cost? don't do it yet: {request}",
         "just a cost estimate for now, don't go ahead with it: {request}",
+        "what would I be paying for this? I'm only pricing it up: {request}",
+        "give me a ballpark price before anything happens: {request}",
     ),
-    keeps=("cost", "estimate"),
+    keeps=("cost", "estimate", "paying", "price"),
 )

@@ -25,6 +25,9 @@ KIND = Kind(
     asks=(
         "remind me later to deal with this: {request}",
         "set me a reminder for this, I'll do it myself later: {request}",
+        "make sure I don't forget to do this myself tomorrow: {request}",
+        "nudge me about this later, I'll handle it on my own: {request}",
+        "put this on my to-do list for later: {request}",
     ),
-    keeps=("remind me", "reminder"),
+    keeps=("remind me", "reminder", "don't forget", "nudge me", "to-do list"),
 )

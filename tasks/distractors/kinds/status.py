@@ -20,4 +20,12 @@ def derive(gold: ToolSpec) -> ToolSpec | None:
     )
 
 
-KIND = Kind("status", derive)
+KIND = Kind(
+    "status",
+    derive,
+    asks=(
+        "I already asked for this earlier, how far along is it? {request}",
+        "where does my earlier request stand? don't start a new one: {request}",
+    ),
+    keeps=("how far along", "stand"),
+)

@@ -49,4 +49,12 @@ def derive(gold: ToolSpec) -> ToolSpec | None:
     )
 
 
-KIND = Kind("undo", derive)
+KIND = Kind(
+    "undo",
+    derive,
+    asks=(
+        "I changed my mind, undo this one from earlier: {request}",
+        "take back what was done for this earlier request: {request}",
+    ),
+    keeps=("undo", "take back"),
+)

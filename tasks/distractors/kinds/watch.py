@@ -25,6 +25,8 @@ KIND = Kind(
     asks=(
         "alert me whenever anything changes about this: {request}",
         "notify me later if this changes, nothing now: {request}",
+        "keep an eye on this and ping me when it moves: {request}",
+        "let me know down the line if this shifts at all: {request}",
     ),
-    keeps=("alert me", "notify me"),
+    keeps=("alert me", "notify me", "keep an eye", "let me know"),
 )
