@@ -8,7 +8,7 @@ from typing import Any
 __all__ = ["GENERATOR_VERSION", "Task"]
 
 #: Bumped whenever the same seed would produce different tasks.
-GENERATOR_VERSION = "3"
+GENERATOR_VERSION = "4"
 
 
 @dataclass

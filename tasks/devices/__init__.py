@@ -54,6 +54,10 @@ _MODULES = (
     "headcount",
     "reference",
     "labelled",
+    "attributed",
+    "sequence",
+    "eliminated",
+    "compared",
     "decoy",
 )
 

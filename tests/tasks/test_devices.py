@@ -203,11 +203,15 @@ def test_every_worked_value_resolves_from_the_words_and_today_alone() -> None:
                 assert abs(_resolve_amount(said.replace("$", "")) - accepted[0]) < 1e-9, said
             elif device == "clock_words":
                 assert _resolve_clock(said) == accepted[0], said
-            elif device in ("reference", "labelled"):
-                fact = next(c for c in instance.ask["context"] if c["role"] == "fact")
-                decoy = next(c for c in instance.ask["context"] if c["role"] == "decoy")
-                assert any(str(form) in fact["said"] for form in accepted if form)
-                assert not any(str(form) in decoy["said"] for form in accepted if form)
+            elif device in ("reference", "labelled", *_CHOICES):
+                # The value is stated by a fact of the context, never by a decoy.
+                context = instance.ask["context"]
+                # (An enum's short values, "on", are stated by their spoken forms only.)
+                forms = {str(form) for form in accepted if len(str(form)) > 2} or {"-"}
+                facts = [_stated(c) for c in context if c["role"] == "fact"]
+                decoys = [_stated(c) for c in context if c["role"] == "decoy"]
+                assert forms == {"-"} or any(forms & stated for stated in facts), said
+                assert not any(forms & stated for stated in decoys), said
         # Whatever the device, the worked-out value is not written in the request (outside the
         # values it states: "45" of "18:45" is a time's, not three quarters of an hour).
         intent = {"asks": [instance.ask], "example": instance.text}
@@ -220,7 +224,14 @@ def test_every_worked_value_resolves_from_the_words_and_today_alone() -> None:
         "reference",
         "labelled",
     }
-    assert set(seen) >= {"durations", "headcount", "quantity_words"}
+    assert set(seen) >= {"durations", "headcount", "quantity_words", *_CHOICES}
+
+
+_CHOICES = ("attributed", "sequence", "eliminated", "compared")
+
+
+def _stated(entry: dict[str, Any]) -> set[str]:
+    return {form for _, forms in entry["mentions"] for form in forms}
 
 
 def value_forms(instance: Any, written: str) -> list[str]:

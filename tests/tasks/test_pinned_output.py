@@ -4,7 +4,9 @@ The digests were computed from the committed generator (GENERATOR_VERSION "1") b
 performance work and re-pinned for version "2" (one Random per task set instead of one seeding
 per task; tool_shuffle unchanged) and for version "3" (the two ends of a date range drawn as one
 period; devices: a system line with today, values worked out, decoys, open name and place spaces;
-reworded, synthesised and lookalike tools). A change in output must be deliberate: bump
+reworded, synthesised and lookalike tools) and for version "4" (values picked among written
+candidates by meaning: who wanted one, when, which is left, how they compare; a second worked value
+in half the requests). A change in output must be deliberate: bump
 GENERATOR_VERSION and re-pin.
 The JSON keeps dict order (no sort_keys): the order of tools, properties and enums is part of
 what miners see.
@@ -24,9 +26,9 @@ from tasks.model import Task
 from tasks.shuffle import shuffle_surface
 from tasks.sources import load_bfcl_dir
 
-_PINNED_VERSION = "3"
-_BUILTIN_DIGEST = "f78beed044067e6e15fa48e34f2f233caf65d65a0bfde5c6e69fd7f9266650a2"
-_SOURCED_DIGEST = "8543a1aabe4fb9c1031cce73329d317344082e5c64aa5792abbd4c4823c8df97"
+_PINNED_VERSION = "4"
+_BUILTIN_DIGEST = "8df19d0fdbd6d97f538e9e92a229c764c6f73604e4432b1f29568caf28bf2065"
+_SOURCED_DIGEST = "9de13d20be7934c95cf8bb9013c0ac2059cf9e234d8f519be272fedd12818d30"
 _ADVERSARIAL_SHUFFLE_DIGEST = "c140444a6a537c4529a20ac1d6d534c7ed4b23e47f3ebdc14503384db89035a9"
 
 

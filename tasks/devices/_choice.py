@@ -1,0 +1,91 @@
+"""What the choice devices share: several candidate values of one parameter, all written out,
+of which the request picks one by meaning (who wanted it, when it was chosen, which one is still
+open, how the candidates compare), so that a value's type, its pattern and its position in the
+text do not tell which one is the argument.
+
+``candidates`` draws them (the first is the value, the others are decoys); ``fits`` says which
+parameters they suit: any whose generator draws a value said as written (enums with at least
+two options, composed text, quoted text, names, places, addresses, numbers, dates, times).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from random import Random
+
+from tasks.devices import Fact, Scene
+from tasks.spec import Param
+from tasks.values import ClockTime, Composed, Date, Decimal, Drawn, Integer, Mention, Pick, Quoted
+
+__all__ = ["candidates", "fits", "numeric", "pick", "sentence"]
+
+
+@cache
+def _kinds() -> tuple[type, ...]:
+    from tasks.library.common import EmailAddress, Handle, PersonName, Place
+
+    return (Composed, Quoted, Integer, Decimal, Date, ClockTime, Place, PersonName, EmailAddress, Handle)
+
+
+def fits(param: Param) -> bool:
+    """A parameter whose values are said as written and drawn from a space of several."""
+    gen = param.gen
+    if param.type in ("boolean", "array", "object"):
+        return False
+    if isinstance(gen, Pick):
+        return len(gen.options) >= 2
+    return isinstance(gen, _kinds())
+
+
+def numeric(param: Param) -> bool:
+    """Numbers (the comparing devices state figures of their own, which must not mix with them)."""
+    return isinstance(param.gen, (Integer, Decimal))
+
+
+def pick(rng: Random, items: tuple[str, ...]) -> str:
+    return items[int(rng.random() * len(items))]
+
+
+def _forms(drawn: Drawn) -> list[str]:
+    return [form.lower() for _, forms in drawn.stated() for form in forms] + [drawn.text.lower()]
+
+
+def _clash(drawn: Drawn, others: list[Drawn]) -> bool:
+    """Two candidates that read alike: a shared accepted value, or one's words inside the other's
+    (then a rewording of one would also state the other)."""
+    mine = _forms(drawn)
+    for other in others:
+        if any(value in other.accepted for value in drawn.accepted):
+            return True
+        theirs = _forms(other)
+        if any(a in b or b in a for a in mine for b in theirs):
+            return True
+    return False
+
+
+def candidates(param: Param, rng: Random, scene: Scene, most: int = 3) -> list[Drawn] | None:
+    """Two or three distinct values of the parameter (the value first, then the decoys), apart from
+    the values the task's other requests state and their decoys; None when the draw cannot.
+    The decoys join the scene's, so later requests of the task do not state them as values."""
+    gen = param.gen
+    count = 2 if most < 3 or (isinstance(gen, Pick) and len(gen.options) < 4) else 2 + int(rng.random() * 2)
+    chosen: list[Drawn] = []
+    for _ in range(count * 4):
+        drawn = gen.draw(rng)
+        if _clash(drawn, chosen):
+            continue
+        if any(value in scene.decoys or value in scene.stated for value in drawn.accepted):
+            continue
+        chosen.append(drawn)
+        if len(chosen) == count:
+            break
+    if len(chosen) < count:
+        return None
+    for decoy in chosen[1:]:
+        scene.decoys.extend(decoy.accepted)
+    return chosen
+
+
+def sentence(said: str, drawn: Drawn, extra: tuple[Mention, ...], is_value: bool, about: str = "") -> Fact:
+    """A context sentence that states one candidate (and the words that tie it to the choice)."""
+    return Fact(said, (*drawn.stated(), *extra), "fact" if is_value else "decoy", about)
