@@ -273,7 +273,8 @@ def instantiate(
         elif name in drawn_args:
             args[name] = drawn_args[name]
     text = template.format_map(texts)
-    if scene is not None and decoy_at >= 0:
+    # A request whose worked values brought decoys of their own needs no more (its length counts).
+    if scene is not None and decoy_at >= 0 and not any(fact.role == "decoy" for fact in context):
         decoy = _decoy(plan.fields[decoy_at], rng, scene)
         if decoy is not None:
             scene.decoys.extend(decoy.accepted)
@@ -303,7 +304,7 @@ def instantiate(
 #: Shares of requests (with a placeholder a device fits) that state one value through a device,
 #: and that carry a decoy. High on purpose: a request without either is open to type matching.
 WORK_SHARE = 0.97
-SECOND_SHARE = 0.5
+SECOND_SHARE = 0.4
 DECOY_SHARE = 0.6
 
 _BEFORE = ("{fact}. {text}", "{fact}, so {text}", "{fact} - {text}", "({fact}) {text}")

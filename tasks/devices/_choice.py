@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from functools import cache
 from random import Random
+from typing import Any
 
 from tasks.devices import Fact, Scene
 from tasks.spec import Param
@@ -46,21 +47,8 @@ def pick(rng: Random, items: tuple[str, ...]) -> str:
     return items[int(rng.random() * len(items))]
 
 
-def _forms(drawn: Drawn) -> list[str]:
-    return [form.lower() for _, forms in drawn.stated() for form in forms] + [drawn.text.lower()]
-
-
-def _clash(drawn: Drawn, others: list[Drawn]) -> bool:
-    """Two candidates that read alike: a shared accepted value, or one's words inside the other's
-    (then a rewording of one would also state the other)."""
-    mine = _forms(drawn)
-    for other in others:
-        if any(value in other.accepted for value in drawn.accepted):
-            return True
-        theirs = _forms(other)
-        if any(a in b or b in a for a in mine for b in theirs):
-            return True
-    return False
+def _forms(drawn: Drawn) -> tuple[str, ...]:
+    return (drawn.text.lower(), *(form.lower() for _, forms in drawn.stated() for form in forms))
 
 
 def candidates(param: Param, rng: Random, scene: Scene, most: int = 3) -> list[Drawn] | None:
@@ -68,15 +56,24 @@ def candidates(param: Param, rng: Random, scene: Scene, most: int = 3) -> list[D
     the values the task's other requests state and their decoys; None when the draw cannot.
     The decoys join the scene's, so later requests of the task do not state them as values."""
     gen = param.gen
-    count = 2 if most < 3 or (isinstance(gen, Pick) and len(gen.options) < 4) else 2 + int(rng.random() * 2)
+    # Mostly two (a third candidate lengthens the request by a sentence: parallel requests stay
+    # within what a rewording may hold), three for a share.
+    count = 2 if most < 3 or (isinstance(gen, Pick) and len(gen.options) < 4) or rng.random() < 0.65 else 3
     chosen: list[Drawn] = []
+    taken: list[Any] = [*scene.decoys, *scene.stated]
+    said: list[str] = []
     for _ in range(count * 4):
         drawn = gen.draw(rng)
-        if _clash(drawn, chosen):
+        if any(value in taken for value in drawn.accepted):
             continue
-        if any(value in scene.decoys or value in scene.stated for value in drawn.accepted):
+        # Two candidates that read alike (one's words inside the other's) would both be stated by
+        # a rewording of one of them.
+        forms = _forms(drawn)
+        if any(a in b or b in a for a in forms for b in said):
             continue
         chosen.append(drawn)
+        taken.extend(drawn.accepted)
+        said.extend(forms)
         if len(chosen) == count:
             break
     if len(chosen) < count:

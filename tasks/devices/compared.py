@@ -49,7 +49,7 @@ _SCALES = (
     ),
 )
 _PLACES = _Scale(
-    ("{x} is {n} km away", "{x} is a {n} km trip"),
+    ("{x} is a {n}-minute drive from here", "{x} takes {n} minutes to reach"),
     ("the nearest one", "the closest of them"),
     ("the farthest one", "the most distant of them"),
     (5, 900),

@@ -18,11 +18,11 @@ _OUT = (
     "{x} is history",
     "{x} got vetoed",
     "we're done with {x}",
-    "{x} is off the table",
+    "{x} has been dropped",
     "{x} had its chance",
     "I've given up on {x}",
     "{x} is out",
-    "{x} won't work",
+    "{x} is a no-go",
     "{x} is not an option any more",
 )
 _KEPT = (

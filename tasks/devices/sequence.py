@@ -16,11 +16,11 @@ from tasks.spec import Param
 # Time markers, earliest first.
 _MARKERS = (
     ("two weeks ago", "last weekend", "earlier today"),
-    ("back in the spring", "over the summer", "a few days ago"),
+    ("in the spring", "over the summer", "a few days ago"),
     ("this morning", "around lunchtime", "an hour ago"),
-    ("when we first spoke", "after the second meeting", "just now"),
+    ("when we started talking", "after the second meeting", "just now"),
     ("originally", "after that", "most recently"),
-    ("last year", "a month back", "yesterday"),
+    ("last year", "a month ago", "yesterday"),
 )
 _PICKED = (
     "{when} I went with {x}",
@@ -30,7 +30,7 @@ _PICKED = (
     "{x} was the plan {when}",
     "{when} I switched to {x}",
 )
-_FIRST = ("what I had originally", "my first choice", "the one I started with", "the original pick")
+_FIRST = ("what I had originally", "my opening choice", "the one I started with", "the original pick")
 _LAST = ("my latest choice", "the one I ended up with", "the most recent pick", "where I landed")
 _MIDDLE = ("the one in between", "my second choice", "the pick before the last one")
 

@@ -354,3 +354,41 @@ def test_devices_for_an_episode_turn_work_alone() -> None:
 
 if __name__ == "__main__":  # pragma: no cover
     asyncio.run(asyncio.sleep(0))
+
+
+def _choice_words() -> list[str]:
+    """Every phrase the choice devices write around their candidates."""
+    from tasks.devices import attributed, compared, eliminated, sequence
+
+    texts = [*(x for row in attributed._ROLES for x in row), *attributed._WANTS, *attributed._REFS]
+    texts += [*(x for row in sequence._MARKERS for x in row), *sequence._PICKED]
+    texts += [*sequence._FIRST, *sequence._LAST, *sequence._MIDDLE]
+    texts += [*eliminated._OUT, *eliminated._KEPT, *eliminated._REFS]
+    for scale in (*compared._SCALES, compared._PLACES):
+        texts += [*scale.facts, *scale.low, *scale.high]
+    return texts
+
+
+def test_the_choice_devices_words_state_no_enum_value_of_any_tool() -> None:
+    # "X is off the table" beside a decoy "off" (lights) would state that decoy twice, and the
+    # rewording that drops it would still pass: the frames avoid every option's forms.
+    from tasks.synth import FAMILIES, synth_tool
+    from tasks.values import ListOf, Pick, _option_forms
+
+    specs = list(tools())
+    for family_index, family in enumerate(FAMILIES):
+        for action in range(len(family.actions)):
+            specs += [synth_tool(family_index, action, thing) for thing in range(len(family.things))]
+    forms: set[str] = set()
+    for spec in specs:
+        for param in spec.params:
+            gen = param.gen.item if isinstance(param.gen, ListOf) else param.gen
+            if isinstance(gen, Pick):
+                forms.update(form.lower() for option in gen.options for form in _option_forms(option))
+    clashes = [
+        (text, form)
+        for text in _choice_words()
+        for form in forms
+        if re.search(r"(?<![0-9a-z])" + re.escape(form) + r"(?![0-9a-z])", text.lower())
+    ]
+    assert len(specs) > 200 and not clashes
