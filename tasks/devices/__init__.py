@@ -58,6 +58,7 @@ _MODULES = (
     "sequence",
     "eliminated",
     "compared",
+    "revised",
     "decoy",
 )
 

@@ -10,6 +10,7 @@ two options, composed text, quoted text, names, places, addresses, numbers, date
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from random import Random
 from typing import Any
@@ -18,7 +19,7 @@ from tasks.devices import Fact, Scene
 from tasks.spec import Param
 from tasks.values import ClockTime, Composed, Date, Decimal, Drawn, Integer, Mention, Pick, Quoted
 
-__all__ = ["candidates", "fits", "numeric", "pick", "sentence"]
+__all__ = ["candidates", "fits", "numeric", "people", "pick", "sentence"]
 
 
 @cache
@@ -35,6 +36,9 @@ def fits(param: Param) -> bool:
         return False
     if isinstance(gen, Pick):
         return len(gen.options) >= 2
+    if isinstance(gen, (Integer, Decimal)) and gen.say == "{}":
+        # Bare numbers ("5x^2 plus -18x"): a candidate "2" reads like any digit of the request.
+        return False
     return isinstance(gen, _kinds())
 
 
@@ -47,11 +51,33 @@ def pick(rng: Random, items: tuple[str, ...]) -> str:
     return items[int(rng.random() * len(items))]
 
 
+@cache
+def _template_text() -> str:
+    """Every request template of the library and the synthesised tools, lower case."""
+    from tasks.library import tools
+    from tasks.synth import FAMILIES, synth_tool
+
+    specs = list(tools())
+    for family_index, family in enumerate(FAMILIES):
+        for action in range(len(family.actions)):
+            specs += [synth_tool(family_index, action, thing) for thing in range(len(family.things))]
+    return "\n".join(template.lower() for spec in specs for template in spec.templates)
+
+
+@cache
+def _plain_word(form: str) -> bool:
+    """An enum's form that templates also write as a plain word ("dollars" in "settle up: 5
+    dollars"): stated there, a candidate would be stated twice, and dropping it would go unseen."""
+    return re.search(r"(?<![0-9a-z])" + re.escape(form) + r"(?![0-9a-z])", _template_text()) is not None
+
+
 def _forms(drawn: Drawn) -> tuple[str, ...]:
     return (drawn.text.lower(), *(form.lower() for _, forms in drawn.stated() for form in forms))
 
 
-def candidates(param: Param, rng: Random, scene: Scene, most: int = 3) -> list[Drawn] | None:
+def candidates(
+    param: Param, rng: Random, scene: Scene, most: int = 3, exactly: int = 0
+) -> list[Drawn] | None:
     """Two or three distinct values of the parameter (the value first, then the decoys), apart from
     the values the task's other requests state and their decoys; None when the draw cannot.
     The decoys join the scene's, so later requests of the task do not state them as values."""
@@ -59,6 +85,10 @@ def candidates(param: Param, rng: Random, scene: Scene, most: int = 3) -> list[D
     # Mostly two (a third candidate lengthens the request by a sentence: parallel requests stay
     # within what a rewording may hold), three for a share.
     count = 2 if most < 3 or (isinstance(gen, Pick) and len(gen.options) < 4) or rng.random() < 0.65 else 3
+    if exactly:
+        if isinstance(gen, Pick) and len(gen.options) < exactly + 1:
+            return None
+        count = exactly
     chosen: list[Drawn] = []
     taken: list[Any] = [*scene.decoys, *scene.stated]
     said: list[str] = []
@@ -71,6 +101,8 @@ def candidates(param: Param, rng: Random, scene: Scene, most: int = 3) -> list[D
         forms = _forms(drawn)
         if any(a in b or b in a for a in forms for b in said):
             continue
+        if isinstance(gen, Pick) and any(_plain_word(form) for form in forms):
+            continue
         chosen.append(drawn)
         taken.extend(drawn.accepted)
         said.extend(forms)
@@ -81,6 +113,22 @@ def candidates(param: Param, rng: Random, scene: Scene, most: int = 3) -> list[D
     for decoy in chosen[1:]:
         scene.decoys.extend(decoy.accepted)
     return chosen
+
+
+def people(rng: Random, count: int, drawn: list[Drawn]) -> list[str] | None:
+    """First names for the people the candidates are tied to: apart from each other and from every
+    candidate's words (a quoted "Priya" beside a person Priya would be stated twice)."""
+    from tasks.library.common import first_name
+
+    said = [form for value in drawn for form in _forms(value)]
+    names: list[str] = []
+    for _ in range(count):
+        name = first_name(rng)
+        low = name.lower()
+        if any(low in other or other in low for other in [*said, *(n.lower() for n in names)]):
+            return None
+        names.append(name)
+    return names
 
 
 def sentence(said: str, drawn: Drawn, extra: tuple[Mention, ...], is_value: bool, about: str = "") -> Fact:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from random import Random
 
 from tasks.devices import Scene, Worked
-from tasks.devices._choice import candidates, fits, pick, sentence
+from tasks.devices._choice import candidates, fits, people, pick, sentence
 from tasks.devices._words import phrase
 from tasks.spec import Param
 
@@ -57,8 +57,6 @@ class Attributed:
         return fits(param)
 
     def work(self, param: Param, rng: Random, scene: Scene) -> Worked | None:
-        from tasks.library.common import first_name
-
         drawn = candidates(param, rng, scene)
         if drawn is None:
             return None
@@ -66,13 +64,11 @@ class Attributed:
         start = int(random() * len(_ROLES))
         step = 1 + int(random() * (len(_ROLES) // len(drawn) - 1))
         roles = [_ROLES[(start + step * index) % len(_ROLES)] for index in range(len(drawn))]
-        names: list[str] = []
+        names = people(rng, len(drawn), drawn)
+        if names is None:
+            return None
         facts = []
-        for index, (value, (role, _)) in enumerate(zip(drawn, roles, strict=True)):
-            name = first_name(rng)
-            if any(name.lower() in other.lower() or other.lower() in name.lower() for other in names):
-                return None
-            names.append(name)
+        for index, (value, (role, _), name) in enumerate(zip(drawn, roles, names, strict=True)):
             said = pick(rng, _FACTS).format(name=name, role=role, want=pick(rng, _WANTS).format(x=value.text))
             facts.append(sentence(said, value, (("text", (name,)), phrase(role)), index == 0))
         order = sorted(range(len(facts)), key=lambda _: random())

@@ -10,8 +10,9 @@ from random import Random
 
 from tasks.devices import Scene, Worked
 from tasks.devices._choice import candidates, fits, numeric, pick, sentence
-from tasks.devices._words import phrase
+from tasks.devices._words import number_word, phrase
 from tasks.spec import Param
+from tasks.values import Mention
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,18 +87,31 @@ class Compared:
         rest = figures[1:] if want_low else figures[:-1]
         rest.sort(key=lambda _: random())
         assigned = [figures[0] if want_low else figures[-1], *rest]
-        facts = [
-            sentence(
-                pick(rng, scale.facts).format(x=value.text, n=figure),
-                value,
-                (("number", (str(figure),)),),
-                index == 0,
+        facts = []
+        for index, (value, figure) in enumerate(zip(drawn, assigned, strict=True)):
+            # Figures in mixed notation: digits, words, dozens (comparing them takes reading them).
+            said_figure, mention = _figure(figure, rng)
+            facts.append(
+                sentence(
+                    pick(rng, scale.facts).format(x=value.text, n=said_figure), value, (mention,), index == 0
+                )
             )
-            for index, (value, figure) in enumerate(zip(drawn, assigned, strict=True))
-        ]
         order = sorted(range(len(facts)), key=lambda _: random())
         said = pick(rng, scale.low if want_low else scale.high)
         return Worked(said, drawn[0].accepted, (phrase(said),), (), tuple(facts[i] for i in order))
+
+
+_DOZENS = {12: "a dozen", 24: "two dozen", 36: "three dozen", 48: "four dozen", 6: "half a dozen"}
+
+
+def _figure(figure: int, rng: Random) -> tuple[str, Mention]:
+    """A figure said in digits, in words, or by the dozen, and the mention that keeps it."""
+    draw = rng.random()
+    if figure in _DOZENS and draw < 0.6:
+        return _DOZENS[figure], phrase(_DOZENS[figure])
+    if figure <= 20 and draw < 0.6:
+        return number_word(figure), phrase(number_word(figure))
+    return str(figure), ("number", (str(figure),))
 
 
 DEVICE = Compared()

@@ -10,7 +10,7 @@ from random import Random
 
 from tasks.devices import Scene, Worked
 from tasks.devices._choice import candidates, fits, pick, sentence
-from tasks.devices._words import phrase
+from tasks.devices._words import number_word, phrase
 from tasks.spec import Param
 
 # Time markers, earliest first.
@@ -68,7 +68,29 @@ class Sequence:
         return Worked(said, drawn[0].accepted, (phrase(said),), (), tuple(facts))
 
 
+# Ages in days and the ways to say them, in mixed units, for markers whose order must be worked
+# out ("a fortnight ago" is before "nine days ago", which is before "last Friday"... by arithmetic).
+_AGES: tuple[tuple[int, str], ...] = (
+    (0, "earlier today"),
+    (1, "yesterday"),
+    *((days, f"{number_word(days)} days ago") for days in range(2, 13)),
+    (14, "a fortnight ago"),
+    *((7 * weeks, f"{number_word(weeks)} weeks ago") for weeks in range(3, 7)),
+    (7, "a week ago"),
+)
+
+
 def pick_markers(rng: Random, count: int) -> tuple[str, ...]:
+    """Time markers, earliest first: a row of fixed markers, or (half the time) ages in mixed
+    units whose order takes arithmetic."""
+    if rng.random() < 0.5:
+        chosen: list[tuple[int, str]] = []
+        for _ in range(4 * count):
+            days, said = _AGES[int(rng.random() * len(_AGES))]
+            if all(abs(days - other) >= 2 for other, _ in chosen):
+                chosen.append((days, said))
+            if len(chosen) == count:
+                return tuple(said for _, said in sorted(chosen, reverse=True))
     row = _MARKERS[int(rng.random() * len(_MARKERS))]
     return row if count == 3 else (row[0], row[2]) if rng.random() < 0.5 else row[:2]
 

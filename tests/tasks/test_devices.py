@@ -227,7 +227,7 @@ def test_every_worked_value_resolves_from_the_words_and_today_alone() -> None:
     assert set(seen) >= {"durations", "headcount", "quantity_words", *_CHOICES}
 
 
-_CHOICES = ("attributed", "sequence", "eliminated", "compared")
+_CHOICES = ("attributed", "sequence", "eliminated", "compared", "revised")
 
 
 def _stated(entry: dict[str, Any]) -> set[str]:
@@ -358,10 +358,11 @@ if __name__ == "__main__":  # pragma: no cover
 
 def _choice_words() -> list[str]:
     """Every phrase the choice devices write around their candidates."""
-    from tasks.devices import attributed, compared, eliminated, sequence
+    from tasks.devices import attributed, compared, eliminated, revised, sequence
 
     texts = [*(x for row in attributed._ROLES for x in row), *attributed._WANTS, *attributed._REFS]
     texts += [*(x for row in sequence._MARKERS for x in row), *sequence._PICKED]
+    texts += [said for _, said in sequence._AGES] + [*revised._FACTS, *revised._FIRST, *revised._LAST]
     texts += [*sequence._FIRST, *sequence._LAST, *sequence._MIDDLE]
     texts += [*eliminated._OUT, *eliminated._KEPT, *eliminated._REFS]
     for scale in (*compared._SCALES, compared._PLACES):
