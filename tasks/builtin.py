@@ -304,7 +304,7 @@ def instantiate(
 #: Shares of requests (with a placeholder a device fits) that state one value through a device,
 #: and that carry a decoy. High on purpose: a request without either is open to type matching.
 WORK_SHARE = 0.97
-SECOND_SHARE = 0.4
+SECOND_SHARE = 0.6
 DECOY_SHARE = 0.6
 
 _BEFORE = ("{fact}. {text}", "{fact}, so {text}", "{fact} - {text}", "({fact}) {text}")

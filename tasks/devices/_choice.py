@@ -51,6 +51,9 @@ def pick(rng: Random, items: tuple[str, ...]) -> str:
     return items[int(rng.random() * len(items))]
 
 
+_NON_WORD = re.compile(r"[^0-9a-z]+")
+
+
 @cache
 def _template_text() -> str:
     """Every request template of the library and the synthesised tools, lower case."""
@@ -61,14 +64,15 @@ def _template_text() -> str:
     for family_index, family in enumerate(FAMILIES):
         for action in range(len(family.actions)):
             specs += [synth_tool(family_index, action, thing) for thing in range(len(family.things))]
-    return "\n".join(template.lower() for spec in specs for template in spec.templates)
+    text = " ".join(template.lower() for spec in specs for template in spec.templates)
+    return " " + _NON_WORD.sub(" ", text) + " "
 
 
 @cache
 def _plain_word(form: str) -> bool:
     """An enum's form that templates also write as a plain word ("dollars" in "settle up: 5
     dollars"): stated there, a candidate would be stated twice, and dropping it would go unseen."""
-    return re.search(r"(?<![0-9a-z])" + re.escape(form) + r"(?![0-9a-z])", _template_text()) is not None
+    return " " + _NON_WORD.sub(" ", form).strip() + " " in _template_text()
 
 
 def _forms(drawn: Drawn) -> tuple[str, ...]:

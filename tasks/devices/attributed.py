@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from random import Random
 
-from tasks.devices import Scene, Worked
+from tasks.devices import Fact, Scene, Worked
 from tasks.devices._choice import candidates, fits, people, pick, sentence
 from tasks.devices._words import phrase
 from tasks.spec import Param
@@ -44,6 +44,7 @@ _WANTS = (
     "prefers {x}",
 )
 _FACTS = ("{name}, who {role}, {want}", "{name} {role} and {want}", "{name} ({role}) {want}")
+_NOT = ("{name} is not the one who {role}", "it isn't {name} who {role}", "{name}? no, somebody else {role}")
 _REFS = ("whatever {ref} wants", "the one {ref} asked for", "{ref}'s choice", "what {ref} prefers")
 
 
@@ -68,9 +69,20 @@ class Attributed:
         if names is None:
             return None
         facts = []
-        for index, (value, (role, _), name) in enumerate(zip(drawn, roles, names, strict=True)):
-            said = pick(rng, _FACTS).format(name=name, role=role, want=pick(rng, _WANTS).format(x=value.text))
-            facts.append(sentence(said, value, (("text", (name,)), phrase(role)), index == 0))
+        if len(drawn) == 2 and random() < 0.5:
+            # By elimination: the other person is said NOT to hold the role, so the role's words
+            # stand beside the wrong name and the value's person has no role words at all.
+            for index, (value, name) in enumerate(zip(drawn, names, strict=True)):
+                said = f"{name} {pick(rng, _WANTS).format(x=value.text)}"
+                facts.append(sentence(said, value, (("text", (name,)),), index == 0))
+            role = roles[0][0]
+            said = pick(rng, _NOT).format(name=names[1], role=role)
+            facts.append(Fact(said, (("text", (names[1],)), phrase(role)), "fact"))
+        else:
+            for index, (value, (role, _), name) in enumerate(zip(drawn, roles, names, strict=True)):
+                want = pick(rng, _WANTS).format(x=value.text)
+                said = pick(rng, _FACTS).format(name=name, role=role, want=want)
+                facts.append(sentence(said, value, (("text", (name,)), phrase(role)), index == 0))
         order = sorted(range(len(facts)), key=lambda _: random())
         ref = roles[0][1]
         said = pick(rng, _REFS).format(ref=ref)

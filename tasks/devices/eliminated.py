@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from random import Random
 
-from tasks.devices import Scene, Worked
+from tasks.devices import Fact, Scene, Worked
 from tasks.devices._choice import candidates, fits, pick, sentence
 from tasks.devices._words import phrase
 from tasks.spec import Param
@@ -35,6 +35,12 @@ _KEPT = (
     "no one minds {x}",
     "{x} checks out",
 )
+_EXCEPT = (
+    "{others} fell through, {x} didn't",
+    "everything but {x} got vetoed: {others}",
+    "we're done with {others}, not with {x}",
+    "apart from {x}, all of it is history ({others})",
+)
 _REFS = (
     "the one that still works",
     "whichever is left",
@@ -58,6 +64,13 @@ class Eliminated:
         drawn = candidates(param, rng, scene)
         if drawn is None:
             return None
+        if rng.random() < 0.35:
+            # One sentence for all: the ruled-out ones listed together, the kept one by exception.
+            others = " and ".join(value.text for value in drawn[1:])
+            said = pick(rng, _EXCEPT).format(x=drawn[0].text, others=others)
+            mentions = tuple(mention for value in drawn for mention in value.stated())
+            ref = pick(rng, _REFS)
+            return Worked(ref, drawn[0].accepted, (phrase(ref),), (), (Fact(said, mentions, "fact"),))
         facts = [
             sentence(pick(rng, _KEPT if index == 0 else _OUT).format(x=value.text), value, (), index == 0)
             for index, value in enumerate(drawn)

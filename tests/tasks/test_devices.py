@@ -361,6 +361,7 @@ def _choice_words() -> list[str]:
     from tasks.devices import attributed, compared, eliminated, revised, sequence
 
     texts = [*(x for row in attributed._ROLES for x in row), *attributed._WANTS, *attributed._REFS]
+    texts += [*attributed._NOT, *eliminated._EXCEPT]
     texts += [*(x for row in sequence._MARKERS for x in row), *sequence._PICKED]
     texts += [said for _, said in sequence._AGES] + [*revised._FACTS, *revised._FIRST, *revised._LAST]
     texts += [*sequence._FIRST, *sequence._LAST, *sequence._MIDDLE]
