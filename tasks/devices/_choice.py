@@ -11,13 +11,25 @@ two options, composed text, quoted text, names, places, addresses, numbers, date
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cache, lru_cache
 from random import Random
 from typing import Any
 
 from tasks.devices import Fact, Scene
 from tasks.spec import Param
-from tasks.values import ClockTime, Composed, Date, Decimal, Drawn, Integer, Mention, Pick, Quoted
+from tasks.values import (
+    ClockTime,
+    Composed,
+    Date,
+    Decimal,
+    Drawn,
+    Integer,
+    Mention,
+    Option,
+    Pick,
+    Quoted,
+    _option_forms,
+)
 
 __all__ = ["candidates", "fits", "numeric", "people", "pick", "sentence"]
 
@@ -35,7 +47,7 @@ def fits(param: Param) -> bool:
     if param.type in ("boolean", "array", "object"):
         return False
     if isinstance(gen, Pick):
-        return len(gen.options) >= 2
+        return len(_usable(gen)) >= 2
     if isinstance(gen, (Integer, Decimal)) and gen.say == "{}":
         # Bare numbers ("5x^2 plus -18x"): a candidate "2" reads like any digit of the request.
         return False
@@ -76,7 +88,40 @@ def _plain_word(form: str) -> bool:
 
 
 def _forms(drawn: Drawn) -> tuple[str, ...]:
-    return (drawn.text.lower(), *(form.lower() for _, forms in drawn.stated() for form in forms))
+    return (drawn.text.lower(), *_lowered(drawn.stated()))
+
+
+@lru_cache(maxsize=4096)
+def _lowered(mentions: tuple[Mention, ...]) -> tuple[str, ...]:
+    # Dates and enum options share their mention tuples across draws: lower them once.
+    return tuple(form.lower() for _, forms in mentions for form in forms)
+
+
+_USABLE: dict[int, tuple[Pick, tuple[Option, ...]]] = {}
+
+
+def _usable(gen: Pick) -> tuple[Option, ...]:
+    # By identity (hashing a Pick hashes all its options); the entry holds the Pick, so its id is
+    # not reused while it is cached.
+    found = _USABLE.get(id(gen))
+    if found is None:
+        found = _USABLE[id(gen)] = (gen, _usable_options(gen))
+    return found[1]
+
+
+def _usable_options(gen: Pick) -> tuple[Option, ...]:
+    """The options of an enum that may be candidates: none whose words the templates also write as
+    plain words ("dollars" in "settle up: 5 dollars": stated there, a candidate would be stated twice,
+    and a rewording that dropped it would go unseen)."""
+    return tuple(
+        option
+        for option in gen.options
+        if not any(_plain_word(form.lower()) for form in (*_option_forms(option), *option.says))
+    )
+
+
+def _hashable(values: list[Any]) -> set[Any]:
+    return {value for value in values if isinstance(value, (str, int, float))}
 
 
 def candidates(
@@ -86,29 +131,36 @@ def candidates(
     the values the task's other requests state and their decoys; None when the draw cannot.
     The decoys join the scene's, so later requests of the task do not state them as values."""
     gen = param.gen
+    random = rng.random
+    options = _usable(gen) if isinstance(gen, Pick) else ()
     # Mostly two (a third candidate lengthens the request by a sentence: parallel requests stay
     # within what a rewording may hold), three for a share.
-    count = 2 if most < 3 or (isinstance(gen, Pick) and len(gen.options) < 4) or rng.random() < 0.65 else 3
+    count = 2 if most < 3 or (options and len(options) < 4) or random() < 0.65 else 3
     if exactly:
-        if isinstance(gen, Pick) and len(gen.options) < exactly + 1:
-            return None
         count = exactly
+    if isinstance(gen, Pick) and len(options) < count:
+        return None
     chosen: list[Drawn] = []
-    taken: list[Any] = [*scene.decoys, *scene.stated]
+    taken = _hashable(scene.decoys)
+    taken.update(_hashable(scene.stated))
     said: list[str] = []
     for _ in range(count * 4):
-        drawn = gen.draw(rng)
-        if any(value in taken for value in drawn.accepted):
+        if options:
+            option = options[int(random() * len(options))]
+            says = option.says
+            text = says[int(random() * len(says))]
+            drawn = Drawn(text, option.accepted, (("text", _option_forms(option)),))
+        else:
+            drawn = gen.draw(rng)
+        if any(value in taken for value in drawn.accepted if isinstance(value, (str, int, float))):
             continue
         # Two candidates that read alike (one's words inside the other's) would both be stated by
         # a rewording of one of them.
         forms = _forms(drawn)
-        if any(a in b or b in a for a in forms for b in said):
-            continue
-        if isinstance(gen, Pick) and any(_plain_word(form) for form in forms):
+        if said and any(a in b or b in a for a in forms for b in said):
             continue
         chosen.append(drawn)
-        taken.extend(drawn.accepted)
+        taken.update(_hashable(list(drawn.accepted)))
         said.extend(forms)
         if len(chosen) == count:
             break
