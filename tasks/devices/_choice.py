@@ -31,7 +31,7 @@ from tasks.values import (
     _option_forms,
 )
 
-__all__ = ["candidates", "fits", "numeric", "people", "pick", "sentence"]
+__all__ = ["CHOICE", "candidates", "fits", "numeric", "people", "pick", "sentence"]
 
 
 @cache
@@ -187,6 +187,11 @@ def people(rng: Random, count: int, drawn: list[Drawn]) -> list[str] | None:
     return names
 
 
-def sentence(said: str, drawn: Drawn, extra: tuple[Mention, ...], is_value: bool, about: str = "") -> Fact:
+#: The ``about`` of every sentence of a choice: the phrasing stage tells the engine to keep each as a
+#: plain statement (a decoy candidate worded as "not what is asked" would give the choice away).
+CHOICE = "which of the candidates is meant"
+
+
+def sentence(said: str, drawn: Drawn, extra: tuple[Mention, ...], is_value: bool) -> Fact:
     """A context sentence that states one candidate (and the words that tie it to the choice)."""
-    return Fact(said, (*drawn.stated(), *extra), "fact" if is_value else "decoy", about)
+    return Fact(said, (*drawn.stated(), *extra), "fact" if is_value else "decoy", CHOICE)

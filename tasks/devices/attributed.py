@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from random import Random
 
 from tasks.devices import Fact, Scene, Worked
-from tasks.devices._choice import candidates, fits, people, pick, sentence
+from tasks.devices._choice import CHOICE, candidates, fits, people, pick, sentence
 from tasks.devices._words import phrase
 from tasks.spec import Param
 
@@ -77,7 +77,7 @@ class Attributed:
                 facts.append(sentence(said, value, (("text", (name,)),), index == 0))
             role = roles[0][0]
             said = pick(rng, _NOT).format(name=names[1], role=role)
-            facts.append(Fact(said, (("text", (names[1],)), phrase(role)), "fact"))
+            facts.append(Fact(said, (("text", (names[1],)), phrase(role)), "fact", CHOICE))
         else:
             for index, (value, (role, _), name) in enumerate(zip(drawn, roles, names, strict=True)):
                 want = pick(rng, _WANTS).format(x=value.text)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from random import Random
 
 from tasks.devices import Fact, Scene, Worked
-from tasks.devices._choice import candidates, fits, pick, sentence
+from tasks.devices._choice import CHOICE, candidates, fits, pick, sentence
 from tasks.devices._words import phrase
 from tasks.spec import Param
 
@@ -70,7 +70,7 @@ class Eliminated:
             said = pick(rng, _EXCEPT).format(x=drawn[0].text, others=others)
             mentions = tuple(mention for value in drawn for mention in value.stated())
             ref = pick(rng, _REFS)
-            return Worked(ref, drawn[0].accepted, (phrase(ref),), (), (Fact(said, mentions, "fact"),))
+            return Worked(ref, drawn[0].accepted, (phrase(ref),), (), (Fact(said, mentions, "fact", CHOICE),))
         facts = [
             sentence(pick(rng, _KEPT if index == 0 else _OUT).format(x=value.text), value, (), index == 0)
             for index, value in enumerate(drawn)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from random import Random
 
 from tasks.devices import Fact, Scene, Worked
-from tasks.devices._choice import candidates, fits, people, pick
+from tasks.devices._choice import CHOICE, candidates, fits, people, pick
 from tasks.devices._words import phrase
 from tasks.devices.attributed import _ROLES
 from tasks.spec import Param
@@ -49,7 +49,7 @@ class Revised:
         for index, ((a, b), (role, _), name) in enumerate(zip(pairs, roles, names, strict=True)):
             said = pick(rng, _FACTS).format(name=name, role=role, a=a.text, b=b.text)
             mentions = (*a.stated(), *b.stated(), ("text", (name,)), phrase(role))
-            facts.append(Fact(said, mentions, "fact" if index == 0 else "decoy"))
+            facts.append(Fact(said, mentions, "fact" if index == 0 else "decoy", CHOICE))
         if random() < 0.5:
             facts.reverse()
         said = pick(rng, _FIRST if first else _LAST).format(ref=roles[0][1])

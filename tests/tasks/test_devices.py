@@ -394,3 +394,22 @@ def test_the_choice_devices_words_state_no_enum_value_of_any_tool() -> None:
         if re.search(r"(?<![0-9a-z])" + re.escape(form) + r"(?![0-9a-z])", text.lower())
     ]
     assert len(specs) > 200 and not clashes
+
+
+def test_the_phrasing_prompt_keeps_every_sentence_of_a_choice_a_plain_statement() -> None:
+    # A decoy candidate handed over as "not what is asked" comes back as "not X" (a cue a keyword
+    # program strips); the sentences of a choice all go as plain statements.
+    from tasks.devices._choice import CHOICE
+    from tasks.phrasing.prompt import _ask_for_model
+
+    seen = 0
+    for task in generate("choice-prompt", 200, mix={"simple": 1.0}):
+        for ask in intent_of(task)["asks"]:
+            shown = _ask_for_model(ask)
+            for entry, said in zip(ask.get("context", ()), shown.get("also_say", ()), strict=True):
+                if entry["about"] == CHOICE:
+                    seen += 1
+                    assert said["role"].startswith("tells which one is meant")
+                else:
+                    assert said["role"] in ("needed to work a value out", "not what is asked")
+    assert seen > 100
