@@ -301,9 +301,10 @@ def instantiate(
     return Instance(text, {spec.name: args}, ask)
 
 
-#: Shares of requests (with a placeholder a device fits) that state one value through a device,
-#: and that carry a decoy. High on purpose: a request without either is open to type matching.
-WORK_SHARE = 0.97
+#: Shares of requests (with a placeholder a device fits) that state one value through a device, a
+#: second one, and that carry a decoy. High on purpose: a request without them is open to type
+#: matching, and a cheater that guesses one worked value right still misses the other.
+WORK_SHARE = 1.0
 SECOND_SHARE = 0.6
 DECOY_SHARE = 0.6
 
