@@ -186,13 +186,18 @@ def instantiate(
         template = spec.templates[int(rng.random() * len(spec.templates))]
     plan = _template_plan(spec, template)
     scene = current_scene()
-    worked_at = -1
+    worked_at: tuple[int, ...] = ()
     decoy_at = -1
     if scene is not None:
-        # Devices only inside a task's scene (see tasks.devices): one value worked out, and
-        # context with a same-typed value that is no argument, each for a share of requests.
+        # Devices only inside a task's scene (see tasks.devices): values worked out (one, and a
+        # second for a share of requests: a cheater that guesses one right still misses the
+        # call), and context with a same-typed value that is no argument.
         if plan.workable and rng.random() < WORK_SHARE:
-            worked_at = plan.workable[int(rng.random() * len(plan.workable))]
+            first = plan.workable[int(rng.random() * len(plan.workable))]
+            worked_at = (first,)
+            if len(plan.workable) > 1 and rng.random() < SECOND_SHARE:
+                others = [index for index in plan.workable if index != first]
+                worked_at = (first, others[int(rng.random() * len(others))])
         if plan.decoyable and rng.random() < DECOY_SHARE:
             decoy_at = plan.decoyable[int(rng.random() * len(plan.decoyable))]
     context: list[Fact] = []
@@ -206,7 +211,7 @@ def instantiate(
     for index, field in enumerate(plan.fields):
         name = field.name
         gen = field.gen
-        if index == worked_at and name != vague and scene is not None and not (vague and field.shares_gen):
+        if index in worked_at and name != vague and scene is not None and not (vague and field.shares_gen):
             found = _work(field, rng, scene, drawn_by_gen)
             if found is not None:
                 device_name, worked = found
@@ -223,6 +228,8 @@ def instantiate(
                 )
                 context.extend(worked.context)
                 drawn_args[name] = list(worked.accepted)
+                # At once: the next device's decoys in this request must not be this value.
+                scene.stated.extend(worked.accepted)
                 continue
         if name == vague:
             unsaid = None
@@ -264,6 +271,8 @@ def instantiate(
                 drawn = gen.draw(rng)
             earlier.append(drawn.accepted[0])
         texts[name] = drawn.text
+        if scene is not None:
+            scene.stated.extend(value for value in drawn.accepted if value != "")
         values.append(
             {
                 "slot": name,
@@ -285,7 +294,8 @@ def instantiate(
     text = template.format_map(texts)
     if scene is not None:
         scene.stated.extend(value for accepted in drawn_args.values() for value in accepted if value != "")
-        if decoy_at >= 0:
+        # A request whose worked values brought decoys of their own needs no more (its length counts).
+        if decoy_at >= 0 and not any(fact.role == "decoy" for fact in context):
             decoy = _decoy(plan.fields[decoy_at], rng, scene, text)
             if decoy is not None:
                 scene.decoys.extend(decoy.accepted)
@@ -312,9 +322,11 @@ def instantiate(
     return Instance(text, {spec.name: args}, ask)
 
 
-#: Shares of requests (with a placeholder a device fits) that state one value through a device,
-#: and that carry a decoy. High on purpose: a request without either is open to type matching.
-WORK_SHARE = 0.85
+#: Shares of requests (with a placeholder a device fits) that state one value through a device, a
+#: second one, and that carry a decoy. High on purpose: a request without them is open to type
+#: matching, and a cheater that guesses one worked value right still misses the other.
+WORK_SHARE = 1.0
+SECOND_SHARE = 0.6
 DECOY_SHARE = 0.6
 
 _BEFORE = ("{fact}. {text}", "{fact}, so {text}", "{fact} - {text}", "({fact}) {text}")

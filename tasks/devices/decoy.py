@@ -47,6 +47,9 @@ class Decoy:
         if isinstance(gen, Pick) and (param.enum is not None or len(gen.options) < 3):
             # An enum's words ("dollars", "standard") are also plain words of other requests.
             return False
+        if isinstance(gen, (Integer, Decimal)) and gen.say == "{}" and gen.low < 10:
+            # A bare one-digit number ("2") reads like any digit of the request ("x^2").
+            return False
         return isinstance(gen, _kinds()) and param.type != "boolean"
 
     def work(self, param: Param, rng: Random, scene: Scene) -> Worked | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from tasks.devices._choice import CHOICE
 from tasks.phrasing.style import Style
 
 __all__ = ["SYSTEM", "phrasing_messages"]
@@ -28,6 +29,15 @@ SYSTEM = (
     "functions, tools, APIs or parameters, and do not tell the assistant how to do its job. Answer "
     "with the message only: no preamble, no quotes around it, no explanation."
 )
+
+
+def _role(entry: dict[str, Any]) -> str:
+    """What a context sentence is for. The sentences of a choice among written candidates are all
+    kept as plain statements: the one that states the value and those that state the others alike
+    (a decoy said as "not what is asked" would tell a keyword program which candidate to drop)."""
+    if entry.get("about") == CHOICE:
+        return "tells which one is meant: keep it a plain statement, as it is"
+    return "needed to work a value out" if entry.get("role") == "fact" else "not what is asked"
 
 
 def _ask_for_model(ask: dict[str, Any]) -> dict[str, Any]:
@@ -54,7 +64,7 @@ def _ask_for_model(ask: dict[str, Any]) -> dict[str, Any]:
         shown["also_say"] = [
             {
                 "fact": entry.get("said", ""),
-                "role": "needed to work a value out" if entry.get("role") == "fact" else "not what is asked",
+                "role": _role(entry),
                 "forms": [forms for kind, forms in entry.get("mentions", ()) if kind != "absent"],
             }
             for entry in context

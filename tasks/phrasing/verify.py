@@ -61,7 +61,7 @@ REASONS = (
     "instruction_injection",
 )
 
-_MAX_CHARS = 1500
+_MAX_CHARS = 2000  # requests with context (facts, decoys) run long
 _STOPWORDS = frozenset(
     {"a", "an", "and", "the", "to", "of", "in", "on", "at", "for", "it", "its", "is", "be", "by", "as"}
     | {"or", "with", "from", "that", "this", "these", "those", "my", "me", "our", "your", "you", "i"}

@@ -203,11 +203,15 @@ def test_every_worked_value_resolves_from_the_words_and_today_alone() -> None:
                 assert abs(_resolve_amount(said.replace("$", "")) - accepted[0]) < 1e-9, said
             elif device == "clock_words":
                 assert _resolve_clock(said) == accepted[0], said
-            elif device in ("reference", "labelled"):
-                fact = next(c for c in instance.ask["context"] if c["role"] == "fact")
-                decoy = next(c for c in instance.ask["context"] if c["role"] == "decoy")
-                assert any(str(form) in fact["said"] for form in accepted if form)
-                assert not any(str(form) in decoy["said"] for form in accepted if form)
+            elif device in ("reference", "labelled", *_CHOICES):
+                # The value is stated by a fact of the context, never by a decoy.
+                context = instance.ask["context"]
+                # (An enum's short values, "on", are stated by their spoken forms only.)
+                forms = {str(form) for form in accepted if len(str(form)) > 2} or {"-"}
+                facts = [_stated(c) for c in context if c["role"] == "fact"]
+                decoys = [_stated(c) for c in context if c["role"] == "decoy"]
+                assert forms == {"-"} or any(forms & stated for stated in facts), said
+                assert not any(forms & stated for stated in decoys), said
         # Whatever the device, the worked-out value is not written in the request (outside the
         # values it states: "45" of "18:45" is a time's, not three quarters of an hour).
         intent = {"asks": [instance.ask], "example": instance.text}
@@ -220,7 +224,14 @@ def test_every_worked_value_resolves_from_the_words_and_today_alone() -> None:
         "reference",
         "labelled",
     }
-    assert set(seen) >= {"durations", "headcount", "quantity_words"}
+    assert set(seen) >= {"durations", "headcount", "quantity_words", *_CHOICES}
+
+
+_CHOICES = ("attributed", "sequence", "eliminated", "compared", "revised")
+
+
+def _stated(entry: dict[str, Any]) -> set[str]:
+    return {form for _, forms in entry["mentions"] for form in forms}
 
 
 def value_forms(instance: Any, written: str) -> list[str]:
@@ -343,3 +354,62 @@ def test_devices_for_an_episode_turn_work_alone() -> None:
 
 if __name__ == "__main__":  # pragma: no cover
     asyncio.run(asyncio.sleep(0))
+
+
+def _choice_words() -> list[str]:
+    """Every phrase the choice devices write around their candidates."""
+    from tasks.devices import attributed, compared, eliminated, revised, sequence
+
+    texts = [*(x for row in attributed._ROLES for x in row), *attributed._WANTS, *attributed._REFS]
+    texts += [*attributed._NOT, *eliminated._EXCEPT]
+    texts += [*(x for row in sequence._MARKERS for x in row), *sequence._PICKED]
+    texts += [said for _, said in sequence._AGES] + [*revised._FACTS, *revised._FIRST, *revised._LAST]
+    texts += [*sequence._FIRST, *sequence._LAST, *sequence._MIDDLE]
+    texts += [*eliminated._OUT, *eliminated._KEPT, *eliminated._REFS]
+    for scale in (*compared._SCALES, compared._PLACES):
+        texts += [*scale.facts, *scale.low, *scale.high]
+    return texts
+
+
+def test_the_choice_devices_words_state_no_enum_value_of_any_tool() -> None:
+    # "X is off the table" beside a decoy "off" (lights) would state that decoy twice, and the
+    # rewording that drops it would still pass: the frames avoid every option's forms.
+    from tasks.synth import FAMILIES, synth_tool
+    from tasks.values import ListOf, Pick, _option_forms
+
+    specs = list(tools())
+    for family_index, family in enumerate(FAMILIES):
+        for action in range(len(family.actions)):
+            specs += [synth_tool(family_index, action, thing) for thing in range(len(family.things))]
+    forms: set[str] = set()
+    for spec in specs:
+        for param in spec.params:
+            gen = param.gen.item if isinstance(param.gen, ListOf) else param.gen
+            if isinstance(gen, Pick):
+                forms.update(form.lower() for option in gen.options for form in _option_forms(option))
+    clashes = [
+        (text, form)
+        for text in _choice_words()
+        for form in forms
+        if re.search(r"(?<![0-9a-z])" + re.escape(form) + r"(?![0-9a-z])", text.lower())
+    ]
+    assert len(specs) > 200 and not clashes
+
+
+def test_the_phrasing_prompt_keeps_every_sentence_of_a_choice_a_plain_statement() -> None:
+    # A decoy candidate handed over as "not what is asked" comes back as "not X" (a cue a keyword
+    # program strips); the sentences of a choice all go as plain statements.
+    from tasks.devices._choice import CHOICE
+    from tasks.phrasing.prompt import _ask_for_model
+
+    seen = 0
+    for task in generate("choice-prompt", 200, mix={"simple": 1.0}):
+        for ask in intent_of(task)["asks"]:
+            shown = _ask_for_model(ask)
+            for entry, said in zip(ask.get("context", ()), shown.get("also_say", ()), strict=True):
+                if entry["about"] == CHOICE:
+                    seen += 1
+                    assert said["role"].startswith("tells which one is meant")
+                else:
+                    assert said["role"] in ("needed to work a value out", "not what is asked")
+    assert seen > 100

@@ -7,7 +7,9 @@ period; devices: a system line with today, values worked out, decoys, open name 
 reworded, synthesised and lookalike tools) and for version "4" (no-call tasks that need
 understanding: irrelevance asking for a lookalike's action or offering the asked thing's other
 actions, missing_param beside a stated value of the withheld type; values stated as facts about
-someone else; more ways to ask for a lookalike's action). A change in output must be deliberate: bump
+someone else; more ways to ask for a lookalike's action; values picked among written candidates by
+meaning: who wanted one, when, which is left, how they compare; a second worked value in half the
+requests). A change in output must be deliberate: bump
 GENERATOR_VERSION and re-pin.
 The JSON keeps dict order (no sort_keys): the order of tools, properties and enums is part of
 what miners see.
@@ -28,8 +30,8 @@ from tasks.shuffle import shuffle_surface
 from tasks.sources import load_bfcl_dir
 
 _PINNED_VERSION = "4"
-_BUILTIN_DIGEST = "5f24ed2c91f60541574aaec4ff2cce863a571cadda808fa34dd772a5befc857f"
-_SOURCED_DIGEST = "516f2f7c25ed5f89197936250f01995f1622767ab6477ed1f80bd6b44a8a5cb9"
+_BUILTIN_DIGEST = "4de2bf333ced85dc8259946280e9971897f7b89b2b11c73a5e18b3d90a624518"
+_SOURCED_DIGEST = "90080446b44cd0503d955338be144abdee10b8dc88a2e0e471d9f8dc20abb62b"
 _ADVERSARIAL_SHUFFLE_DIGEST = "c140444a6a537c4529a20ac1d6d534c7ed4b23e47f3ebdc14503384db89035a9"
 
 

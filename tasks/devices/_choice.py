@@ -1,0 +1,197 @@
+"""What the choice devices share: several candidate values of one parameter, all written out,
+of which the request picks one by meaning (who wanted it, when it was chosen, which one is still
+open, how the candidates compare), so that a value's type, its pattern and its position in the
+text do not tell which one is the argument.
+
+``candidates`` draws them (the first is the value, the others are decoys); ``fits`` says which
+parameters they suit: any whose generator draws a value said as written (enums with at least
+two options, composed text, quoted text, names, places, addresses, numbers, dates, times).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache, lru_cache
+from random import Random
+from typing import Any
+
+from tasks.devices import Fact, Scene
+from tasks.spec import Param
+from tasks.values import (
+    ClockTime,
+    Composed,
+    Date,
+    Decimal,
+    Drawn,
+    Integer,
+    Mention,
+    Option,
+    Pick,
+    Quoted,
+    _option_forms,
+)
+
+__all__ = ["CHOICE", "candidates", "fits", "numeric", "people", "pick", "sentence"]
+
+
+@cache
+def _kinds() -> tuple[type, ...]:
+    from tasks.library.common import EmailAddress, Handle, PersonName, Place
+
+    return (Composed, Quoted, Integer, Decimal, Date, ClockTime, Place, PersonName, EmailAddress, Handle)
+
+
+def fits(param: Param) -> bool:
+    """A parameter whose values are said as written and drawn from a space of several."""
+    gen = param.gen
+    if param.type in ("boolean", "array", "object"):
+        return False
+    if isinstance(gen, Pick):
+        return len(_usable(gen)) >= 2
+    if isinstance(gen, (Integer, Decimal)) and gen.say == "{}":
+        # Bare numbers ("5x^2 plus -18x"): a candidate "2" reads like any digit of the request.
+        return False
+    return isinstance(gen, _kinds())
+
+
+def numeric(param: Param) -> bool:
+    """Numbers (the comparing devices state figures of their own, which must not mix with them)."""
+    return isinstance(param.gen, (Integer, Decimal))
+
+
+def pick(rng: Random, items: tuple[str, ...]) -> str:
+    return items[int(rng.random() * len(items))]
+
+
+_NON_WORD = re.compile(r"[^0-9a-z]+")
+
+
+@cache
+def _template_text() -> str:
+    """Every request template of the library and the synthesised tools, lower case."""
+    from tasks.library import tools
+    from tasks.synth import FAMILIES, synth_tool
+
+    specs = list(tools())
+    for family_index, family in enumerate(FAMILIES):
+        for action in range(len(family.actions)):
+            specs += [synth_tool(family_index, action, thing) for thing in range(len(family.things))]
+    text = " ".join(template.lower() for spec in specs for template in spec.templates)
+    return " " + _NON_WORD.sub(" ", text) + " "
+
+
+@cache
+def _plain_word(form: str) -> bool:
+    """An enum's form that templates also write as a plain word ("dollars" in "settle up: 5
+    dollars"): stated there, a candidate would be stated twice, and dropping it would go unseen."""
+    return " " + _NON_WORD.sub(" ", form).strip() + " " in _template_text()
+
+
+def _forms(drawn: Drawn) -> tuple[str, ...]:
+    return (drawn.text.lower(), *_lowered(drawn.stated()))
+
+
+@lru_cache(maxsize=4096)
+def _lowered(mentions: tuple[Mention, ...]) -> tuple[str, ...]:
+    # Dates and enum options share their mention tuples across draws: lower them once.
+    return tuple(form.lower() for _, forms in mentions for form in forms)
+
+
+_USABLE: dict[int, tuple[Pick, tuple[Option, ...]]] = {}
+
+
+def _usable(gen: Pick) -> tuple[Option, ...]:
+    # By identity (hashing a Pick hashes all its options); the entry holds the Pick, so its id is
+    # not reused while it is cached.
+    found = _USABLE.get(id(gen))
+    if found is None:
+        found = _USABLE[id(gen)] = (gen, _usable_options(gen))
+    return found[1]
+
+
+def _usable_options(gen: Pick) -> tuple[Option, ...]:
+    """The options of an enum that may be candidates: none whose words the templates also write as
+    plain words ("dollars" in "settle up: 5 dollars": stated there, a candidate would be stated twice,
+    and a rewording that dropped it would go unseen)."""
+    return tuple(
+        option
+        for option in gen.options
+        if not any(_plain_word(form.lower()) for form in (*_option_forms(option), *option.says))
+    )
+
+
+def _hashable(values: list[Any]) -> set[Any]:
+    return {value for value in values if isinstance(value, (str, int, float))}
+
+
+def candidates(
+    param: Param, rng: Random, scene: Scene, most: int = 3, exactly: int = 0
+) -> list[Drawn] | None:
+    """Two or three distinct values of the parameter (the value first, then the decoys), apart from
+    the values the task's other requests state and their decoys; None when the draw cannot.
+    The decoys join the scene's, so later requests of the task do not state them as values."""
+    gen = param.gen
+    random = rng.random
+    options = _usable(gen) if isinstance(gen, Pick) else ()
+    # Mostly two (a third candidate lengthens the request by a sentence: parallel requests stay
+    # within what a rewording may hold), three for a share.
+    count = 2 if most < 3 or (options and len(options) < 4) or random() < 0.65 else 3
+    if exactly:
+        count = exactly
+    if isinstance(gen, Pick) and len(options) < count:
+        return None
+    chosen: list[Drawn] = []
+    taken = _hashable(scene.decoys)
+    taken.update(_hashable(scene.stated))
+    said: list[str] = []
+    for _ in range(count * 4):
+        if options:
+            option = options[int(random() * len(options))]
+            says = option.says
+            text = says[int(random() * len(says))]
+            drawn = Drawn(text, option.accepted, (("text", _option_forms(option)),))
+        else:
+            drawn = gen.draw(rng)
+        if any(value in taken for value in drawn.accepted if isinstance(value, (str, int, float))):
+            continue
+        # Two candidates that read alike (one's words inside the other's) would both be stated by
+        # a rewording of one of them.
+        forms = _forms(drawn)
+        if said and any(a in b or b in a for a in forms for b in said):
+            continue
+        chosen.append(drawn)
+        taken.update(_hashable(list(drawn.accepted)))
+        said.extend(forms)
+        if len(chosen) == count:
+            break
+    if len(chosen) < count:
+        return None
+    for decoy in chosen[1:]:
+        scene.decoys.extend(decoy.accepted)
+    return chosen
+
+
+def people(rng: Random, count: int, drawn: list[Drawn]) -> list[str] | None:
+    """First names for the people the candidates are tied to: apart from each other and from every
+    candidate's words (a quoted "Priya" beside a person Priya would be stated twice)."""
+    from tasks.library.common import first_name
+
+    said = [form for value in drawn for form in _forms(value)]
+    names: list[str] = []
+    for _ in range(count):
+        name = first_name(rng)
+        low = name.lower()
+        if any(low in other or other in low for other in [*said, *(n.lower() for n in names)]):
+            return None
+        names.append(name)
+    return names
+
+
+#: The ``about`` of every sentence of a choice: the phrasing stage tells the engine to keep each as a
+#: plain statement (a decoy candidate worded as "not what is asked" would give the choice away).
+CHOICE = "which of the candidates is meant"
+
+
+def sentence(said: str, drawn: Drawn, extra: tuple[Mention, ...], is_value: bool) -> Fact:
+    """A context sentence that states one candidate (and the words that tie it to the choice)."""
+    return Fact(said, (*drawn.stated(), *extra), "fact" if is_value else "decoy", CHOICE)
