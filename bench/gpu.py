@@ -41,7 +41,7 @@ from typing import Any
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
 
 from subnet.miner.base import GenerationRequest, ModelOptions  # noqa: E402
-from subnet.miner.engine import DecodeEngine, Row  # noqa: E402
+from subnet.miner.continuous_batching import DecodeEngine, Row  # noqa: E402
 from subnet.miner.transformers_backend import TransformersBackend  # noqa: E402
 
 

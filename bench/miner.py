@@ -47,7 +47,7 @@ sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Pa
 from subnet.config import add_flag, int_arg  # noqa: E402
 from subnet.miner import GenerationRequest, ModelOptions  # noqa: E402
 from subnet.miner.base import ModelLoadError  # noqa: E402
-from subnet.miner.engine import DecodeEngine, Row  # noqa: E402
+from subnet.miner.continuous_batching import DecodeEngine, Row  # noqa: E402
 from subnet.miner.transformers_backend import TransformersBackend, build_prompt  # noqa: E402
 
 CITIES = ["Paris", "Tokyo", "Berlin", "Lima", "Oslo", "Cairo", "Perth", "Quito", "Seoul", "Accra", "Hanoi"]
