@@ -1,4 +1,4 @@
-"""Benchmark of the episode engine: how fast episodes are generated, and what one step costs the
+"""Benchmark of the episode runner: how fast episodes are generated, and what one step costs the
 validator (decode + schema check + dispatch, and the checker's share), against an instant
 stand-in miner that plays the reference plan.
 

@@ -6,7 +6,7 @@
 For each format the tests' tiny random Llama (its own choices are noise: only the guide makes its
 answers calls) answers ``--n`` generated tasks with ``tool_choice: required`` through the real
 transformers backend (``--model.guided on``, the format's adapter), and every call is checked
-against the offered tool's schema (the episode engine's check) and with the BFCL checker. The
+against the offered tool's schema (the episode runner's check) and with the BFCL checker. The
 table gives per format the tasks served (prompts longer than the model's 2,048 positions are
 refused), the calls, the schema-valid share, and the tokens per second guided and unguided
 (the same requests with ``--model.guided off``).
@@ -33,7 +33,7 @@ from subnet.miner.adapters import ADAPTERS  # noqa: E402
 from subnet.miner.base import BadModelRequest  # noqa: E402
 from subnet.miner.guided import guided_format_names  # noqa: E402
 from subnet.miner.transformers_backend import TransformersBackend  # noqa: E402
-from tasks.episodes.engine import schema_error  # noqa: E402
+from tasks.episodes.runner import schema_error  # noqa: E402
 
 # Tokens an answer may take: a family's markup spelled by the tiny model's 600-token vocabulary
 # takes many (a GLM call with six required arguments needs over 96 for its tags alone).

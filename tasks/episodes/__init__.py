@@ -13,7 +13,6 @@ Public API::
 
 from __future__ import annotations
 
-from tasks.episodes.engine import EpisodeRunner, Transcript
 from tasks.episodes.environments import ENVIRONMENTS, environment_class
 from tasks.episodes.generate import (
     EPISODE_CATEGORIES,
@@ -25,6 +24,7 @@ from tasks.episodes.generate import (
     variant,
 )
 from tasks.episodes.model import Episode, Turn
+from tasks.episodes.runner import EpisodeRunner, Transcript
 
 __all__ = [
     "ENVIRONMENTS",

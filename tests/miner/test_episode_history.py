@@ -38,8 +38,8 @@ from subnet.transport import (
     build_miner_app,
 )
 from tasks.episodes import Episode, generate_episodes
-from tasks.episodes.engine import schema_error
 from tasks.episodes.reference import trajectory
+from tasks.episodes.runner import schema_error
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/miner/conftest.py
 
@@ -361,7 +361,7 @@ def _assert_valid_for_the_turn(step: GenerationRequest, tool_calls: list[dict[st
         name = tool_call["function"]["name"]
         assert name in functions, (name, sorted(functions))
         arguments = json.loads(tool_call["function"]["arguments"])
-        # the episode engine's own check: what a validator dispatches rather than refuses
+        # the episode runner's own check: what a validator dispatches rather than refuses
         assert schema_error(arguments, functions[name]["parameters"]) is None, (name, arguments)
 
 

@@ -27,8 +27,8 @@ from subnet.validator.episodes import EpisodeLimits, EpisodePlayer
 from subnet.validator.store import NewTask, Store
 from subnet.validator.transcripts import TRANSCRIPT_CAP, bound_transcript, transcript_chars
 from tasks.episodes import ENVIRONMENTS, EPISODE_CATEGORIES, Episode, agent_step, generate_episodes, variant
-from tasks.episodes.engine import CallRecord, StepRecord, Transcript, TurnRecord
 from tasks.episodes.reference import ReferencePlayer
+from tasks.episodes.runner import CallRecord, StepRecord, Transcript, TurnRecord
 
 # -- honest episodes, stored --------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""The episode engine and checker: reference plans pass in every format, mutations fail with the
+"""The episode runner and checker: reference plans pass in every format, mutations fail with the
 right error type, relayed answers fail, the dispatcher runs offered tools only, and hostile
 answers cost bounded time."""
 
@@ -346,7 +346,7 @@ async def test_all_reference_plans_are_valid_in_every_output_format() -> None:
 
 
 def test_the_schema_check_refuses_values_outside_an_enum_and_mistyped_items() -> None:
-    from tasks.episodes.engine import schema_error
+    from tasks.episodes.runner import schema_error
 
     schema = {
         "type": "object",
