@@ -78,7 +78,7 @@ def network(raw: str) -> str:
 def db_url(raw: str) -> str:
     value = raw.strip()
     if re.fullmatch(r"[a-z][a-z0-9+]*://\S*", value):
-        from subnet.db.engine import normalise_url
+        from subnet.db.connection import normalise_url
 
         normalise_url(value)  # an unsupported database (mysql://...) is a flag error, before any chain call
         return value

@@ -28,7 +28,7 @@ from prometheus_client import CollectorRegistry
 from subnet.chain import Neuron
 from subnet.config import PUBLIC_NETWORKS, UserError, ValidatorSettings
 from subnet.db import NotAValidatorDatabase, SchemaOutOfDate, create_engine, prepare_schema
-from subnet.db.engine import DatabaseUrlError, error_reason
+from subnet.db.connection import DatabaseUrlError, error_reason
 from subnet.metrics import add_metrics_route, new_registry
 from subnet.transport import ClientTimeouts, MinerClient
 from subnet.validator.budget import RoundBudget

@@ -12,7 +12,7 @@ from typing import Any
 
 from sqlalchemy.exc import StatementError
 
-from subnet.db.engine import error_reason
+from subnet.db.connection import error_reason
 from subnet.validator.state import ScoredResponse
 from subnet.validator.store import Store
 
