@@ -22,7 +22,7 @@ import scoring.category_rules as category_rules
 from scoring import Call, check
 from scoring.calls import TaskCheck
 from scoring.category_rules import CategoryRule
-from scoring.values import _IGNORED_IN_STRINGS, CheckError, standardize
+from scoring.value_check import _IGNORED_IN_STRINGS, CheckError, standardize
 
 SETTINGS = settings(
     max_examples=400, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
