@@ -13,7 +13,7 @@ from random import Random
 
 from tasks.devices import Fact, Scene, Worked
 from tasks.spec import Param
-from tasks.values import Mention, ValueGen
+from tasks.value_generators import Mention, ValueGen
 
 _KIN = (
     "sister",
