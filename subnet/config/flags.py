@@ -20,14 +20,7 @@ from typing import Any, TypeVar
 from subnet.cli import OneLineParser, UsageError, argparse_type
 from subnet.config import settings as settings_module
 from subnet.config.errors import ConfigError
-from subnet.config.settings import (
-    LoggingSettings,
-    MinerSettings,
-    ModelSettings,
-    RegisterSettings,
-    ValidatorSettings,
-)
-from subnet.config.values import (
+from subnet.config.flag_types import (
     MODEL_FORMATS,
     NON_NEGATIVE,
     PORT,
@@ -54,6 +47,13 @@ from subnet.config.values import (
     paths,
     text,
     ws_url,
+)
+from subnet.config.settings import (
+    LoggingSettings,
+    MinerSettings,
+    ModelSettings,
+    RegisterSettings,
+    ValidatorSettings,
 )
 from subnet.phrasing import ENGINES as PHRASING_ENGINES
 from tasks.sources import PATH_FLAGS
