@@ -1736,7 +1736,7 @@ def phrase_with_standin(episodes: Sequence[Episode], seed: str) -> list[Episode]
     from subnet.config import PhrasingSettings
     from subnet.phrasing import build_engine
     from subnet.validator.phrasing import policy_from
-    from tasks.episodes.phrasing import phrase_episodes
+    from tasks.episodes.turn_phrasing import phrase_episodes
 
     async def run() -> list[Episode]:
         standin = _sibling("phrasing_standin")

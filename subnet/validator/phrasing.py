@@ -92,7 +92,7 @@ class RoundPhraser:
         phrased = await self.phrase(tasks, seed)
         kept = list(episodes)
         if kept and self.rewrites:
-            from tasks.episodes.phrasing import phrase_episodes
+            from tasks.episodes.turn_phrasing import phrase_episodes
             from tasks.seeding import sub_seed
 
             kept, turns = await phrase_episodes(kept, self.engine, sub_seed(seed, b"episodes"), self.policy)

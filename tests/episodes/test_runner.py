@@ -321,7 +321,7 @@ async def test_a_forbidden_action_is_refused_and_fails_the_episode() -> None:
 
 
 async def test_user_turns_go_through_the_phrasing_stage() -> None:
-    from tasks.episodes.phrasing import phrase_episodes
+    from tasks.episodes.turn_phrasing import phrase_episodes
     from tasks.phrasing import TemplateEngine
 
     episodes = [e for e in generate_episodes(b"phrase", 60) if e.category != "agent_step"]
