@@ -101,7 +101,7 @@ def _phrasing(args: argparse.Namespace, sources: list[Source] | None) -> Iterato
     """A function phrasing a batch of tasks with ``--phrasing.engine`` (the tasks unchanged
     without one); the engine is started once for the whole command."""
     from subnet.phrasing import PhrasingSetupError, phrasing_settings
-    from subnet.validator.phrasing import PhrasingSession
+    from subnet.phrasing.session import PhrasingSession
 
     try:
         settings = phrasing_settings(args)

@@ -83,7 +83,7 @@ async def build_episodes(settings: EvaluateSettings, count: int) -> list[Any]:
 
 async def _phrased(settings: EvaluateSettings, episodes: list[Any]) -> list[Any]:
     from subnet.phrasing import build_engine
-    from subnet.validator.phrasing import RoundPhraser, policy_from
+    from subnet.phrasing.session import RoundPhraser, policy_from
     from tasks import derive_round_seed
 
     engine = build_engine(settings.phrasing)

@@ -43,7 +43,7 @@ from subnet.validator.store import Store
 from subnet.validator.task_source import LibraryTasks, TaskSource
 
 if TYPE_CHECKING:
-    from subnet.validator.phrasing import RoundPhraser
+    from subnet.phrasing.session import RoundPhraser
 from subnet.validator.weights import WeightsAttempt, WeightSetter, WeightsOutcome, call_chain
 
 log = logging.getLogger(__name__)
@@ -528,7 +528,7 @@ def _phraser(settings: ValidatorSettings, task_source: TaskSource) -> RoundPhras
     None where the task source is not the library's (tests that bring their own tasks).
     """
     from subnet.phrasing import PhrasingSetupError, build_engine
-    from subnet.validator.phrasing import RoundPhraser, policy_from
+    from subnet.phrasing.session import RoundPhraser, policy_from
 
     check_phrasing(settings)
     phrasing = settings.phrasing

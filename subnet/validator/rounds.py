@@ -35,7 +35,7 @@ from subnet.validator.task_source import TaskLike, TaskSource
 from subnet.validator.writer import ResponseWriter, StageClock
 
 if TYPE_CHECKING:
-    from subnet.validator.phrasing import RoundPhraser
+    from subnet.phrasing.session import RoundPhraser
     from tasks.phrasing import PhrasingStats
 
 log = logging.getLogger(__name__)

@@ -13,7 +13,7 @@ import pytest
 import tasks
 from subnet.config import PhrasingSettings
 from subnet.phrasing import build_engine
-from subnet.validator.phrasing import policy_from
+from subnet.phrasing.session import policy_from
 from tasks.phrasing import intent_of, phrase, verify
 
 
