@@ -35,7 +35,7 @@ from typing import Any
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
 
 ROOT = Path(__file__).resolve().parent.parent
-BEFORE = "2e85ffe"  # the last commit with the hand-written automaton (subnet/miner/guided.py)
+BEFORE = "2e85ffe"  # the last commit with the hand-written automaton (then subnet/miner/guided.py)
 
 
 async def _measure(model: str, guided: str, batch: int, requests: int, max_tokens: int) -> dict[str, Any]:
