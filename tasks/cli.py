@@ -21,10 +21,10 @@ from subnet.cli import OneLineParser, run_main
 from tasks.answers import reference_calls
 from tasks.categories import CATEGORIES
 from tasks.errors import SourceFileError, TaskConfigError
-from tasks.generate import Source, generate, redraw
 from tasks.model import Task
 from tasks.seeding import seed_bytes, sub_seed
 from tasks.sources import PATH_FLAGS, load_sources, parse_source_shares
+from tasks.task_sets import Source, generate, redraw
 
 __all__ = ["main"]
 

@@ -27,8 +27,8 @@ from typing import Any
 
 from tasks.answers import solvable
 from tasks.errors import SourceFileError, TaskConfigError
-from tasks.generate import BUILTIN, Source
 from tasks.model import GENERATOR_VERSION, Task
+from tasks.task_sets import BUILTIN, Source
 
 __all__ = [
     "BFCL_DEFAULT_FILES",
