@@ -23,7 +23,6 @@ in this process. Issue 26: <= 0.5 ms with the sandbox.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import sys
 import time
@@ -38,6 +37,7 @@ import psutil  # noqa: E402
 
 from scoring import check_episode  # noqa: E402
 from scoring.episodes import _REFERENCE_CACHE  # noqa: E402
+from subnet.cli import OneLineParser, user_errors  # noqa: E402
 from subnet.config import int_arg  # noqa: E402
 from subnet.validator.sandbox import Sandbox, SandboxedRunner, SandboxLimits  # noqa: E402
 from tasks.episodes import Episode, EpisodeRunner, generate_episodes, variant  # noqa: E402
@@ -122,7 +122,7 @@ def _shapes(n: int, seed: str) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--episodes", type=int_arg(1), default=2000)
     parser.add_argument("--seed", default="1")
     parser.add_argument("--miners", type=int_arg(1), default=8, help="miners (variants) playing each episode")
@@ -130,7 +130,8 @@ def main() -> None:
     parser.add_argument("--sandbox", choices=("on", "off", "both"), default="both")
     parser.add_argument("--workers", type=int_arg(0), default=0, help="sandbox workers (0: the default)")
     parser.add_argument("--shapes", type=int_arg(0), default=0, help="count plan shapes of N scenarios")
-    args = parser.parse_args()
+    with user_errors(parser.prog):
+        args = parser.parse_args()
     if args.shapes:
         _shapes(args.shapes, args.seed)
         return

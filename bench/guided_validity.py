@@ -14,7 +14,6 @@ refused), the calls, the schema-valid share, and the tokens per second guided an
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import sys
@@ -28,6 +27,7 @@ from typing import Any
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
 
 import tasks  # noqa: E402
+from subnet.cli import OneLineParser, user_errors  # noqa: E402
 from subnet.miner import GenerationRequest, ModelOptions, build_backend  # noqa: E402
 from subnet.miner.adapters import ADAPTERS  # noqa: E402
 from subnet.miner.base import BadModelRequest  # noqa: E402
@@ -122,17 +122,18 @@ async def measure(model: Path, format_name: str, n: int, show: int, unguided: bo
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = OneLineParser(description=__doc__.split("\n")[0])
     parser.add_argument("--formats", default="", help="comma-separated (default: every guided format)")
     parser.add_argument("--n", type=int, default=500, help="tasks per format")
     parser.add_argument("--show", type=int, default=0, help="print this many invalid answers per format")
     parser.add_argument("--no-unguided", action="store_true", help="skip the unguided speed run")
     parser.add_argument("--model", default="", help="a model folder (default: the tests' tiny model)")
-    args = parser.parse_args(argv)
-    formats = [name for name in args.formats.split(",") if name] or sorted(guided_format_names())
-    unknown = sorted(set(formats) - set(guided_format_names()))
-    if unknown:
-        parser.error(f"not guided: {', '.join(unknown)} (guided: {', '.join(guided_format_names())})")
+    with user_errors(parser.prog):
+        args = parser.parse_args(argv)
+        formats = [name for name in args.formats.split(",") if name] or sorted(guided_format_names())
+        unknown = sorted(set(formats) - set(guided_format_names()))
+        if unknown:
+            parser.error(f"not guided: {', '.join(unknown)} (guided: {', '.join(guided_format_names())})")
     with tempfile.TemporaryDirectory() as scratch:
         if args.model:
             model = Path(args.model)

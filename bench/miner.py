@@ -47,6 +47,7 @@ from types import ModuleType
 # Run as a script, bench/ comes first on sys.path, and bench/scoring.py would hide the package.
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
 
+from subnet.cli import OneLineParser, user_errors  # noqa: E402
 from subnet.config import add_flag, int_arg  # noqa: E402
 from subnet.miner import GenerationRequest, ModelOptions  # noqa: E402
 from subnet.miner.base import ModelLoadError  # noqa: E402
@@ -347,7 +348,7 @@ def _positive(text: str) -> int:
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser = OneLineParser(description=__doc__.splitlines()[0] if __doc__ else None)
     # The miner's own --model.* flags (subnet.config's registry): the same spelling, help and checks.
     add_flag(parser, "model.path", dest="model_path", default="demo", note="Default: demo (SmolLM2-135M).")
     add_flag(parser, "model.device", dest="device", default="cpu", note="Default here: cpu.")
@@ -380,7 +381,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--profile-rounds", type=_positive, default=3, help="rounds of the step table, taken in turn"
     )
-    return parser.parse_args(argv)
+    with user_errors(parser.prog):
+        return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -82,6 +82,7 @@ from transport_scenarios import (  # noqa: E402
     _split_headers,
 )
 
+from subnet.cli import OneLineParser, user_errors  # noqa: E402
 from subnet.protocol import (  # noqa: E402
     ChatCompletionRequest,
     ChatCompletionResponse,
@@ -332,9 +333,7 @@ def _run_driver(args: argparse.Namespace) -> None:
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = OneLineParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--requests", type=int, default=2000, help="honest requests per endpoint")
     parser.add_argument("--seconds", type=float, default=3.0, help="duration of each flood")
     parser.add_argument("--connections", type=int, default=16, help="flood connections")
@@ -366,7 +365,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--serve", nargs=2, metavar=("MINER_HOTKEY", "VALIDATOR_HOTKEY"), help=argparse.SUPPRESS
     )
-    args = parser.parse_args(argv)
+    with user_errors(parser.prog):
+        args = parser.parse_args(argv)
     if args.rounds is None:
         args.rounds = 3 if args.scenario == "interim-heads" else 5
     if args.serve:
