@@ -19,9 +19,15 @@ from tasks.phrasing import intent_of, phrase, verify
 
 @pytest.mark.slow
 async def test_the_demo_model_phrases_through_the_stage(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     monkeypatch.setenv("SUBNET_MODEL_CACHE", str(tmp_path))
+    torch = pytest.importorskip("torch")
+    # A small model is latency-bound: on a shared CPU one intra-op thread is several times faster
+    # than torch's default (tests/miner/conftest.py's one_torch_thread does the same).
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    request.addfinalizer(lambda: torch.set_num_threads(threads))
     settings = PhrasingSettings(
         engine="transformers",
         path="demo",
