@@ -15,7 +15,6 @@ and after (``git worktree add /tmp/before ab2dd68``).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import resource
@@ -24,6 +23,11 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+
+# Run as a script, bench/ comes first on sys.path, and bench/scoring.py would hide the package.
+sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
+
+from subnet.cli import OneLineParser, user_errors  # noqa: E402
 
 _WORKSPACE = "from tasks.episodes.environments.workspace import Workspace\n"
 _CREATE = (
@@ -160,12 +164,13 @@ def _run(root: Path, setup: str, attack: str, timeout: float, memory_gb: float) 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parent.parent)
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds before a call is killed")
     parser.add_argument("--memory-gb", type=float, default=6.0, help="address-space cap of each attack")
     parser.add_argument("--only", nargs="*", default=None, help="names of the attacks to run")
-    args = parser.parse_args()
+    with user_errors(parser.prog):
+        args = parser.parse_args()
     root = args.root.resolve()
     head = subprocess.run(
         ["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False

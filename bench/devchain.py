@@ -10,7 +10,6 @@ machine is doing, so read them as orders of magnitude.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import multiprocessing
 import statistics
@@ -25,6 +24,7 @@ sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Pa
 
 import bittensor as bt  # noqa: E402
 
+from subnet.cli import OneLineParser, user_errors  # noqa: E402
 from subnet.config import float_arg, int_arg  # noqa: E402
 from subnet.devchain import DevChain, dev_keypair  # noqa: E402
 
@@ -121,12 +121,13 @@ async def run(uids: int, calls: int, writers: int, seconds: float) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.splitlines()[0])
     parser.add_argument("--uids", type=int_arg(1), default=256)
     parser.add_argument("--calls", type=int_arg(1), default=200)
     parser.add_argument("--writers", type=int_arg(1), default=4)
     parser.add_argument("--seconds", type=float_arg(0.0, low_open=True), default=3.0)
-    args = parser.parse_args()
+    with user_errors(parser.prog):
+        args = parser.parse_args()
     asyncio.run(run(args.uids, args.calls, args.writers, args.seconds))
 
 

@@ -1,10 +1,11 @@
-"""Benchmark of the episode engine: how fast episodes are generated, and what one step costs the
+"""Benchmark of the episode runner: how fast episodes are generated, and what one step costs the
 validator (decode + schema check + dispatch, and the checker's share), against an instant
 stand-in miner that plays the reference plan.
 
     .venv/bin/python bench/episodes.py [--episodes 2000] [--seed 1] [--played 400] [--miners 8]
         [--sandbox on|off|both] [--workers N]
     .venv/bin/python bench/episodes.py --shapes 20000 [--seed 1]
+    .venv/bin/python bench/episodes.py --formats [--episodes 2000] [--seed formats-full]
 
 ``--shapes N`` instead counts the distinct plan shapes (per turn, the calls' tools and argument
 names: what a table of plans would have to hold) among N composed scenarios per environment that
@@ -17,13 +18,17 @@ process's alone (the workers' CPU is printed beside it); the miners' variants of
 played concurrently, as a round plays different miners at once. ``both`` (the default) prints the
 two, so the sandbox's cost reads off directly.
 
+``--formats`` instead plays every multi-turn episode's variant in every output format (the native
+families' markup included) with the reference player, and counts the verdicts per format: every
+one must be valid (exit status 1 otherwise). The tests play a few dozen per format; this is the
+full bar (2,000 episodes of the default mix).
+
 Targets (issue 14): >= 1,000 episodes generated per second; <= 0.3 ms of validator CPU per step
 in this process. Issue 26: <= 0.5 ms with the sandbox.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import sys
 import time
@@ -36,6 +41,8 @@ sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Pa
 
 import psutil  # noqa: E402
 
+from scoring import FORMATS, NATIVE_FORMATS  # noqa: E402
+from subnet.cli import OneLineParser, user_errors  # noqa: E402
 from subnet.config import int_arg  # noqa: E402
 from subnet.validator.sandbox import Sandbox, SandboxedRunner, SandboxLimits  # noqa: E402
 from tasks.episodes import Episode, EpisodeRunner, generate_episodes, variant  # noqa: E402
@@ -120,8 +127,31 @@ def _shapes(n: int, seed: str) -> None:
         )
 
 
+async def _formats(episodes: list[Episode]) -> int:
+    """Every multi-turn episode's variant played in every format with the reference player: the
+    verdicts per format, and how many were not valid."""
+    multi_turn = [episode for episode in episodes if episode.category != "agent_step"]
+    failed = 0
+    for fmt in (*FORMATS, *NATIVE_FORMATS):
+        started = time.process_time()
+        verdicts: Counter[str] = Counter()
+        for episode in multi_turn:
+            shown = variant(episode, fmt)
+            transcript = await EpisodeRunner(shown, ReferencePlayer(shown, fmt).ask).play()
+            verdict = check_episode(transcript, shown)
+            verdicts["valid" if verdict.valid else f"{verdict.error_type} ({shown.id})"] += 1
+        failed += len(multi_turn) - verdicts["valid"]
+        cpu_ms = 1e3 * (time.process_time() - started) / max(1, len(multi_turn))
+        print(f"{fmt:<18} {verdicts['valid']:>5} of {len(multi_turn)} valid, {cpu_ms:.2f} ms CPU per episode")
+        for outcome, count in sorted(verdicts.items()):
+            if outcome != "valid":
+                print(f"  {count} x {outcome}")
+    print(f"reference plans not valid in some format: {failed} (target 0)")
+    return failed
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--episodes", type=int_arg(1), default=2000)
     parser.add_argument("--seed", default="1")
     parser.add_argument("--miners", type=int_arg(1), default=8, help="miners (variants) playing each episode")
@@ -129,9 +159,18 @@ def main() -> None:
     parser.add_argument("--sandbox", choices=("on", "off", "both"), default="both")
     parser.add_argument("--workers", type=int_arg(0), default=0, help="sandbox workers (0: the default)")
     parser.add_argument("--shapes", type=int_arg(0), default=0, help="count plan shapes of N scenarios")
-    args = parser.parse_args()
+    parser.add_argument(
+        "--formats", action="store_true", help="play every episode in every output format (the full bar)"
+    )
+    with user_errors(parser.prog):
+        args = parser.parse_args()
     if args.shapes:
         _shapes(args.shapes, args.seed)
+        return
+    if args.formats:
+        seed = "formats-full" if args.seed == "1" else args.seed
+        if asyncio.run(_formats(generate_episodes(seed.encode(), args.episodes))):
+            raise SystemExit(1)
         return
     generate_episodes("warm-up", 20)
     started, cpu = time.perf_counter(), time.process_time()

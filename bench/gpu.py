@@ -40,8 +40,9 @@ from typing import Any
 # Run as a script, bench/ comes first on sys.path, and bench/scoring.py would hide the package.
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
 
+from subnet.cli import OneLineParser, user_errors  # noqa: E402
 from subnet.miner.base import GenerationRequest, ModelOptions  # noqa: E402
-from subnet.miner.engine import DecodeEngine, Row  # noqa: E402
+from subnet.miner.continuous_batching import DecodeEngine, Row  # noqa: E402
 from subnet.miner.transformers_backend import TransformersBackend  # noqa: E402
 
 
@@ -493,7 +494,7 @@ def _shapes(text: str) -> list[Shape]:
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser = OneLineParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--shapes", type=_shapes, default=_shapes("135m,1.7b,8b"), help="e.g. 135m,1.7b,8b")
     parser.add_argument("--tokenizer", default="demo", help="tokenizer folder ('demo': the demo model's)")
     parser.add_argument("--device", default="cuda")
@@ -513,7 +514,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="shapes also served with their steps uncaptured (--model.cuda_graphs off), e.g. 1.7b",
     )
     parser.add_argument("--quick", action="store_true", help="a CPU try-out: small counts")
-    args = parser.parse_args(argv)
+    with user_errors(parser.prog):
+        args = parser.parse_args(argv)
     if args.quick:
         args.tokens, args.concurrency, args.requests, args.step_rows, args.repeats = 8, [1, 4], 1, [1], 3
         args.eager = args.eager or [shape.name for shape in args.shapes]

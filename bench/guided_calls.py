@@ -16,7 +16,6 @@ its own backend.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import sys
 import time
@@ -30,7 +29,7 @@ sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Pa
 
 from scoring.formats import generic_formats  # noqa: E402
 from scoring.schema import function_of  # noqa: E402
-from subnet.cli import UsageError  # noqa: E402
+from subnet.cli import OneLineParser, UsageError, user_errors  # noqa: E402
 from subnet.config import add_flag  # noqa: E402
 from subnet.miner.guided import GuidedMode  # noqa: E402
 
@@ -196,7 +195,7 @@ def render(outcomes: Sequence[Outcome]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser = OneLineParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument(
         "--configs", default=DEFAULT_CONFIGS, help=f"format:guided list (default {DEFAULT_CONFIGS})"
     )
@@ -205,7 +204,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_flag(parser, "model.max_new_tokens", dest="max_new_tokens", default=48, note="Default here: 48.")
     parser.add_argument("--model-path", default="demo", help="model folder, or 'demo' (SmolLM2-135M)")
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
-    args = parser.parse_args(argv)
+    with user_errors(parser.prog):
+        args = parser.parse_args(argv)
     try:
         configs = parse_configs(args.configs)
         seeds = parse_seeds(args.seeds)

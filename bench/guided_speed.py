@@ -19,7 +19,6 @@ Models: ``tiny`` (the tests' 2-layer random Llama, built into a temporary folder
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import os
@@ -34,8 +33,10 @@ from typing import Any
 # Run as a script, bench/ comes first on sys.path, and bench/scoring.py would hide the package.
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
 
+from subnet.cli import OneLineParser, user_errors  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
-BEFORE = "2e85ffe"  # the last commit with the hand-written automaton (subnet/miner/guided.py)
+BEFORE = "2e85ffe"  # the last commit with the hand-written automaton (then subnet/miner/guided.py)
 
 
 async def _measure(model: str, guided: str, batch: int, requests: int, max_tokens: int) -> dict[str, Any]:
@@ -145,13 +146,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return child(arguments[1:])
     from subnet.config import add_flag
 
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser = OneLineParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--before", default=BEFORE, help="the revision to compare with (git)")
     parser.add_argument("--models", default="tiny,demo", help="tiny, demo or both")
     parser.add_argument("--requests", type=int, default=8)
     add_flag(parser, "model.max_new_tokens", dest="max_tokens", default=48, note="Default here: 48.")
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
-    parsed = parser.parse_args(arguments)
+    with user_errors(parser.prog):
+        parsed = parser.parse_args(arguments)
     wanted = [name.strip() for name in parsed.models.split(",") if name.strip()]
     with tempfile.TemporaryDirectory(prefix="guided-speed-") as scratch:
         models: dict[str, str] = {}

@@ -6,7 +6,7 @@
 For each format the tests' tiny random Llama (its own choices are noise: only the guide makes its
 answers calls) answers ``--n`` generated tasks with ``tool_choice: required`` through the real
 transformers backend (``--model.guided on``, the format's adapter), and every call is checked
-against the offered tool's schema (the episode engine's check) and with the BFCL checker. The
+against the offered tool's schema (the episode runner's check) and with the BFCL checker. The
 table gives per format the tasks served (prompts longer than the model's positions are refused;
 the tiny model's 600-token vocabulary spells a prompt long: at its default 2,048 positions about
 two thirds of a draw are served, so ``--n 740`` serves about 500; ``--positions`` raises it, at a
@@ -16,7 +16,6 @@ and unguided (the same requests with ``--model.guided off``).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import sys
@@ -30,12 +29,13 @@ from typing import Any
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
 
 import tasks  # noqa: E402
+from subnet.cli import OneLineParser, user_errors  # noqa: E402
 from subnet.miner import GenerationRequest, ModelOptions, build_backend  # noqa: E402
 from subnet.miner.adapters import ADAPTERS  # noqa: E402
 from subnet.miner.base import BadModelRequest  # noqa: E402
 from subnet.miner.guided import guided_format_names  # noqa: E402
 from subnet.miner.transformers_backend import TransformersBackend  # noqa: E402
-from tasks.episodes.engine import schema_error  # noqa: E402
+from tasks.episodes.runner import schema_error  # noqa: E402
 
 # Tokens an answer may take: a family's markup spelled by the tiny model's 600-token vocabulary
 # takes many (a GLM call with six required arguments needs over 96 for its tags alone).
@@ -124,7 +124,7 @@ async def measure(model: Path, format_name: str, n: int, show: int, unguided: bo
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = OneLineParser(description=__doc__.split("\n")[0])
     parser.add_argument("--formats", default="", help="comma-separated (default: every guided format)")
     parser.add_argument("--n", type=int, default=500, help="tasks per format")
     parser.add_argument("--show", type=int, default=0, help="print this many invalid answers per format")
@@ -133,11 +133,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--positions", type=int, default=2048, help="the tiny model's longest sequence (default 2048)"
     )
     parser.add_argument("--model", default="", help="a model folder (default: the tests' tiny model)")
-    args = parser.parse_args(argv)
-    formats = [name for name in args.formats.split(",") if name] or sorted(guided_format_names())
-    unknown = sorted(set(formats) - set(guided_format_names()))
-    if unknown:
-        parser.error(f"not guided: {', '.join(unknown)} (guided: {', '.join(guided_format_names())})")
+    with user_errors(parser.prog):
+        args = parser.parse_args(argv)
+        formats = [name for name in args.formats.split(",") if name] or sorted(guided_format_names())
+        unknown = sorted(set(formats) - set(guided_format_names()))
+        if unknown:
+            parser.error(f"not guided: {', '.join(unknown)} (guided: {', '.join(guided_format_names())})")
     with tempfile.TemporaryDirectory() as scratch:
         if args.model:
             model = Path(args.model)

@@ -49,7 +49,7 @@ from scoring import FORMATS, Call, check, function_of, render  # noqa: E402
 from scoring.rendering import NATIVE_FORMATS  # noqa: E402
 from subnet.config import PhrasingSettings, WeightsSettings, int_arg  # noqa: E402
 from subnet.phrasing import build_engine  # noqa: E402
-from subnet.validator.phrasing import policy_from  # noqa: E402
+from subnet.phrasing.session import policy_from  # noqa: E402
 from tasks import CATEGORIES, Task, generate, redraw, variant  # noqa: E402
 from tasks.answers import reference_calls  # noqa: E402
 from tasks.categories import default_mix  # noqa: E402

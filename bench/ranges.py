@@ -6,7 +6,6 @@ for each ranged tool of the library (2,000 requests each, every template).
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import sys
 from pathlib import Path
@@ -15,6 +14,7 @@ from random import Random
 # This tree's packages, not an installed copy.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from subnet.cli import OneLineParser, user_errors
 from tasks.builtin import instantiate
 from tasks.library import by_name
 
@@ -26,9 +26,10 @@ PAIRS = {
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--requests", type=int, default=2000)
-    args = parser.parse_args()
+    with user_errors(parser.prog):
+        args = parser.parse_args()
     for name, (first, last) in PAIRS.items():
         spec = by_name()[name]
         spans: list[int] = []

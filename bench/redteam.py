@@ -49,7 +49,7 @@ from tasks.library import tools as library_tools  # noqa: E402
 from tasks.library.common import Coordinates, CronSchedule  # noqa: E402
 from tasks.shuffle import split_words  # noqa: E402
 from tasks.spec import ToolSpec, openai_tool  # noqa: E402
-from tasks.values import (  # noqa: E402
+from tasks.value_generators import (  # noqa: E402
     _MONTHS,
     ClockTime,
     Composed,
@@ -299,7 +299,7 @@ def _decimal_slot(gen: Decimal) -> _Slot:
 
 def _date_slot(gen: Date) -> _Slot:
     months, shorts = _alternation(_MONTHS), _alternation(name[:3] for name in _MONTHS)
-    forms = (  # (regex, group order: year, month, day), one per spoken form of tasks.values.Date
+    forms = (  # (regex, group order: year, month, day), one per spoken form of tasks.value_generators.Date
         (rf"({months}) (\d{{1,2}}), (\d{{4}})", (3, 1, 2)),
         (rf"(\d{{1,2}}) ({months}) (\d{{4}})", (3, 2, 1)),
         (r"(\d{4})-(\d{2})-(\d{2})", (1, 2, 3)),
@@ -354,7 +354,7 @@ def _cron_slot(gen: CronSchedule) -> _Slot:
 
 
 def _listed(item: _Slot, low: int, high: int) -> _Slot:
-    """``low``..``high`` items said as "a, b and c" (``tasks.values._join``)."""
+    """``low``..``high`` items said as "a, b and c" (``tasks.value_generators._join``)."""
     counts = range(high, low - 1, -1)
 
     def joined(pattern: str, count: int) -> str:

@@ -1736,8 +1736,8 @@ def phrase_with_standin(episodes: Sequence[Episode], seed: str) -> list[Episode]
     """The episodes with every user turn phrased by the stand-in model (bench/phrasing_standin.py)."""
     from subnet.config import PhrasingSettings
     from subnet.phrasing import build_engine
-    from subnet.validator.phrasing import policy_from
-    from tasks.episodes.phrasing import phrase_episodes
+    from subnet.phrasing.session import policy_from
+    from tasks.episodes.turn_phrasing import phrase_episodes
 
     async def run() -> list[Episode]:
         standin = _sibling("phrasing_standin")

@@ -1,7 +1,7 @@
 """Red team: the lexical miner, a model-free keyword program that reads any text, template or phrased.
 
 It knows only the public code: the tool library (descriptions, parameter descriptions, request
-templates, value generators) and the value formats of ``tasks.values``. For each request it
+templates, value generators) and the value formats of ``tasks.value_generators``. For each request it
 
 1. maps every offered (renamed, reworded) tool back to the library tool it was most likely made
    from, by word overlap weighted with IDF over names, descriptions and parameter descriptions;
@@ -43,7 +43,7 @@ from tasks.lexicon import synonym_index
 from tasks.library import tools as library_tools
 from tasks.library.common import Coordinates, CronSchedule
 from tasks.spec import BFCL_TYPES, Param, ToolSpec, openai_tool
-from tasks.values import (
+from tasks.value_generators import (
     _MONTHS,
     ClockTime,
     Composed,
@@ -456,7 +456,7 @@ def _enum_gen(enum: Sequence[Any]) -> Pick:
             for value in option.accepted:
                 if isinstance(value, str) and value in options:
                     options[value].update(option.says)
-    from tasks.values import Option
+    from tasks.value_generators import Option
 
     return Pick(tuple(Option(tuple(sorted(says)), (value,)) for value, says in options.items()))
 

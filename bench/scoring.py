@@ -14,7 +14,6 @@ output), so each timed check does all of its work, reading of the task included.
 
 from __future__ import annotations
 
-import argparse
 import ast
 import json
 import os
@@ -31,6 +30,7 @@ from typing import Any
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
 
 from scoring import FORMATS, NATIVE_FORMATS, Call, check, render  # noqa: E402
+from subnet.cli import OneLineParser, user_errors  # noqa: E402
 from subnet.config import int_arg  # noqa: E402
 
 _WEATHER = {
@@ -414,11 +414,12 @@ def worst_case(inputs: dict[str, str], runs: int) -> list[tuple[str, float, floa
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.splitlines()[0])
     parser.add_argument("--outputs", type=int_arg(1), default=4000, help="corpus size (at least 2,000)")
     parser.add_argument("--repeat", type=int_arg(1), default=5, help="passes over the corpus")
     parser.add_argument("--runs", type=int_arg(1), default=20, help="timings per adversarial input")
-    args = parser.parse_args(argv)
+    with user_errors(parser.prog):
+        args = parser.parse_args(argv)
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core
     items = corpus(max(args.outputs, 2000))

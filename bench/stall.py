@@ -30,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from sqlalchemy import select  # noqa: E402
 
 from subnet.chain import ChainClient  # noqa: E402
+from subnet.cli import OneLineParser, user_errors  # noqa: E402
 from subnet.config import RoundSettings, float_arg, int_arg, load_wallet  # noqa: E402
 from subnet.db import ResponseRecord, Round, create_engine  # noqa: E402
 from subnet.validator.node import Validator, ValidatorOptions  # noqa: E402
@@ -94,13 +95,15 @@ async def run(args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(description=__doc__.split("\n\n")[0])
     seconds = float_arg(0.0, 3600.0, low_open=True)
     parser.add_argument("--query-timeout", type=seconds, default=10.0)
     parser.add_argument("--tasks", type=int_arg(0, 64), default=2)
     parser.add_argument("--episodes", type=int_arg(0, 64), default=6)
     parser.add_argument("--episode-deadline", type=seconds, default=80.0)
-    asyncio.run(run(parser.parse_args(argv)))
+    with user_errors(parser.prog):
+        args = parser.parse_args(argv)
+    asyncio.run(run(args))
     return 0
 
 

@@ -16,7 +16,6 @@ request text alone.
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import statistics
@@ -27,6 +26,7 @@ from pathlib import Path
 # Run as a script, this file's folder comes first on sys.path and its name would hide the package.
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
 
+from subnet.cli import OneLineParser, user_errors  # noqa: E402
 from subnet.config import int_arg  # noqa: E402
 from subnet.validator.rounds import long_lived_objects_frozen  # noqa: E402
 from tasks import derive_miner_seed, derive_round_seed, generate, variant  # noqa: E402
@@ -105,7 +105,7 @@ def repeats(rounds: int, round_size: int) -> tuple[int, int, int]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--tasks", type=int_arg(1), default=20_000, help="tasks (each with one variant) per repeat"
     )
@@ -115,7 +115,8 @@ def main() -> None:
     parser.add_argument(
         "--cpu", type=int_arg(0), default=None, help="CPU to pin to (default: the lowest allowed)"
     )
-    args = parser.parse_args()
+    with user_errors(parser.prog):
+        args = parser.parse_args()
 
     pinning = _pin_to_one_core(args.cpu)
     reference = reference_loop_us()

@@ -13,7 +13,6 @@ the cap (64 KiB of JSON).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import statistics
@@ -25,6 +24,7 @@ from typing import Any
 # Run as a script, this file's folder comes first on sys.path and its name would hide the package.
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
 
+from subnet.cli import OneLineParser, user_errors  # noqa: E402
 from subnet.config import int_arg  # noqa: E402
 from subnet.protocol import ChatCompletionResponse  # noqa: E402
 from subnet.transport import MinerTarget, QueryResult, QueryStatus  # noqa: E402
@@ -85,11 +85,12 @@ def _episodes(seed: int, count: int, bfcl: int) -> list[Episode]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--episodes", type=int_arg(1), default=400)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--bfcl", type=int_arg(0), default=40, help="BFCL multi-turn entries added")
-    args = parser.parse_args(argv)
+    with user_errors(parser.prog):
+        args = parser.parse_args(argv)
     rows = asyncio.run(stored_rows(_episodes(args.seed, args.episodes, args.bfcl)))
     sizes: dict[str, list[int]] = defaultdict(list)
     blobs: dict[str, int] = defaultdict(int)

@@ -55,6 +55,7 @@ sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Pa
 # repository root.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from subnet.cli import OneLineParser, user_errors  # noqa: E402
 from subnet.config import (  # noqa: E402
     ChainRetrySettings,
     DashboardSettings,
@@ -363,9 +364,7 @@ def main() -> None:
     # bench/ holds tasks.py and scoring.py benchmarks that would shadow the packages of those names.
     here = Path(__file__).resolve().parent
     sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != here]
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = OneLineParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command")
     farm = sub.add_parser("farm", help="(internal) serve the simulated miners")
     farm.add_argument("--miners", type=int, required=True)
@@ -421,7 +420,8 @@ def main() -> None:
         metavar="PATH",
         help="write cProfile stats of the rounds to PATH.<backend> and of the miner farm to PATH.farm",
     )
-    args = parser.parse_args()
+    with user_errors(parser.prog):
+        args = parser.parse_args()
     args.phrasing_url = None
     from subnet.validator.node import event_loop_factory
 

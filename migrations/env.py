@@ -11,7 +11,7 @@ import asyncio
 from alembic import context
 from sqlalchemy.engine import Connection
 
-from subnet.db.engine import create_engine, normalise_url
+from subnet.db.connection import create_engine, normalise_url
 from subnet.db.models import Base
 
 config = context.config

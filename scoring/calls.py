@@ -9,7 +9,7 @@ from typing import Any
 
 from scoring.model import Call
 from scoring.schema import function_of
-from scoring.values import CheckError, TypeInfo, check_value, param_types
+from scoring.value_check import CheckError, TypeInfo, check_value, param_types
 
 
 def _properties(function: Mapping[str, Any]) -> tuple[Mapping[str, Any], Sequence[str]]:

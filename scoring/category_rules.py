@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from scoring.calls import TaskCheck
 from scoring.model import Call
-from scoring.values import CheckError
+from scoring.value_check import CheckError
 
 
 def _is_empty(calls: list[Call]) -> bool:

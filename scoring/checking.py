@@ -4,7 +4,7 @@ The rules are BFCL v4's AST checker (docs/scoring.md), rewritten here; the delib
 are listed in :mod:`scoring`'s docstring. :func:`check` decodes the output, applies the category's
 rule and, for an invalid answer, the partial credit. The parts, each in its own module:
 
-* :mod:`scoring.values`: one argument's value against its type and the acceptable values;
+* :mod:`scoring.value_check`: one argument's value against its type and the acceptable values;
 * :mod:`scoring.calls`: one call against one function, and a check's task inputs;
 * :mod:`scoring.category_rules`: how each category is judged (:data:`CATEGORY_RULES`);
 * :mod:`scoring.credit`: the partial credit of an invalid verdict;
@@ -20,7 +20,7 @@ from scoring.category_rules import CATEGORY_RULES, CategoryRule
 from scoring.credit import COMPONENT_WEIGHTS, PARTIAL_CREDIT_CEILING, partial_components, partial_credit
 from scoring.decoding import decode
 from scoring.model import DEFAULT_LIMITS, DecodeError, Limits, Verdict, make_verdict
-from scoring.values import check_value, standardize
+from scoring.value_check import check_value, standardize
 
 __all__ = [
     "CATEGORY_RULES",

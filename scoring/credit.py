@@ -10,7 +10,7 @@ from typing import Any
 from scoring.calls import Shape, TaskCheck
 from scoring.model import Call
 from scoring.schema import FLOAT_TYPES
-from scoring.values import check_value
+from scoring.value_check import check_value
 
 # Weights of the components in the partial credit of an invalid verdict, and its ceiling.
 COMPONENT_WEIGHTS: dict[str, float] = {"format": 0.1, "schema": 0.2, "tool": 0.3, "args": 0.4}

@@ -21,17 +21,17 @@ from scoring.schema import function_of
 from subnet.cli import OneLineParser, run_main
 from subnet.config.flags import add_flag
 from subnet.phrasing import PhrasingSetupError, add_phrasing_arguments, phrasing_settings
+from subnet.phrasing.session import PhrasingSession
 from subnet.registry import engine_rewrites
-from subnet.validator.phrasing import PhrasingSession
 from tasks.answers import reference_calls
 from tasks.categories import CATEGORIES
 from tasks.episodes import generate_episodes
 from tasks.episodes.reference import trajectory
 from tasks.errors import SourceFileError, TaskConfigError
-from tasks.generate import Source, generate, redraw
 from tasks.model import Task
 from tasks.seeding import seed_bytes, sub_seed
 from tasks.sources import PATH_FLAGS, load_episode_sources, load_sources, parse_source_shares
+from tasks.task_sets import Source, generate, redraw
 
 __all__ = ["main"]
 

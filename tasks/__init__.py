@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from tasks.categories import CATEGORIES, Category, default_mix
 from tasks.errors import SourceFileError, TaskConfigError
-from tasks.generate import BUILTIN, Source, generate, redraw, variant
 from tasks.model import GENERATOR_VERSION, Task
 from tasks.seeding import derive_miner_seed, derive_round_seed
 from tasks.sources import load_bfcl, load_episode_sources, load_sources, load_xlam, parse_source_shares
+from tasks.task_sets import BUILTIN, Source, generate, redraw, variant
 
 __all__ = [
     "BUILTIN",

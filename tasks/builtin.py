@@ -18,7 +18,7 @@ from tasks.devices import Fact, Scene, Worked, current_scene, devices_for, pick_
 from tasks.library import by_domain, tools
 from tasks.rand import below, permute
 from tasks.spec import NO_DEFAULT, Param, ToolSpec, template_fields
-from tasks.values import ValueGen
+from tasks.value_generators import ValueGen
 
 __all__ = ["Instance", "decorate", "instantiate", "join_requests"]
 

@@ -32,8 +32,8 @@ from tasks.episodes.generate import EpisodeSource
 from tasks.episodes.model import Episode
 from tasks.errors import SourceFileError, TaskConfigError
 from tasks.files import json_lines, openai_schema
-from tasks.generate import BUILTIN, Source
 from tasks.model import GENERATOR_VERSION, Task
+from tasks.task_sets import BUILTIN, Source
 
 __all__ = [
     "BFCL_DEFAULT_FILES",

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from tasks.values import ValueGen
+from tasks.value_generators import ValueGen
 
 __all__ = ["BFCL_TYPES", "NO_DEFAULT", "Param", "ToolSpec", "openai_tool"]
 

@@ -13,8 +13,8 @@ clean-up) is plain strings and pure functions with no miner dependency, so it st
 file rather than in a second per-format file under subnet/miner/: one file per format, read by
 the renderers (scoring.rendering), the decoder (scoring.native's markers), the miner's
 adapters (subnet.miner.adapters), config's ``--model.format`` choices (:func:`format_names`),
-localnet and the benchmarks. What only the miner can do with a format (the guided-decoding
-automaton) stays in subnet/miner/guided.py, registered there by format name.
+localnet and the benchmarks. What only the miner can do with a format (its guided-decoding
+grammar) stays in subnet/miner/guided/grammar.py, registered there by format name (``GUIDED_FORMATS``).
 
 Adding a format: a module here defining ``FORMAT``, one line in ``_MODULES``, docs/miner.md's
 table regenerated with :func:`formats_markdown` (and, only if it is to be guided, its grammar in

@@ -7,7 +7,7 @@ The parts, each its own module:
 
 - :mod:`subnet.config.errors`: :class:`ConfigError`, the one error of a bad flag, value,
   environment variable or wallet (a ``subnet.cli.UsageError``: one line, exit code 2).
-- :mod:`subnet.config.values`: what each flag's text may be (str -> value, or a ValueError
+- :mod:`subnet.config.flag_types`: what each flag's text may be (str -> value, or a ValueError
   saying why not); the common parsers are the command-line foundation's (:mod:`subnet.cli`).
 - :mod:`subnet.config.settings`: one frozen dataclass per section, whose defaults are the
   flags' defaults.
@@ -30,6 +30,7 @@ from subnet.cli import (
     user_errors,
 )
 from subnet.config.errors import ConfigError, UserError
+from subnet.config.flag_types import MODEL_FORMATS, NETWORK_NAMES, PUBLIC_NETWORKS, model_backends
 from subnet.config.flags import (
     FLAGS,
     FLAGS_BY_NAME,
@@ -72,7 +73,6 @@ from subnet.config.settings import (
     default_secret_path,
     default_wallet_path,
 )
-from subnet.config.values import MODEL_FORMATS, NETWORK_NAMES, PUBLIC_NETWORKS, model_backends
 from subnet.wallets import load_wallet
 
 __all__ = [

@@ -21,15 +21,7 @@ from scoring.formats import guided_formats
 from subnet.cli import OneLineParser, UsageError, argparse_type
 from subnet.config import settings as settings_module
 from subnet.config.errors import ConfigError
-from subnet.config.settings import (
-    GuidedMode,
-    LoggingSettings,
-    MinerSettings,
-    ModelSettings,
-    RegisterSettings,
-    ValidatorSettings,
-)
-from subnet.config.values import (
+from subnet.config.flag_types import (
     MODEL_FORMATS,
     NON_NEGATIVE,
     PORT,
@@ -56,6 +48,14 @@ from subnet.config.values import (
     paths,
     text,
     ws_url,
+)
+from subnet.config.settings import (
+    GuidedMode,
+    LoggingSettings,
+    MinerSettings,
+    ModelSettings,
+    RegisterSettings,
+    ValidatorSettings,
 )
 from subnet.registry import ENGINES, engines_help, owners_of, settings_mistake
 from tasks.sources import PATH_FLAGS

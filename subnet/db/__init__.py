@@ -5,7 +5,7 @@ SQLite (a file under the user's data directory) by default, PostgreSQL through
 manages the schema.
 """
 
-from subnet.db.engine import (
+from subnet.db.connection import (
     DatabaseUrlError,
     create_engine,
     default_database_url,

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from subnet.cli import OneLineParser, UsageError, run_main
 from subnet.config.flags import FLAGS_BY_NAME, add_flag
-from subnet.db.engine import DatabaseUrlError, default_database_url, error_reason, normalise_url
+from subnet.db.connection import DatabaseUrlError, default_database_url, error_reason, normalise_url
 from subnet.db.migrate import (
     MigrationsNotFound,
     NotAValidatorDatabase,

@@ -20,7 +20,7 @@ from sqlalchemy import inspect
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from subnet.db.engine import create_engine, is_sqlite, normalise_url
+from subnet.db.connection import create_engine, is_sqlite, normalise_url
 
 MIGRATIONS_ENV = "SUBNET_MIGRATIONS_DIR"
 

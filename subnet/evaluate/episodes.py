@@ -88,7 +88,7 @@ async def build_episodes(settings: EvaluateSettings, count: int) -> list[Episode
 
 async def _phrased(settings: EvaluateSettings, episodes: list[Episode]) -> list[Episode]:
     from subnet.phrasing import build_engine
-    from subnet.validator.phrasing import RoundPhraser, policy_from
+    from subnet.phrasing.session import RoundPhraser, policy_from
     from tasks import derive_round_seed
 
     engine = build_engine(settings.phrasing)

@@ -59,7 +59,7 @@ def build_tasks(settings: EvaluateSettings) -> list[TaskLike]:
 def _phrased(settings: EvaluateSettings, generated: list[Any], source: LibraryTasks) -> list[Any]:
     """The tasks with their requests rewritten by the phrasing engine, as a validator's round has them."""
     import tasks
-    from subnet.validator.phrasing import PhrasingSession
+    from subnet.phrasing.session import PhrasingSession
 
     try:
         with PhrasingSession(settings.phrasing, source.redraw) as session:

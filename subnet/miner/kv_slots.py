@@ -1,4 +1,4 @@
-"""Where the decoding engine keeps keys and values (subnet.miner.engine).
+"""Where the decoding engine keeps keys and values (subnet.miner.continuous_batching).
 
 `KeyValueSlots`: one static buffer per layer with a slot per row, written in place by every
 forward pass (the model's attention layers call its ``update`` through `slot_cache_class`'s object).

@@ -19,7 +19,7 @@ class ProcessorsOnOneRow:
 
     def prepare(self, generated: Any) -> None:
         """The processors' CPU work for the coming step (the guide's bitmask), done while the
-        device computes it; see `subnet.miner.engine.TokenConstraint`."""
+        device computes it; see `subnet.miner.continuous_batching.TokenConstraint`."""
         import torch
 
         written = torch.tensor([list(generated)], dtype=torch.long)

@@ -3,7 +3,7 @@
 The queue and the batcher are `subnet.miner.batcher`'s: while the model is busy, new requests
 join the running batch between two decoding steps as soon as there is room, and each one leaves
 at its own end (EOS or its ``max_tokens``), so a short answer never waits for a long one
-(subnet.miner.engine; its prompt-prefix reuse is ``--model.prefix_cache_tokens``). Models whose
+(subnet.miner.continuous_batching; its prompt-prefix reuse is ``--model.prefix_cache_tokens``). Models whose
 cache cannot be split by row (sliding-window or recurrent layers) fall back to ``generate`` on
 left-padded batches. Prompts come from `subnet.miner.prompt`, the logits processors from
 `subnet.miner.processors` and, under ``--model.guided``, `subnet.miner.guided`.
@@ -30,8 +30,8 @@ from subnet.miner.base import (
     Usage,
 )
 from subnet.miner.batcher import MIN_SAMPLING_TEMPERATURE, BatchingBackend, failed_alone, sampling_temperature
+from subnet.miner.continuous_batching import DecodeEngine, Row, supports_model
 from subnet.miner.demo import ensure_demo_model
-from subnet.miner.engine import DecodeEngine, Row, supports_model
 from subnet.miner.guided import (
     GUIDED_FORMATS,
     CallEvidence,

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from subnet.validator.sandbox import CALL_DEADLINE_S
-from tasks.episodes.engine import MAX_CALLS_PER_STEP
+from tasks.episodes.runner import MAX_CALLS_PER_STEP
 
 __all__ = ["RoundBudget"]
 

@@ -27,9 +27,10 @@ from prometheus_client import CollectorRegistry
 from subnet.chain import Neuron
 from subnet.config import PUBLIC_NETWORKS, UserError, ValidatorSettings
 from subnet.db import NotAValidatorDatabase, SchemaOutOfDate, create_engine, prepare_schema
-from subnet.db.engine import DatabaseUrlError, error_reason
+from subnet.db.connection import DatabaseUrlError, error_reason
 from subnet.metrics import add_metrics_route, new_registry
 from subnet.phrasing import PhrasingSetupError, build_engine
+from subnet.phrasing.session import RoundPhraser, policy_from
 from subnet.registry import engine_rewrites
 from subnet.transport import ClientTimeouts, MinerClient
 from subnet.validator.budget import RoundBudget
@@ -37,7 +38,6 @@ from subnet.validator.dashboard import DashboardStartError, start_dashboard
 from subnet.validator.jobs import GuardedJob, JobSpec, build_scheduler
 from subnet.validator.judge import BfclJudge, Judge
 from subnet.validator.metrics import ValidatorMetrics
-from subnet.validator.phrasing import RoundPhraser, policy_from
 from subnet.validator.rounds import ChainView, Querier, RoundParams, RoundReport, RoundRunner, VariantObserver
 from subnet.validator.sandbox import Sandbox, SandboxLimits
 from subnet.validator.secret import SecretFileError, load_or_create_secret
@@ -46,7 +46,7 @@ from subnet.validator.store import Store
 from subnet.validator.task_source import LibraryTasks, TaskSource
 
 if TYPE_CHECKING:
-    from subnet.validator.phrasing import RoundPhraser
+    from subnet.phrasing.session import RoundPhraser
 from subnet.validator.weights import WeightsAttempt, WeightSetter, WeightsOutcome
 from tasks import SourceFileError, TaskConfigError
 

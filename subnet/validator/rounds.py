@@ -39,7 +39,7 @@ from tasks.episodes import Episode
 from tasks.episodes import variant as episode_variant
 
 if TYPE_CHECKING:
-    from subnet.validator.phrasing import RoundPhraser
+    from subnet.phrasing.session import RoundPhraser
     from tasks.phrasing import PhrasingStats
 
 log = logging.getLogger(__name__)

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tasks.episodes.engine import Ask, EpisodeRunner
+from tasks.episodes.runner import Ask, EpisodeRunner
 
 __all__ = [
     "Sandbox",

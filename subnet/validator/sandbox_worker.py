@@ -13,7 +13,7 @@ A request is JSON: ``{"drop": [ids], "id": id, "spec": {...}, "replay": [ops], "
 size, config) builds the episode's environment afresh and ``replay`` replays the operations it had
 seen on a worker that was ended (environments are deterministic, so the state is the same);
 ``ops`` are then run in order and the last one's result is the reply. An operation is
-``["turn"]`` (``begin_turn``), ``["call", name, arguments]`` (``tasks.episodes.engine.run_call``)
+``["turn"]`` (``begin_turn``), ``["call", name, arguments]`` (``tasks.episodes.runner.run_call``)
 or ``["state"]`` (the fingerprint). The reply is ``J`` + JSON, or ``S`` + the fingerprint as
 UTF-8 (sent raw: a long-context state is large, and JSON-quoting it would cost both sides).
 Anything a tool raises, memory exhaustion included, is replied as ``{"raised": "..."}`` and the
@@ -61,7 +61,7 @@ def _environment(spec: dict[str, Any]) -> Any:
 
 
 def _apply(environment: Any, op: list[Any]) -> Any:
-    from tasks.episodes.engine import run_call
+    from tasks.episodes.runner import run_call
 
     kind = op[0]
     if kind == "turn":

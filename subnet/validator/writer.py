@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 
 from sqlalchemy.exc import StatementError
 
-from subnet.db.engine import error_reason
+from subnet.db.connection import error_reason
 from subnet.validator.rows import Outcome, ResponseRow
 from subnet.validator.state import ScoredResponse
 from subnet.validator.store import Store

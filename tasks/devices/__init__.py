@@ -29,7 +29,7 @@ from types import MappingProxyType
 from typing import Any, Protocol
 
 from tasks.spec import Param
-from tasks.values import _EPOCH, _MONTHS, Mention  # the dates values say: one calendar
+from tasks.value_generators import _EPOCH, _MONTHS, Mention  # the dates values say: one calendar
 
 __all__ = [
     "DEVICES",

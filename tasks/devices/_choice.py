@@ -17,7 +17,7 @@ from typing import Any
 
 from tasks.devices import Fact, Scene
 from tasks.spec import Param
-from tasks.values import (
+from tasks.value_generators import (
     ClockTime,
     Composed,
     Date,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tasks.values import Mention, date_accepted_forms
+from tasks.value_generators import Mention, date_accepted_forms
 
 NUMBER_WORDS = (
     "zero",

@@ -10,7 +10,7 @@ from random import Random
 from tasks.devices import Fact, Scene, Worked
 from tasks.devices._words import date_derived, number_word, phrase
 from tasks.spec import Param
-from tasks.values import Date, date_accepted, date_drawn
+from tasks.value_generators import Date, date_accepted, date_drawn
 
 _EVENTS = (
     "the dentist appointment",

@@ -13,7 +13,7 @@ from random import Random
 from tasks.devices import Scene, Worked
 from tasks.devices._words import number_word, phrase
 from tasks.spec import Param
-from tasks.values import Decimal, Mention
+from tasks.value_generators import Decimal, Mention
 
 _FRACTIONS = {
     2: ("half of", "half"),

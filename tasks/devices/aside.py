@@ -23,7 +23,7 @@ from typing import Any
 from tasks.devices import Fact, Scene, Worked
 from tasks.devices._words import phrase
 from tasks.spec import Param
-from tasks.values import ClockTime, Composed, Date, Drawn, Mention, date_drawn
+from tasks.value_generators import ClockTime, Composed, Date, Drawn, Mention, date_drawn
 
 __all__ = [
     "DEVICE",

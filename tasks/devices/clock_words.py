@@ -9,7 +9,7 @@ from random import Random
 from tasks.devices import Scene, Worked
 from tasks.devices._words import number_word, phrase
 from tasks.spec import Param
-from tasks.values import ClockTime, clock_mentions
+from tasks.value_generators import ClockTime, clock_mentions
 
 
 def _period(hour: int) -> str:

@@ -12,7 +12,7 @@ from tasks.devices import Scene, Worked
 from tasks.devices._choice import candidates, fits, numeric, pick, sentence
 from tasks.devices._words import number_word, phrase
 from tasks.spec import Param
-from tasks.values import Mention
+from tasks.value_generators import Mention
 
 
 @dataclass(frozen=True, slots=True)

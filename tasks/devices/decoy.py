@@ -9,7 +9,7 @@ from random import Random
 from tasks.devices import Fact, Scene, Worked
 from tasks.library.common import EmailAddress, Handle, PersonName, Place
 from tasks.spec import Param
-from tasks.values import ClockTime, Composed, Date, Decimal, Integer, Pick, Quoted
+from tasks.value_generators import ClockTime, Composed, Date, Decimal, Integer, Pick, Quoted
 
 _ANY = (
     "not {x}, that was the old plan",

@@ -13,7 +13,7 @@ from random import Random
 from tasks.devices import Scene, Worked
 from tasks.devices._words import number_word, phrase
 from tasks.spec import Param
-from tasks.values import Integer
+from tasks.value_generators import Integer
 
 # say of the parameter -> (value in that unit, the ways to say it in another unit).
 _TABLES: dict[str, tuple[tuple[int, tuple[str, ...]], ...]] = {

@@ -8,7 +8,7 @@ from random import Random
 from tasks.devices import Scene, Worked
 from tasks.devices._words import number_word, phrase
 from tasks.spec import Param
-from tasks.values import Integer
+from tasks.value_generators import Integer
 
 # (people besides the ones counted by the words, the words with {} for a count).
 _GROUPS = (

@@ -9,7 +9,7 @@ from random import Random
 
 from tasks.devices import Fact, Scene, Worked
 from tasks.spec import Param
-from tasks.values import Composed
+from tasks.value_generators import Composed
 
 _COLOURS = (
     "grey", "blue", "green", "red", "yellow", "black", "white", "orange", "purple", "silver",

@@ -14,7 +14,7 @@ from random import Random
 from tasks.devices import Fact, Scene, Worked
 from tasks.library.common import CITY, EMAIL, PERSON, PHONE, first_name
 from tasks.spec import Param
-from tasks.values import Mention, ValueGen
+from tasks.value_generators import Mention, ValueGen
 
 _KIN = (
     "sister",

@@ -13,7 +13,7 @@ from random import Random
 from tasks.devices import Scene, Worked
 from tasks.devices._words import ORDINALS, date_derived, number_word, phrase
 from tasks.spec import Param
-from tasks.values import Date, Mention, date_accepted
+from tasks.value_generators import Date, Mention, date_accepted
 
 _WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 _EPOCH = _dt.date(2026, 1, 1).toordinal()

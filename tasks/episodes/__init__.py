@@ -16,7 +16,6 @@ does not (the validator's score state reads the category registry through this p
 
 from __future__ import annotations
 
-from tasks.episodes.engine import EpisodeRunner, Transcript
 from tasks.episodes.environments import ENVIRONMENTS, environment_class
 from tasks.episodes.generate import (
     EPISODE_CATEGORIES,
@@ -26,6 +25,7 @@ from tasks.episodes.generate import (
     variant,
 )
 from tasks.episodes.model import Episode, Turn
+from tasks.episodes.runner import EpisodeRunner, Transcript
 
 __all__ = [
     "ENVIRONMENTS",

@@ -46,9 +46,9 @@ from typing import Any
 
 from scoring import Verdict, check, function_of
 from scoring.credit import episode_partial_credit
-from tasks.episodes.engine import CallRecord, Transcript, TurnRecord
 from tasks.episodes.generate import agent_step
 from tasks.episodes.model import Episode, Turn
+from tasks.episodes.runner import CallRecord, Transcript, TurnRecord
 
 __all__ = ["check_episode"]
 

@@ -277,7 +277,7 @@ class Environment:
         self._tools[name].function(self, **copy.deepcopy(arguments))
 
     def begin_turn(self) -> None:
-        """Called when a new user turn starts (the engine, the checker's replays): rules that
+        """Called when a new user turn starts (the runner, the checker's replays): rules that
         hold within one turn reset here (``turn_started``). Journaled, for ``_undo``'s replay."""
         self.__dict__.setdefault("_journal", []).append(None)
         self.turn_started()

@@ -165,7 +165,7 @@ def _fits_its_tools(task: Task) -> bool:
     """Whether the expected call of an agent-step task fits the schema of the tool it names, in
     BFCL's answer form: an empty string there means "may be left out", so a call whose value is
     an empty string (a search for everything) cannot be asked for."""
-    from tasks.episodes.engine import schema_error
+    from tasks.episodes.runner import schema_error
 
     ((name, arguments),) = task.expected[0].items()
     tools = {tool["function"]["name"]: tool["function"] for tool in task.tools}

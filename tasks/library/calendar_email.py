@@ -7,7 +7,7 @@ from __future__ import annotations
 from tasks.library.common import DAY, EMAIL, NOTE, choices, enum_opt, ident, opt, req
 from tasks.library.ranges import date_range
 from tasks.spec import ToolSpec
-from tasks.values import ClockTime, Composed, Flag, Integer, ListOf, Quoted, Record
+from tasks.value_generators import ClockTime, Composed, Flag, Integer, ListOf, Quoted, Record
 
 _MEETING = Quoted(
     (

@@ -7,7 +7,7 @@ from random import Random
 
 from tasks.rand import below
 from tasks.spec import NO_DEFAULT, Param
-from tasks.values import (
+from tasks.value_generators import (
     Composed,
     Date,
     Drawn,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tasks.library.common import choices, enum_req, opt, req
 from tasks.spec import ToolSpec
-from tasks.values import Composed, Flag, Integer, words
+from tasks.value_generators import Composed, Flag, Integer, words
 
 _DATABASE = words(
     "analytics", "billing", "inventory", "crm", "users", "orders", vague=("the database", "our db")

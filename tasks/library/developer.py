@@ -18,7 +18,7 @@ from tasks.library.common import (
     req,
 )
 from tasks.spec import ToolSpec
-from tasks.values import Composed, Flag, Integer, Quoted, words
+from tasks.value_generators import Composed, Flag, Integer, Quoted, words
 
 _SHELL = Quoted(
     (

@@ -7,7 +7,7 @@ from __future__ import annotations
 from tasks.library.common import CURRENCY, DAY, PERSON, choices, enum_opt, enum_req, opt, req
 from tasks.library.ranges import date_range
 from tasks.spec import ToolSpec
-from tasks.values import Decimal, Integer, Pick, Quoted, option
+from tasks.value_generators import Decimal, Integer, Pick, Quoted, option
 
 _TICKER = Pick(
     tuple(

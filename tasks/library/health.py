@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tasks.library.common import choices, enum_req, opt, req
 from tasks.spec import ToolSpec
-from tasks.values import ClockTime, Date, Decimal, Integer, ListOf, Quoted, words
+from tasks.value_generators import ClockTime, Date, Decimal, Integer, ListOf, Quoted, words
 
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from tasks.library.common import choices, enum_req, opt, req
 from tasks.spec import ToolSpec
-from tasks.values import Decimal, Integer, ListOf, Pick, option
+from tasks.value_generators import Decimal, Integer, ListOf, Pick, option
 
 _LENGTH = Pick(
     (

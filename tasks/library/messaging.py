@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tasks.library.common import NOTE, PERSON, PHONE, opt, req
 from tasks.spec import ToolSpec
-from tasks.values import Integer, ListOf, Quoted, words
+from tasks.value_generators import Integer, ListOf, Quoted, words
 
 _EMOJI = words(":palm_tree:", ":house:", ":coffee:", ":calendar:", ":red_circle:", ":headphones:")
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from random import Random
 from typing import Any
 
-from tasks.values import _DATE_SPAN, Drawn, _date_forms, _date_mentions
+from tasks.value_generators import _DATE_SPAN, Drawn, _date_forms, _date_mentions
 
 __all__ = ["DateEnd", "date_range"]
 
@@ -53,7 +53,8 @@ def _said(day: int, rng: Random) -> Drawn:
 
 @dataclass(frozen=True, eq=False)
 class DateEnd:
-    """One end of a :func:`date_range`: a calendar date, said and accepted as ``tasks.values.Date``."""
+    """One end of a :func:`date_range`: a calendar date, said and accepted as
+    ``tasks.value_generators.Date``."""
 
     period: _Period
     end: bool

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tasks.library.common import PERSON, choices, enum_opt, enum_req, ident, opt, req
 from tasks.spec import ToolSpec
-from tasks.values import Composed, Decimal, Flag, Integer, Record, Records
+from tasks.value_generators import Composed, Decimal, Flag, Integer, Record, Records
 
 _PRODUCT = Composed(
     (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tasks.library.common import ROOM, choices, enum_opt, enum_req, opt, req
 from tasks.spec import ToolSpec
-from tasks.values import Decimal, Flag, Integer, ListOf
+from tasks.value_generators import Decimal, Flag, Integer, ListOf
 
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(

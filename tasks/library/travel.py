@@ -5,7 +5,7 @@ from __future__ import annotations
 from tasks.library.common import CITY, DAY, STREET_ADDRESS, Coordinates, choices, enum_opt, enum_req, opt, req
 from tasks.library.ranges import date_range
 from tasks.spec import ToolSpec
-from tasks.values import Integer
+from tasks.value_generators import Integer
 
 _CABIN = choices(
     ("economy", ("economy", "coach")),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from tasks.library.common import choices, enum_req, ident, opt, req
 from tasks.spec import ToolSpec
-from tasks.values import Decimal, Flag, Integer, ListOf, Record, Records
+from tasks.value_generators import Decimal, Flag, Integer, ListOf, Record, Records
 
 _DRONE = ident("DRN-", 3, ("the drone", "my quadcopter"))
 _CAR = ident("CAR-", 4, ("my car", "the company car"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tasks.library.common import CITY, DAY, choices, enum_opt, req
 from tasks.spec import ToolSpec
-from tasks.values import Integer
+from tasks.value_generators import Integer
 
 _UNIT = choices(("celsius", ("Celsius", "metric")), ("fahrenheit", ("Fahrenheit", "imperial")))
 

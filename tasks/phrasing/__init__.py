@@ -27,7 +27,7 @@ from tasks.phrasing.stage import (
     phrase,
 )
 from tasks.phrasing.style import Style
-from tasks.phrasing.verify import REASONS, Checked, verify
+from tasks.phrasing.verification import REASONS, Checked, verify
 
 __all__ = [
     "REASONS",

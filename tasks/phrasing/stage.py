@@ -23,7 +23,7 @@ from tasks.model import Task
 from tasks.phrasing.intent import intent_of
 from tasks.phrasing.prompt import phrasing_messages
 from tasks.phrasing.style import Style, add_typos, draw_style
-from tasks.phrasing.verify import verify
+from tasks.phrasing.verification import verify
 from tasks.seeding import rng_from, seed_bytes, sub_seed
 
 __all__ = [

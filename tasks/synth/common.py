@@ -5,7 +5,7 @@ from __future__ import annotations
 from itertools import product
 
 from tasks.library.common import choices
-from tasks.values import Composed, Integer
+from tasks.value_generators import Composed, Integer
 
 __all__ = ["PRIORITY", "compose", "site_code", "ticket"]
 

@@ -72,7 +72,7 @@ async def test_reference_plans_pass_under_every_design_in_every_format(name: str
 async def test_all_reference_plans_pass_under_every_design_in_every_format(name: str) -> None:
     """Each design alone: 300 episodes, every variant in every format (the native families'
     markup included). The 2,000 episodes of the issue's bar, every design mixed, are
-    test_engine's all-formats test; 2,000 per design here took 21 minutes."""
+    test_runner's all-formats test; 2,000 per design here took 21 minutes."""
     episodes = [
         e for e in generate_episodes(b"designs-full", 300, designs={name: 1.0}) if e.category != "agent_step"
     ]

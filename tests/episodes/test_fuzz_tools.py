@@ -21,9 +21,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tasks.episodes.designs import DESIGNS, designed_class
-from tasks.episodes.engine import schema_error
 from tasks.episodes.environment import Environment
 from tasks.episodes.environments import drawn_environments, environment_class
+from tasks.episodes.runner import schema_error
 
 CPU_S = 2.0  # per call, generous: the honest calls take well under a millisecond
 BOMBS = ["a{0,60}a{0,60}a{0,60}a{0,60}b", ".{0,99}" * 5, "(a+)+$", "(a|aa)*c", "(a)\\1", "(?<!x)y", "[", "\\"]
@@ -116,7 +116,7 @@ def _patches(draw: st.DrawFn) -> str:
 
 
 def _argument(name: str, spec: dict[str, Any]) -> st.SearchStrategy[Any]:
-    """Hostile values for one parameter: mostly of its JSON type (as the engine lets through),
+    """Hostile values for one parameter: mostly of its JSON type (as the runner lets through),
     sometimes anything."""
     kind = spec.get("type")
     if name == "command":
@@ -166,7 +166,7 @@ def _play(env: Environment, calls: list[tuple[str, dict[str, Any]]]) -> None:
     tools = env.tools()
     for name, arguments in calls:
         before = env.fingerprint()
-        if schema_error(arguments, tools[name].parameters) is None:  # what the engine lets through
+        if schema_error(arguments, tools[name].parameters) is None:  # what the runner lets through
             env.forbidden(name, arguments)  # the safety check reads the same values: it must not raise
         started = time.process_time()
         observation = env.dispatch(name, arguments)

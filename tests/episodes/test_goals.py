@@ -179,8 +179,8 @@ def test_corrections_and_relative_days_say_what_the_plan_does() -> None:
 
 
 def test_composed_turns_verify_as_phrased_text() -> None:
-    from tasks.episodes.phrasing import _turn_task
-    from tasks.phrasing.verify import verify
+    from tasks.episodes.turn_phrasing import _turn_task
+    from tasks.phrasing.verification import verify
 
     checked = 0
     for episode in generate_episodes(b"composed-verify", 300):

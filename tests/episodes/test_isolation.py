@@ -4,7 +4,7 @@ Each attack the issue measured on ab2dd68 is replayed through ``Environment.disp
 escapes it, the call ends as an error observation (the state unchanged) or a bounded output, and
 it stays within a generous budget (2 s of wall time, 64 MB of Python allocations, measured with
 tracemalloc). Then the guarantees behind them: anything a tool raises is an observation and the
-call is undone; ``EnvironmentCorrupted`` only when the undo fails, and the engine ends that
+call is undone; ``EnvironmentCorrupted`` only when the undo fails, and the runner ends that
 episode alone; numbers from miner text are ASCII digits.
 """
 
@@ -21,7 +21,6 @@ from typing import Any, ClassVar
 
 import pytest
 
-from tasks.episodes.engine import EpisodeRunner
 from tasks.episodes.environment import (
     MAX_OBSERVATION_CHARS,
     Environment,
@@ -34,6 +33,7 @@ from tasks.episodes.environments.bank import Bank
 from tasks.episodes.environments.shell import MAX_OUTPUT_CHARS
 from tasks.episodes.environments.workspace import MAX_FILE_CHARS, MAX_WORKSPACE_CHARS, Workspace
 from tasks.episodes.model import Episode, Turn
+from tasks.episodes.runner import EpisodeRunner
 
 WALL_S = 2.0
 PEAK_BYTES = 64 << 20

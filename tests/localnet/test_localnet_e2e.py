@@ -27,8 +27,19 @@ pytestmark = pytest.mark.slow
 EPISODE_LABELS = {info.label for info in ordered_categories() if info.episode}
 
 REPO = Path(__file__).resolve().parents[2]
-# 5 tasks: simple, multiple, parallel, parallel_multiple and one no-call task (irrelevance).
-FAST = ["--round.tasks", "5", "--model.max_new_tokens", "24", "--dashboard.port", "0"]
+# 5 tasks: simple, multiple, parallel, parallel_multiple and one no-call task (irrelevance); one
+# episode per round (its steps are most of a round's model time; the episode player's own tests
+# play many more, on simulated miners).
+FAST = [
+    "--round.tasks",
+    "5",
+    "--round.episodes",
+    "1",
+    "--model.max_new_tokens",
+    "24",
+    "--dashboard.port",
+    "0",
+]
 
 
 def _command(state: Path, *args: str) -> list[str]:
@@ -103,13 +114,13 @@ def test_two_rounds_end_with_a_leaderboard(state_dir: Path) -> None:
     columns = header[7:-3]
     episodes = [title for title in columns if title in EPISODE_LABELS]
     assert episodes and columns[-len(episodes) :] == episodes, header
-    assert "2 rounds of 5 tasks and 2 episodes per miner" in output
-    assert "round 1 scored" in output and "+ 2 episodes:" in output
+    assert "2 rounds of 5 tasks and 1 episode per miner" in output
+    assert "round 1 scored" in output and "+ 1 episode:" in output
     rows = [line.split() for line in table[3:6]]
     assert sorted(row[2] for row in rows) == ["miner1", "miner2", "miner3"]
     assert sorted(row[4] for row in rows) == ["hermes", "hermes+forced", "json+grounded"]
     assert all(re.fullmatch(r"\d\.\d{3}", row[5]) for row in rows)  # every miner was scored
-    assert all(row[6].endswith("/14") for row in rows)  # 2 rounds x (5 tasks + 2 episodes) each
+    assert all(row[6].endswith("/12") for row in rows)  # 2 rounds x (5 tasks + 1 episode) each
     assert f"database: {sqlite_url(state_dir / 'validator.sqlite')}" in output
     assert (state_dir / "logs" / "validator.log").is_file() and (state_dir / "logs" / "miner3.log").is_file()
     assert _no_leftovers(state_dir) == []

@@ -1,7 +1,7 @@
 """Guided calls are schema-valid, every one: generated tasks in each guided format (the miner's own
 grammars and the families' markups through xgrammar's structural tags), decoded by the tiny random
 Llama (whose own choices are noise, so only the guide makes them calls), every call checked
-against the offered tool's schema (the episode engine's check and the project's BFCL checker).
+against the offered tool's schema (the episode runner's check and the project's BFCL checker).
 The suite runs 100 tasks a format; bench/guided_validity.py runs the 500 of the figure."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from subnet.miner.adapters import ADAPTERS
 from subnet.miner.base import BadModelRequest
 from subnet.miner.guided import GUIDED_FORMATS, guided_format_names
 from subnet.miner.transformers_backend import TransformersBackend
-from tasks.episodes.engine import schema_error
+from tasks.episodes.runner import schema_error
 
 pytestmark = pytest.mark.slow
 

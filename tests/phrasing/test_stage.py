@@ -180,7 +180,7 @@ async def test_episode_user_turns_are_phrased_and_verified(
     standin_engine: Callable[..., Awaitable[Any]],
 ) -> None:
     from tasks.episodes import generate_episodes
-    from tasks.episodes.phrasing import phrase_episodes
+    from tasks.episodes.turn_phrasing import phrase_episodes
 
     engine = await standin_engine()
     episodes = [e for e in generate_episodes(b"phrase", 80) if e.category != "agent_step"]

@@ -186,7 +186,7 @@ def test_the_per_task_caches_stay_bounded_however_many_tasks_are_verified() -> N
     # A validator phrases new tasks every round for as long as it runs: every cache the verifier
     # keeps per template text or value form has a bound (at most a few thousand entries), not an
     # entry for every task it ever saw.
-    verify_module = importlib.import_module("tasks.phrasing.verify")  # the package's verify is the function
+    verify_module = importlib.import_module("tasks.phrasing.verification")  # not the function verify
     caches = [value for value in vars(verify_module).values() if hasattr(value, "cache_info")]
     assert len(caches) >= 5  # the walk found them
     for cached in caches:

@@ -9,7 +9,7 @@ import pytest
 from scoring import Call, Verdict, check, render
 from scoring.category_rules import CATEGORY_RULES, CategoryRule
 from scoring.credit import partial_credit
-from scoring.values import standardize
+from scoring.value_check import standardize
 
 PARAMS: dict[str, Any] = {
     "type": "dict",

@@ -29,7 +29,7 @@ from scoring import Call, DecodeError, check, decode
 from scoring.decoding import _embedded_calls, decode_text
 from scoring.model import DEFAULT_LIMITS
 from scoring.payloads import _payload_calls
-from scoring.values import (
+from scoring.value_check import (
     _check_exact,
     _check_list,
     _check_string,
@@ -167,14 +167,14 @@ SCHEMA_TYPES = ["string", "integer", "float", "number", "boolean", "array", "tup
 def _reference_check_value(param: str, value: Any, spec: Any, acceptable: list[Any]) -> Any:
     """check_value as it was before its fast path: the rules only (see scoring.checking)."""
     from scoring.schema import FLOAT_TYPES as _FLOAT_TYPES
-    from scoring.values import (
+    from scoring.value_check import (
         _COMPARERS,
         _check_list_of_dicts,
         _compare_by_value_type,
         _nested_types_ok,
         _type_error,
     )
-    from scoring.values import (
+    from scoring.value_check import (
         param_types as _param_types,
     )
 
@@ -214,7 +214,7 @@ def _outcome(error: Any) -> tuple[str, str] | None:
 def test_check_value_agrees_with_the_rules_without_its_fast_path(
     value: Any, others: list[Any], type_name: str, item_type: str | None, include: bool
 ) -> None:
-    from scoring.values import param_types as _param_types
+    from scoring.value_check import param_types as _param_types
 
     spec: dict[str, Any] = {"type": type_name}
     if item_type is not None:

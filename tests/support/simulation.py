@@ -49,7 +49,7 @@ from subnet.config import (
     WalletSettings,
     WeightsSettings,
 )
-from subnet.db.engine import sqlite_url
+from subnet.db.connection import sqlite_url
 from subnet.protocol import AssistantMessage, ChatCompletionRequest, ChatCompletionResponse, Choice
 from subnet.transport import (
     CHAT_PATH,

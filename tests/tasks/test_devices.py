@@ -375,7 +375,7 @@ def test_the_choice_devices_words_state_no_enum_value_of_any_tool() -> None:
     # "X is off the table" beside a decoy "off" (lights) would state that decoy twice, and the
     # rewording that drops it would still pass: the frames avoid every option's forms.
     from tasks.synth import FAMILIES, synth_tool
-    from tasks.values import ListOf, Pick, _option_forms
+    from tasks.value_generators import ListOf, Pick, _option_forms
 
     specs = list(tools())
     for family_index, family in enumerate(FAMILIES):

@@ -9,7 +9,7 @@ import pytest
 from tasks.builtin import instantiate
 from tasks.library import by_domain, by_name, tools
 from tasks.spec import BFCL_TYPES, NO_DEFAULT, openai_tool, template_fields
-from tasks.values import Records
+from tasks.value_generators import Records
 
 CODING_AGENT_TOOLS = (
     "read_file",

@@ -175,7 +175,7 @@ def test_the_devices_are_registered_with_their_roles() -> None:
 
 def test_a_withheld_device_never_states_the_value_it_alludes_to() -> None:
     from tasks.spec import Param
-    from tasks.values import Date
+    from tasks.value_generators import Date
 
     param = Param("day", "string", "The day.", Date())
     for seed in range(200):

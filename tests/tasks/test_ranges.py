@@ -110,7 +110,7 @@ def test_no_request_contradicts_itself(spec: ToolSpec) -> None:
 def test_the_reported_request_is_in_order_now() -> None:
     """`python -m tasks sample --seed 7 --n 2` (now --tasks.count) wrote "I'm off from April 6, 2027
     to 11 June 2026"."""
-    from tasks.generate import generate
+    from tasks.task_sets import generate
 
     for task in generate("7", 200):
         for call in task.expected:

@@ -322,10 +322,11 @@ async def _streams_interim_heads(reader: asyncio.StreamReader, writer: asyncio.S
         writer.close()
 
 
-async def test_interim_head_streams_cost_the_round_nothing(start_miner, wallets, kit) -> None:
-    """Sixteen miners streaming interim heads and four honest ones: the hostile queries end at
-    once, the round well inside its deadline, and the honest answers arrive as usual."""
-    deadline_s = 3.0
+async def test_interim_head_streams_are_refused_not_waited_out(start_miner, wallets, kit) -> None:
+    """Sixteen miners streaming interim heads and four honest ones: every hostile query is refused
+    for its interim heads (not timed out: the deadline is far away, so the refusal is the client's
+    head count, never the clock), and the honest answers arrive. What the hostile streams cost a
+    round in seconds is measured by `bench/transport.py --scenario interim-heads`."""
     hostile = [await asyncio.start_server(_streams_interim_heads, "127.0.0.1", 0) for _ in range(16)]
     honest = [await start_miner(handler=kit.recording_handler(delay_s=0.05)) for _ in range(4)]
     targets = [
@@ -333,17 +334,13 @@ async def test_interim_head_streams_cost_the_round_nothing(start_miner, wallets,
         for server in hostile
     ] + [MinerTarget(hotkey=wallets.hotkey("miner"), ip="127.0.0.1", port=miner.port) for miner in honest]
     try:
-        timeouts = ClientTimeouts(connect_s=1.0, total_s=deadline_s)
+        timeouts = ClientTimeouts(connect_s=60.0, total_s=120.0)
         async with MinerClient(wallets["validator"], timeouts=timeouts) as client:
-            started = time.perf_counter()
             results = await asyncio.gather(
                 *(client.query(target, kit.sample_request()) for target in targets)
             )
-            elapsed = time.perf_counter() - started
     finally:
         for server in hostile:
             server.close()
     assert all(r.status is QueryStatus.REFUSED and "interim" in r.error for r in results[:16]), results[:16]
     assert all(r.status is QueryStatus.OK for r in results[16:]), results[16:]
-    assert elapsed < deadline_s + 0.2
-    assert max(r.latency_s for r in results[16:]) < 1.0  # 50 ms of model time, and noise

@@ -99,7 +99,7 @@ async def test_weights_rank_episode_players_and_cheats_get_nothing(episode_subne
             failed.append((name, row.category, row.error_type))
     # KNOWN, not yet explained: in about one run of six, one of the reference miners' 24
     # episodes (seeded by the devchain's block hashes) ends in a state mismatch under the
-    # validator although every reference plan passes the episode engine (tests/episodes). One
+    # validator although every reference plan passes the episode runner (tests/episodes). One
     # is tolerated until it is found; two are a failure.
     assert len(failed) <= 1, failed
     # A relay copies another miner's right answer to that miner's variant; about 4 in 1,000 such

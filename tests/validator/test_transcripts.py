@@ -33,8 +33,8 @@ from subnet.validator.transcripts import (
     transcript_chars,
 )
 from tasks.episodes import ENVIRONMENTS, EPISODE_CATEGORIES, Episode, agent_step, generate_episodes, variant
-from tasks.episodes.engine import CallRecord, StepRecord, Transcript, TurnRecord
 from tasks.episodes.reference import ReferencePlayer
+from tasks.episodes.runner import CallRecord, StepRecord, Transcript, TurnRecord
 
 # -- honest episodes, stored --------------------------------------------------------------------
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from tasks.episodes.designs.base import Design, DesignTool
-from tasks.episodes.engine import schema_error
 from tasks.episodes.environment import Environment, ToolError
+from tasks.episodes.runner import schema_error
 
 __all__ = ["SingleTool"]
 

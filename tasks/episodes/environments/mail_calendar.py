@@ -17,11 +17,11 @@ from tasks.episodes.environment import Environment, Listing, ToolError, prop, to
 from tasks.episodes.scenario import Scenario, TurnDraft, call, first_applicable, offered_tools, quoted, stated
 from tasks.library.common import PERSON
 from tasks.rand import below, between, choose
-from tasks.values import _date_forms, _date_mentions, clock_mentions
+from tasks.value_generators import _date_forms, _date_mentions, clock_mentions
 
 __all__ = ["MailCalendar", "scenario"]
 
-_EPOCH = _dt.date(2026, 1, 1)  # the day tasks.values.Date counts its offsets from
+_EPOCH = _dt.date(2026, 1, 1)  # the day tasks.value_generators.Date counts its offsets from
 _DOMAINS = ("example.com", "acme.io", "mailhub.net", "studio.dev", "northwind.org", "contoso.co")
 _SERVICES = (
     ("CloudBox", "no-reply@cloudbox-mail.app"),

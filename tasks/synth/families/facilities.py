@@ -5,7 +5,7 @@ from __future__ import annotations
 from tasks.library.common import DAY, PERSON, PHONE, choices, enum_opt, enum_req, opt, req
 from tasks.synth.common import PRIORITY, compose, site_code, ticket
 from tasks.synth.model import THING, Action, Family
-from tasks.values import Flag, Integer, ListOf, Quoted, Record, Records
+from tasks.value_generators import Flag, Integer, ListOf, Quoted, Record, Records
 
 _SITE = site_code("FAC", vague=("our usual building", "the site from last time", "the other campus"))
 _SEVERITY = choices(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from tasks.library.common import DAY, opt, req
 from tasks.synth.common import compose
 from tasks.synth.model import THING, Action, Family
-from tasks.values import ClockTime, Decimal, Integer, ListOf, Pick, option, words
+from tasks.value_generators import ClockTime, Decimal, Integer, ListOf, Pick, option, words
 
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _DAY_OF_WEEK = Pick(tuple(option(day, say=day.capitalize()) for day in _WEEKDAYS))

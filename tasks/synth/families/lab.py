@@ -5,7 +5,7 @@ from __future__ import annotations
 from tasks.library.common import DAY, PERSON, choices, enum_req, opt, req
 from tasks.synth.common import HOURS, compose, site_code, ticket
 from tasks.synth.model import THING, Action, Family
-from tasks.values import ClockTime, Decimal, Flag
+from tasks.value_generators import ClockTime, Decimal, Flag
 
 _ROOM = site_code("LAB", vague=("the usual lab", "our room", "the lab downstairs"))
 _SAMPLE = ticket("SMP", vague=("the sample from yesterday", "my last sample", "that sample"))

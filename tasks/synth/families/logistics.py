@@ -5,7 +5,7 @@ from __future__ import annotations
 from tasks.library.common import DAY, STREET_ADDRESS, opt, req
 from tasks.synth.common import compose, site_code
 from tasks.synth.model import THING, Action, Family
-from tasks.values import Flag, Integer
+from tasks.value_generators import Flag, Integer
 
 _WAREHOUSE = site_code("WH", vague=("our main warehouse", "the depot", "the usual warehouse"))
 

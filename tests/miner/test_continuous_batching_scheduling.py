@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from subnet.miner import GenerationRequest, ModelOptions
-from subnet.miner.engine import Row
+from subnet.miner.continuous_batching import Row
 from subnet.miner.transformers_backend import TransformersBackend
 
 pytest.importorskip("torch")

@@ -1,5 +1,6 @@
-"""The arithmetic of ``bench/miner.py --profile-steps``: step costs interpolated between the
-measured ones, and the throughput a schedule allows, on made-up costs with known answers."""
+"""The arithmetic of ``bench/miner.py --profile-steps`` (bench/miner_steps.py): step costs
+interpolated between the measured ones, and the throughput a schedule allows, on made-up costs
+with known answers."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 
 @pytest.fixture(scope="session")
 def bench(load_bench: Callable[[str], ModuleType]) -> ModuleType:
-    return load_bench("miner")
+    return load_bench("miner_steps")
 
 
 class _FlatCosts:

@@ -1,11 +1,12 @@
-"""The validator's phrasing step: each round's requests rewritten by the phrasing engine.
+"""Running a phrasing engine over tasks: for the validator's rounds and for the command lines.
 
-``RoundPhraser`` runs ``tasks.phrasing.phrase`` for a round's tasks, and phrases the next round's
-tasks while the current round runs (``prefetch``/``take``), so a round with a model engine takes
-no longer than one without. A prepared round's seed comes from the block hash seen when it was
-prepared (that block and hash are what the round records), still under the validator's secret.
-With the ``templates`` engine nothing is rewritten and nothing is prepared ahead; the round
-records that its text came from templates.
+``RoundPhraser`` runs ``tasks.phrasing.phrase`` for a round's tasks (the validator's and
+``subnet.evaluate``'s rounds), and phrases the next round's tasks while the current round runs
+(``prefetch``/``take``), so a round with a model engine takes no longer than one without. A
+prepared round's seed comes from the block hash seen when it was prepared (that block and hash are
+what the round records), still under the validator's secret. With the ``templates`` engine nothing
+is rewritten and nothing is prepared ahead; the round records that its text came from templates.
+``PhrasingSession`` is one engine for a command-line run, used from synchronous code.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from subnet.phrasing import PhrasingSetupError, build_engine
 from tasks import Task
 from tasks.phrasing import Phrased, PhrasingEngine, PhrasingPolicy, PhrasingStats, phrase
 
@@ -92,7 +94,7 @@ class RoundPhraser:
         phrased = await self.phrase(tasks, seed)
         kept = list(episodes)
         if kept and self.rewrites:
-            from tasks.episodes.phrasing import phrase_episodes
+            from tasks.episodes.turn_phrasing import phrase_episodes
             from tasks.seeding import sub_seed
 
             kept, turns = await phrase_episodes(kept, self.engine, sub_seed(seed, b"episodes"), self.policy)
@@ -162,16 +164,12 @@ class PhrasingSession:
     session: session.phrase(tasks, seed)``. ``PhrasingSetupError`` (one line) when it cannot start."""
 
     def __init__(self, settings: Any, redraw: Callable[[Task, bytes], Task] | None = None) -> None:
-        from subnet.phrasing import build_engine
-
         self.settings = settings
         self.engine = build_engine(settings)
         self.phraser = RoundPhraser(self.engine, policy_from(settings), redraw)
         self._runner = asyncio.Runner()
 
     def __enter__(self) -> PhrasingSession:
-        from subnet.phrasing import PhrasingSetupError
-
         try:
             self._runner.run(self.engine.start())
         except Exception as exc:  # a bad model path, an unset API key: the user's to fix

@@ -14,7 +14,7 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from subnet.miner.engine import DecodeEngine, Row, supports_model  # noqa: E402
+from subnet.miner.continuous_batching import DecodeEngine, Row, supports_model  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -25,7 +25,7 @@ from subnet.cli import (
     text,
     ws_url,
 )
-from subnet.db.engine import normalise_url
+from subnet.db.connection import normalise_url
 from subnet.registry import BACKENDS
 
 __all__ = [
