@@ -12,17 +12,22 @@ generator's authors read it to aim: a row where the miner still wins is a struct
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import sys
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
-# Run as a script, this file's folder comes first on sys.path and its name would hide the package.
-sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
+# Run as a script, this folder comes first on sys.path and its name would hide the package: it goes last,
+# where only the red team's package (redteam_kit) resolves to it.
+_BENCH = Path(__file__).resolve().parent
+sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != _BENCH] + [str(_BENCH)]
+
+from redteam_kit import load_sibling  # noqa: E402
+from redteam_kit.lexical import LexicalMiner  # noqa: E402
 
 from scoring import Call, check, function_of  # noqa: E402
+from subnet.cli import OneLineParser  # noqa: E402
 from subnet.config import int_arg  # noqa: E402
 from tasks import CATEGORIES, Task, generate, variant  # noqa: E402
 
@@ -62,41 +67,29 @@ def device_table(miner: object, task_list: Sequence[Task], variant_seed: str = "
                 errors[(task.category, key)][error.split(":")[0] or "?"] += 1
     lines = ["| category | device | tasks | lexical valid | misses by error type |", "|---|---|---|---|---|"]
     for category in CATEGORIES:
-        for (cat, key), (valid, total) in sorted(
+        for (cat, key), (won, total) in sorted(
             rows.items(), key=lambda item: (item[0][1] != "plain", item[0])
         ):
             if cat != category:
                 continue
             misses = ", ".join(f"{name} {count}" for name, count in errors[(cat, key)].most_common(3))
-            lines.append(f"| {category} | {key} | {total} | {100 * valid / total:.0f}% | {misses} |")
+            lines.append(f"| {category} | {key} | {total} | {100 * won / total:.0f}% | {misses} |")
     return lines
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--per-category", type=int_arg(1), default=200, help="tasks of every category")
     parser.add_argument("--seed", default="heldout-27", help="round seed")
     parser.add_argument("--phrased", action="store_true", help="phrase the round with the stand-in model")
     args = parser.parse_args()
-    integrity = _integrity()
-    redteam = integrity.load_sibling("redteam")
+    integrity = load_sibling("integrity")
     tasks = generate(args.seed, args.per_category * len(CATEGORIES), mix=dict.fromkeys(CATEGORIES, 1.0))
     if args.phrased:
         tasks = asyncio.run(integrity.phrase_with_standin(tasks, args.seed)).tasks
     label = "phrased by the stand-in model" if args.phrased else "template text"
     print(f"Lexical miner per device, {label}, {args.per_category} per category, seed {args.seed}:")
-    print("\n".join(device_table(redteam.LexicalMiner(), tasks)))
-
-
-def _integrity():  # type: ignore[no-untyped-def]
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("bench_integrity", Path(__file__).with_name("integrity.py"))
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_integrity"] = module
-    spec.loader.exec_module(module)
-    return module
+    print("\n".join(device_table(LexicalMiner(), tasks)))
 
 
 if __name__ == "__main__":

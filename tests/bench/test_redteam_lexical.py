@@ -1,4 +1,4 @@
-"""bench/redteam_lexical.py: the model-free lexical miner keeps working on today's tasks.
+"""bench/redteam_kit/lexical: the model-free lexical miner keeps working on today's tasks.
 
 It is the red team's measure of issue 27 (tasks only a model can solve): these tests keep it from
 rotting as the generator changes. They pin that it runs and beats refusing everything on template
@@ -8,9 +8,9 @@ text; how far it should fall is the generator's business, measured by bench/inte
 from __future__ import annotations
 
 import datetime as dt
-import sys
 from collections.abc import Callable
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -62,8 +62,8 @@ def test_no_text_or_no_tools_is_no_call(redteam: ModuleType) -> None:
 
 
 @pytest.fixture(scope="module")
-def lexical(redteam: ModuleType) -> ModuleType:
-    return sys.modules["bench_redteam_lexical"]  # loaded by bench/redteam.py
+def lexical(lexical_kit: Any) -> Any:
+    return lexical_kit
 
 
 @pytest.mark.parametrize(
@@ -77,7 +77,7 @@ def lexical(redteam: ModuleType) -> ModuleType:
         ('text "see you tomorrow" to her', 'text "see you tomorrow" to her'),  # quoted: as said
     ],
 )
-def test_dates_relative_to_the_stated_today(lexical: ModuleType, said: str, written: str) -> None:
+def test_dates_relative_to_the_stated_today(lexical: Any, said: str, written: str) -> None:
     assert lexical._resolved_dates(said, dt.date(2027, 2, 9)) == written  # a Tuesday
 
 
@@ -89,11 +89,11 @@ def test_dates_relative_to_the_stated_today(lexical: ModuleType, said: str, writ
         ("a fortnight", "day", 14),
     ],
 )
-def test_lengths_of_time_in_another_unit(lexical: ModuleType, said: str, unit: str, value: int) -> None:
+def test_lengths_of_time_in_another_unit(lexical: Any, said: str, unit: str, value: int) -> None:
     assert [f.value for f in lexical._durations(said, unit)] == [value]
 
 
-def test_worked_out_values_and_references(lexical: ModuleType) -> None:
+def test_worked_out_values_and_references(lexical: Any) -> None:
     assert lexical._worked_out("move 122.83 plus 52.23 USD") == "move 175.06 USD"
     assert lexical._worked_out("a table for me and three friends") == "a table for 4"
     assert lexical._worked_out("7x^2 plus 26x plus 4") == "7x^2 plus 26x plus 4"  # template text stays
@@ -108,7 +108,7 @@ def test_worked_out_values_and_references(lexical: ModuleType) -> None:
     assert lexical._resolved_anchors("at half past seven in the evening") == "at 19:30"
 
 
-def test_values_taken_back_and_example_shapes(lexical: ModuleType) -> None:
+def test_values_taken_back_and_example_shapes(lexical: Any) -> None:
     text = "price check on NKE please (not NFLX, that was the old plan)"
     assert lexical._taken_back(text, text.index("NFLX"), text.index("NFLX") + 4)
     assert not lexical._taken_back(text, text.index("NKE"), text.index("NKE") + 3)
