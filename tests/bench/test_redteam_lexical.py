@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 from typing import Any
 
 import pytest
@@ -114,3 +114,73 @@ def test_values_taken_back_and_example_shapes(lexical: Any) -> None:
     assert not lexical._taken_back(text, text.index("NKE"), text.index("NKE") + 3)
     shaped = lexical._shape_of("Sample reference, e.g. SMP-K48213.")
     assert [f.value for f in lexical._finder(shaped)("log SMP-A12345 and SMP-12345")] == ["SMP-A12345"]
+
+
+@pytest.fixture
+def choice_tables(kit: Callable[[str], ModuleType], monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    """redteam_kit.lexical.choices reading hand-written tables shaped like the choice devices'."""
+    choices = kit("lexical.choices")
+    scale = SimpleNamespace(
+        facts=("{x} got {n} votes",), low=("the least popular one",), high=("the most popular one",)
+    )
+    tables = {
+        "eliminated": SimpleNamespace(
+            _KEPT=("nobody objected to {x}",), _OUT=("{x} fell through",), _REFS=("whichever is left",)
+        ),
+        "attributed": SimpleNamespace(
+            _ROLES=(("is covering the bill", "the person paying"), ("is behind the wheel", "whoever drives")),
+            _WANTS=("wants {x}", "prefers {x}"),
+            _FACTS=("{name}, who {role}, {want}",),
+            _REFS=("{ref}'s choice",),
+        ),
+        "sequence": SimpleNamespace(
+            _MARKERS=(("this morning", "around lunchtime", "an hour ago"),),
+            _PICKED=("{when} I went with {x}",),
+            _FIRST=("my opening choice",),
+            _LAST=("my latest choice",),
+            _MIDDLE=("the one in between",),
+        ),
+        "compared": SimpleNamespace(_SCALES=(scale,), _PLACES=None),
+    }
+    monkeypatch.setattr(choices, "_module", tables.get)
+    choices._tables.cache_clear()
+    choices._role_of_ref.cache_clear()
+    yield choices
+    choices._tables.cache_clear()
+    choices._role_of_ref.cache_clear()
+
+
+@pytest.mark.parametrize(
+    ("said", "value", "decoys"),
+    [
+        (
+            "Lisbon, Portugal fell through; book whichever is left. nobody objected to Porto",
+            "Porto",
+            ["Lisbon"],
+        ),
+        (
+            "Dana, who is covering the bill, wants CAR-1234; Omar, who is behind the wheel, prefers CAR-9876."
+            " check the person paying's choice",
+            "CAR-1234",
+            ["CAR-9876"],
+        ),
+        (
+            "an hour ago I went with ana.silva@lumen.dev. invite my opening choice (this morning I went with"
+            " bo.li@lumen.dev), around lunchtime I went with cy.ray@lumen.dev",
+            "bo.li@lumen.dev",
+            ["ana.silva", "cy.ray"],
+        ),
+        (
+            "tools/a.yaml got 37 votes, scripts/b.json got 8 votes, so edit the least popular one",
+            "scripts/b.json",
+            [],
+        ),
+    ],
+)
+def test_a_choice_among_written_candidates_is_read_with_the_devices_tables(
+    choice_tables: ModuleType, said: str, value: str, decoys: list[str]
+) -> None:
+    resolved = choice_tables.resolved_choices(said)
+    assert value in resolved
+    assert not [decoy for decoy in decoys if decoy in resolved]
+    assert choice_tables.resolved_choices("nothing to choose here") == "nothing to choose here"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .choices import resolved_choices
 from .reading import (
     _calibration,
     _clauses,
@@ -36,7 +37,8 @@ class LexicalMiner:
     UNSAID = 0.3
 
     def answer(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Answer:
-        text = _request(messages)
+        # Choices first: their facts hold day counts and times the date resolution would rewrite.
+        text = resolved_choices(_request(messages))
         today = _today(messages)
         if today is not None:
             text = _resolved_dates(text, today)

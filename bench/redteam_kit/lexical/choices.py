@@ -1,0 +1,224 @@
+"""Values picked among written candidates, read with the generator's own phrase tables.
+
+The choice devices (tasks/devices: eliminated, attributed, sequence, compared, where the
+generator has them) write two or three candidates of a parameter in context sentences and ask for
+one by meaning: "Lisbon fell through, nobody objected to Porto ... whichever is left", "Dana, who
+is covering the bill, wants X ... the person paying's choice", "originally I went with X, an hour
+ago I switched to Y ... my latest choice", "X got 7 votes, Y 12 ... the least popular one". Their
+frames, role pairs, time markers and scales are public tables of those modules, so this reads
+them from there (whatever the generator's version holds) and writes the request back with the
+chosen candidate in place of the reference and the candidates' sentences blanked, so that the
+rest of the miner sees one value where there were several.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from dataclasses import dataclass
+from functools import cache
+from types import ModuleType
+from typing import Any
+
+__all__ = ["resolved_choices"]
+
+# A candidate as a fact states it: no sentence break inside (but "Porto, Portugal"), and it ends
+# where the sentence does.
+_X = r"(?P<x>[\w\"'@+$](?:(?![.,;!?:]\s|\s-\s|[()]).|,\s(?=[A-Z])){0,60}?)"
+_X_END = r"(?=\s*(?:[.,;!?:](?:\s|$)|[()])|\s+-\s|\s+(?:and|also|so|but|then|plus)\b|\s*$)"
+_X_START = r"(?<![\w@/.-])"
+_LEADING = re.compile(
+    r"^(?:(?:and|so|but|plus|also|oh,? and|then|while|whereas)\s+|[a-z]+,\s+)+", re.IGNORECASE
+)
+
+
+def _module(name: str) -> ModuleType | None:
+    try:
+        return importlib.import_module(f"tasks.devices.{name}")
+    except ImportError:
+        return None
+
+
+def _alt(texts: Any) -> str:
+    return "|".join(re.escape(t) for t in sorted({str(t) for t in texts}, key=len, reverse=True))
+
+
+def _frame(frame: str, **slots: str) -> str:
+    """A device's frame ("{when} I went with {x}") as a regex, each placeholder its slot's."""
+    out = []
+    for part in re.split(r"(\{\w+\})", frame):
+        name = part[1:-1] if part.startswith("{") and part.endswith("}") else None
+        if name is None:
+            out.append(re.escape(part))
+        elif name == "x":
+            out.append((_X_START if not out else "") + _X)
+        else:
+            out.append(slots[name])
+    pattern = "".join(out)
+    return pattern + (_X_END if frame.endswith("{x}") else "")
+
+
+@dataclass(frozen=True, slots=True)
+class _Fact:
+    start: int
+    end: int
+    x: str
+    device: str
+    key: Any  # eliminated: kept?; attributed: the role; sequence: the marker's rank; compared: figure
+    group: str = ""  # compared: the scale's index; the others: ""
+
+
+@dataclass(frozen=True, slots=True)
+class _Ref:
+    start: int
+    end: int
+    device: str
+    #: eliminated: None; attributed: the role; sequence: "first"/"last"/"middle"; compared: "low"/"high"
+    want: Any
+    group: str = ""
+
+
+@cache
+def _tables() -> tuple[tuple[str, re.Pattern[str], Any], ...]:
+    """(device, compiled regex, how a match reads) for every fact and reference frame."""
+    entries: list[tuple[str, re.Pattern[str], Any]] = []
+    eliminated = _module("eliminated")
+    if eliminated is not None:
+        for frame in getattr(eliminated, "_KEPT", ()):
+            entries.append(("eliminated", re.compile(_frame(frame), re.IGNORECASE), ("fact", True, "")))
+        for frame in getattr(eliminated, "_OUT", ()):
+            entries.append(("eliminated", re.compile(_frame(frame), re.IGNORECASE), ("fact", False, "")))
+        refs = getattr(eliminated, "_REFS", ())
+        if refs:
+            entries.append(
+                ("eliminated", re.compile(rf"\b(?:{_alt(refs)})\b", re.IGNORECASE), ("ref", None, ""))
+            )
+    attributed = _module("attributed")
+    if attributed is not None:
+        roles = getattr(attributed, "_ROLES", ())
+        role = rf"(?P<role>{_alt(r for r, _ in roles)})"
+        name = r"[A-Z][a-z]+(?:-[A-Z][a-z]+)?"
+        for fact in getattr(attributed, "_FACTS", ()):
+            for want in getattr(attributed, "_WANTS", ()):
+                said = fact.replace("{want}", want)
+                pattern = _frame(said, name=name, role=role)
+                entries.append(("attributed", re.compile(pattern), ("fact", "role", "")))
+        for ref in getattr(attributed, "_REFS", ()):
+            pattern = _frame(ref, ref=rf"(?P<ref>{_alt(r for _, r in roles)})")
+            entries.append(("attributed", re.compile(pattern, re.IGNORECASE), ("ref", "ref", "")))
+    sequence = _module("sequence")
+    if sequence is not None:
+        ranks = {m: i for row in getattr(sequence, "_MARKERS", ()) for i, m in enumerate(row)}
+        when = rf"(?P<when>{_alt(ranks)})"
+        for frame in getattr(sequence, "_PICKED", ()):
+            entries.append(
+                ("sequence", re.compile(_frame(frame, when=when), re.IGNORECASE), ("fact", ranks, ""))
+            )
+        for label, table in (("first", "_FIRST"), ("last", "_LAST"), ("middle", "_MIDDLE")):
+            refs = getattr(sequence, table, ())
+            if refs:
+                regex = re.compile(rf"\b(?:{_alt(refs)})\b", re.IGNORECASE)
+                entries.append(("sequence", regex, ("ref", label, "")))
+    compared = _module("compared")
+    if compared is not None:
+        scales = [*getattr(compared, "_SCALES", ())]
+        if getattr(compared, "_PLACES", None) is not None:
+            scales.append(compared._PLACES)
+        for index, scale in enumerate(scales):
+            for frame in scale.facts:
+                pattern = _frame(frame, n=r"(?P<n>\d+)")
+                entries.append(("compared", re.compile(pattern, re.IGNORECASE), ("fact", "n", str(index))))
+            for label, refs in (("low", scale.low), ("high", scale.high)):
+                regex = re.compile(rf"\b(?:{_alt(refs)})\b", re.IGNORECASE)
+                entries.append(("compared", regex, ("ref", label, str(index))))
+    return tuple(entries)
+
+
+def _found(text: str) -> tuple[list[_Fact], list[_Ref]]:
+    facts: list[_Fact] = []
+    refs: list[_Ref] = []
+    for device, regex, (kind, key, group) in _tables():
+        for m in regex.finditer(text):
+            if kind == "ref":
+                want = m["ref"].lower() if key == "ref" else key
+                refs.append(_Ref(m.start(), m.end(), device, want, group))
+                continue
+            x = _LEADING.sub("", m["x"]).strip(" \"'")
+            if not x:
+                continue
+            if key == "role":
+                value: Any = m["role"].lower()
+            elif key == "n":
+                value = int(m["n"])
+            elif isinstance(key, dict):
+                value = key.get(m["when"].lower(), key.get(m["when"], 0))
+            else:
+                value = key
+            facts.append(_Fact(m.start(), m.end(), x, device, value, group))
+    # A reference is not a fact (and one fact found by two frames counts once: the longest).
+    facts.sort(key=lambda f: (f.start, -(f.end - f.start)))
+    kept: list[_Fact] = []
+    for fact in facts:
+        if any(r.start < fact.end and fact.start < r.end for r in refs):
+            continue
+        if kept and fact.start < kept[-1].end:
+            continue
+        kept.append(fact)
+    return kept, refs
+
+
+def _winner(ref: _Ref, facts: list[_Fact], roles: dict[str, str]) -> _Fact | None:
+    if not facts:
+        return None
+    if ref.device == "eliminated":
+        kept = [f for f in facts if f.key is True]
+        return kept[0] if len(kept) == 1 else None
+    if ref.device == "attributed":
+        role = roles.get(str(ref.want))
+        chosen = [f for f in facts if f.key == role]
+        return chosen[0] if chosen else None
+    ordered = sorted(facts, key=lambda f: f.key)
+    if ref.want in ("first", "low"):
+        return ordered[0]
+    if ref.want in ("last", "high"):
+        return ordered[-1]
+    return ordered[len(ordered) // 2] if len(ordered) == 3 else None
+
+
+@cache
+def _role_of_ref() -> dict[str, str]:
+    attributed = _module("attributed")
+    return {ref.lower(): role.lower() for role, ref in getattr(attributed, "_ROLES", ())}
+
+
+def resolved_choices(text: str) -> str:
+    """``text`` with each choice reference replaced by the candidate it picks, and the candidates'
+    sentences blanked; unchanged where no table of the generator reads it."""
+    if not _tables():
+        return text
+    facts, refs = _found(text)
+    if not facts or not refs:
+        return text
+    edits: list[tuple[int, int, str]] = []
+    for ref in refs:
+        mine = [f for f in facts if f.device == ref.device and f.group == ref.group]
+        rivals = [r for r in refs if r.device == ref.device and r.group == ref.group]
+        if len(rivals) > 1:  # two asks of one device: each takes the facts nearest to it
+            mine = [
+                f
+                for f in mine
+                if min(rivals, key=lambda r: abs((r.start + r.end - f.start - f.end) / 2)) is ref
+            ]
+        chosen = _winner(ref, mine, _role_of_ref())
+        if chosen is None:
+            continue
+        edits.append((ref.start, ref.end, chosen.x))
+        edits.extend((f.start, f.end, "(noted)") for f in mine)
+    out = text
+    last = len(text) + 1
+    for start, end, said in sorted(set(edits), key=lambda e: -e[0]):
+        if end > last:
+            continue
+        out = out[:start] + said + out[end:]
+        last = start
+    return out
