@@ -28,7 +28,7 @@ _X = r"(?P<x>[\w\"'@+$](?:(?![.,;!?:]\s|\s-\s|[()]).|,\s(?=[A-Z])){0,60}?)"
 _X_END = r"(?=\s*(?:[.,;!?:](?:\s|$)|[()])|\s+-\s|\s+(?:and|also|so|but|then|plus)\b|\s*$)"
 _X_START = r"(?<![\w@/.-])"
 _LEADING = re.compile(
-    r"^(?:(?:and|so|but|plus|also|oh,? and|then|while|whereas)\s+|[a-z]+,\s+)+", re.IGNORECASE
+    r"^(?:(?:and|so|but|plus|also|oh,? and|then|while|whereas)\s+|(?-i:[a-z]+),\s+)+", re.IGNORECASE
 )
 
 
