@@ -184,3 +184,58 @@ def test_a_choice_among_written_candidates_is_read_with_the_devices_tables(
     assert value in resolved
     assert not [decoy for decoy in decoys if decoy in resolved]
     assert choice_tables.resolved_choices("nothing to choose here") == "nothing to choose here"
+
+
+@pytest.fixture
+def aside_tables(kit: Callable[[str], ModuleType], monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    """redteam_kit.lexical.asides reading hand-written tables shaped like tasks/devices/aside's
+    and tasks/distractors' (a reminder kind)."""
+    asides = kit("lexical.asides")
+    event = SimpleNamespace(states=("{subj} flies in on {x}",), refers=("the day {subj} lands",))
+    place = SimpleNamespace(states=("{subj} grew up in {x}",), refers=("{subj}'s hometown",))
+    aside = SimpleNamespace(SUBJECTS=("my sister", "my cousin"), EVENTS={"date": (event,), "place": (place,)})
+    kind = SimpleNamespace(
+        name="reminder",
+        asks=("remind me later to deal with this: {request}",),
+        keeps=("remind me", "reminder"),
+        derive=lambda gold: SimpleNamespace(
+            name=f"remind_to_{gold.name}",
+            description=f"Creates a reminder to do this later: {gold.description}",
+        ),
+    )
+    library = SimpleNamespace(
+        tools=lambda: [SimpleNamespace(name="book_table", description="Books a table.")]
+    )
+    modules = {
+        "tasks.devices.aside": aside,
+        "tasks.distractors": SimpleNamespace(KINDS=(kind,)),
+        "tasks.library": library,
+    }
+    monkeypatch.setattr(asides, "_module", modules.get)
+    asides._events.cache_clear()
+    asides._kinds.cache_clear()
+    yield asides
+    asides._events.cache_clear()
+    asides._kinds.cache_clear()
+
+
+def test_a_value_stated_about_someone_else_is_read_with_the_devices_tables(aside_tables: ModuleType) -> None:
+    said = (
+        "my sister flies in on May 12, 2026. my cousin flies in on May 3, 2026. book the day my sister lands"
+    )
+    resolved, missing = aside_tables.resolved_events(said)
+    assert not missing and "May 12, 2026" in resolved and "May 3" not in resolved
+    resolved, missing = aside_tables.resolved_events(
+        "my sister grew up in Porto, Portugal; go to my sister's hometown"
+    )
+    assert not missing and resolved.endswith("go to Porto, Portugal")
+    # The event referred to is not stated (only another person's is): the request lacks the value.
+    assert aside_tables.resolved_events("my cousin flies in on May 3, 2026. book the day my sister lands")[1]
+
+
+def test_a_request_for_a_lookalikes_action_is_told_by_the_kinds_phrases(aside_tables: ModuleType) -> None:
+    (signature,) = aside_tables.asked_kinds("remind me later to deal with this: book a table for two")
+    assert "remind" in signature
+    assert aside_tables.kind_words(frozenset({"remind", "creat", "later", "book"}), signature)
+    assert not aside_tables.kind_words(frozenset({"book", "table"}), signature)
+    assert aside_tables.asked_kinds('text Ana "remind me to call" and book a table') == []  # quoted: hers

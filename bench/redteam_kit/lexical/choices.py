@@ -32,6 +32,23 @@ _LEADING = re.compile(
 )
 
 
+# A place's country after its city ("Porto, Portugal"), a date's year ("May 12, 2026"): the shortest
+# candidate stops at the comma.
+_COUNTRY = re.compile(
+    r", (?:[A-Z][A-Za-z]+(?: [A-Z][A-Za-z]+){0,2}|\d{4})(?=\s*(?:[.,;!?:](?:\s|$)|[()])|\s+-\s|\s*$)"
+)
+
+
+def candidate(text: str, m: re.Match[str]) -> tuple[str, int]:
+    """The candidate a fact's match states, and where the fact ends (past a place's country)."""
+    x, end = m["x"], m.end()
+    if m.end("x") == m.end():
+        country = _COUNTRY.match(text, end)
+        if country is not None:
+            x, end = x + country.group(), country.end()
+    return x, end
+
+
 def _module(name: str) -> ModuleType | None:
     try:
         return importlib.import_module(f"tasks.devices.{name}")
@@ -143,7 +160,8 @@ def _found(text: str) -> tuple[list[_Fact], list[_Ref]]:
                 want = m["ref"].lower() if key == "ref" else key
                 refs.append(_Ref(m.start(), m.end(), device, want, group))
                 continue
-            x = _LEADING.sub("", m["x"]).strip(" \"'")
+            x, end = candidate(text, m)
+            x = _LEADING.sub("", x).strip(" \"'")
             if not x:
                 continue
             if key == "role":
@@ -154,7 +172,7 @@ def _found(text: str) -> tuple[list[_Fact], list[_Ref]]:
                 value = key.get(m["when"].lower(), key.get(m["when"], 0))
             else:
                 value = key
-            facts.append(_Fact(m.start(), m.end(), x, device, value, group))
+            facts.append(_Fact(m.start(), end, x, device, value, group))
     # A reference is not a fact (and one fact found by two frames counts once: the longest).
     facts.sort(key=lambda f: (f.start, -(f.end - f.start)))
     kept: list[_Fact] = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .asides import asked_kinds, kind_words, resolved_events
 from .choices import resolved_choices
 from .reading import (
     _calibration,
@@ -38,12 +39,19 @@ class LexicalMiner:
 
     def answer(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Answer:
         # Choices first: their facts hold day counts and times the date resolution would rewrite.
-        text = resolved_choices(_request(messages))
+        text, unstated = resolved_events(resolved_choices(_request(messages)))
+        if unstated:
+            return []  # the request refers to a fact the context does not state: a value is missing
         today = _today(messages)
         if today is not None:
             text = _resolved_dates(text, today)
         text = _resolved_anchors(_worked_out(_resolved_labels(_resolved_references(text))))
         offered = [_resolve(json.dumps(_function(t), sort_keys=True)) for t in tools]
+        for signature in asked_kinds(text):
+            # It asks for a lookalike's action ("remind me later to ..."): no call unless such a
+            # tool is offered (then the scores below choose among all, the lookalike included).
+            if not any(kind_words(tool.described, signature) for tool in offered):
+                return []
         if not text or not offered:
             return []
         readings: list[tuple[int, _Reading | None]] = []
