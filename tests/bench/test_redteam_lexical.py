@@ -239,3 +239,16 @@ def test_a_request_for_a_lookalikes_action_is_told_by_the_kinds_phrases(aside_ta
     assert aside_tables.kind_words(frozenset({"remind", "creat", "later", "book"}), signature)
     assert not aside_tables.kind_words(frozenset({"book", "table"}), signature)
     assert aside_tables.asked_kinds('text Ana "remind me to call" and book a table') == []  # quoted: hers
+
+
+def test_a_date_shifted_from_a_dated_event_is_worked_out_and_the_decoy_blanked(
+    kit: Callable[[str], ModuleType],
+) -> None:
+    choices = kit("lexical.choices")
+    said = (
+        "(the vet appointment is on 2027-04-16) my sister's wedding is on Apr 12 2027 - did it rain"
+        " on one week after my sister's wedding?"
+    )
+    assert choices.resolved_anchored(said) == "((noted)) (noted) - did it rain on 2027-04-19?"
+    said = "see a cardiologist five days past the team offsite - the team offsite falls on October 8, 2026!"
+    assert choices.resolved_anchored(said) == "see a cardiologist 2026-10-13 - (noted)!"

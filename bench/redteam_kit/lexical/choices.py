@@ -13,6 +13,7 @@ rest of the miner sees one value where there were several.
 
 from __future__ import annotations
 
+import datetime as dt
 import importlib
 import re
 from dataclasses import dataclass
@@ -20,7 +21,9 @@ from functools import cache
 from types import ModuleType
 from typing import Any
 
-__all__ = ["resolved_choices"]
+from tasks.devices._words import NUMBER_WORDS
+
+__all__ = ["candidate", "resolved_anchored", "resolved_choices"]
 
 # A candidate as a fact states it: no sentence break inside (but "Porto, Portugal"), and it ends
 # where the sentence does.
@@ -232,6 +235,75 @@ def resolved_choices(text: str) -> str:
             continue
         edits.append((ref.start, ref.end, chosen.x))
         edits.extend((f.start, f.end, "(noted)") for f in mine)
+    out = text
+    last = len(text) + 1
+    for start, end, said in sorted(set(edits), key=lambda e: -e[0]):
+        if end > last:
+            continue
+        out = out[:start] + said + out[end:]
+        last = start
+    return out
+
+
+#: How the anchored-date device shifts a day from an event (its ``_shift`` says them in code):
+#: the phrase before the event, and the days it adds.
+_SHIFTS = (
+    (r"the day after|the day following", 1),
+    (r"the day before|the day ahead of", -1),
+    (r"a week after|one week after", 7),
+)
+
+
+@cache
+def _anchored() -> tuple[tuple[re.Pattern[str], ...], re.Pattern[str] | None]:
+    """The anchored-date device's fact frames ("{event} is on {date}") with its events, and the
+    shifts from an event ("two days after the dentist appointment")."""
+    anchored = _module("anchored_date")
+    events = getattr(anchored, "_EVENTS", ()) if anchored is not None else ()
+    if not events:
+        return (), None
+    event = rf"(?P<event>{_alt(events)})"
+    facts = tuple(
+        re.compile(_frame(frame.replace("{date}", "{x}"), event=event), re.IGNORECASE)
+        for frame in getattr(anchored, "_FACTS", ())
+    )
+    numbers = _alt(NUMBER_WORDS)
+    shift = "|".join(phrase for phrase, _ in _SHIFTS)
+    ref = re.compile(rf"(?P<shift>{shift}|(?P<n>\d+|{numbers}) days (?:after|past)) {event}", re.IGNORECASE)
+    return facts, ref
+
+
+def resolved_anchored(text: str) -> str:
+    """``text`` with "<shift> <event>" written as the date it names (the event's stated date
+    moved by the shift), and the events' dated sentences blanked."""
+    facts, ref = _anchored()
+    if ref is None:
+        return text
+    from .finders import _dates  # the public date forms
+
+    dated: dict[str, str] = {}
+    spans: list[tuple[int, int]] = []
+    for regex in facts:
+        for m in regex.finditer(text):
+            x, end = candidate(text, m)
+            found = _dates(x)
+            if found:
+                dated[m["event"].lower()] = str(found[0].value)
+                spans.append((m.start(), end))
+    if not dated:
+        return text
+    edits: list[tuple[int, int, str]] = [(start, end, "(noted)") for start, end in spans]
+    for m in ref.finditer(text):
+        day = dated.get(m["event"].lower())
+        if day is None:
+            continue
+        if m["n"]:
+            days = int(m["n"]) if m["n"].isdigit() else NUMBER_WORDS.index(m["n"].lower())
+        else:
+            said = m["shift"].lower()
+            days = next(add for phrase, add in _SHIFTS if re.fullmatch(phrase, said))
+        moved = dt.date.fromisoformat(day) + dt.timedelta(days=days)
+        edits.append((m.start(), m.end(), moved.isoformat()))
     out = text
     last = len(text) + 1
     for start, end, said in sorted(set(edits), key=lambda e: -e[0]):
