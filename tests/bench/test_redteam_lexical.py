@@ -252,3 +252,13 @@ def test_a_date_shifted_from_a_dated_event_is_worked_out_and_the_decoy_blanked(
     assert choices.resolved_anchored(said) == "((noted)) (noted) - did it rain on 2027-04-19?"
     said = "see a cardiologist five days past the team offsite - the team offsite falls on October 8, 2026!"
     assert choices.resolved_anchored(said) == "see a cardiologist 2026-10-13 - (noted)!"
+
+
+def test_an_identifier_picked_by_what_its_thing_is_for_is_read_with_the_labelled_tables(
+    kit: Callable[[str], ModuleType],
+) -> None:
+    choices = kit("lexical.choices")
+    said = (
+        "the red wool scarf is DRN-261 - film on the one for the garden - DRN-138 is the white hedge trimmer"
+    )
+    assert choices.resolved_labelled(said) == "(noted) - film on DRN-138 - (noted)"

@@ -23,7 +23,7 @@ from typing import Any
 
 from tasks.devices._words import NUMBER_WORDS
 
-__all__ = ["candidate", "resolved_anchored", "resolved_choices"]
+__all__ = ["candidate", "resolved_anchored", "resolved_choices", "resolved_labelled"]
 
 # A candidate as a fact states it: no sentence break inside (but "Porto, Portugal"), and it ends
 # where the sentence does.
@@ -304,6 +304,54 @@ def resolved_anchored(text: str) -> str:
             days = next(add for phrase, add in _SHIFTS if re.fullmatch(phrase, said))
         moved = dt.date.fromisoformat(day) + dt.timedelta(days=days)
         edits.append((m.start(), m.end(), moved.isoformat()))
+    out = text
+    last = len(text) + 1
+    for start, end, said in sorted(set(edits), key=lambda e: -e[0]):
+        if end > last:
+            continue
+        out = out[:start] + said + out[end:]
+        last = start
+    return out
+
+
+@cache
+def _labelled() -> tuple[tuple[re.Pattern[str], ...], tuple[re.Pattern[str], ...], dict[str, str]]:
+    """The labelled device's fact frames ("{value} is the {label}"), its references ("the one
+    for {use}") and, per thing a label names, the use it is for."""
+    labelled = _module("labelled")
+    uses = getattr(labelled, "_USES", ()) if labelled is not None else ()
+    if not uses:
+        return (), (), {}
+    use_of = {thing: use for use, things in uses for thing in things}
+    label = rf"(?:{_alt(getattr(labelled, '_COLOURS', ()) or ('[a-z]+',))}) (?P<thing>{_alt(use_of)})"
+    facts = tuple(
+        re.compile(_frame(frame.replace("{value}", "{x}"), label=label), re.IGNORECASE)
+        for frame in getattr(labelled, "_FACTS", ())
+    )
+    use = rf"(?P<use>{_alt(u for u, _ in uses)})"
+    refs = tuple(re.compile(_frame(ref, use=use), re.IGNORECASE) for ref in getattr(labelled, "_REFS", ()))
+    return facts, refs, use_of
+
+
+def resolved_labelled(text: str) -> str:
+    """``text`` with "the one for camping" written as the identifier of the thing for camping,
+    and the labels' sentences blanked."""
+    facts, refs, use_of = _labelled()
+    if not facts:
+        return text
+    labelled: list[tuple[int, int, str, str]] = []
+    for regex in facts:
+        for m in regex.finditer(text):
+            x, end = candidate(text, m)
+            labelled.append((m.start(), end, _LEADING.sub("", x), use_of.get(m["thing"].lower(), "")))
+    if not labelled:
+        return text
+    edits = [(start, end, "(noted)") for start, end, _, _ in labelled]
+    for regex in refs:
+        for m in regex.finditer(text):
+            chosen = [x for _, _, x, use in labelled if use == m["use"].lower()]
+            if chosen:
+                edits.append((m.start(), m.end(), chosen[0]))
     out = text
     last = len(text) + 1
     for start, end, said in sorted(set(edits), key=lambda e: -e[0]):

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from .asides import asked_kinds, kind_words, resolved_events
-from .choices import resolved_anchored, resolved_choices
+from .choices import resolved_anchored, resolved_choices, resolved_labelled
 from .reading import (
     _calibration,
     _clauses,
@@ -39,7 +39,8 @@ class LexicalMiner:
 
     def answer(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Answer:
         # Choices first: their facts hold day counts and times the date resolution would rewrite.
-        text, unstated = resolved_events(resolved_anchored(resolved_choices(_request(messages))))
+        said = resolved_labelled(resolved_anchored(resolved_choices(_request(messages))))
+        text, unstated = resolved_events(said)
         if unstated:
             return []  # the request refers to a fact the context does not state: a value is missing
         today = _today(messages)
