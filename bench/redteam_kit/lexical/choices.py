@@ -27,8 +27,8 @@ __all__ = ["candidate", "resolved_anchored", "resolved_choices", "resolved_label
 
 # A candidate as a fact states it: no sentence break inside (but "Porto, Portugal"), and it ends
 # where the sentence does.
-_X = r"(?P<x>[\w\"'@+$](?:(?![.,;!?:]\s|\s-\s|[()]).|,\s(?=[A-Z])){0,60}?)"
-_X_END = r"(?=\s*(?:[.,;!?:](?:\s|$)|[()])|\s+-\s|\s+(?:and|also|so|but|then|plus)\b|\s*$)"
+_X = r"(?P<x>\"[^\"]{1,120}\"|[\w'@+$](?:(?![.,;!?:]\s|\s-\s|[()]).|,\s(?=[A-Z])){0,60}?)"
+_X_END = r"(?:(?<=\")|(?=\s*(?:[.,;!?:](?:\s|$)|[()])|\s+-\s|\s+(?:and|also|so|but|then|plus)\b|\s*$))"
 _X_START = r"(?<![\w@/.-])"
 _LEADING = re.compile(
     r"^(?:(?:and|so|but|plus|also|oh,? and|then|while|whereas)\s+|(?-i:[a-z]+),\s+)+", re.IGNORECASE
@@ -45,6 +45,8 @@ _COUNTRY = re.compile(
 def candidate(text: str, m: re.Match[str]) -> tuple[str, int]:
     """The candidate a fact's match states, and where the fact ends (past a place's country)."""
     x, end = m["x"], m.end()
+    # Words before a candidate that starts with a capital, a digit or a quote are the sentence's.
+    x = re.sub(r"^(?:[a-z]+,? )+(?=[A-Z0-9\"])", "", x)
     if m.end("x") == m.end():
         country = _COUNTRY.match(text, end)
         if country is not None:
@@ -126,9 +128,29 @@ def _tables() -> tuple[tuple[str, re.Pattern[str], Any], ...]:
         for ref in getattr(attributed, "_REFS", ()):
             pattern = _frame(ref, ref=rf"(?P<ref>{_alt(r for _, r in roles)})")
             entries.append(("attributed", re.compile(pattern, re.IGNORECASE), ("ref", "ref", "")))
+    revised = _module("revised")
+    if revised is not None and attributed is not None:
+        roles = getattr(attributed, "_ROLES", ())
+        role = rf"(?P<role>{_alt(r for r, _ in roles)})"
+        name = r"[A-Z][a-z]+(?:-[A-Z][a-z]+)?"
+        for fact in getattr(revised, "_FACTS", ()):
+            # Two candidates in one sentence: the first pick ({a}) and the latest ({b}).
+            head, _, tail = fact.partition("{b}")
+            pattern = _frame(head.replace("{a}", "{x}"), name=name, role=role).replace("(?P<x>", "(?P<a>")
+            pattern = pattern.replace(_X_END, "") + _X.replace("(?P<x>", "(?P<x>") + re.escape(tail) + _X_END
+            entries.append(("revised", re.compile(pattern), ("fact", "revised", "")))
+        ref = rf"(?P<ref>{_alt(r for _, r in roles)})"
+        for label, table in (("first", "_FIRST"), ("last", "_LAST")):
+            for frame in getattr(revised, table, ()):
+                regex = re.compile(_frame(frame, ref=ref), re.IGNORECASE)
+                entries.append(("revised", regex, ("ref", ("ref", label), "")))
     sequence = _module("sequence")
     if sequence is not None:
-        ranks = {m: i for row in getattr(sequence, "_MARKERS", ()) for i, m in enumerate(row)}
+        # Per marker (its rank in its row of fixed markers, minus its age in days): ages ("nine
+        # days ago", "a fortnight ago") are ordered by the days their table holds, rows by rank.
+        rows = {m: i for row in getattr(sequence, "_MARKERS", ()) for i, m in enumerate(row)}
+        ages = {said: -days for days, said in getattr(sequence, "_AGES", ())}
+        ranks = {m: (rows.get(m), ages.get(m)) for m in {*rows, *ages}}
         when = rf"(?P<when>{_alt(ranks)})"
         for frame in getattr(sequence, "_PICKED", ()):
             entries.append(
@@ -161,18 +183,23 @@ def _found(text: str) -> tuple[list[_Fact], list[_Ref]]:
         for m in regex.finditer(text):
             if kind == "ref":
                 want = m["ref"].lower() if key == "ref" else key
+                if isinstance(key, tuple):
+                    want = (m["ref"].lower(), key[1])
                 refs.append(_Ref(m.start(), m.end(), device, want, group))
                 continue
             x, end = candidate(text, m)
-            x = _LEADING.sub("", x).strip(" \"'")
+            x = _LEADING.sub("", x).strip()
             if not x:
                 continue
-            if key == "role":
-                value: Any = m["role"].lower()
+            if key == "revised":
+                # (role, first pick, latest pick); x is the latest.
+                value: Any = (m["role"].lower(), _LEADING.sub("", m["a"]).strip(" \"'"), x)
+            elif key == "role":
+                value = m["role"].lower()
             elif key == "n":
                 value = int(m["n"])
             elif isinstance(key, dict):
-                value = key.get(m["when"].lower(), key.get(m["when"], 0))
+                value = key.get(m["when"].lower(), key.get(m["when"], (0, 0)))
             else:
                 value = key
             facts.append(_Fact(m.start(), end, x, device, value, group))
@@ -194,11 +221,24 @@ def _winner(ref: _Ref, facts: list[_Fact], roles: dict[str, str]) -> _Fact | Non
     if ref.device == "eliminated":
         kept = [f for f in facts if f.key is True]
         return kept[0] if len(kept) == 1 else None
+    if ref.device == "revised":
+        ref_role, when = ref.want
+        role = roles.get(str(ref_role))
+        chosen = [f for f in facts if f.key[0] == role]
+        if not chosen:
+            return None
+        first, latest = chosen[0].key[1], chosen[0].key[2]
+        return _Fact(chosen[0].start, chosen[0].end, first if when == "first" else latest, "revised", None)
     if ref.device == "attributed":
         role = roles.get(str(ref.want))
         chosen = [f for f in facts if f.key == role]
         return chosen[0] if chosen else None
-    ordered = sorted(facts, key=lambda f: f.key)
+    if ref.device == "sequence":
+        # All markers ages: by age; else by their rank in a row of fixed markers.
+        by_age = all(f.key[1] is not None for f in facts)
+        ordered = sorted(facts, key=lambda f: (f.key[1] if by_age else f.key[0]) or 0)
+    else:
+        ordered = sorted(facts, key=lambda f: f.key)
     if ref.want in ("first", "low"):
         return ordered[0]
     if ref.want in ("last", "high"):
