@@ -141,6 +141,11 @@ def choice_tables(kit: Callable[[str], ModuleType], monkeypatch: pytest.MonkeyPa
             _MIDDLE=("the one in between",),
         ),
         "compared": SimpleNamespace(_SCALES=(scale,), _PLACES=None),
+        "revised": SimpleNamespace(
+            _FACTS=("{name}, who {role}, originally wanted {a} but has since switched to {b}",),
+            _FIRST=("what {ref} wanted originally",),
+            _LAST=("what {ref} wants now",),
+        ),
     }
     monkeypatch.setattr(choices, "_module", tables.get)
     choices._tables.cache_clear()
@@ -174,6 +179,18 @@ def choice_tables(kit: Callable[[str], ModuleType], monkeypatch: pytest.MonkeyPa
             "tools/a.yaml got 37 votes, scripts/b.json got 8 votes, so edit the least popular one",
             "scripts/b.json",
             [],
+        ),
+        (
+            "Dana, who is covering the bill, originally wanted Lisbon but has since switched to Faro;"
+            " Omar, who is behind the wheel, originally wanted Porto but has since switched to Braga."
+            " fly to what the person paying wanted originally",
+            "Lisbon",
+            ["Faro", "Porto", "Braga"],
+        ),
+        (
+            "an hour ago I went with a run. log my opening choice: this morning I went with a bike ride",
+            "log a bike ride",
+            ["a run"],
         ),
     ],
 )
