@@ -125,12 +125,16 @@ def choice_tables(kit: Callable[[str], ModuleType], monkeypatch: pytest.MonkeyPa
     )
     tables = {
         "eliminated": SimpleNamespace(
-            _KEPT=("nobody objected to {x}",), _OUT=("{x} fell through",), _REFS=("whichever is left",)
+            _KEPT=("nobody objected to {x}",),
+            _OUT=("{x} fell through",),
+            _EXCEPT=("{others} fell through, {x} didn't",),
+            _REFS=("whichever is left",),
         ),
         "attributed": SimpleNamespace(
             _ROLES=(("is covering the bill", "the person paying"), ("is behind the wheel", "whoever drives")),
             _WANTS=("wants {x}", "prefers {x}"),
             _FACTS=("{name}, who {role}, {want}",),
+            _NOT=("{name} is not the one who {role}",),
             _REFS=("{ref}'s choice",),
         ),
         "sequence": SimpleNamespace(
@@ -186,6 +190,13 @@ def choice_tables(kit: Callable[[str], ModuleType], monkeypatch: pytest.MonkeyPa
             " fly to what the person paying wanted originally",
             "Lisbon",
             ["Faro", "Porto", "Braga"],
+        ),
+        ("Lisbon and Faro fell through, Porto didn't. fly to whichever is left", "fly to Porto", ["Faro"]),
+        (
+            "Kako prefers 62 hours. mute it for the person paying's choice. Ausa is not the one who is"
+            " covering the bill; Ausa wants 33 hours",
+            "for 62 hours",
+            ["33"],
         ),
         (
             "an hour ago I went with a run. log my opening choice: this morning I went with a bike ride",

@@ -110,6 +110,10 @@ def _tables() -> tuple[tuple[str, re.Pattern[str], Any], ...]:
             entries.append(("eliminated", re.compile(_frame(frame), re.IGNORECASE), ("fact", True, "")))
         for frame in getattr(eliminated, "_OUT", ()):
             entries.append(("eliminated", re.compile(_frame(frame), re.IGNORECASE), ("fact", False, "")))
+        for frame in getattr(eliminated, "_EXCEPT", ()):
+            # One sentence for all: the ruled-out ones listed, the kept one by exception.
+            pattern = _frame(frame, others=r"(?P<others>[^.;()]{1,200}?)")
+            entries.append(("eliminated", re.compile(pattern, re.IGNORECASE), ("fact", True, "")))
         refs = getattr(eliminated, "_REFS", ())
         if refs:
             entries.append(
@@ -125,6 +129,15 @@ def _tables() -> tuple[tuple[str, re.Pattern[str], Any], ...]:
                 said = fact.replace("{want}", want)
                 pattern = _frame(said, name=name, role=role)
                 entries.append(("attributed", re.compile(pattern), ("fact", "role", "")))
+        who = r"(?P<name>[A-Z][a-z]+(?:-[A-Z][a-z]+)?)"
+        for want in getattr(attributed, "_WANTS", ()):
+            # By elimination: "Dana wants X", and someone else is said not to hold the role.
+            entries.append(
+                ("attributed", re.compile(_frame("{name} " + want, name=who)), ("fact", "who", ""))
+            )
+        for frame in getattr(attributed, "_NOT", ()):
+            pattern = _frame(frame, name=who, role=role) + r"(?!\w)"
+            entries.append(("attributed", re.compile(pattern), ("not", "not", "")))
         for ref in getattr(attributed, "_REFS", ()):
             pattern = _frame(ref, ref=rf"(?P<ref>{_alt(r for _, r in roles)})")
             entries.append(("attributed", re.compile(pattern, re.IGNORECASE), ("ref", "ref", "")))
@@ -181,6 +194,11 @@ def _found(text: str) -> tuple[list[_Fact], list[_Ref]]:
     refs: list[_Ref] = []
     for device, regex, (kind, key, group) in _tables():
         for m in regex.finditer(text):
+            if kind == "not":
+                facts.append(
+                    _Fact(m.start(), m.end(), "", device, ("not", m["name"], m["role"].lower()), group)
+                )
+                continue
             if kind == "ref":
                 want = m["ref"].lower() if key == "ref" else key
                 if isinstance(key, tuple):
@@ -196,6 +214,8 @@ def _found(text: str) -> tuple[list[_Fact], list[_Ref]]:
                 value: Any = (m["role"].lower(), _LEADING.sub("", m["a"]).strip(" \"'"), x)
             elif key == "role":
                 value = m["role"].lower()
+            elif key == "who":
+                value = ("who", m["name"])
             elif key == "n":
                 value = int(m["n"])
             elif isinstance(key, dict):
@@ -232,7 +252,16 @@ def _winner(ref: _Ref, facts: list[_Fact], roles: dict[str, str]) -> _Fact | Non
     if ref.device == "attributed":
         role = roles.get(str(ref.want))
         chosen = [f for f in facts if f.key == role]
-        return chosen[0] if chosen else None
+        if chosen:
+            return chosen[0]
+        # By elimination: the one whose person is not said NOT to hold the role.
+        ruled_out = {
+            f.key[1] for f in facts if isinstance(f.key, tuple) and f.key[0] == "not" and f.key[2] == role
+        }
+        left = [
+            f for f in facts if isinstance(f.key, tuple) and f.key[0] == "who" and f.key[1] not in ruled_out
+        ]
+        return left[0] if ruled_out and len(left) == 1 else None
     if ref.device == "sequence":
         # All markers ages: by age; else by their rank in a row of fixed markers.
         by_age = all(f.key[1] is not None for f in facts)
