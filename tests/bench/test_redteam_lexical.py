@@ -290,3 +290,22 @@ def test_an_identifier_picked_by_what_its_thing_is_for_is_read_with_the_labelled
         "the red wool scarf is DRN-261 - film on the one for the garden - DRN-138 is the white hedge trimmer"
     )
     assert choices.resolved_labelled(said) == "(noted) - film on DRN-138 - (noted)"
+
+
+def test_a_lookalike_of_the_asked_kind_made_from_another_action_is_no_answer(redteam: ModuleType) -> None:
+    from random import Random
+
+    from tasks.builtin import instantiate
+    from tasks.distractors.kinds.reminder import KIND
+
+    specs = {spec.name: spec for spec in library_tools()}
+    hotel, email = specs["book_hotel"], next(s for s in specs.values() if "email" in s.name)
+    said = "remind me later to deal with this: " + instantiate(hotel, Random(3)).text
+    messages = [{"role": "user", "content": said}]
+    miner = redteam.LexicalMiner()
+    own, other = KIND.derive(hotel), KIND.derive(email)
+    assert own is not None and other is not None
+    answer = miner.answer(messages, [openai_tool(hotel), openai_tool(own)])
+    assert [name for name, _ in answer] == [own.name]
+    # Only a reminder made from another action is offered beside the action itself: no call.
+    assert miner.answer(messages, [openai_tool(hotel), openai_tool(other)]) == []

@@ -49,10 +49,12 @@ class LexicalMiner:
         text = _resolved_anchors(_worked_out(_resolved_labels(_resolved_references(text))))
         offered = [_resolve(json.dumps(_function(t), sort_keys=True)) for t in tools]
         for signature in asked_kinds(text):
-            # It asks for a lookalike's action ("remind me later to ..."): no call unless such a
-            # tool is offered (then the scores below choose among all, the lookalike included).
-            if not any(kind_words(tool.described, signature) for tool in offered):
+            # It asks for a lookalike's action ("remind me later to ..."): only that kind's tool
+            # made from the action the request reads as answers it; none offered, no call.
+            chosen = self._kind_tool(text, offered, signature)
+            if chosen is None:
                 return []
+            offered = chosen
         if not text or not offered:
             return []
         readings: list[tuple[int, _Reading | None]] = []
@@ -71,6 +73,22 @@ class LexicalMiner:
                 return []  # no tool fits, or a required value is not given: no call at all
             calls.append((found.tool.name, found.arguments))
         return calls
+
+    def _kind_tool(self, text: str, offered: list[_Tool], signature: frozenset[str]) -> list[_Tool] | None:
+        """The offered tools with, for the action the request reads as, its lookalike of the
+        asked kind in its place; None when no such lookalike is offered."""
+        kinds = [tool for tool in offered if kind_words(tool.described, signature)]
+        plain = [tool for tool in offered if tool not in kinds]
+        if not kinds:
+            return None
+        reading = self._read(text, plain) if plain else None
+        if reading is None:
+            return offered
+        action = reading.tool.described
+        made_from = max(kinds, key=lambda tool: len(action & tool.described))
+        if len(action & made_from.described) < 0.6 * len(action):
+            return None  # the kind's tools offered were made from other actions
+        return [made_from, *(tool for tool in plain if tool is not reading.tool)]
 
     def _groups(self, text: str, offered: list[_Tool]) -> list[tuple[int, int]]:
         """The request cut into one stretch per call: a clause that names a tool, or states
