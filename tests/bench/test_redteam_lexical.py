@@ -193,6 +193,11 @@ def choice_tables(kit: Callable[[str], ModuleType], monkeypatch: pytest.MonkeyPa
         ),
         ("Lisbon and Faro fell through, Porto didn't. fly to whichever is left", "fly to Porto", ["Faro"]),
         (
+            "a.yaml got two dozen votes, b.json got nine votes, so edit the most popular one",
+            "a.yaml",
+            ["b.json"],
+        ),
+        (
             "Kako prefers 62 hours. mute it for the person paying's choice. Ausa is not the one who is"
             " covering the bill; Ausa wants 33 hours",
             "for 62 hours",

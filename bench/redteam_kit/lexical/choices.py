@@ -100,6 +100,18 @@ class _Ref:
     group: str = ""
 
 
+# Figures as the comparing device may say them: digits, number words, dozens (its own tables).
+_DOZENS = {"half a dozen": 6, "a dozen": 12, "two dozen": 24, "three dozen": 36, "four dozen": 48}
+_FIGURE_WORDS = _alt([*_DOZENS, *NUMBER_WORDS])
+
+
+def _figure(said: str) -> int:
+    said = said.lower()
+    if said.isdigit():
+        return int(said)
+    return _DOZENS[said] if said in _DOZENS else NUMBER_WORDS.index(said)
+
+
 @cache
 def _tables() -> tuple[tuple[str, re.Pattern[str], Any], ...]:
     """(device, compiled regex, how a match reads) for every fact and reference frame."""
@@ -181,7 +193,7 @@ def _tables() -> tuple[tuple[str, re.Pattern[str], Any], ...]:
             scales.append(compared._PLACES)
         for index, scale in enumerate(scales):
             for frame in scale.facts:
-                pattern = _frame(frame, n=r"(?P<n>\d+)")
+                pattern = _frame(frame, n=rf"(?P<n>\d+|{_FIGURE_WORDS})")
                 entries.append(("compared", re.compile(pattern, re.IGNORECASE), ("fact", "n", str(index))))
             for label, refs in (("low", scale.low), ("high", scale.high)):
                 regex = re.compile(rf"\b(?:{_alt(refs)})\b", re.IGNORECASE)
@@ -217,7 +229,7 @@ def _found(text: str) -> tuple[list[_Fact], list[_Ref]]:
             elif key == "who":
                 value = ("who", m["name"])
             elif key == "n":
-                value = int(m["n"])
+                value = _figure(m["n"])
             elif isinstance(key, dict):
                 value = key.get(m["when"].lower(), key.get(m["when"], (0, 0)))
             else:
