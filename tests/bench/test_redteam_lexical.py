@@ -112,6 +112,8 @@ def test_values_taken_back_and_example_shapes(lexical: Any) -> None:
     text = "price check on NKE please (not NFLX, that was the old plan)"
     assert lexical._taken_back(text, text.index("NFLX"), text.index("NFLX") + 4)
     assert not lexical._taken_back(text, text.index("NKE"), text.index("NKE") + 3)
+    for text in ("Note: 3207.41 doesn't apply here.", "For context, scrap 3207.41."):  # plain English
+        assert lexical._taken_back(text, text.index("3207.41"), text.index("3207.41") + 7)
     shaped = lexical._shape_of("Sample reference, e.g. SMP-K48213.")
     assert [f.value for f in lexical._finder(shaped)("log SMP-A12345 and SMP-12345")] == ["SMP-A12345"]
 

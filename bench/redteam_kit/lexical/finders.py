@@ -603,7 +603,9 @@ def _disjoint(finds: list[_Find]) -> list[_Find]:
 #: ("not Lyon, that was the old plan", "I first thought 4 days, but scratch that").
 _TAKEN_BACK_BEFORE = re.compile(
     r"(?:\bnot|\bforget|\bignore|first thought|\bsuggested|went with|busy on|away on|last time was on|"
-    r"call at|old slot was|instead of|rather than|other than|\bexcept)\s*[\"(]?$",
+    r"call at|old slot was|instead of|rather than|other than|\bexcept|"
+    # Plain English for "not this one", as any rewording may say it.
+    r"\bscrap|\bdisregard|\bdrop|never mind|\bskip)\s*[\"(]?$",
     re.IGNORECASE,
 )
 
@@ -611,7 +613,8 @@ _TAKEN_BACK_BEFORE = re.compile(
 _TAKEN_BACK_AFTER = re.compile(
     r"^[\")]?\s*[,;:-]?\s*(?:that was the old plan|i changed my mind|was last time|but scratch that|"
     r"from my earlier message|that'?s not what i want|came up yesterday|no\b|is already taken|won'?t work|"
-    r"by the way|was the old|is off the table|doesn'?t work)",
+    r"by the way|was the old|is off the table|doesn'?t work|"
+    r"doesn'?t apply|does not apply|is not relevant|isn'?t relevant|is irrelevant|no longer applies)",
     re.IGNORECASE,
 )
 
