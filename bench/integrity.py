@@ -3,7 +3,7 @@
 Six miners answer the same tasks, each task shown as that miner's variant and judged by
 ``scoring.check``: one that never calls, one that calls a random tool, a memoriser that holds
 every task of a past round, the red team's template inverter (bench/redteam.py: no model, only
-the public generator code), its lexical miner (bench/redteam_lexical.py: keywords and value
+the public generator code), its lexical miner (bench/redteam_kit/lexical: keywords and value
 formats, any text), and an oracle that answers each task's reference calls (the honest miner that
 understood the request: what it keeps shows that every phrased task still has a correct gold
 answer). First on the template text, then on the same round phrased by the stand-in model
@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.util
 import sys
 import time
 from collections import Counter
@@ -42,11 +41,18 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-# Run as a script, this file's folder comes first on sys.path and its name would hide the package.
-sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
+# Run as a script, this folder comes first on sys.path and its name would hide the package: it goes last,
+# where only the red team's package (redteam_kit) resolves to it.
+_BENCH = Path(__file__).resolve().parent
+sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != _BENCH] + [str(_BENCH)]
+
+from redteam_kit import load_sibling  # noqa: E402
+from redteam_kit.agent import baseline_agents, episode_table, play_agent  # noqa: E402
+from redteam_kit.agent import phrase_with_standin as phrase_episodes  # noqa: E402
 
 from scoring import FORMATS, Call, check, function_of, render  # noqa: E402
 from scoring.rendering import NATIVE_FORMATS  # noqa: E402
+from subnet.cli import OneLineParser  # noqa: E402
 from subnet.config import PhrasingSettings, WeightsSettings, int_arg  # noqa: E402
 from subnet.phrasing import build_engine  # noqa: E402
 from subnet.phrasing.session import policy_from  # noqa: E402
@@ -69,23 +75,6 @@ __all__ = [
 ]
 
 CALL_CATEGORIES = ("simple", "multiple", "parallel", "parallel_multiple")
-
-
-def load_sibling(name: str) -> ModuleType:
-    """bench/<name>.py as a module (bench/ is not a package, and its names shadow the packages')."""
-    module_name = f"bench_{name}"
-    if module_name in sys.modules:
-        return sys.modules[module_name]
-    spec = importlib.util.spec_from_file_location(module_name, Path(__file__).with_name(f"{name}.py"))
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
-    path = list(sys.path)
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.path[:] = path
-    return module
 
 
 class Oracle:
@@ -326,13 +315,12 @@ def episode_section(count: int, seed: str) -> None:
     same episodes with their turns phrased by the stand-in model."""
     from tasks.episodes import generate_episodes
 
-    agents = load_sibling("redteam_agent")
     templates = generate_episodes(seed, count)
-    phrased = agents.phrase_with_standin(templates, seed)
+    phrased = phrase_episodes(templates, seed)
     for label, chosen in (("template turns", templates), ("turns phrased by the stand-in model", phrased)):
-        figures = {name: agents.play_agent(agent, chosen) for name, agent in agents.baseline_agents().items()}
+        figures = {name: play_agent(agent, chosen) for name, agent in baseline_agents().items()}
         print(f"\nEpisodes, {label} ({len(chosen)} episodes, seed {seed}): valid % (mean score)")
-        print("\n".join(agents.episode_table(figures)))
+        print("\n".join(episode_table(figures)))
 
 
 def _round(args: argparse.Namespace) -> list[Task]:
@@ -342,7 +330,7 @@ def _round(args: argparse.Namespace) -> list[Task]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--tasks", type=int_arg(1), default=600, help="builtin tasks in the round (default mix)"
     )

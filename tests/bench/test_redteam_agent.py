@@ -15,15 +15,15 @@ from tasks.episodes import agent_step, generate_episodes, variant
 
 
 @pytest.fixture(scope="module")
-def agent_module(load_bench: Callable[[str], ModuleType]) -> ModuleType:
-    return load_bench("redteam_agent")
+def agent_module(agent_kit: Any) -> Any:
+    return agent_kit
 
 
 def _named(answer: dict[str, Any]) -> list[str]:
     return [call["function"]["name"] for call in answer.get("tool_calls") or []]
 
 
-def test_every_answer_is_a_message_naming_only_offered_tools(agent_module: ModuleType) -> None:
+def test_every_answer_is_a_message_naming_only_offered_tools(agent_module: Any) -> None:
     agent = agent_module.ScriptedAgent()
     for episode in generate_episodes(b"agent-form", 30):
         shown = variant(episode, b"agent")
@@ -38,7 +38,7 @@ def test_every_answer_is_a_message_naming_only_offered_tools(agent_module: Modul
             assert isinstance(json.loads(call["function"]["arguments"]), dict)
 
 
-def test_plays_and_scores_episodes_in_process(agent_module: ModuleType) -> None:
+def test_plays_and_scores_episodes_in_process(agent_module: Any) -> None:
     episodes = generate_episodes(b"agent-play", 12)
     figures = agent_module.play_agent(agent_module.ScriptedAgent(), episodes)
     valid, score, count = figures.total()
@@ -59,7 +59,7 @@ def test_plays_and_scores_episodes_in_process(agent_module: ModuleType) -> None:
         [{"not": "a tool"}],
     ],
 )
-def test_unknown_tools_and_odd_conversations_end_in_text(agent_module: ModuleType, tools: list[Any]) -> None:
+def test_unknown_tools_and_odd_conversations_end_in_text(agent_module: Any, tools: list[Any]) -> None:
     agent = agent_module.ScriptedAgent()
     for messages in (
         [],
@@ -85,7 +85,7 @@ def test_unknown_tools_and_odd_conversations_end_in_text(agent_module: ModuleTyp
     ],
 )
 def test_a_missing_tool_is_said_and_a_missing_value_asked_for(
-    agent_module: ModuleType, request_text: str, tools: list[str], said: str
+    agent_module: Any, request_text: str, tools: list[str], said: str
 ) -> None:
     from tasks.episodes import environment_class
 
@@ -95,7 +95,7 @@ def test_a_missing_tool_is_said_and_a_missing_value_asked_for(
     assert answer["content"] == getattr(agent_module, said) and not answer.get("tool_calls")
 
 
-def test_baselines_answer_in_form(agent_module: ModuleType) -> None:
+def test_baselines_answer_in_form(agent_module: Any) -> None:
     episode = variant(
         next(e for e in generate_episodes(b"agent-base", 10) if e.category != "agent_step"), b"x"
     )
@@ -128,7 +128,7 @@ def _bank_functions() -> list[dict[str, Any]]:
     return [function_of(tool) for tool in environment_class("bank").openai_tools()]
 
 
-def test_tools_with_extra_optional_filters_map_back(agent_module: ModuleType) -> None:
+def test_tools_with_extra_optional_filters_map_back(agent_module: Any) -> None:
     functions = _bank_functions()
     listing = next(f for f in functions if f["name"] == "list_transactions")
     extra = {"type": "string", "description": "Only rows whose text holds this."}
@@ -140,7 +140,7 @@ def test_tools_with_extra_optional_filters_map_back(agent_module: ModuleType) ->
     assert env == "bank" and shown["list_transactions"].name == "search_rows"
 
 
-def test_one_tool_with_an_action_enum_maps_every_action(agent_module: ModuleType) -> None:
+def test_one_tool_with_an_action_enum_maps_every_action(agent_module: Any) -> None:
     functions = _bank_functions()
     first: dict[str, str] = {}
     takers: dict[str, list[str]] = {}
@@ -174,7 +174,7 @@ def _drive(generator: Any, answers: list[Any]) -> tuple[list[Any], Any]:
     raise AssertionError(f"still asking after {len(answers)} answers: {asked[-1]}")
 
 
-def test_a_paged_listing_is_read_until_the_target_shows(agent_module: ModuleType) -> None:
+def test_a_paged_listing_is_read_until_the_target_shows(agent_module: Any) -> None:
     def wanted(seen: dict[str, Any]) -> bool:
         return any(event["id"] == "ev2" for event in seen["events"])
 
@@ -186,7 +186,7 @@ def test_a_paged_listing_is_read_until_the_target_shows(agent_module: ModuleType
     assert seen["events"] == [{"id": "ev1"}, {"id": "ev2"}]
 
 
-def test_summaries_are_read_in_full_until_the_target_shows(agent_module: ModuleType) -> None:
+def test_summaries_are_read_in_full_until_the_target_shows(agent_module: Any) -> None:
     def stocked(seen: dict[str, Any]) -> bool:
         return any(product.get("stock") for product in seen["results"])
 

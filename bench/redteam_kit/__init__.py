@@ -1,0 +1,50 @@
+"""The red team's attackers, as a package beside the bench scripts that run them.
+
+``lexical`` holds ``LexicalMiner`` (single requests, any text), ``agent`` the ``ScriptedAgent``
+(episodes) and its baselines. The scripts (bench/redteam.py, bench/redteam_agent.py,
+bench/integrity.py, bench/redteam_devices.py) put their own folder LAST on ``sys.path``, after
+the project's packages, so that ``import redteam_kit`` finds this package in the folder of the
+script that runs (run from another checkout, that checkout's ``tasks`` is measured with these
+attackers) while bench/scoring.py and bench/tasks.py never hide the packages of those names.
+
+``load_sibling`` is the one loader of a bench script as a module (bench/ is no package).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+__all__ = ["BENCH", "load_sibling", "script_path"]
+
+#: The folder of the bench scripts (this package's parent).
+BENCH = Path(__file__).resolve().parent.parent
+
+
+def script_path() -> None:
+    """``sys.path`` for a bench script: its folder off the front (bench/scoring.py would hide the
+    package of that name) and at the end (where only names no package has resolve to it)."""
+    sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != BENCH] + [str(BENCH)]
+
+
+def load_sibling(name: str) -> ModuleType:
+    """bench/<name>.py as the module ``bench_<name>``, loaded once per process (whoever asks
+    first) so that every caller shares its classes."""
+    module_name = f"bench_{name}"
+    if module_name in sys.modules:
+        return sys.modules[module_name]
+    spec = importlib.util.spec_from_file_location(module_name, BENCH / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    path = list(sys.path)
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[module_name]
+        raise
+    finally:
+        sys.path[:] = path  # a script rewrites sys.path when it loads
+    return module

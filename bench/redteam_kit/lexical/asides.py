@@ -1,0 +1,152 @@
+"""Requests that ask for something else, and values stated about other people, read with the
+generator's own public tables.
+
+Lookalike kinds (tasks/distractors/kinds: reminder, dry_run, quote, history, status, undo, watch)
+each ship the ways a person asks for them instead of the real action ("remind me later to deal
+with this: ...") and the words a rewording must keep ("remind me"): a request that says one asks
+for that kind, so only a tool of that kind may answer it (found by the words the kind adds to a
+tool's name and description), else no call.
+
+Values stated as facts about someone (tasks/devices/aside and unsaid, where the generator has
+them: "my sister flies in on May 12 ... the day my sister lands") come with tables of the
+sentences that state them and the ways a request refers to them: a reference whose fact is there
+is that fact's value; one whose fact is not there has no value (no call); the other facts are
+decoys and are blanked.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections import Counter
+from functools import cache
+from types import ModuleType
+
+from .choices import _X, _X_END, _X_START, _alt, candidate
+from .words import _words
+
+__all__ = ["asked_kinds", "kind_words", "resolved_events"]
+
+
+def _module(name: str) -> ModuleType | None:
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+
+
+@cache
+def _kinds() -> tuple[tuple[str, re.Pattern[str], frozenset[str]], ...]:
+    """(kind, what a request says to ask for it, the words it adds to a tool) per lookalike kind."""
+    distractors = _module("tasks.distractors")
+    library = _module("tasks.library")
+    if distractors is None or library is None:
+        return ()
+    golds = library.tools()[:: max(1, len(library.tools()) // 40)]
+    found = []
+    for kind in getattr(distractors, "KINDS", ()):
+        asks = getattr(kind, "asks", ())
+        keeps = getattr(kind, "keeps", ())
+        if not asks:
+            continue
+        added: Counter[str] = Counter()
+        made = 0
+        for gold in golds:
+            tool = kind.derive(gold)
+            if tool is None:
+                continue
+            made += 1
+            added.update(
+                set(_words(f"{tool.name} {tool.description}"))
+                - set(_words(f"{gold.name} {gold.description}"))
+            )
+        signature = frozenset(word for word, n in added.items() if made and n >= 0.8 * made)
+        fixed = [ask.replace("{request}", "").strip(" :") for ask in asks]
+        # Phrases of one word are common words ("cost", "review"): a frame or a phrase of two words says it.
+        said = [*fixed, *(keep for keep in keeps if " " in keep)]
+        regex = re.compile(rf"(?<!\w)(?:{_alt(said)})(?!\w)", re.IGNORECASE)
+        found.append((str(kind.name), regex, signature))
+    return tuple(found)
+
+
+_QUOTED = re.compile(r'"[^"]*"')
+
+
+def asked_kinds(text: str) -> list[frozenset[str]]:
+    """The word signatures of the lookalike kinds ``text`` asks for (outside quoted text)."""
+    unquoted = _QUOTED.sub('""', text)
+    return [signature for _, regex, signature in _kinds() if regex.search(unquoted)]
+
+
+def kind_words(described: frozenset[str], signature: frozenset[str]) -> bool:
+    """Whether a tool's own words make it a tool of the kind with ``signature``."""
+    return bool(signature) and len(described & signature) >= max(1, len(signature) // 2)
+
+
+@cache
+def _events() -> tuple[tuple[re.Pattern[str], bool, str], ...]:
+    """(a frame, whether it states the event (else refers to it), the event's id) over every
+    kind of event."""
+    aside = _module("tasks.devices.aside")
+    if aside is None:
+        return ()
+    subjects = getattr(aside, "SUBJECTS", ())
+    events = getattr(aside, "EVENTS", None)
+    if not subjects or events is None:
+        return ()
+    subject = rf"(?P<subj>{_alt(subjects)})"
+    table = events() if callable(events) else events
+    found = []
+    for kind, listed in dict(table).items():
+        for index, event in enumerate(listed):
+            for frame in event.states:
+                found.append((re.compile(_frame(frame, subject), re.IGNORECASE), True, f"{kind}{index}"))
+            for frame in event.refers:
+                found.append((re.compile(_frame(frame, subject), re.IGNORECASE), False, f"{kind}{index}"))
+    return tuple(found)
+
+
+def _frame(frame: str, subject: str) -> str:
+    out = []
+    for part in re.split(r"(\{\w+\})", frame):
+        if part == "{subj}":
+            out.append(subject)
+        elif part == "{x}":
+            out.append((_X_START if not out else "") + _X)
+        else:
+            out.append(re.escape(part))
+    return "".join(out) + (_X_END if frame.endswith("{x}") else "")
+
+
+def resolved_events(text: str) -> tuple[str, bool]:
+    """``text`` with each reference to an event replaced by the value its fact states and the
+    facts blanked; and whether a reference has no fact (then the request lacks that value)."""
+    entries = _events()
+    if not entries:
+        return text, False
+    edits: list[tuple[int, int, str]] = []
+    facts: list[tuple[int, int, str, str, str]] = []
+    refs: list[tuple[int, int, str, str]] = []
+    for regex, states, event in entries:
+        for m in regex.finditer(text):
+            if states:
+                x, end = candidate(text, m)
+                facts.append((m.start(), end, event, m["subj"].lower(), x))
+            else:
+                refs.append((m.start(), m.end(), event, m["subj"].lower()))
+    unresolved = False
+    for start, end, event, subject in refs:
+        stated = [f for f in facts if f[2] == event and f[3] == subject and f[4]]
+        if not stated:
+            unresolved = True
+            continue
+        edits.append((start, end, stated[0][4]))
+    edits.extend((start, end, "(noted)") for start, end, *_ in facts)
+    out = text
+    last = len(text) + 1
+    for start, end, said in sorted(set(edits), key=lambda e: -e[0]):
+        if end > last:
+            continue
+        out = out[:start] + said + out[end:]
+        last = start
+    return out, unresolved

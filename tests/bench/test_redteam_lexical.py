@@ -1,0 +1,318 @@
+"""bench/redteam_kit/lexical: the model-free lexical miner keeps working on today's tasks.
+
+It is the red team's measure of issue 27 (tasks only a model can solve): these tests keep it from
+rotting as the generator changes. They pin that it runs and beats refusing everything on template
+text; how far it should fall is the generator's business, measured by bench/integrity.py.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from types import ModuleType, SimpleNamespace
+from typing import Any
+
+import pytest
+
+from tasks import CATEGORIES, Task, generate, variant
+from tasks.library import tools as library_tools
+from tasks.spec import openai_tool
+
+NO_CALL = {"irrelevance", "missing_param"}
+
+
+@pytest.fixture(scope="module")
+def redteam(load_bench: Callable[[str], ModuleType]) -> ModuleType:
+    return load_bench("redteam")
+
+
+@pytest.fixture(scope="module")
+def round_tasks() -> list[Task]:
+    return generate(seed="lexical-test", n=240, mix=dict.fromkeys(CATEGORIES, 1.0))
+
+
+def test_the_lexical_miner_is_registered(redteam: ModuleType) -> None:
+    assert "lexical" in redteam._MINERS and redteam.LexicalMiner in redteam._MINERS.values()
+
+
+def test_it_beats_never_calling_on_template_text(redteam: ModuleType, round_tasks: list[Task]) -> None:
+    lexical = redteam.evaluate_miner(redteam.LexicalMiner(), round_tasks, "lexical-test")
+    never = redteam.evaluate_miner(redteam.NeverCalls(), round_tasks, "lexical-test")
+    # Only "above never-call": the generator is meant to make it weaker, not to break this test.
+    assert sum(v for v, _ in lexical.values()) > sum(v for v, _ in never.values())
+    assert sum(lexical[c][0] for c in CATEGORIES if c not in NO_CALL) > 0
+
+
+def test_it_answers_in_the_offered_names(redteam: ModuleType, round_tasks: list[Task]) -> None:
+    miner = redteam.LexicalMiner()
+    for task in round_tasks[:60]:
+        shown = variant(task, "names")
+        offered = {tool["function"]["name"]: tool["function"] for tool in shown.tools}
+        for name, arguments in miner.answer(shown.messages, shown.tools):
+            assert name in offered
+            assert set(arguments) <= set(offered[name]["parameters"]["properties"])
+
+
+def test_no_text_or_no_tools_is_no_call(redteam: ModuleType) -> None:
+    tool = openai_tool(library_tools()[0])
+    miner = redteam.LexicalMiner()
+    assert miner.answer([{"role": "user", "content": ""}], [tool]) == []
+    assert miner.answer([{"role": "user", "content": "what's the weather in Paris, France?"}], []) == []
+    assert miner.answer([], [tool]) == []
+
+
+@pytest.fixture(scope="module")
+def lexical(lexical_kit: Any) -> Any:
+    return lexical_kit
+
+
+@pytest.mark.parametrize(
+    ("said", "written"),
+    [
+        ("see a cardiologist on the Monday after next", "see a cardiologist on 2027-02-22"),
+        ("put it in this Sunday coming at 4", "put it in 2027-02-14 at 4"),
+        ("in ten days", "2027-02-19"),
+        ("two weeks from now", "2027-02-23"),
+        ("the third of next month", "2027-03-03"),
+        ('text "see you tomorrow" to her', 'text "see you tomorrow" to her'),  # quoted: as said
+    ],
+)
+def test_dates_relative_to_the_stated_today(lexical: Any, said: str, written: str) -> None:
+    assert lexical._resolved_dates(said, dt.date(2027, 2, 9)) == written  # a Tuesday
+
+
+@pytest.mark.parametrize(
+    ("said", "unit", "value"),
+    [
+        ("two hours and a half", "minute", 150),
+        ("a quarter of an hour", "minute", 15),
+        ("a fortnight", "day", 14),
+    ],
+)
+def test_lengths_of_time_in_another_unit(lexical: Any, said: str, unit: str, value: int) -> None:
+    assert [f.value for f in lexical._durations(said, unit)] == [value]
+
+
+def test_worked_out_values_and_references(lexical: Any) -> None:
+    assert lexical._worked_out("move 122.83 plus 52.23 USD") == "move 175.06 USD"
+    assert lexical._worked_out("a table for me and three friends") == "a table for 4"
+    assert lexical._worked_out("7x^2 plus 26x plus 4") == "7x^2 plus 26x plus 4"  # template text stays
+    text = "my sister Ana lives in Porto, Portugal. (my cousin Omar lives in Lyon, France)"
+    text += " fly from where my sister lives"
+    assert lexical._resolved_references(text).endswith("fly from Porto, Portugal")
+    assert "Lyon" not in lexical._resolved_references(text)  # the decoy relation's value is gone
+    anchored = lexical._resolved_anchors(
+        "the car service got moved to 2026-04-09 - book the day after the car service"
+    )
+    assert anchored.endswith("book 2026-04-10")
+    assert lexical._resolved_anchors("at half past seven in the evening") == "at 19:30"
+
+
+def test_values_taken_back_and_example_shapes(lexical: Any) -> None:
+    text = "price check on NKE please (not NFLX, that was the old plan)"
+    assert lexical._taken_back(text, text.index("NFLX"), text.index("NFLX") + 4)
+    assert not lexical._taken_back(text, text.index("NKE"), text.index("NKE") + 3)
+    for text in ("Note: 3207.41 doesn't apply here.", "For context, scrap 3207.41."):  # plain English
+        assert lexical._taken_back(text, text.index("3207.41"), text.index("3207.41") + 7)
+    shaped = lexical._shape_of("Sample reference, e.g. SMP-K48213.")
+    assert [f.value for f in lexical._finder(shaped)("log SMP-A12345 and SMP-12345")] == ["SMP-A12345"]
+
+
+@pytest.fixture
+def choice_tables(kit: Callable[[str], ModuleType], monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    """redteam_kit.lexical.choices reading hand-written tables shaped like the choice devices'."""
+    choices = kit("lexical.choices")
+    scale = SimpleNamespace(
+        facts=("{x} got {n} votes",), low=("the least popular one",), high=("the most popular one",)
+    )
+    tables = {
+        "eliminated": SimpleNamespace(
+            _KEPT=("nobody objected to {x}",),
+            _OUT=("{x} fell through",),
+            _EXCEPT=("{others} fell through, {x} didn't",),
+            _REFS=("whichever is left",),
+        ),
+        "attributed": SimpleNamespace(
+            _ROLES=(("is covering the bill", "the person paying"), ("is behind the wheel", "whoever drives")),
+            _WANTS=("wants {x}", "prefers {x}"),
+            _FACTS=("{name}, who {role}, {want}",),
+            _NOT=("{name} is not the one who {role}",),
+            _REFS=("{ref}'s choice",),
+        ),
+        "sequence": SimpleNamespace(
+            _MARKERS=(("this morning", "around lunchtime", "an hour ago"),),
+            _PICKED=("{when} I went with {x}",),
+            _FIRST=("my opening choice",),
+            _LAST=("my latest choice",),
+            _MIDDLE=("the one in between",),
+        ),
+        "compared": SimpleNamespace(_SCALES=(scale,), _PLACES=None),
+        "revised": SimpleNamespace(
+            _FACTS=("{name}, who {role}, originally wanted {a} but has since switched to {b}",),
+            _FIRST=("what {ref} wanted originally",),
+            _LAST=("what {ref} wants now",),
+        ),
+    }
+    monkeypatch.setattr(choices, "_module", tables.get)
+    choices._tables.cache_clear()
+    choices._role_of_ref.cache_clear()
+    yield choices
+    choices._tables.cache_clear()
+    choices._role_of_ref.cache_clear()
+
+
+@pytest.mark.parametrize(
+    ("said", "value", "decoys"),
+    [
+        (
+            "Lisbon, Portugal fell through; book whichever is left. nobody objected to Porto",
+            "Porto",
+            ["Lisbon"],
+        ),
+        (
+            "Dana, who is covering the bill, wants CAR-1234; Omar, who is behind the wheel, prefers CAR-9876."
+            " check the person paying's choice",
+            "CAR-1234",
+            ["CAR-9876"],
+        ),
+        (
+            "an hour ago I went with ana.silva@lumen.dev. invite my opening choice (this morning I went with"
+            " bo.li@lumen.dev), around lunchtime I went with cy.ray@lumen.dev",
+            "bo.li@lumen.dev",
+            ["ana.silva", "cy.ray"],
+        ),
+        (
+            "tools/a.yaml got 37 votes, scripts/b.json got 8 votes, so edit the least popular one",
+            "scripts/b.json",
+            [],
+        ),
+        (
+            "Dana, who is covering the bill, originally wanted Lisbon but has since switched to Faro;"
+            " Omar, who is behind the wheel, originally wanted Porto but has since switched to Braga."
+            " fly to what the person paying wanted originally",
+            "Lisbon",
+            ["Faro", "Porto", "Braga"],
+        ),
+        ("Lisbon and Faro fell through, Porto didn't. fly to whichever is left", "fly to Porto", ["Faro"]),
+        (
+            "a.yaml got two dozen votes, b.json got nine votes, so edit the most popular one",
+            "a.yaml",
+            ["b.json"],
+        ),
+        (
+            "Kako prefers 62 hours. mute it for the person paying's choice. Ausa is not the one who is"
+            " covering the bill; Ausa wants 33 hours",
+            "for 62 hours",
+            ["33"],
+        ),
+        (
+            "an hour ago I went with a run. log my opening choice: this morning I went with a bike ride",
+            "log a bike ride",
+            ["a run"],
+        ),
+    ],
+)
+def test_a_choice_among_written_candidates_is_read_with_the_devices_tables(
+    choice_tables: ModuleType, said: str, value: str, decoys: list[str]
+) -> None:
+    resolved = choice_tables.resolved_choices(said)
+    assert value in resolved
+    assert not [decoy for decoy in decoys if decoy in resolved]
+    assert choice_tables.resolved_choices("nothing to choose here") == "nothing to choose here"
+
+
+@pytest.fixture
+def aside_tables(kit: Callable[[str], ModuleType], monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    """redteam_kit.lexical.asides reading hand-written tables shaped like tasks/devices/aside's
+    and tasks/distractors' (a reminder kind)."""
+    asides = kit("lexical.asides")
+    event = SimpleNamespace(states=("{subj} flies in on {x}",), refers=("the day {subj} lands",))
+    place = SimpleNamespace(states=("{subj} grew up in {x}",), refers=("{subj}'s hometown",))
+    aside = SimpleNamespace(SUBJECTS=("my sister", "my cousin"), EVENTS={"date": (event,), "place": (place,)})
+    kind = SimpleNamespace(
+        name="reminder",
+        asks=("remind me later to deal with this: {request}",),
+        keeps=("remind me", "reminder"),
+        derive=lambda gold: SimpleNamespace(
+            name=f"remind_to_{gold.name}",
+            description=f"Creates a reminder to do this later: {gold.description}",
+        ),
+    )
+    library = SimpleNamespace(
+        tools=lambda: [SimpleNamespace(name="book_table", description="Books a table.")]
+    )
+    modules = {
+        "tasks.devices.aside": aside,
+        "tasks.distractors": SimpleNamespace(KINDS=(kind,)),
+        "tasks.library": library,
+    }
+    monkeypatch.setattr(asides, "_module", modules.get)
+    asides._events.cache_clear()
+    asides._kinds.cache_clear()
+    yield asides
+    asides._events.cache_clear()
+    asides._kinds.cache_clear()
+
+
+def test_a_value_stated_about_someone_else_is_read_with_the_devices_tables(aside_tables: ModuleType) -> None:
+    said = (
+        "my sister flies in on May 12, 2026. my cousin flies in on May 3, 2026. book the day my sister lands"
+    )
+    resolved, missing = aside_tables.resolved_events(said)
+    assert not missing and "May 12, 2026" in resolved and "May 3" not in resolved
+    resolved, missing = aside_tables.resolved_events(
+        "my sister grew up in Porto, Portugal; go to my sister's hometown"
+    )
+    assert not missing and resolved.endswith("go to Porto, Portugal")
+    # The event referred to is not stated (only another person's is): the request lacks the value.
+    assert aside_tables.resolved_events("my cousin flies in on May 3, 2026. book the day my sister lands")[1]
+
+
+def test_a_request_for_a_lookalikes_action_is_told_by_the_kinds_phrases(aside_tables: ModuleType) -> None:
+    (signature,) = aside_tables.asked_kinds("remind me later to deal with this: book a table for two")
+    assert "remind" in signature
+    assert aside_tables.kind_words(frozenset({"remind", "creat", "later", "book"}), signature)
+    assert not aside_tables.kind_words(frozenset({"book", "table"}), signature)
+    assert aside_tables.asked_kinds('text Ana "remind me to call" and book a table') == []  # quoted: hers
+
+
+def test_a_date_shifted_from_a_dated_event_is_worked_out_and_the_decoy_blanked(
+    kit: Callable[[str], ModuleType],
+) -> None:
+    choices = kit("lexical.choices")
+    said = (
+        "(the vet appointment is on 2027-04-16) my sister's wedding is on Apr 12 2027 - did it rain"
+        " on one week after my sister's wedding?"
+    )
+    assert choices.resolved_anchored(said) == "((noted)) (noted) - did it rain on 2027-04-19?"
+    said = "see a cardiologist five days past the team offsite - the team offsite falls on October 8, 2026!"
+    assert choices.resolved_anchored(said) == "see a cardiologist 2026-10-13 - (noted)!"
+
+
+def test_an_identifier_picked_by_what_its_thing_is_for_is_read_with_the_labelled_tables(
+    kit: Callable[[str], ModuleType],
+) -> None:
+    choices = kit("lexical.choices")
+    said = (
+        "the red wool scarf is DRN-261 - film on the one for the garden - DRN-138 is the white hedge trimmer"
+    )
+    assert choices.resolved_labelled(said) == "(noted) - film on DRN-138 - (noted)"
+
+
+def test_a_lookalike_of_the_asked_kind_made_from_another_action_is_no_answer(redteam: ModuleType) -> None:
+    from random import Random
+
+    from tasks.builtin import instantiate
+    from tasks.distractors.kinds.reminder import KIND
+
+    specs = {spec.name: spec for spec in library_tools()}
+    hotel, email = specs["book_hotel"], next(s for s in specs.values() if "email" in s.name)
+    said = "remind me later to deal with this: " + instantiate(hotel, Random(3)).text
+    messages = [{"role": "user", "content": said}]
+    miner = redteam.LexicalMiner()
+    own, other = KIND.derive(hotel), KIND.derive(email)
+    assert own is not None and other is not None
+    answer = miner.answer(messages, [openai_tool(hotel), openai_tool(own)])
+    assert [name for name, _ in answer] == [own.name]
+    # Only a reminder made from another action is offered beside the action itself: no call.
+    assert miner.answer(messages, [openai_tool(hotel), openai_tool(other)]) == []
