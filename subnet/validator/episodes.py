@@ -21,17 +21,17 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
+from scoring import check, function_of
 from subnet.protocol import ChatCompletionRequest
 from subnet.transport import MinerTarget, QueryResult, QueryStatus, QueryTarget
 from subnet.validator.request import build_request
 from subnet.validator.rows import Outcome, ResponseRow
 from subnet.validator.sandbox import Sandbox, SandboxedRunner, SandboxError
 from subnet.validator.transcripts import EpisodeTranscript
-
-if TYPE_CHECKING:
-    from tasks.episodes import Episode, Transcript
+from tasks.episodes import Episode, EpisodeRunner, Transcript, agent_step
+from tasks.episodes.checking import check_episode
 
 __all__ = ["EpisodeLimits", "EpisodePlayer", "MinerLike", "StepQuerier"]
 
@@ -131,10 +131,6 @@ class EpisodePlayer:
             return _failed(episode, f"validator: {type(error).__name__}: {str(error)[:200]}")
 
     async def _play(self, episode: Episode, target: QueryTarget) -> Outcome:
-        from scoring import check, function_of
-        from tasks.episodes import EpisodeRunner, agent_step
-        from tasks.episodes.checking import check_episode
-
         digests: list[str] = []
         latencies: list[float] = []
         failure: list[_StepFailed] = []

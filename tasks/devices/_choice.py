@@ -16,7 +16,10 @@ from random import Random
 from typing import Any
 
 from tasks.devices import Fact, Scene
+from tasks.library import tools
+from tasks.library.common import EmailAddress, Handle, PersonName, Place, first_name
 from tasks.spec import Param
+from tasks.synth import FAMILIES, synth_tool
 from tasks.value_generators import (
     ClockTime,
     Composed,
@@ -36,7 +39,6 @@ __all__ = ["CHOICE", "candidates", "fits", "numeric", "people", "pick", "sentenc
 
 @cache
 def _kinds() -> tuple[type, ...]:
-    from tasks.library.common import EmailAddress, Handle, PersonName, Place
 
     return (Composed, Quoted, Integer, Decimal, Date, ClockTime, Place, PersonName, EmailAddress, Handle)
 
@@ -69,8 +71,6 @@ _NON_WORD = re.compile(r"[^0-9a-z]+")
 @cache
 def _template_text() -> str:
     """Every request template of the library and the synthesised tools, lower case."""
-    from tasks.library import tools
-    from tasks.synth import FAMILIES, synth_tool
 
     specs = list(tools())
     for family_index, family in enumerate(FAMILIES):
@@ -143,7 +143,13 @@ def candidates(
     chosen: list[Drawn] = []
     taken = _hashable(scene.decoys)
     taken.update(_hashable(scene.stated))
-    said: list[str] = []
+    # What the task's other requests state or hold as decoys: a candidate reading like one of them
+    # ("Langdale" beside an earlier request's "Lake Langdale") would be stated by either's words.
+    said: list[str] = [
+        str(value).lower()
+        for value in (*scene.stated, *scene.decoys)
+        if isinstance(value, str) and len(value) > 2
+    ]
     for _ in range(count * 4):
         if options:
             option = options[int(random() * len(options))]
@@ -154,8 +160,8 @@ def candidates(
             drawn = gen.draw(rng)
         if any(value in taken for value in drawn.accepted if isinstance(value, (str, int, float))):
             continue
-        # Two candidates that read alike (one's words inside the other's) would both be stated by
-        # a rewording of one of them.
+        # Two values that read alike (one's words inside the other's) would both be stated by a
+        # rewording of one of them.
         forms = _forms(drawn)
         if said and any(a in b or b in a for a in forms for b in said):
             continue
@@ -174,7 +180,6 @@ def candidates(
 def people(rng: Random, count: int, drawn: list[Drawn]) -> list[str] | None:
     """First names for the people the candidates are tied to: apart from each other and from every
     candidate's words (a quoted "Priya" beside a person Priya would be stated twice)."""
-    from tasks.library.common import first_name
 
     said = [form for value in drawn for form in _forms(value)]
     names: list[str] = []

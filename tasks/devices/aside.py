@@ -22,6 +22,8 @@ from typing import Any
 
 from tasks.devices import Fact, Scene, Worked
 from tasks.devices._words import phrase
+from tasks.library.common import EMAIL, PERSON, PHONE, Handle, Place
+from tasks.library.ranges import DateEnd
 from tasks.spec import Param
 from tasks.value_generators import ClockTime, Composed, Date, Drawn, Mention, date_drawn
 
@@ -147,8 +149,6 @@ def event_kind(param: Param, calendar: bool = False) -> str | None:
     """The kind of events that state ``param``'s values, None when none do. ``calendar``: also
     the ends of a date range (``tasks.library.ranges.DateEnd``), which only a withheld value
     may take (a worked-out end could fall before its start)."""
-    from tasks.library.common import EMAIL, PERSON, PHONE, Handle, Place
-    from tasks.library.ranges import DateEnd
 
     gen = param.gen
     if param.type not in ("string", ""):

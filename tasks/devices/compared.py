@@ -11,6 +11,7 @@ from random import Random
 from tasks.devices import Scene, Worked
 from tasks.devices._choice import candidates, fits, numeric, pick, sentence
 from tasks.devices._words import number_word, phrase
+from tasks.library.common import Place
 from tasks.spec import Param
 from tasks.value_generators import Mention
 
@@ -67,7 +68,6 @@ class Compared:
         return fits(param) and not numeric(param)
 
     def work(self, param: Param, rng: Random, scene: Scene) -> Worked | None:
-        from tasks.library.common import Place
 
         drawn = candidates(param, rng, scene)
         if drawn is None:

@@ -249,8 +249,9 @@ def test_a_new_episode_source_is_one_registry_entry(
     """An entry with ``load_episodes`` is all an episode source needs: its share in the one
     ``--tasks.sources`` string, its files' flag, loading, drawing (``python -m tasks sample
     --episodes``), and the validator's task source (``LibraryTasks.episodes``)."""
+    from subnet import tasks_cli as cli
     from subnet.validator.task_source import LibraryTasks
-    from tasks import cli, sources
+    from tasks import sources
     from tasks.episodes import generate_episodes
 
     seen: list[Any] = []
