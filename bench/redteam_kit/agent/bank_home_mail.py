@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .tools import Script, _Ask, _call
+from .tools import Agent, Script, _Ask, _call
 from .values import (
     _DATES,
     _IBAN,
@@ -19,10 +19,6 @@ from .values import (
     _times,
     _unquoted,
 )
-
-if TYPE_CHECKING:
-    from .agent import ScriptedAgent
-
 
 _BANK_REFERENCES = ("Thanks!", "Dinner last week", "Concert tickets", "Half of the taxi", "Birthday gift")
 
@@ -79,7 +75,7 @@ def _accounts(observation: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return by_kind
 
 
-def _bank_repeat(agent: ScriptedAgent, text: str) -> Script:
+def _bank_repeat(agent: Agent, text: str) -> Script:
     state: dict[str, Any] = {}
 
     def first(text: str) -> Script:
@@ -134,7 +130,7 @@ def _paid_to(row: dict[str, Any], payee: str) -> bool:
     return str(row.get("counterparty", payee)).lower() == payee.lower()
 
 
-def _bank_pay(agent: ScriptedAgent, text: str) -> Script:
+def _bank_pay(agent: Agent, text: str) -> Script:
     def first(text: str) -> Script:
         payee, reference = _payee(text), _reference(text)
         rest = _strip(text, reference, payee)
@@ -151,7 +147,7 @@ def _bank_pay(agent: ScriptedAgent, text: str) -> Script:
     yield from agent.turn(first, text)
 
 
-def _bank_card(agent: ScriptedAgent, text: str) -> Script:
+def _bank_card(agent: Agent, text: str) -> Script:
     state: dict[str, Any] = {}
 
     def first(text: str) -> Script:
@@ -183,7 +179,7 @@ def _bank_card(agent: ScriptedAgent, text: str) -> Script:
     yield from agent.turn(top_up, text)
 
 
-def _bank_new_payee(agent: ScriptedAgent, text: str) -> Script:
+def _bank_new_payee(agent: Agent, text: str) -> Script:
     def first(text: str) -> Script:
         iban = _IBAN.search(text)
         reference = _reference(text)
@@ -226,7 +222,7 @@ def _room(text: str) -> str | None:
     return best
 
 
-def _home_lock(agent: ScriptedAgent, text: str) -> Script:
+def _home_lock(agent: Agent, text: str) -> Script:
     def first(text: str) -> Script:
         door = _find_listed(text, _DOORS)
         if door is None:
@@ -239,7 +235,7 @@ def _home_lock(agent: ScriptedAgent, text: str) -> Script:
     yield from agent.turn(first, text)
 
 
-def _home_leave(agent: ScriptedAgent, text: str) -> Script:
+def _home_leave(agent: Agent, text: str) -> Script:
     def first(text: str) -> Script:
         status = yield from _call("get_status")
         for door, state in (status.get("doors") or {}).items():
@@ -251,7 +247,7 @@ def _home_leave(agent: ScriptedAgent, text: str) -> Script:
     yield from agent.turn(first, text)
 
 
-def _home_warmer(agent: ScriptedAgent, text: str) -> Script:
+def _home_warmer(agent: Agent, text: str) -> Script:
     def first(text: str) -> Script:
         step = _small_number(_unquoted(text), "by", "warmer")
         if step is None:
@@ -274,7 +270,7 @@ def _home_warmer(agent: ScriptedAgent, text: str) -> Script:
     yield from agent.turn(dim, text)
 
 
-def _home_vacuum(agent: ScriptedAgent, text: str) -> Script:
+def _home_vacuum(agent: Agent, text: str) -> Script:
     def first(text: str) -> Script:
         status = yield from _call("get_status")
         dark = [room for room, light in (status.get("lights") or {}).items() if str(light).startswith("off")]
@@ -305,7 +301,7 @@ def _reply_body(text: str) -> str | None:
     return quoted[-1] if quoted else None
 
 
-def _mail_reply(agent: ScriptedAgent, text: str) -> Script:
+def _mail_reply(agent: Agent, text: str) -> Script:
     def first(text: str) -> Script:
         who, body = _PERSON.search(text), _reply_body(text)
         if who is None or body is None:
@@ -352,7 +348,7 @@ def _attended(listing: dict[str, Any], email: str) -> dict[str, Any] | None:
     )
 
 
-def _mail_move(agent: ScriptedAgent, text: str) -> Script:
+def _mail_move(agent: Agent, text: str) -> Script:
     state: dict[str, Any] = {}
 
     def first(text: str) -> Script:
@@ -385,7 +381,7 @@ def _mail_move(agent: ScriptedAgent, text: str) -> Script:
     yield from agent.turn(ends, text)
 
 
-def _mail_invite(agent: ScriptedAgent, text: str) -> Script:
+def _mail_invite(agent: Agent, text: str) -> Script:
     state: dict[str, Any] = {}
 
     def first(text: str) -> Script:
@@ -422,7 +418,7 @@ def _mail_invite(agent: ScriptedAgent, text: str) -> Script:
     yield from agent.turn(answer, text)
 
 
-def _mail_code(agent: ScriptedAgent, text: str) -> Script:
+def _mail_code(agent: Agent, text: str) -> Script:
     def first(text: str) -> Script:
         service = _find_listed(text, _SERVICES)
         if service is None:
@@ -441,7 +437,7 @@ def _mail_code(agent: ScriptedAgent, text: str) -> Script:
 _EVENT_TITLES = ("Project sync", "Design review", "Budget review", "Customer call", "Sprint planning", "1:1")
 
 
-def _mail_cancel(agent: ScriptedAgent, text: str) -> Script:
+def _mail_cancel(agent: Agent, text: str) -> Script:
     def first(text: str) -> Script:
         day = _date(text)
         if day is None:

@@ -4,17 +4,13 @@ from __future__ import annotations
 
 import re
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tasks.library.common import CITY, STREET_ADDRESS
 
 from .bank_home_mail import _any_stocked, _last_stock_known, _strip
-from .tools import Script, _Ask, _call
+from .tools import Agent, Script, _Ask, _call
 from .values import _ORDER, _PERSON, _amounts, _find_listed, _quoted, _small_number, _times, _unquoted
-
-if TYPE_CHECKING:
-    from .agent import ScriptedAgent
-
 
 _NOUNS = (
     "cutting board", "chef's knife", "coffee grinder", "kettle", "USB-C cable", "wireless mouse", "laptop",
@@ -48,7 +44,7 @@ def _address(text: str) -> str | None:
     return f"{match.group(1)}, {match.group(2)}" if match else None
 
 
-def _shop_cheapest(agent: ScriptedAgent, text: str) -> Script:
+def _shop_cheapest(agent: Agent, text: str) -> Script:
     def first(text: str) -> Script:
         noun = _find_listed(text, _NOUNS)
         address = _address(text)
@@ -66,7 +62,7 @@ def _shop_cheapest(agent: ScriptedAgent, text: str) -> Script:
     yield from agent.turn(first, text)
 
 
-def _shop_cancel(agent: ScriptedAgent, text: str) -> Script:
+def _shop_cancel(agent: Agent, text: str) -> Script:
     def first(text: str) -> Script:
         order = _ORDER.search(text)
         if order is None:
@@ -80,7 +76,7 @@ def _shop_cancel(agent: ScriptedAgent, text: str) -> Script:
     yield from agent.turn(first, text)
 
 
-def _shop_return(agent: ScriptedAgent, text: str) -> Script:
+def _shop_return(agent: Agent, text: str) -> Script:
     state: dict[str, Any] = {}
 
     def first(text: str) -> Script:
@@ -118,7 +114,7 @@ def _shop_return(agent: ScriptedAgent, text: str) -> Script:
     yield from agent.turn(reorder, text)
 
 
-def _shop_budget(agent: ScriptedAgent, text: str) -> Script:
+def _shop_budget(agent: Agent, text: str) -> Script:
     def first(text: str) -> Script:
         noun = _find_listed(text, _NOUNS)
         amounts = _amounts(_strip(text))
@@ -179,7 +175,7 @@ def _module_of(test_source: str) -> str | None:
     return "src/" + match.group(1).replace(".", "/") + ".py" if match else None
 
 
-def _ws_fix(agent: ScriptedAgent, text: str) -> Script:
+def _ws_fix(agent: Agent, text: str) -> Script:
     def by_tests(text: str) -> Script:
         report = yield from _call("run_tests")
         failing = _failing(report)
@@ -219,7 +215,7 @@ def _ws_fix(agent: ScriptedAgent, text: str) -> Script:
     yield from agent.turn(by_name if named else by_tests, text)
 
 
-def _ws_locate(agent: ScriptedAgent, text: str) -> Script:
+def _ws_locate(agent: Agent, text: str) -> Script:
     def first(text: str) -> Script:
         function = _function_regex().search(_unquoted(text))
         if function is None:
@@ -254,7 +250,7 @@ _FACT_QUESTIONS = {
 }
 
 
-def _ws_memory(agent: ScriptedAgent, text: str) -> Script:
+def _ws_memory(agent: Agent, text: str) -> Script:
     state: dict[str, Any] = {}
 
     def save(text: str) -> Script:
@@ -308,7 +304,7 @@ def _schedule(text: str) -> str | None:
     return f"{minute} {hour} * * {day}"
 
 
-def _ws_cron(agent: ScriptedAgent, text: str) -> Script:
+def _ws_cron(agent: Agent, text: str) -> Script:
     def create(text: str) -> Script:
         command = _find_listed(text, _COMMANDS)
         schedule = _schedule(_strip(text, command) if command else text)
@@ -329,7 +325,7 @@ def _ws_cron(agent: ScriptedAgent, text: str) -> Script:
     yield from agent.turn(tell, text)
 
 
-def _ws_record(agent: ScriptedAgent, text: str) -> Script:
+def _ws_record(agent: Agent, text: str) -> Script:
     def first(text: str) -> Script:
         key = _find_listed(text, ("broken_module", "bug_location", "failing_module"))
         if key is None:
@@ -348,7 +344,7 @@ def _ws_record(agent: ScriptedAgent, text: str) -> Script:
     yield from agent.turn(first, text)
 
 
-def _ws_survey(agent: ScriptedAgent, text: str) -> Script:
+def _ws_survey(agent: Agent, text: str) -> Script:
     def count(text: str) -> Script:
         listing = yield from _call(
             "list_files", until=lambda seen: True, directory="tests", pattern="test_*.py"

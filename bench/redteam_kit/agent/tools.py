@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
+from typing import Any, Protocol
 
 from scoring import function_of
 from tasks.episodes import environment_class
@@ -253,6 +253,13 @@ class _Ask(Exception):
 
 
 Script = Generator[Any, Any, Any]
+
+
+class Agent(Protocol):
+    """What a scenario's script asks of the agent that plays it (``agent.ScriptedAgent``): the
+    scripts take it by this protocol, so they need not import the agent that imports them."""
+
+    def turn(self, body: Callable[[str], Script], text: str) -> Generator[Any, Any, str]: ...
 
 
 #: Pages of one listing read at most (a paged design answers a few records a page).

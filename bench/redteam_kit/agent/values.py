@@ -10,16 +10,12 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tasks.devices._words import NUMBER_WORDS
 from tasks.library.common import FIRST_NAMES, LAST_NAMES
 
-from .tools import Script
-
-if TYPE_CHECKING:
-    from .agent import ScriptedAgent
-
+from .tools import Agent, Script
 
 _QUOTED = re.compile(r'"([^"]+)"|“([^”]+)”|`([^`]+)`')
 
@@ -163,7 +159,7 @@ def _score(text: str, keywords: Sequence[str]) -> int:
 class _Kind:
     name: str
     keywords: tuple[str, ...]
-    script: Callable[[ScriptedAgent, str], Script]
+    script: Callable[[Agent, str], Script]
     #: Shapes that decide the kind before keywords (a regex over the raw text).
     marker: re.Pattern[str] | None = None
 
