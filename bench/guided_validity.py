@@ -38,8 +38,9 @@ from subnet.miner.transformers_backend import TransformersBackend  # noqa: E402
 from tasks.episodes.runner import schema_error  # noqa: E402
 
 # Tokens an answer may take: a family's markup spelled by the tiny model's 600-token vocabulary
-# takes many (a GLM call with six required arguments needs over 96 for its tags alone).
-MAX_TOKENS = 256
+# takes many (a GLM call with six required arguments needs over 96 for its tags alone, a DSML call
+# with five over 256).
+MAX_TOKENS = 320
 
 
 async def _answers(model: Path, format_name: str, guided: str, requests: list[GenerationRequest]) -> Any:

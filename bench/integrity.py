@@ -52,7 +52,7 @@ from redteam_kit.agent import phrase_with_standin as phrase_episodes  # noqa: E4
 
 from scoring import FORMATS, Call, check, function_of, render  # noqa: E402
 from scoring.rendering import NATIVE_FORMATS  # noqa: E402
-from subnet.cli import OneLineParser  # noqa: E402
+from subnet.cli import OneLineParser, user_errors  # noqa: E402
 from subnet.config import PhrasingSettings, WeightsSettings, int_arg  # noqa: E402
 from subnet.phrasing import build_engine  # noqa: E402
 from subnet.phrasing.session import policy_from  # noqa: E402
@@ -353,7 +353,8 @@ def main() -> None:
     parser.add_argument("--external", action="store_true", default=True, help=argparse.SUPPRESS)
     parser.add_argument("--demo", type=int_arg(0), default=0, help="also phrase N tasks with the demo model")
     parser.add_argument("--episodes", type=int_arg(0), default=200, help="episodes for the episode section")
-    args = parser.parse_args()
+    with user_errors(parser.prog):
+        args = parser.parse_args()
     redteam = load_sibling("redteam")
     floor = WeightsSettings().floor
     rate = generation_rate(args.seed, args.rate_tasks)

@@ -41,7 +41,7 @@ from redteam_kit.inverter import Answer, TemplateInverter, _Offered, _properties
 from redteam_kit.lexical import LexicalMiner  # noqa: E402
 
 from scoring import Call, check, function_of  # noqa: E402
-from subnet.cli import OneLineParser  # noqa: E402
+from subnet.cli import OneLineParser, user_errors  # noqa: E402
 from subnet.config import int_arg  # noqa: E402
 from tasks import CATEGORIES, Task, generate, variant  # noqa: E402
 from tasks.answers import reference_calls  # noqa: E402
@@ -179,7 +179,8 @@ def main() -> None:
     parser.add_argument("--variant-seed", default="redteam", help="miner seed of the variants shown")
     parser.add_argument("--miners", default="template,never,random", help=f"any of {', '.join(_MINERS)}")
     parser.add_argument("--phrased", action="store_true", help="reword the round with the stand-in model")
-    args = parser.parse_args()
+    with user_errors(parser.prog):
+        args = parser.parse_args()
     unknown = [name for name in args.miners.split(",") if name not in _MINERS]
     if unknown:
         parser.error(f"unknown miners: {', '.join(unknown)} (known: {', '.join(_MINERS)})")

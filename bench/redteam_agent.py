@@ -56,7 +56,7 @@ from redteam_kit.agent import (  # noqa: E402
 )
 from redteam_kit.agent.play import _failures  # noqa: E402
 
-from subnet.cli import OneLineParser  # noqa: E402
+from subnet.cli import OneLineParser, user_errors  # noqa: E402
 from subnet.config import int_arg  # noqa: E402
 
 __all__ = [
@@ -89,7 +89,8 @@ def main() -> None:
     parser.add_argument(
         "--serve", type=int, default=None, metavar="PORT", help="serve the agent over the chat API instead"
     )
-    args = parser.parse_args()
+    with user_errors(parser.prog):
+        args = parser.parse_args()
     if args.serve is not None:
         asyncio.run(serve(args.serve))
         return

@@ -27,7 +27,7 @@ from redteam_kit import load_sibling  # noqa: E402
 from redteam_kit.lexical import LexicalMiner  # noqa: E402
 
 from scoring import Call, check, function_of  # noqa: E402
-from subnet.cli import OneLineParser  # noqa: E402
+from subnet.cli import OneLineParser, user_errors  # noqa: E402
 from subnet.config import int_arg  # noqa: E402
 from tasks import CATEGORIES, Task, generate, variant  # noqa: E402
 
@@ -82,7 +82,8 @@ def main() -> None:
     parser.add_argument("--per-category", type=int_arg(1), default=200, help="tasks of every category")
     parser.add_argument("--seed", default="heldout-27", help="round seed")
     parser.add_argument("--phrased", action="store_true", help="phrase the round with the stand-in model")
-    args = parser.parse_args()
+    with user_errors(parser.prog):
+        args = parser.parse_args()
     integrity = load_sibling("integrity")
     tasks = generate(args.seed, args.per_category * len(CATEGORIES), mix=dict.fromkeys(CATEGORIES, 1.0))
     if args.phrased:

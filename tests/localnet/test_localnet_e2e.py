@@ -20,7 +20,7 @@ from sqlalchemy import select
 
 from subnet.db import Round, RoundStatus, ScoreState, create_engine, session_factory, sqlite_url
 from subnet.devchain import DevChain
-from tasks.categories import ordered_categories
+from tasks.catalog import ordered_categories
 
 pytestmark = pytest.mark.slow
 # The episodes' column titles on the leaderboard: their short labels in the category registry.

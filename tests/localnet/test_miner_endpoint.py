@@ -17,7 +17,7 @@ import pytest
 from aiohttp import web
 
 from subnet.localnet.settings import UsageError, parse_settings
-from tasks.categories import ordered_categories
+from tasks.catalog import ordered_categories
 
 REPO = Path(__file__).resolve().parents[2]
 # The episodes' column titles on the leaderboard: their short labels in the category registry.

@@ -28,8 +28,9 @@ pytestmark = pytest.mark.slow
 
 TASKS = tasks.generate("guided-validity", 100)
 # The families' markups, spelled by the tiny model's 600-token vocabulary, take many tokens (a
-# GLM call with six required arguments needs over 96 for its tags): fewer tasks, more tokens.
-MARKUP_TASKS, MARKUP_TOKENS = 40, 256
+# GLM call with six required arguments needs over 96 for its tags; a DSML call with five, empty
+# strings and all, over 256): fewer tasks, more tokens.
+MARKUP_TASKS, MARKUP_TOKENS = 40, 320
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -71,14 +72,15 @@ async def test_every_guided_call_is_schema_valid(guided: TransformersBackend, fo
         *(guided.generate(request) for request in requests), return_exceptions=True
     )
     # the tiny model holds 2,048 positions: the prompts longer than that (its tokenizer spells
-    # words in many pieces; a task offers up to a dozen tools, lookalikes included) are refused
-    # before decoding, as the miner refuses them: about one in six
+    # words in many pieces; a task offers up to a dozen tools, lookalikes included, and its
+    # request states context sentences) are refused before decoding, as the miner refuses them:
+    # about one in four
     served = [
         (task, answer)
         for task, answer in zip(chosen, answers, strict=True)
         if not isinstance(answer, BadModelRequest)
     ]
-    assert len(served) >= 0.75 * len(chosen) and not any(
+    assert len(served) >= 0.6 * len(chosen) and not any(
         isinstance(answer, BaseException) for _, answer in served
     )
     invalid = []

@@ -163,7 +163,7 @@ async def test_round_applied_exactly_once_and_duplicates_dropped(store: Store) -
 async def test_recovery_finishes_collected_and_discards_running(store: Store) -> None:
     collected_id, collected_tasks = await _round(store)
     await store.store_responses(
-        [_response(collected_id, t, "hk-a", 1, 1.0) for t in collected_tasks.value_generators()]
+        [_response(collected_id, t, "hk-a", 1, 1.0) for t in collected_tasks.values()]
     )
     await store.mark_collected(collected_id, 1)
     running_id, running_tasks = await _round(store)
