@@ -141,10 +141,12 @@ def _simple(rng: Random) -> Draft:
     return Draft(decorate(instance.text, rng), (spec,), [instance.call], [instance.ask])
 
 
-def _turned(spec: ToolSpec, instance: Instance, rng: Random) -> Draft | None:
-    """A multiple task that asks for a lookalike of ``spec`` (a kind with ``asks``) with the values
-    of ``instance``: the lookalike answers, ``spec`` is offered as a distractor. None where no
-    such kind applies to ``spec``."""
+def _asked_lookalike(
+    spec: ToolSpec, instance: Instance, rng: Random
+) -> tuple[int, ToolSpec, str, dict[str, Any]] | None:
+    """The request of ``instance`` wrapped to ask for a lookalike of ``spec`` (a kind with
+    ``asks``): the kind's index, the lookalike, the text, and the ask that names it (the wrapper's
+    words as a value the rewording must keep). None where no such kind applies to ``spec``."""
     kinds = [index for index, kind in enumerate(KINDS) if kind.asks and lookalike(index, spec) is not None]
     if not kinds:
         return None
@@ -167,6 +169,17 @@ def _turned(spec: ToolSpec, instance: Instance, rng: Random) -> Draft | None:
         "example": text,
         "values": [cue, *instance.ask["values"]],
     }
+    return index, made, text, ask
+
+
+def _turned(spec: ToolSpec, instance: Instance, rng: Random) -> Draft | None:
+    """A multiple task that asks for a lookalike of ``spec`` (a kind with ``asks``) with the values
+    of ``instance``: the lookalike answers, ``spec`` is offered as a distractor. None where no
+    such kind applies to ``spec``."""
+    asked = _asked_lookalike(spec, instance, rng)
+    if asked is None:
+        return None
+    _, made, text, ask = asked
     count = between(rng, 1, 3)
     others = [
         other
@@ -290,28 +303,10 @@ def _turned_away(rng: Random) -> Draft | None:
     wrapper's words decide nothing by themselves. None where no kind applies to the drawn tool."""
     spec = _gold(rng, allow_meta=False)
     instance = instantiate(spec, rng)
-    kinds = [index for index, kind in enumerate(KINDS) if kind.asks and lookalike(index, spec) is not None]
-    if not kinds:
+    asked = _asked_lookalike(spec, instance, rng)
+    if asked is None:
         return None
-    index = kinds[below(rng, len(kinds))]
-    made = lookalike(index, spec)
-    assert made is not None
-    kind = KINDS[index]
-    wrapper = kind.asks[below(rng, len(kind.asks))]
-    text = wrapper.format(request=instance.text)
-    cue = {
-        "slot": "asked_action",
-        "about": "what the person wants done instead of the action itself",
-        "said": wrapper.split("{request}")[0].rstrip(": "),
-        "mentions": [["flag", list(kind.keeps)]],
-    }
-    ask = {
-        **instance.ask,
-        "tool": made.name,
-        "purpose": made.description,
-        "example": text,
-        "values": [cue, *instance.ask["values"]],
-    }
+    index, made, text, ask = asked
     count = between(rng, 0, 2)
     others = [
         other
