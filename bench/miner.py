@@ -34,7 +34,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
-import importlib.util
 import resource
 import statistics
 import sys
@@ -42,10 +41,14 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 
-# Run as a script, bench/ comes first on sys.path, and bench/scoring.py would hide the package.
-sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
+# Run as a script, bench/ comes first on sys.path, and bench/scoring.py would hide the package: it
+# goes last, where only its own modules (miner_workloads) resolve to it.
+_BENCH = Path(__file__).resolve().parent
+sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != _BENCH] + [str(_BENCH)]
+
+import miner_steps  # noqa: E402
+import miner_workloads as _workloads  # noqa: E402
 
 from subnet.cli import OneLineParser, user_errors  # noqa: E402
 from subnet.config import add_flag, int_arg  # noqa: E402
@@ -53,20 +56,6 @@ from subnet.miner import GenerationRequest, ModelOptions  # noqa: E402
 from subnet.miner.base import ModelLoadError  # noqa: E402
 from subnet.miner.transformers_backend import TransformersBackend, build_prompt  # noqa: E402
 
-
-def _sibling(name: str) -> ModuleType:
-    """A module of bench/ by file name (bench/ is no package, and is off sys.path: see above)."""
-    module_name = f"bench_{name}"
-    if module_name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(module_name, Path(__file__).with_name(f"{name}.py"))
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[module_name] = module  # dataclasses look their module up while the class is built
-        spec.loader.exec_module(module)
-    return sys.modules[module_name]
-
-
-_workloads = _sibling("miner_workloads")
 WORKLOADS = _workloads.WORKLOADS
 chains = _workloads.chains
 model_options = _workloads.model_options
@@ -389,7 +378,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     try:
         if args.profile_steps:
-            return _sibling("miner_steps").run_profile(args)
+            return miner_steps.run_profile(args)
         return asyncio.run(run(args))
     except ModelLoadError as error:  # a bad --model.path or --model.device: the loader says why, in one line
         print(f"miner bench: error: {error}", file=sys.stderr)

@@ -7,7 +7,6 @@ Run it as ``bench/miner.py --profile-steps`` (the flags are that benchmark's).
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import itertools
 import statistics
 import sys
@@ -15,30 +14,19 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
-# Run as a script, bench/ comes first on sys.path, and bench/scoring.py would hide the package.
-sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
+# Run as a script, bench/ comes first on sys.path, and bench/scoring.py would hide the package: it
+# goes last, where only its own modules (miner_workloads) resolve to it.
+_BENCH = Path(__file__).resolve().parent
+sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != _BENCH] + [str(_BENCH)]
+
+import miner_workloads as _workloads  # noqa: E402
 
 from subnet.miner import GenerationRequest  # noqa: E402
 from subnet.miner.continuous_batching import DecodeEngine, Row  # noqa: E402
 from subnet.miner.transformers_backend import TransformersBackend  # noqa: E402
 
-
-def _sibling(name: str) -> ModuleType:
-    """A module of bench/ by file name (bench/ is no package, and is off sys.path: see above)."""
-    module_name = f"bench_{name}"
-    if module_name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(module_name, Path(__file__).with_name(f"{name}.py"))
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[module_name] = module  # dataclasses look their module up while the class is built
-        spec.loader.exec_module(module)
-    return sys.modules[module_name]
-
-
-_workloads = _sibling("miner_workloads")
 WORKLOADS = _workloads.WORKLOADS
 model_options = _workloads.model_options
 
