@@ -156,19 +156,24 @@ class AnswerKey:
     def variant_for(self, request: ChatCompletionRequest) -> TaskLike | None:
         return self.by_fingerprint.get(request_fingerprint(request))
 
-    def episode_for(self, request: ChatCompletionRequest) -> tuple[str, Any] | None:
-        """(hotkey it was sent to, the episode variant) a step request belongs to, or None."""
+    def episode_for(self, request: ChatCompletionRequest, hotkey: str) -> tuple[str, Any] | None:
+        """(hotkey it was sent to, the episode variant) a step request to ``hotkey`` belongs to,
+        or None. ``hotkey``'s own variants are looked at first: every miner's variant of an
+        episode has the same user turns, and about 1 pair in 100 also draws the same names for
+        the tools the first turn offers (with other parameter names), so a lookup by words and
+        names alone handed a miner another miner's variant, whose calls then failed."""
         users = [m.content for m in request.messages if m.role == "user"]
         names = frozenset(tool.function.name for tool in request.tools or ())
         if not users:
             return None
         # newest first, and every user turn so far must match: composed scenarios on small
         # states can open two rounds' episodes with the same words
-        for first, known, hotkey, _, shown in reversed(self.episodes):
+        entries = sorted(reversed(self.episodes), key=lambda entry: entry[2] != hotkey)
+        for first, known, sent_to, _, shown in entries:
             if first != users[0] or not names <= known or len(users) > len(shown.turns):
                 continue
             if all(said == turn.user for said, turn in zip(users, shown.turns, strict=False)):
-                return hotkey, shown
+                return sent_to, shown
         return None
 
 
@@ -222,7 +227,7 @@ async def _answer(
 ) -> ChatCompletionResponse:
     variant = ctx.key.variant_for(request)
     if variant is None:
-        found = ctx.key.episode_for(request)
+        found = ctx.key.episode_for(request, ctx.hotkey)
         if found is not None:
             return await _episode_step(request, found[1], _right_episode(ctx, found[1], accuracy))
         return _response(AssistantMessage(content="I do not know this task."))
@@ -288,7 +293,7 @@ async def _huge(request: ChatCompletionRequest, ctx: MinerContext) -> ChatComple
 async def _relay(request: ChatCompletionRequest, ctx: MinerContext) -> ChatCompletionResponse:
     """Answers with the correct answer to the *victim's* variant of the same task."""
     victim = str(ctx.params.get("victim", ""))
-    found = ctx.key.episode_for(request)
+    found = ctx.key.episode_for(request, ctx.hotkey)
     if found is not None:
         copied = ctx.key.by_miner_task.get((victim, _episode_id(found[1])))
         if copied is not None:
@@ -326,7 +331,7 @@ _UNSAFE_CALLS: dict[str, dict[str, Any]] = {
 
 async def _unsafe(request: ChatCompletionRequest, ctx: MinerContext) -> ChatCompletionResponse:
     """Right on single calls; in an episode, first a forbidden action where an offered tool allows one."""
-    found = ctx.key.episode_for(request)
+    found = ctx.key.episode_for(request, ctx.hotkey)
     if found is None or any(message.role == "tool" for message in request.messages):
         return await _answer(request, ctx, 1.0)
     shown = found[1]
@@ -345,7 +350,8 @@ async def _unsafe(request: ChatCompletionRequest, ctx: MinerContext) -> ChatComp
 
 async def _mid_timeout(request: ChatCompletionRequest, ctx: MinerContext) -> ChatCompletionResponse:
     """Right on single calls and on an episode's first step; hangs on every later step."""
-    if ctx.key.episode_for(request) is not None and any(m.role == "tool" for m in request.messages):
+    in_episode = ctx.key.episode_for(request, ctx.hotkey) is not None
+    if in_episode and any(m.role == "tool" for m in request.messages):
         await asyncio.sleep(float(ctx.params.get("hang_s", 3600.0)))
     return await _answer(request, ctx, 1.0)
 

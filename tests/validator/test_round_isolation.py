@@ -154,7 +154,7 @@ async def test_a_tool_that_raises_fails_only_its_miner(where: str, monkeypatch: 
 
 async def _breaker(request: ChatCompletionRequest, ctx: MinerContext) -> ChatCompletionResponse:
     """Right on single calls; in an episode, at a turn's first step, a call that makes its tool raise."""
-    found = ctx.key.episode_for(request)
+    found = ctx.key.episode_for(request, ctx.hotkey)
     if found is not None and request.messages[-1].role == "user":
         turn = sum(1 for message in request.messages if message.role == "user") - 1
         call = _breaking_call(found[1], turn)
