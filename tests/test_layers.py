@@ -82,12 +82,8 @@ KNOWN_LATE_IMPORTS: frozenset[tuple[str, str]] = frozenset(
         ("subnet/localnet/run.py", "subnet.miner.demo"),
         # `import tasks` loads no scorer (tests/tasks/test_category_registry.py holds it).
         ("tasks/files.py", "scoring.schema"),
-        ("subnet/validator/node.py", "resource"),
         ("subnet/phrasing/session.py", "tasks.episodes.turn_phrasing"),
         ("subnet/phrasing/session.py", "tasks.seeding"),
-        ("subnet/validator/sandbox_worker.py", "tasks.episodes.designs"),
-        ("subnet/validator/sandbox_worker.py", "tasks.episodes.runner"),
-        ("subnet/validator/sandbox_worker.py", "tasks.episodes.environments"),
         ("subnet/wallets.py", "subnet.config.errors"),
         ("subnet/wallets.py", "subnet.config.flags"),
         ("subnet/wallets.py", "subnet.config.settings"),
