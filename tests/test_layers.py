@@ -55,17 +55,6 @@ KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset(
 # list only shrinks: the test fails when a listed import is gone, so it stays honest.
 KNOWN_LATE_IMPORTS: frozenset[tuple[str, str]] = frozenset(
     {
-        ("subnet/evaluate/cli.py", "subnet.evaluate.episodes"),
-        ("subnet/evaluate/cli.py", "tasks"),
-        ("subnet/evaluate/endpoint.py", "subnet.cli"),
-        ("subnet/evaluate/endpoint.py", "subnet.config"),
-        ("subnet/evaluate/endpoint.py", "subnet.wallets"),
-        ("subnet/evaluate/episodes.py", "subnet.phrasing"),
-        ("subnet/evaluate/episodes.py", "subnet.phrasing.session"),
-        ("subnet/evaluate/episodes.py", "tasks"),
-        ("subnet/evaluate/episodes.py", "tasks.episodes"),
-        ("subnet/evaluate/run.py", "subnet.phrasing.session"),
-        ("subnet/evaluate/run.py", "tasks"),
         ("subnet/localnet/endpoints.py", "aiohttp"),
         ("subnet/localnet/endpoints.py", "scoring"),
         ("subnet/localnet/endpoints.py", "subnet.miner.openai_backend"),
@@ -84,9 +73,6 @@ KNOWN_LATE_IMPORTS: frozenset[tuple[str, str]] = frozenset(
         ("tasks/files.py", "scoring.schema"),
         ("subnet/phrasing/session.py", "tasks.episodes.turn_phrasing"),
         ("subnet/phrasing/session.py", "tasks.seeding"),
-        ("subnet/wallets.py", "subnet.config.errors"),
-        ("subnet/wallets.py", "subnet.config.flags"),
-        ("subnet/wallets.py", "subnet.config.settings"),
         ("tasks/answers.py", "scoring"),
         ("tasks/episodes/bfcl.py", "scoring"),
         ("tasks/episodes/designs/__init__.py", "tasks.episodes.environments"),
