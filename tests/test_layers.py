@@ -55,24 +55,8 @@ KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset(
 # list only shrinks: the test fails when a listed import is gone, so it stays honest.
 KNOWN_LATE_IMPORTS: frozenset[tuple[str, str]] = frozenset(
     {
-        ("subnet/localnet/endpoints.py", "aiohttp"),
-        ("subnet/localnet/endpoints.py", "scoring"),
-        ("subnet/localnet/endpoints.py", "subnet.miner.openai_backend"),
-        ("subnet/localnet/run.py", "aiohttp"),
-        ("subnet/localnet/run.py", "json"),
-        ("subnet/localnet/run.py", "sqlalchemy"),
-        ("subnet/localnet/run.py", "sqlalchemy.engine"),
-        ("subnet/localnet/run.py", "sqlalchemy.exc"),
-        ("subnet/localnet/run.py", "subnet.bootstrap"),
-        ("subnet/localnet/run.py", "subnet.db"),
-        ("subnet/localnet/run.py", "subnet.devchain"),
-        ("subnet/localnet/run.py", "subnet.devchain.rules"),
-        ("subnet/localnet/run.py", "subnet.miner.base"),
-        ("subnet/localnet/run.py", "subnet.miner.demo"),
         # `import tasks` loads no scorer (tests/tasks/test_category_registry.py holds it).
         ("tasks/files.py", "scoring.schema"),
-        ("subnet/phrasing/session.py", "tasks.episodes.turn_phrasing"),
-        ("subnet/phrasing/session.py", "tasks.seeding"),
         ("tasks/answers.py", "scoring"),
         ("tasks/episodes/bfcl.py", "scoring"),
         ("tasks/episodes/designs/__init__.py", "tasks.episodes.environments"),
