@@ -31,9 +31,10 @@ from sqlalchemy import select  # noqa: E402
 
 from subnet.chain import ChainClient  # noqa: E402
 from subnet.cli import OneLineParser, user_errors  # noqa: E402
-from subnet.config import RoundSettings, float_arg, int_arg, load_wallet  # noqa: E402
+from subnet.config import RoundSettings, float_arg, int_arg  # noqa: E402
 from subnet.db import ResponseRecord, Round, create_engine  # noqa: E402
 from subnet.validator.node import Validator, ValidatorOptions  # noqa: E402
+from subnet.wallets import load_wallet  # noqa: E402
 from tests.support.simulation import start_simulated_subnet, stop_simulated_miners  # noqa: E402
 
 

@@ -177,8 +177,8 @@ async def run_rounds(
     settings: ValidatorSettings, count: int, farm: psutil.Process, profile: cProfile.Profile | None
 ) -> list[tuple[RoundReport, float, float, float]]:
     from subnet.chain import ChainClient
-    from subnet.config import load_wallet
     from subnet.validator.node import Validator, ValidatorOptions
+    from subnet.wallets import load_wallet
 
     wallet = load_wallet(settings.wallet)
     chain = ChainClient.from_settings(settings, wallet)

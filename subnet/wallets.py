@@ -27,11 +27,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from subnet.cli import OneLineParser, run_main
+from subnet.config.errors import ConfigError
+from subnet.config.flags import add_flag
+from subnet.config.settings import WalletSettings, default_dev_wallet_path, default_wallet_path
 
 if TYPE_CHECKING:
     import bittensor as bt
-
-    from subnet.config.settings import WalletSettings
 
 DEFAULT_HOTKEY = "default"
 # Former spellings of `create`'s flags, refused in one line naming the neurons' own flags.
@@ -39,13 +40,11 @@ RENAMED = {"--name": "--wallet.name", "--hotkey": "--wallet.hotkey", "--path": "
 
 
 # --- the neurons' wallets ----------------------------------------------------------------
-# (subnet.config re-exports load_wallet; this module imports the configuration only when it
-# runs, since the configuration's package imports it.)
+# The configuration's settings name the wallet; this module opens it (the configuration never
+# imports it back). bittensor is imported where a wallet is opened: it takes seconds to load.
 
 
 def _wallet_fix(settings: WalletSettings) -> str:
-    from subnet.config.settings import default_wallet_path
-
     path_flag = f" --wallet-path {settings.path}" if settings.path != default_wallet_path() else ""
     return (
         f"`python -m subnet.wallets create --wallet.name {settings.name} --wallet.hotkey {settings.hotkey} "
@@ -76,8 +75,6 @@ def load_wallet(settings: WalletSettings, *, require_coldkey: bool = False) -> b
     from bittensor.keyfiles import KeyfileError, WrongPasswordError
     from bittensor.sp_core import get_password_from_environment
     from bittensor.wallets import resolve_wallet_password
-
-    from subnet.config.errors import ConfigError
 
     wallet = bt.Wallet(settings.name, settings.hotkey, str(settings.path))
     wallet_dir = Path(settings.path) / settings.name
@@ -136,8 +133,6 @@ def _unlock_coldkey(
     wrong_password: type[Exception],
     keyfile_error: type[Exception],
 ) -> None:
-    from subnet.config.errors import ConfigError
-
     if not wallet.coldkey_file.exists_on_device():
         raise ConfigError(
             f"wallet {settings.name!r} has no coldkey on this machine ({wallet.coldkey_file.path}); "
@@ -174,12 +169,6 @@ class CreatedWallet:
     coldkey_created: bool
 
 
-def _default_path() -> Path:
-    from subnet.config.settings import default_dev_wallet_path
-
-    return default_dev_wallet_path()
-
-
 def _check_name(kind: str, value: str) -> None:
     if not value or "/" in value or "\\" in value or value in {".", ".."}:
         raise ValueError(f"{kind} name {value!r} must be a plain name without slashes")
@@ -193,7 +182,7 @@ def create_dev_wallet(
 
     _check_name("wallet", name)
     _check_name("hotkey", hotkey)
-    root = (path or _default_path()).expanduser()
+    root = (path or default_dev_wallet_path()).expanduser()
     wallet = bt.Wallet(name, hotkey, path=str(root))
     coldkey_file = root / name / "coldkey"
     hotkey_file = root / name / "hotkeys" / hotkey
@@ -224,8 +213,6 @@ def build_parser() -> argparse.ArgumentParser:
     create = commands.add_parser(
         "create", help="create an unencrypted coldkey + hotkey (development only)", renamed=RENAMED
     )
-    from subnet.config.flags import add_flag
-
     add_flag(create, "wallet.name", dest="name", required=True)
     add_flag(create, "wallet.hotkey", dest="hotkey", default=DEFAULT_HOTKEY, note="Default: default.")
     add_flag(

@@ -14,8 +14,9 @@ The parts, each its own module:
 - :mod:`subnet.config.flags`: the registry (:data:`FLAGS`), so adding a setting is adding a
   field and an entry; the parsers built from it; :func:`add_flag` for other command lines.
 
-Wallets open through :func:`subnet.wallets.load_wallet`. Everything is re-exported here, so
-``from subnet.config import X`` keeps working for every name.
+Everything is re-exported here, so ``from subnet.config import X`` works for every name. Wallets
+open through :func:`subnet.wallets.load_wallet`, which sits above the configuration (it reads
+:class:`WalletSettings`), so it is not re-exported: the configuration never imports it back.
 """
 
 from __future__ import annotations
@@ -73,7 +74,6 @@ from subnet.config.settings import (
     default_secret_path,
     default_wallet_path,
 )
-from subnet.wallets import load_wallet
 
 __all__ = [
     "APP_NAME",
@@ -121,7 +121,6 @@ __all__ = [
     "flags_markdown",
     "float_arg",
     "int_arg",
-    "load_wallet",
     "model_backends",
     "name_arg",
     "parse_miner_settings",

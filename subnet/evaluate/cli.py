@@ -21,11 +21,13 @@ from subnet.cli import (
     run_main,
     user_errors,
 )
+from subnet.evaluate.episodes import render_episodes, run_episodes
 from subnet.evaluate.report import RENDERERS, StderrProgress, signing_hint, summarise
 from subnet.evaluate.run import TaskResult, build_tasks, run_evaluation
 from subnet.evaluate.settings import PROG, EvaluateError, EvaluateSettings, chat_completions_url
 from subnet.phrasing import PhrasingSetupError, add_phrasing_arguments, phrasing_settings
 from subnet.protocol import MAX_MAX_TOKENS
+from tasks import CATEGORIES
 from tasks.sources import PATH_FLAGS
 
 # Flag values: a whole number of at least 1, seconds or a rate above 0, a temperature in 0..2.
@@ -270,17 +272,7 @@ def _settings(args: argparse.Namespace) -> EvaluateSettings:
     )
 
 
-def _known_categories() -> tuple[str, ...]:
-    try:
-        import tasks
-    except ImportError:
-        return ()
-    return tuple(getattr(tasks, "CATEGORIES", ()))
-
-
 def _main_episodes(settings: EvaluateSettings) -> int:
-    from subnet.evaluate.episodes import render_episodes, run_episodes
-
     assert settings.episodes is not None
     print(
         f"evaluate: seed {settings.seed}, {settings.episodes} episodes at {settings.endpoint}",
@@ -331,7 +323,7 @@ def _main_tasks(settings: EvaluateSettings) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    settings = parse_settings(argv, _known_categories())
+    settings = parse_settings(argv, tuple(CATEGORIES))
     # A user's mistake found while running (endpoint down, unusable wallet) is one line, exit 2.
     return run_main(
         "evaluate", lambda: _main_episodes(settings) if settings.episodes else _main_tasks(settings)

@@ -21,9 +21,12 @@ from typing import Any
 
 import aiohttp
 
+from subnet.cli import UsageError
+from subnet.config.settings import WalletSettings, default_wallet_path
 from subnet.evaluate.settings import EvaluateError, EvaluateSettings, health_url, miner_address, models_url
 from subnet.protocol import MAX_RESPONSE_BODY_BYTES, ChatCompletionRequest
 from subnet.transport import ClientTimeouts, EngineTarget, MinerClient, MinerTarget, QueryResult, QueryTarget
+from subnet.wallets import load_wallet
 
 PROBE_TIMEOUT_S = 10.0
 _MAX_ERROR_CHARS = 200
@@ -150,10 +153,6 @@ def load_signer(settings: EvaluateSettings) -> Any:
     """The hotkey that signs requests (None: plain HTTP). EvaluateError when the wallet is unusable."""
     if settings.wallet_name is None:
         return None
-    from subnet.cli import UsageError
-    from subnet.config import WalletSettings, default_wallet_path
-    from subnet.wallets import load_wallet
-
     wallet_settings = WalletSettings(
         name=settings.wallet_name,
         hotkey=settings.wallet_hotkey,

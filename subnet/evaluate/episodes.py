@@ -19,17 +19,24 @@ import statistics
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from subnet.evaluate.endpoint import Endpoint, open_endpoint
 from subnet.evaluate.settings import EvaluateError, EvaluateSettings
+from subnet.phrasing import build_engine
+from subnet.phrasing.session import RoundPhraser, policy_from
 from subnet.protocol import ChatCompletionRequest
 from subnet.transport import QueryResult, QueryTarget
 from subnet.validator.episodes import EpisodeLimits, EpisodePlayer
 from subnet.validator.rows import ResponseRow
-
-if TYPE_CHECKING:
-    from tasks.episodes import Episode
+from tasks import (
+    SourceFileError,
+    TaskConfigError,
+    derive_round_seed,
+    load_episode_sources,
+    parse_source_shares,
+)
+from tasks.episodes import Episode, generate_episodes, variant
 
 __all__ = ["EpisodeResult", "build_episodes", "render_episodes", "run_episodes"]
 
@@ -63,9 +70,6 @@ class _Steps:
 
 
 def _episodes(settings: EvaluateSettings, count: int) -> list[Episode]:
-    from tasks import SourceFileError, TaskConfigError, load_episode_sources, parse_source_shares
-    from tasks.episodes import generate_episodes
-
     try:
         sources = (
             load_episode_sources(parse_source_shares(settings.sources), paths=settings.paths)
@@ -87,10 +91,6 @@ async def build_episodes(settings: EvaluateSettings, count: int) -> list[Episode
 
 
 async def _phrased(settings: EvaluateSettings, episodes: list[Episode]) -> list[Episode]:
-    from subnet.phrasing import build_engine
-    from subnet.phrasing.session import RoundPhraser, policy_from
-    from tasks import derive_round_seed
-
     engine = build_engine(settings.phrasing)
     try:
         await engine.start()
@@ -111,8 +111,6 @@ async def _phrased(settings: EvaluateSettings, episodes: list[Episode]) -> list[
 async def run_episodes(settings: EvaluateSettings, count: int) -> tuple[str, list[EpisodeResult]]:
     """Play ``count`` episodes (seed ``settings.seed``; phrased first with --phrasing.*) against
     the endpoint; (model, results)."""
-    from tasks.episodes import variant
-
     episodes = await build_episodes(settings, count)
     variant_seed = (settings.seed * 1_000_003 + 11) % 2**63
     # No deadline of an episode's own here: each step is bounded by --query.timeout.

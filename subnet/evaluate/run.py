@@ -18,36 +18,34 @@ from typing import Any
 from subnet.evaluate.endpoint import open_endpoint
 from subnet.evaluate.settings import EvaluateError, EvaluateSettings
 from subnet.phrasing import PhrasingSetupError
+from subnet.phrasing.session import PhrasingSession
 from subnet.transport import QueryResult, QueryStatus
 from subnet.validator.judge import BfclJudge, Judge
 from subnet.validator.request import build_request
 from subnet.validator.task_source import LibraryTasks, TaskLike
+from tasks import SourceFileError, TaskConfigError, derive_round_seed
 
 # --------------------------------------------------------------------------- the tasks
 
 
 def task_source(settings: EvaluateSettings) -> LibraryTasks:
     """The validator's task source for the run's flags (--tasks.*, and --category as a mix)."""
-    import tasks
-
     mix = {category: 1.0 / len(settings.categories) for category in settings.categories} or None
     if settings.sources is None:
         return LibraryTasks(None, mix)
     try:
         return LibraryTasks.from_flag(settings.sources, settings.paths, mix)
-    except (tasks.TaskConfigError, tasks.SourceFileError) as exc:
+    except (TaskConfigError, SourceFileError) as exc:
         raise EvaluateError(f"--tasks.sources {settings.sources!r}: {exc}") from None
 
 
 def build_tasks(settings: EvaluateSettings) -> list[TaskLike]:
     """The run's tasks: the validator's task source drawn with the run's seed, each given a fresh
     surface (tool_shuffle) as a validator gives each miner; phrased first with --phrasing.*."""
-    import tasks
-
     source = task_source(settings)
     try:
         generated = list(source.generate(settings.seed, settings.n))
-    except (tasks.TaskConfigError, tasks.SourceFileError) as exc:
+    except (TaskConfigError, SourceFileError) as exc:
         raise EvaluateError(f"--tasks.sources {settings.sources!r}: {exc}") from None
     if settings.phrasing is not None:
         generated = _phrased(settings, generated, source)
@@ -58,12 +56,9 @@ def build_tasks(settings: EvaluateSettings) -> list[TaskLike]:
 
 def _phrased(settings: EvaluateSettings, generated: list[Any], source: LibraryTasks) -> list[Any]:
     """The tasks with their requests rewritten by the phrasing engine, as a validator's round has them."""
-    import tasks
-    from subnet.phrasing.session import PhrasingSession
-
     try:
         with PhrasingSession(settings.phrasing, source.redraw) as session:
-            result = session.phrase(generated, tasks.derive_round_seed(b"evaluate", 0, "0x00", settings.seed))
+            result = session.phrase(generated, derive_round_seed(b"evaluate", 0, "0x00", settings.seed))
     except PhrasingSetupError as exc:
         raise EvaluateError(str(exc)) from None
     if generated and not result.tasks:

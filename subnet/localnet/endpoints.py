@@ -7,6 +7,11 @@ from __future__ import annotations
 import json
 import os
 
+import aiohttp
+
+from scoring import DecodeError, decode
+from subnet.miner.openai_backend import completions_url, engine_error_text
+
 
 class EndpointError(Exception):
     """The engine at a --model.base_url cannot serve a miner; the message says what to do."""
@@ -19,10 +24,6 @@ def one_line(text: str) -> str:
 async def engine_model(url: str, given: str | None, api_key_env: str | None) -> str:
     """The model an OpenAI-compatible engine serves: ``given``, else the first of its /v1/models.
     The engine must answer either way; every failure is one line that says what to do."""
-    import aiohttp
-
-    from subnet.miner.openai_backend import completions_url
-
     models_url = completions_url(url).removesuffix("/chat/completions") + "/models"
     key = os.environ.get(api_key_env or "", "") if api_key_env else ""
     headers = {"Authorization": f"Bearer {key}"} if key else {}
@@ -87,8 +88,6 @@ _TOOL_ADVICE = "start the engine with tool support (docs/miner.md, 'Serve your o
 
 def engine_error(body: bytes, limit: int = 300) -> str:
     """The engine's own words for a refusal, on one line (the miner's reading of them)."""
-    from subnet.miner.openai_backend import engine_error_text
-
     return engine_error_text(body, limit)
 
 
@@ -96,11 +95,6 @@ async def tools_reach_the_model(url: str, model: str, api_key_env: str | None) -
     """None when the engine answers a request with one tool with a call to it (``tool_choice``
     "required", else "auto" where the engine refuses "required"); else why not, in a line that
     quotes the engine's own error and says what to do (a warning: a weak model may also fail)."""
-    import aiohttp
-
-    from scoring import DecodeError, decode
-    from subnet.miner.openai_backend import completions_url
-
     key = os.environ.get(api_key_env or "", "") if api_key_env else ""
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     refused: list[str] = []

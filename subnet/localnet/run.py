@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import re
 import signal
@@ -21,6 +22,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import aiohttp
+from sqlalchemy import func, select
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError
+
+from subnet.bootstrap import BootstrapError, BootstrapSettings
+from subnet.bootstrap import bootstrap as run_bootstrap
+from subnet.db import (
+    DatabaseUrlError,
+    WeightSubmission,
+    create_engine,
+    is_sqlite,
+    normalise_url,
+    session_factory,
+    upgrade,
+)
+from subnet.devchain import DevChain, rules
 from subnet.localnet import commands
 from subnet.localnet.commands import HOST, HOTKEY, REPO_ROOT, CommandLines
 from subnet.localnet.endpoints import EndpointError, engine_model, one_line, tools_reach_the_model
@@ -44,6 +62,8 @@ from subnet.localnet.progress import (
 )
 from subnet.localnet.settings import LocalnetSettings, UsageError, parse_settings
 from subnet.localnet.state import StateDir, StateError
+from subnet.miner.base import ModelLoadError
+from subnet.miner.demo import demo_gguf_path
 
 EXIT_USER_ERROR = 2
 EXIT_SIGNAL_BASE = 128
@@ -82,8 +102,6 @@ def _died_at_start(child: Child, what: str) -> LocalnetError:
 
 def wallet_names(wallets: Path) -> dict[str, str]:
     """hotkey ss58 -> wallet name, for the wallets in the state folder (their ``default`` hotkey)."""
-    import json
-
     names: dict[str, str] = {}
     for keyfile in sorted(wallets.glob(f"*/hotkeys/{HOTKEY}")):
         try:
@@ -97,8 +115,6 @@ def wallet_names(wallets: Path) -> dict[str, str]:
 
 async def _answers(url: str) -> bool:
     """True when ``url`` answers 200 within two seconds."""
-    import aiohttp
-
     async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=2.0)) as session:
         try:
             async with session.get(url) as response:
@@ -137,8 +153,6 @@ class Localnet(CommandLines):
     @property
     def shown_db_url(self) -> str:
         """The database URL as printed: never with its password."""
-        from sqlalchemy.engine import make_url
-
         return make_url(self.db_url).render_as_string(hide_password=True)
 
     # -- the steps --------------------------------------------------------------------------------
@@ -167,9 +181,6 @@ class Localnet(CommandLines):
         for entry in (commands.MINER_ENTRY, commands.VALIDATOR_ENTRY):
             if not entry.is_file():
                 raise LocalnetError(f"{entry} is missing; run the localnet from a checkout of the project")
-        from subnet.miner.base import ModelLoadError
-        from subnet.miner.demo import demo_gguf_path
-
         try:
             if self.settings.miners:
                 demo_gguf_path()
@@ -180,8 +191,6 @@ class Localnet(CommandLines):
             raise LocalnetError(
                 f"--model.api_key_env {name}: the environment variable {name} is not set or empty"
             )
-        from subnet.db import DatabaseUrlError, normalise_url
-
         try:
             normalise_url(self.db_url)
         except DatabaseUrlError as exc:
@@ -224,8 +233,6 @@ class Localnet(CommandLines):
         self.out(f"state: {self.state.root} ({verb}; --reset starts over)")
 
     async def open_devchain(self) -> None:
-        from subnet.devchain import DevChain
-
         try:
             self._devchain = DevChain(self.state.devchain, block_time=self.settings.block_time)
             block_time = (await asyncio.to_thread(self._devchain.clock)).block_time
@@ -241,9 +248,6 @@ class Localnet(CommandLines):
         self.block_time = block_time
 
     async def bootstrap(self, endpoints: Sequence[tuple[str, str]] = ()) -> None:
-        from subnet.bootstrap import BootstrapError, BootstrapSettings
-        from subnet.bootstrap import bootstrap as run_bootstrap
-
         demo = [f"miner{index + 1}" for index in range(self.settings.miners)]
         labels = demo + [f"engine{index + 1}" for index in range(len(endpoints))]
         settings = BootstrapSettings(
@@ -299,8 +303,6 @@ class Localnet(CommandLines):
         them again), but with no axon the validator neither queries them nor pays them: a run
         scores and pays only what it runs.
         """
-        from subnet.devchain import rules
-
         graph = await asyncio.to_thread(self._devchain.metagraph, self.netuid)
         if graph is None:
             return
@@ -410,8 +412,6 @@ class Localnet(CommandLines):
 
     async def prepare_database(self) -> None:
         """Bring a PostgreSQL schema up to date (the validator upgrades only SQLite by itself)."""
-        from subnet.db import is_sqlite, upgrade
-
         if is_sqlite(self.db_url):
             return
         try:
@@ -435,18 +435,11 @@ class Localnet(CommandLines):
 
     def engine(self) -> Any:
         if self._engine is None:
-            from subnet.db import create_engine
-
             self._engine = create_engine(self.db_url)
         return self._engine
 
     async def marks(self) -> tuple[int, int]:
         """The last weight submission and round already in the database (a re-run continues them)."""
-        from sqlalchemy import func, select
-        from sqlalchemy.exc import DBAPIError
-
-        from subnet.db import WeightSubmission, session_factory
-
         rounds = await last_round_number(self.engine())
         try:
             async with session_factory(self.engine())() as session:

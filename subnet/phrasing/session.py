@@ -20,7 +20,9 @@ from typing import Any
 
 from subnet.phrasing import PhrasingSetupError, build_engine
 from tasks import Task
+from tasks.episodes.turn_phrasing import phrase_episodes
 from tasks.phrasing import Phrased, PhrasingEngine, PhrasingPolicy, PhrasingStats, phrase
+from tasks.seeding import sub_seed
 
 __all__ = ["PhrasedRound", "PhrasingSession", "PreparedRound", "RoundPhraser", "policy_from"]
 
@@ -94,9 +96,6 @@ class RoundPhraser:
         phrased = await self.phrase(tasks, seed)
         kept = list(episodes)
         if kept and self.rewrites:
-            from tasks.episodes.turn_phrasing import phrase_episodes
-            from tasks.seeding import sub_seed
-
             kept, turns = await phrase_episodes(kept, self.engine, sub_seed(seed, b"episodes"), self.policy)
             _merge(phrased.stats, turns)
         return PhrasedRound(phrased.tasks, kept, phrased.stats)

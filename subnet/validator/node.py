@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import logging
 import math
+import resource
 import signal
 import time
 from collections.abc import Callable
@@ -80,10 +81,6 @@ def raise_open_file_limit(needed: int) -> int:
     soft limit of 1,024 would turn the surplus into "refused" results that score 0.
     Returns the soft limit in force afterwards.
     """
-    try:
-        import resource
-    except ImportError:  # not on POSIX
-        return needed
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft == resource.RLIM_INFINITY or soft >= needed:
         return int(soft) if soft != resource.RLIM_INFINITY else needed

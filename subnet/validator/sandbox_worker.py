@@ -29,6 +29,12 @@ import resource
 import sys
 from typing import Any, BinaryIO
 
+# Every environment's code is loaded at start, before the memory limit and the first request
+# (``main`` builds each class once): a request then only pays for its own work.
+from tasks.episodes.designs import designed_class
+from tasks.episodes.environments import ENVIRONMENTS, environment_class
+from tasks.episodes.runner import run_call
+
 __all__ = ["main"]
 
 
@@ -48,12 +54,8 @@ def _cpu_used() -> float:
 
 
 def _environment(spec: dict[str, Any]) -> Any:
-    from tasks.episodes.environments import environment_class
-
     cls: Any = environment_class(str(spec["environment"]))
     if spec.get("design") is not None:  # offered through a tool design (tasks.episodes.designs)
-        from tasks.episodes.designs import designed_class
-
         cls = designed_class(str(spec["environment"]), str(spec["design"]))
     if spec.get("config") is not None:
         return cls.from_config(spec["config"])
@@ -61,8 +63,6 @@ def _environment(spec: dict[str, Any]) -> Any:
 
 
 def _apply(environment: Any, op: list[Any]) -> Any:
-    from tasks.episodes.runner import run_call
-
     kind = op[0]
     if kind == "turn":
         environment.begin_turn()
@@ -111,9 +111,8 @@ def main(argv: list[str] | None = None) -> None:
     replies = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    # Every environment's code is loaded once, before the memory limit and the first request.
-    from tasks.episodes.environments import ENVIRONMENTS, environment_class
-
+    # Every environment's code (the registry names modules) is loaded once, before the memory
+    # limit and the first request.
     for module in args[2:]:
         importlib.import_module(module)
     for name in ENVIRONMENTS:

@@ -23,11 +23,10 @@ from subnet.config import (
     MinerSettings,
     SubtensorSettings,
     WalletSettings,
-    load_wallet,
     user_errors,
 )
 from subnet.devchain import DevChain
-from subnet.wallets import create_dev_wallet
+from subnet.wallets import create_dev_wallet, load_wallet
 
 BLOCK_TIME = 0.05
 NETUID = 1

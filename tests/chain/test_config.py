@@ -21,11 +21,11 @@ from subnet.config import (
     ValidatorSettings,
     WalletSettings,
     flags_for,
-    load_wallet,
     parse_miner_settings,
     parse_validator_settings,
     user_errors,
 )
+from subnet.wallets import load_wallet
 
 HOTKEY_A = "5GrwvaEF5zXb26Fz9rcQpDWS57CtERHpNehXCPcNoHGKutQY"  # //Alice
 HOTKEY_B = "5FHneW46xGXgs5mUiveU4sbTyGBzmstUspZC92UhjJM694ty"  # //Bob

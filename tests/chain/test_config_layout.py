@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -45,7 +47,6 @@ IMPORTED = [
     "flags_markdown",
     "float_arg",
     "int_arg",
-    "load_wallet",
     "model_backends",
     "name_arg",
     "parse_miner_settings",
@@ -60,7 +61,18 @@ def test_every_name_imported_from_subnet_config_is_still_there() -> None:
     missing = [name for name in IMPORTED if not hasattr(subnet.config, name)]
     assert missing == []
     assert set(IMPORTED) <= set(subnet.config.__all__)
-    assert subnet.config.load_wallet is subnet.wallets.load_wallet
+
+
+def test_wallets_sit_above_the_configuration() -> None:
+    """subnet.wallets imports the configuration's settings at its top, so the configuration must
+    not import it back: a package that re-exported it would fail to import whenever the wallets
+    are imported first (its __init__ runs before any of its modules)."""
+    assert not hasattr(subnet.config, "load_wallet")
+    assert subnet.wallets.WalletSettings is subnet.config.WalletSettings
+    first = subprocess.run(
+        [sys.executable, "-c", "import subnet.wallets"], capture_output=True, text=True, timeout=120
+    )
+    assert first.returncode == 0, first.stderr[-2000:]
 
 
 def test_each_part_is_one_idea_of_bounded_size() -> None:

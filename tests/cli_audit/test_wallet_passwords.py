@@ -5,8 +5,8 @@ from __future__ import annotations
 import bittensor as bt
 import pytest
 
-from subnet.config import ConfigError, WalletSettings, load_wallet
-from subnet.wallets import create_dev_wallet
+from subnet.config import ConfigError, WalletSettings
+from subnet.wallets import create_dev_wallet, load_wallet
 
 
 @pytest.fixture(scope="module")

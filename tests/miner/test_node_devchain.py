@@ -23,13 +23,13 @@ import pytest
 from aiohttp import web
 
 from subnet.chain import ChainClient
-from subnet.config import MinerSettings, load_wallet, parse_miner_settings
+from subnet.config import MinerSettings, parse_miner_settings
 from subnet.devchain import DevChain
 from subnet.miner.base import GenerationRequest, GenerationResult, ModelOptions
 from subnet.miner.node import MinerNode
 from subnet.protocol import ChatCompletionRequest
 from subnet.transport import GATE_KEY, ClientTimeouts, MinerClient, MinerTarget
-from subnet.wallets import create_dev_wallet
+from subnet.wallets import create_dev_wallet, load_wallet
 
 BLOCK_TIME = 0.05
 NETUID = 1

@@ -6,10 +6,10 @@ import inspect
 from typing import Any
 
 from subnet.chain import ChainClient
-from subnet.config import load_wallet
 from subnet.devchain import DevChain
 from subnet.validator.jobs import GuardedJob
 from subnet.validator.node import Validator, ValidatorOptions
+from subnet.wallets import load_wallet
 from tests.support.results import record_results
 from tests.support.simulation import SimulatedSubnet
 

@@ -13,10 +13,11 @@ import pytest
 from sqlalchemy import select
 
 from subnet.chain import ChainClient
-from subnet.config import RoundSettings, load_wallet
+from subnet.config import RoundSettings
 from subnet.db import ResponseRecord, create_engine
 from subnet.validator.node import Validator, ValidatorOptions
 from subnet.validator.state import EPISODE_CATEGORIES
+from subnet.wallets import load_wallet
 from tests.support.results import record_results
 from tests.support.simulation import SimulatedSubnet, start_simulated_subnet, stop_simulated_miners
 

@@ -13,11 +13,12 @@ import pytest
 from sqlalchemy import select
 
 from subnet.chain import ChainClient
-from subnet.config import PhrasingSettings, SubtensorSettings, load_wallet
+from subnet.config import PhrasingSettings, SubtensorSettings
 from subnet.db import create_engine
 from subnet.db.models import Round, TaskRecord
 from subnet.validator.node import StartupError, Validator, ValidatorOptions, _phraser
 from subnet.validator.task_source import LibraryTasks
+from subnet.wallets import load_wallet
 from tasks.phrasing import intent_of, verify
 from tests.support.simulation import SimulatedSubnet, start_simulated_subnet, stop_simulated_miners
 

@@ -24,7 +24,6 @@ from subnet.config import (
     QuerySettings,
     RoundSettings,
     ValidatorSettings,
-    load_wallet,
 )
 from subnet.db import ResponseRecord, Round, TaskRecord, create_engine, sqlite_url, upgrade
 from subnet.protocol import AssistantMessage, ChatCompletionRequest, ChatCompletionResponse, Choice
@@ -36,6 +35,7 @@ from subnet.validator.node import Validator, ValidatorOptions
 from subnet.validator.rounds import ChainView, RoundParams, RoundRunner
 from subnet.validator.store import Store
 from subnet.validator.task_source import LibraryTasks
+from subnet.wallets import load_wallet
 from tasks.episodes import EPISODE_CATEGORIES, Episode, generate_episodes
 from tests.support.simulation import SimulatedSubnet, start_simulated_subnet, stop_simulated_miners
 

@@ -16,11 +16,12 @@ from typing import Any, cast
 import pytest
 
 from subnet.chain import ChainClient
-from subnet.config import RoundSettings, load_wallet
+from subnet.config import RoundSettings
 from subnet.protocol import ChatCompletionRequest, ChatCompletionResponse
 from subnet.validator.episodes import TOOL_ERROR, EpisodeLimits, EpisodePlayer
 from subnet.validator.node import Validator, ValidatorOptions
 from subnet.validator.sandbox import Sandbox, SandboxLimits
+from subnet.wallets import load_wallet
 from tasks.episodes import Episode, generate_episodes, variant
 from tasks.episodes.environment import Environment
 from tasks.episodes.reference import ReferencePlayer

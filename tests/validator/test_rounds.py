@@ -18,11 +18,11 @@ from subnet.config import (
     RoundSettings,
     ValidatorSettings,
     WeightsSettings,
-    load_wallet,
 )
 from subnet.db import ResponseRecord, create_engine, upgrade
 from subnet.validator.node import StartupError, Validator, ValidatorOptions
 from subnet.validator.store import Store
+from subnet.wallets import load_wallet
 from tests.support.results import record_results
 from tests.support.simulation import SimulatedSubnet, start_simulated_subnet, stop_simulated_miners
 
