@@ -29,7 +29,7 @@ from typing import Any
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
 
 import tasks  # noqa: E402
-from subnet.cli import OneLineParser, user_errors  # noqa: E402
+from subnet.cli import OneLineParser, int_arg, user_errors  # noqa: E402
 from subnet.miner import GenerationRequest, ModelOptions, build_backend  # noqa: E402
 from subnet.miner.adapters import ADAPTERS  # noqa: E402
 from subnet.miner.base import BadModelRequest  # noqa: E402
@@ -44,10 +44,9 @@ MAX_TOKENS = 320
 
 
 async def _answers(model: Path, format_name: str, guided: str, requests: list[GenerationRequest]) -> Any:
+    budget = max(request.max_tokens or MAX_TOKENS for request in requests)
     backend = build_backend(
-        ModelOptions(
-            path=str(model), guided=guided, max_new_tokens=MAX_TOKENS, batch_wait_ms=20, max_batch=16
-        )
+        ModelOptions(path=str(model), guided=guided, max_new_tokens=budget, batch_wait_ms=20, max_batch=16)
     )
     assert isinstance(backend, TransformersBackend)
     await backend.start()
@@ -83,11 +82,13 @@ def _tokens(answers: Sequence[Any]) -> int:
     return sum(answer.usage.completion_tokens for answer in answers if not isinstance(answer, BaseException))
 
 
-async def measure(model: Path, format_name: str, n: int, show: int, unguided: bool) -> dict[str, Any]:
+async def measure(
+    model: Path, format_name: str, n: int, show: int, unguided: bool, max_tokens: int = MAX_TOKENS
+) -> dict[str, Any]:
     chosen = tasks.generate("guided-validity", n)
     requests = [
         GenerationRequest(
-            messages=task.messages, tools=task.tools, tool_choice="required", max_tokens=MAX_TOKENS
+            messages=task.messages, tools=task.tools, tool_choice="required", max_tokens=max_tokens
         )
         for task in chosen
     ]
@@ -134,6 +135,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--positions", type=int, default=2048, help="the tiny model's longest sequence (default 2048)"
     )
     parser.add_argument("--model", default="", help="a model folder (default: the tests' tiny model)")
+    parser.add_argument(
+        "--max-tokens",
+        type=int_arg(16, 4096),
+        default=MAX_TOKENS,
+        help=f"tokens an answer may take (default {MAX_TOKENS}: the tiny vocabulary spells markup long; "
+        "a real tokenizer needs fewer, and unguided prose runs to the budget)",
+    )
     with user_errors(parser.prog):
         args = parser.parse_args(argv)
         formats = [name for name in args.formats.split(",") if name] or sorted(guided_format_names())
@@ -151,7 +159,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         header = ("format", "served", "calls", "valid", "guided tok/s", "unguided tok/s")
         print(f"{header[0]:<18} {header[1]:>6} {header[2]:>6} {header[3]:>7} {header[4]:>13} {header[5]:>15}")
         for name in formats:
-            row = asyncio.run(measure(model, name, args.n, args.show, not args.no_unguided))
+            row = asyncio.run(measure(model, name, args.n, args.show, not args.no_unguided, args.max_tokens))
             plain = f"{row['unguided_tok_s']:.0f}" if "unguided_tok_s" in row else "-"
             print(
                 f"{name:<18} {row['served']:>6} {row['calls']:>6} {row['valid']:>7.1%} "
