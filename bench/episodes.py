@@ -41,7 +41,7 @@ sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Pa
 
 import psutil  # noqa: E402
 
-from scoring import FORMATS, NATIVE_FORMATS  # noqa: E402
+from scoring.rendering import FORMATS, NATIVE_FORMATS  # noqa: E402
 from subnet.cli import OneLineParser, user_errors  # noqa: E402
 from subnet.config import int_arg  # noqa: E402
 from subnet.validator.sandbox import Sandbox, SandboxedRunner, SandboxLimits  # noqa: E402

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from scoring import Call
+
 __all__ = ["reference_calls"]
 
 
@@ -48,7 +50,7 @@ def solvable(task: Any) -> bool:
     Used to drop the few external tasks whose published ground truth contradicts their own
     schema (e.g. BFCL entries whose answer omits a required parameter).
     """
-    from scoring import Call, check
+    from scoring.checking import check
 
     calls = [Call(name, arguments) for name, arguments in reference_calls(task.expected)]
     try:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from scoring.schema import function_of
 from tasks.answers import solvable
 from tasks.episodes.generate import EpisodeSource
 from tasks.episodes.model import Episode
@@ -293,8 +294,6 @@ def _xlam_records(path: Path) -> Iterator[tuple[int, Any]]:
 
 def load_xlam(path: str | Path) -> tuple[Task, ...]:
     """xLAM-style tasks: records with ``query``, ``tools`` and ``answers`` (name + arguments)."""
-    from scoring.schema import function_of  # here: `import tasks` loads no scorer
-
     path = Path(path)
     tasks: list[Task] = []
     for line, record in _xlam_records(path):

@@ -7,6 +7,9 @@ from __future__ import annotations
 import json
 import os
 
+from scoring import DecodeError
+from scoring.decoding import decode
+
 
 class EndpointError(Exception):
     """The engine at a --model.base_url cannot serve a miner; the message says what to do."""
@@ -98,7 +101,6 @@ async def tools_reach_the_model(url: str, model: str, api_key_env: str | None) -
     quotes the engine's own error and says what to do (a warning: a weak model may also fail)."""
     import aiohttp
 
-    from scoring import DecodeError, decode
     from subnet.miner.openai_backend import completions_url
 
     key = os.environ.get(api_key_env or "", "") if api_key_env else ""

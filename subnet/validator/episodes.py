@@ -23,7 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from scoring import check, function_of
+from scoring import function_of
+from scoring.checking import check
 from subnet.protocol import ChatCompletionRequest
 from subnet.transport import MinerTarget, QueryResult, QueryStatus, QueryTarget
 from subnet.validator.request import build_request

@@ -20,6 +20,7 @@ from random import Random
 from types import MappingProxyType
 from typing import Any
 
+from scoring.schema import function_of
 from tasks.episodes.designs import draw_design, translate_scenario
 from tasks.episodes.environments import drawn_environments, environment_class, scenario_function
 from tasks.episodes.model import Episode, Turn
@@ -355,8 +356,6 @@ _SCRATCH = Random()
 
 def variant(episode: Episode, seed: bytes | str | int) -> Episode:
     """The same episode with every tool renamed for one miner (tool_shuffle over the tools it offers)."""
-    from scoring.schema import function_of  # here: `import tasks.episodes` loads no scorer
-
     variant_seed = sub_seed(seed_bytes(seed), f"episode-variant|{episode.id}|{episode.seed}".encode())
     names = list(dict.fromkeys(name for turn in episode.turns for name in turn.tools))
     tools = (

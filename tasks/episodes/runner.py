@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from scoring import DecodeError
+from scoring.schema import JSON_SCHEMA_TYPES, function_of
 from tasks.episodes.environment import EnvironmentCorrupted
 from tasks.episodes.model import Episode
 
@@ -41,9 +43,7 @@ def schema_error(arguments: Any, parameters: dict[str, Any]) -> str | None:
     keys, JSON types, enums, the type of an array's items), or None.
 
     The JSON types are the scorer's (``scoring.schema.JSON_SCHEMA_TYPES``; a number may be an
-    int), imported here rather than with the module: ``import tasks.episodes`` loads no scorer."""
-    from scoring.schema import JSON_SCHEMA_TYPES
-
+    int)."""
     if not isinstance(arguments, dict):
         return "arguments are not an object"
     properties = parameters.get("properties") or {}
@@ -203,8 +203,7 @@ class EpisodeRunner:
             return json.dumps({"unreadable": type(error).__name__})
 
     async def _step(self, turn: int, tools: list[dict[str, Any]]) -> StepRecord:
-        from scoring import DecodeError, decode
-        from scoring.schema import function_of
+        from scoring.decoding import decode
 
         started = time.perf_counter()
         try:

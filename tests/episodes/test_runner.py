@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from scoring import FORMATS, NATIVE_FORMATS, check
+from scoring.checking import check
+from scoring.rendering import FORMATS, NATIVE_FORMATS
 from tasks.episodes import EPISODE_CATEGORIES, Episode, EpisodeRunner, agent_step, generate_episodes, variant
 from tasks.episodes.checking import check_episode
 from tasks.episodes.reference import ReferencePlayer, trajectory

@@ -21,7 +21,7 @@ import bittensor as bt
 import pytest
 from aiohttp import web
 
-from scoring import decode
+from scoring.decoding import decode
 from subnet.miner import GenerationRequest, ModelOptions, build_backend
 from subnet.miner.adapters import ADAPTERS, MODEL_FORMATS, format_for_template
 from subnet.miner.guided import GUIDED_FORMATS, Extraction

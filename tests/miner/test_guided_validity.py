@@ -16,7 +16,7 @@ import pytest
 import pytest_asyncio
 
 import tasks
-from scoring import check
+from scoring.checking import check
 from subnet.miner import GenerationRequest, ModelOptions, build_backend
 from subnet.miner.adapters import ADAPTERS
 from subnet.miner.base import BadModelRequest

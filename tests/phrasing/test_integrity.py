@@ -11,7 +11,9 @@ from types import ModuleType
 import pytest
 
 import tasks
-from scoring import FORMATS, Call, check, render
+from scoring import Call
+from scoring.checking import check
+from scoring.rendering import FORMATS, render
 from tasks.answers import reference_calls
 
 FIXTURES = Path(__file__).resolve().parents[1] / "tasks" / "fixtures"

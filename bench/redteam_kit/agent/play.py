@@ -11,7 +11,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from scoring import check, function_of
+from scoring import function_of
+from scoring.checking import check
 from tasks.episodes import Episode, EpisodeRunner, agent_step, variant
 from tasks.episodes.checking import check_episode
 
