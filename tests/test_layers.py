@@ -89,18 +89,7 @@ KNOWN_LATE_IMPORTS: frozenset[tuple[str, str]] = frozenset(
         ("subnet/wallets.py", "subnet.config.flags"),
         ("subnet/wallets.py", "subnet.config.settings"),
         ("tasks/answers.py", "scoring.checking"),
-        ("tasks/episodes/designs/__init__.py", "tasks.episodes.environments"),
         ("tasks/episodes/runner.py", "scoring.decoding"),
-        ("tasks/episodes/environments/bank.py", "tasks.episodes.goals"),
-        ("tasks/episodes/environments/home.py", "tasks.episodes.goals"),
-        ("tasks/episodes/environments/mail_calendar.py", "tasks.episodes.goals"),
-        ("tasks/episodes/environments/shop.py", "tasks.episodes.goals"),
-        ("tasks/episodes/environments/workspace.py", "tasks.episodes.goals"),
-        ("tasks/episodes/generate.py", "tasks.episodes.runner"),
-        ("tasks/episodes/goals/bank.py", "tasks.library.common"),
-        ("tasks/episodes/goals/workspace.py", "tasks.library.common"),
-        ("tasks/episodes/model.py", "tasks.episodes.designs"),
-        ("tasks/episodes/model.py", "tasks.episodes.environments"),
         ("tasks/sources.py", "tasks.episodes.bfcl"),
     }
 )

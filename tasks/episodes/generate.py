@@ -24,6 +24,7 @@ from scoring.schema import function_of
 from tasks.episodes.designs import draw_design, translate_scenario
 from tasks.episodes.environments import drawn_environments, environment_class, scenario_function
 from tasks.episodes.model import Episode, Turn
+from tasks.episodes.runner import schema_error
 from tasks.episodes.scenario import Scenario, TurnDraft
 from tasks.errors import TaskConfigError
 from tasks.model import Task
@@ -166,8 +167,6 @@ def _fits_its_tools(task: Task) -> bool:
     """Whether the expected call of an agent-step task fits the schema of the tool it names, in
     BFCL's answer form: an empty string there means "may be left out", so a call whose value is
     an empty string (a search for everything) cannot be asked for."""
-    from tasks.episodes.runner import schema_error
-
     ((name, arguments),) = task.expected[0].items()
     tools = {tool["function"]["name"]: tool["function"] for tool in task.tools}
     plain = {key: values[0] for key, values in arguments.items()}
