@@ -31,8 +31,9 @@ from subnet.validator.request import build_request
 from subnet.validator.rows import Outcome, ResponseRow
 from subnet.validator.sandbox import Sandbox, SandboxedRunner, SandboxError
 from subnet.validator.transcripts import EpisodeTranscript
-from tasks.episodes import Episode, EpisodeRunner, Transcript, agent_step
+from tasks.episodes import Episode, agent_step
 from tasks.episodes.checking import check_episode
+from tasks.episodes.runner import EpisodeRunner, Transcript
 
 __all__ = ["EpisodeLimits", "EpisodePlayer", "MinerLike", "StepQuerier"]
 

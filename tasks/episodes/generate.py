@@ -21,10 +21,10 @@ from types import MappingProxyType
 from typing import Any
 
 from scoring.schema import function_of
+from tasks.episodes.arguments import schema_error
 from tasks.episodes.designs import draw_design, translate_scenario
 from tasks.episodes.environments import drawn_environments, environment_class, scenario_function
 from tasks.episodes.model import Episode, Turn
-from tasks.episodes.runner import schema_error
 from tasks.episodes.scenario import Scenario, TurnDraft
 from tasks.errors import TaskConfigError
 from tasks.model import Task

@@ -12,12 +12,13 @@ import pytest
 
 from scoring.rendering import FORMATS, NATIVE_FORMATS
 from subnet.validator.sandbox_worker import _environment
-from tasks.episodes import Episode, EpisodeRunner, agent_step, generate_episodes, variant
+from tasks.episodes import Episode, agent_step, generate_episodes, variant
 from tasks.episodes.checking import check_episode
 from tasks.episodes.designs import DESIGN_SHARES, DESIGNS, design, designed_class
 from tasks.episodes.designs.paged import PAGE_SIZE
 from tasks.episodes.environments import drawn_environments, environment_class
 from tasks.episodes.reference import ReferencePlayer
+from tasks.episodes.runner import EpisodeRunner
 
 
 async def _valid(episode: Episode, fmt: str | None = None) -> tuple[bool, str]:

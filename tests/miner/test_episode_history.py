@@ -38,8 +38,8 @@ from subnet.transport import (
     build_miner_app,
 )
 from tasks.episodes import Episode, generate_episodes
+from tasks.episodes.arguments import schema_error
 from tasks.episodes.reference import trajectory
-from tasks.episodes.runner import schema_error
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/miner/conftest.py
 

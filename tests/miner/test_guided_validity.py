@@ -22,7 +22,7 @@ from subnet.miner.adapters import ADAPTERS
 from subnet.miner.base import BadModelRequest
 from subnet.miner.guided import GUIDED_FORMATS, guided_format_names
 from subnet.miner.transformers_backend import TransformersBackend
-from tasks.episodes.runner import schema_error
+from tasks.episodes.arguments import schema_error
 
 pytestmark = pytest.mark.slow
 
