@@ -257,8 +257,8 @@ def _miners(redteam: ModuleType, past: Sequence[Task] = ()) -> dict[str, Any]:
 
 
 def _external(args: argparse.Namespace, redteam: ModuleType) -> None:
-    from tasks import Source, load_xlam
-    from tasks.sources import load_bfcl_dir
+    from tasks import Source
+    from tasks.sources import load_bfcl_dir, load_xlam
 
     fixtures = Path(__file__).resolve().parents[1] / "tests" / "tasks" / "fixtures"
     pool = (*load_bfcl_dir(fixtures / "bfcl"), *load_xlam(fixtures / "xlam.json"))

@@ -88,8 +88,6 @@ KNOWN_LATE_IMPORTS: frozenset[tuple[str, str]] = frozenset(
         ("subnet/wallets.py", "subnet.config.errors"),
         ("subnet/wallets.py", "subnet.config.flags"),
         ("subnet/wallets.py", "subnet.config.settings"),
-        ("tasks/answers.py", "scoring.checking"),
-        ("tasks/sources.py", "tasks.episodes.bfcl"),
     }
 )
 

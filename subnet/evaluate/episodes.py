@@ -27,6 +27,7 @@ from subnet.protocol import ChatCompletionRequest
 from subnet.transport import QueryResult, QueryTarget
 from subnet.validator.episodes import EpisodeLimits, EpisodePlayer
 from subnet.validator.rows import ResponseRow
+from tasks.sources import load_episode_sources, parse_source_shares
 
 if TYPE_CHECKING:
     from tasks.episodes import Episode
@@ -63,7 +64,7 @@ class _Steps:
 
 
 def _episodes(settings: EvaluateSettings, count: int) -> list[Episode]:
-    from tasks import SourceFileError, TaskConfigError, load_episode_sources, parse_source_shares
+    from tasks import SourceFileError, TaskConfigError
     from tasks.episodes import generate_episodes
 
     try:

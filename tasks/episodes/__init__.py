@@ -3,7 +3,7 @@
 Public API::
 
     generate_episodes(seed, n, mix=None, sources=None) -> list[Episode]
-    tasks.load_episode_sources({"builtin": 0.8, "bfcl_multi_turn": 0.2}, paths=None)
+    tasks.sources.load_episode_sources({"builtin": 0.8, "bfcl_multi_turn": 0.2}, paths=None)
     variant(episode, seed) -> Episode              # tool_shuffle; the runner maps names back
     agent_step(episode, cut=None) -> Task          # a trajectory prefix as a single-step task
     await tasks.episodes.runner.EpisodeRunner(episode, ask).play() -> Transcript
