@@ -2,9 +2,9 @@
 
 ``ReferencePlayer(episode).ask`` answers each step with the next reference call of the turn (as
 the episode's surface names it), as OpenAI ``tool_calls`` or, given ``fmt``, as text in one of
-``scoring.FORMATS``; once the turn's plan is done it answers in text. ``trajectory(episode)``
-is the whole reference conversation in chat form, observations included (``tasks export
---episodes``).
+``scoring.rendering.FORMATS``; once the turn's plan is done it answers in text.
+``trajectory(episode)`` is the whole reference conversation in chat form, observations included
+(``tasks export --episodes``).
 """
 
 from __future__ import annotations

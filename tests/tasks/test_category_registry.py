@@ -1,7 +1,8 @@
 """One source of truth for the categories: the single-turn registry (tasks.categories) and the
 episodes' (tasks.episodes), read for order, titles and labels by the dashboard, the localnet
-leaderboard and the validator's score state; and the scorer's own table (scoring.CATEGORY_RULES,
-as scoring never imports tasks) knows every scoring category the registry names."""
+leaderboard and the validator's score state; and the scorer's own table
+(scoring.category_rules.CATEGORY_RULES, as scoring never imports tasks) knows every scoring category
+the registry names."""
 
 from __future__ import annotations
 
