@@ -41,13 +41,14 @@ sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Pa
 
 import psutil  # noqa: E402
 
-from scoring import FORMATS, NATIVE_FORMATS  # noqa: E402
+from scoring.rendering import FORMATS, NATIVE_FORMATS  # noqa: E402
 from subnet.cli import OneLineParser, user_errors  # noqa: E402
 from subnet.config import int_arg  # noqa: E402
 from subnet.validator.sandbox import Sandbox, SandboxedRunner, SandboxLimits  # noqa: E402
-from tasks.episodes import Episode, EpisodeRunner, generate_episodes, variant  # noqa: E402
+from tasks.episodes import Episode, generate_episodes, variant  # noqa: E402
 from tasks.episodes.checking import _REFERENCE_CACHE, check_episode  # noqa: E402
 from tasks.episodes.reference import ReferencePlayer  # noqa: E402
+from tasks.episodes.runner import EpisodeRunner  # noqa: E402
 
 
 async def _play_all(

@@ -27,6 +27,7 @@ from typing import Any
 # Run as a script, bench/ comes first on sys.path, and bench/scoring.py would hide the package.
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
 
+from scoring.checking import check  # noqa: E402
 from scoring.formats import generic_formats  # noqa: E402
 from scoring.schema import function_of  # noqa: E402
 from subnet.cli import OneLineParser, UsageError, user_errors  # noqa: E402
@@ -115,7 +116,6 @@ def draw_tasks(seed: int, n: int) -> list[Any]:
 async def measure(
     config: Config, seeds: Sequence[int], n: int, max_new_tokens: int, model_path: str
 ) -> list[Outcome]:
-    import scoring
     from subnet.miner import GenerationRequest, ModelOptions
     from subnet.miner.base import ModelError
     from subnet.miner.transformers_backend import TransformersBackend
@@ -151,7 +151,7 @@ async def measure(
                     return task, None
                 message = {"role": "assistant", "content": result.content, "tool_calls": result.tool_calls}
                 functions = [function_of(tool) for tool in task.tools]
-                return task, scoring.check(message, functions, task.expected, task.scoring_category)
+                return task, check(message, functions, task.expected, task.scoring_category)
 
             for task, verdict in await asyncio.gather(*(one(task) for task in draw_tasks(seed, n))):
                 tally = outcome.by_category.setdefault(str(task.category), Tally())

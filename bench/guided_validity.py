@@ -35,7 +35,7 @@ from subnet.miner.adapters import ADAPTERS  # noqa: E402
 from subnet.miner.base import BadModelRequest  # noqa: E402
 from subnet.miner.guided import guided_format_names  # noqa: E402
 from subnet.miner.transformers_backend import TransformersBackend  # noqa: E402
-from tasks.episodes.runner import schema_error  # noqa: E402
+from tasks.episodes.arguments import schema_error  # noqa: E402
 
 # Tokens an answer may take: a family's markup spelled by the tiny model's 600-token vocabulary
 # takes many (a GLM call with six required arguments needs over 96 for its tags alone, a DSML call

@@ -50,8 +50,13 @@ from redteam_kit import load_sibling  # noqa: E402
 from redteam_kit.agent import baseline_agents, episode_table, play_agent  # noqa: E402
 from redteam_kit.agent import phrase_with_standin as phrase_episodes  # noqa: E402
 
-from scoring import FORMATS, Call, check, function_of, render  # noqa: E402
-from scoring.rendering import NATIVE_FORMATS  # noqa: E402
+from scoring import Call, function_of  # noqa: E402
+from scoring.checking import check  # noqa: E402
+from scoring.rendering import (  # noqa: E402
+    FORMATS,
+    NATIVE_FORMATS,
+    render,
+)
 from subnet.cli import OneLineParser, user_errors  # noqa: E402
 from subnet.config import PhrasingSettings, WeightsSettings, int_arg  # noqa: E402
 from subnet.phrasing import build_engine  # noqa: E402
@@ -252,8 +257,8 @@ def _miners(redteam: ModuleType, past: Sequence[Task] = ()) -> dict[str, Any]:
 
 
 def _external(args: argparse.Namespace, redteam: ModuleType) -> None:
-    from tasks import Source, load_xlam
-    from tasks.sources import load_bfcl_dir
+    from tasks import Source
+    from tasks.sources import load_bfcl_dir, load_xlam
 
     fixtures = Path(__file__).resolve().parents[1] / "tests" / "tasks" / "fixtures"
     pool = (*load_bfcl_dir(fixtures / "bfcl"), *load_xlam(fixtures / "xlam.json"))

@@ -40,7 +40,8 @@ from redteam_kit import load_sibling  # noqa: E402
 from redteam_kit.inverter import Answer, TemplateInverter, _Offered, _properties, match_tool, request_text  # noqa: E402  # noqa: E402
 from redteam_kit.lexical import LexicalMiner  # noqa: E402
 
-from scoring import Call, check, function_of  # noqa: E402
+from scoring import Call, function_of  # noqa: E402
+from scoring.checking import check  # noqa: E402
 from subnet.cli import OneLineParser, user_errors  # noqa: E402
 from subnet.config import int_arg  # noqa: E402
 from tasks import CATEGORIES, Task, generate, variant  # noqa: E402

@@ -29,7 +29,9 @@ from typing import Any
 # Run as a script, this file's folder comes first on sys.path and its name would hide the package.
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
 
-from scoring import FORMATS, NATIVE_FORMATS, Call, check, render  # noqa: E402
+from scoring import Call  # noqa: E402
+from scoring.checking import check  # noqa: E402
+from scoring.rendering import FORMATS, NATIVE_FORMATS, render  # noqa: E402
 from subnet.cli import OneLineParser, user_errors  # noqa: E402
 from subnet.config import int_arg  # noqa: E402
 
@@ -251,7 +253,8 @@ def bfcl_comparison(items: list[tuple[Any, _Task]], repeat: int) -> str | None:
     import importlib.util
     import types
 
-    from scoring import DecodeError, decode
+    from scoring import DecodeError
+    from scoring.decoding import decode
 
     if importlib.util.find_spec("bfcl_eval") is None:
         return None

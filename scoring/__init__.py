@@ -2,10 +2,18 @@
 
 Public API::
 
-    from scoring import decode, check, render, to_openai_tool_calls, Call, Verdict, DecodeError
+    from scoring import Call, Verdict, DecodeError, Limits     # the values (this package, light)
+    from scoring.decoding import decode
+    from scoring.checking import check
+    from scoring.rendering import render, to_openai_tool_calls
     calls = decode(output)    # text in any supported format | OpenAI tool_calls | assistant message
     verdict = check(output, functions, possible_answer, category)
     verdict.valid, verdict.error_type, verdict.score, verdict.components
+
+``import scoring`` loads only the value types and the schema tables (:mod:`scoring.model`,
+:mod:`scoring.schema`): a layer above that reads a tool's function or a schema type imports them
+at the top of its module without loading the decoder and the checker, which it imports from their
+modules where it decodes or judges.
 
 ``decode`` reads the native tool-call markup of every major open model family too (Qwen3 /
 Hermes, Qwen3-Coder XML, Llama 3 and 4, Mistral, DeepSeek V3-V4 and DSML, Kimi K2, GLM-4.5+,
@@ -58,27 +66,15 @@ Where we differ from BFCL's checker, on purpose
 
 from __future__ import annotations
 
-from scoring.category_rules import CATEGORY_RULES, CategoryRule
-from scoring.checking import check
-from scoring.decoding import decode
 from scoring.model import DEFAULT_LIMITS, Call, DecodeError, Limits, Verdict
-from scoring.rendering import FORMATS, NATIVE_FORMATS, render, to_openai_tool_calls
 from scoring.schema import SCHEMA_TYPES, function_of
 
 __all__ = [
-    "CATEGORY_RULES",
     "DEFAULT_LIMITS",
-    "FORMATS",
-    "NATIVE_FORMATS",
     "SCHEMA_TYPES",
     "Call",
-    "CategoryRule",
     "DecodeError",
     "Limits",
     "Verdict",
-    "check",
-    "decode",
     "function_of",
-    "render",
-    "to_openai_tool_calls",
 ]

@@ -3,8 +3,9 @@
 One table for all of scoring: BFCL's type names (``dict``, ``float``, ``tuple``, ``any``) beside
 JSON Schema's (``object``, ``number``, ``array``), with its views: BFCL's names written as JSON
 Schema's (``SCHEMA_TYPE_ALIASES``), and JSON Schema's names alone (``JSON_SCHEMA_TYPES``). Other
-layers that type values by a schema, or unwrap a tool's function, read them from here (tasks/
-lazily, inside functions: ``import tasks`` does not load the scorer).
+layers that type values by a schema, or unwrap a tool's function, read them from here, at the top
+of their modules: ``import scoring`` loads this module and the value types, never the decoder or
+the checker.
 """
 
 from __future__ import annotations

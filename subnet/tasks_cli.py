@@ -16,7 +16,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from scoring import Call, to_openai_tool_calls
+from scoring import Call
+from scoring.rendering import to_openai_tool_calls
 from scoring.schema import function_of
 from subnet.cli import OneLineParser, run_main
 from subnet.config.flags import add_flag

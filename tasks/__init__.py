@@ -7,8 +7,11 @@ Public API::
     redraw(task, seed, sources=None) -> Task       # a replacement of the same category/source
     derive_round_seed(secret, netuid, block_hash, round_number) -> bytes
     derive_miner_seed(round_seed, hotkey) -> bytes
-    load_sources(shares, paths=None) -> list[Source]; load_episode_sources(shares, paths=None)
-    CATEGORIES, Task, Source, load_bfcl, load_xlam, parse_source_shares
+    CATEGORIES, Task, Source
+
+External pools (BFCL, xLAM files) are loaded by :mod:`tasks.sources` (``load_sources``,
+``load_episode_sources``, ``parse_source_shares``, ``load_bfcl``, ``load_xlam``), imported from
+there: loading judges each pool task with the scorer's checker, which ``import tasks`` does not load.
 """
 
 from __future__ import annotations
@@ -17,7 +20,6 @@ from tasks.categories import CATEGORIES, Category, default_mix
 from tasks.errors import SourceFileError, TaskConfigError
 from tasks.model import GENERATOR_VERSION, Task
 from tasks.seeding import derive_miner_seed, derive_round_seed
-from tasks.sources import load_bfcl, load_episode_sources, load_sources, load_xlam, parse_source_shares
 from tasks.task_sets import BUILTIN, Source, generate, redraw, variant
 
 __all__ = [
@@ -33,11 +35,6 @@ __all__ = [
     "derive_miner_seed",
     "derive_round_seed",
     "generate",
-    "load_bfcl",
-    "load_episode_sources",
-    "load_sources",
-    "load_xlam",
-    "parse_source_shares",
     "redraw",
     "variant",
 ]

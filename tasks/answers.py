@@ -40,18 +40,3 @@ def reference_calls(expected: list[dict[str, Any]]) -> list[tuple[str, dict[str,
                 arguments[param] = _resolve(acceptable[0])
             calls.append((name, arguments))
     return calls
-
-
-def solvable(task: Any) -> bool:
-    """True when the reference answer of a task passes ``scoring.check`` on its own tools.
-
-    Used to drop the few external tasks whose published ground truth contradicts their own
-    schema (e.g. BFCL entries whose answer omits a required parameter).
-    """
-    from scoring import Call, check
-
-    calls = [Call(name, arguments) for name, arguments in reference_calls(task.expected)]
-    try:
-        return check(calls, task.tools, task.expected, task.scoring_category).valid
-    except ValueError:
-        return False

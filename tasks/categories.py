@@ -6,9 +6,9 @@ how the dashboard and the localnet leaderboard name it (a title and a short colu
 
 The multi-turn episodes' categories have a registry of their own
 (``tasks.episodes.generate.EPISODE_CATEGORIES``); ``tasks.catalog`` lists both as they are shown.
-The scorer keeps its own table of how each is judged (``scoring.CATEGORY_RULES``: scoring never
-imports tasks); tests/tasks/test_category_registry.py checks it knows every ``scoring_category``
-here.
+The scorer keeps its own table of how each is judged (``scoring.category_rules.CATEGORY_RULES``:
+scoring never imports tasks); tests/tasks/test_category_registry.py checks it knows every
+``scoring_category`` here.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from scoring.schema import SCHEMA_TYPE_ALIASES
 from tasks.errors import SourceFileError
 
 __all__ = ["json_lines", "openai_schema"]
@@ -36,8 +37,6 @@ def json_lines(path: Path) -> Iterator[tuple[int, Any]]:
 
 def openai_schema(schema: Any) -> Any:
     """BFCL type names -> JSON-schema ones, recursively; ``any`` loses its type (accepts all)."""
-    from scoring.schema import SCHEMA_TYPE_ALIASES  # here: `import tasks` loads no scorer
-
     if isinstance(schema, list):
         return [openai_schema(item) for item in schema]
     if not isinstance(schema, dict):

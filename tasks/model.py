@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from scoring.schema import function_of
+from tasks.categories import CATEGORIES
+
 __all__ = ["GENERATOR_VERSION", "Task"]
 
 #: Bumped whenever the same seed would produce different tasks.
@@ -36,8 +39,6 @@ class Task:
     @property
     def scoring_category(self) -> str:
         """The category name to pass to ``scoring.check`` (BFCL dispatches on it)."""
-        from tasks.categories import CATEGORIES
-
         entry = CATEGORIES.get(self.category)
         return entry.scoring_category if entry is not None else self.category
 
@@ -52,8 +53,6 @@ class Task:
     @property
     def tool_names(self) -> list[str]:
         """Names of the offered functions, in the order offered."""
-        from scoring.schema import function_of  # here: `import tasks` loads no scorer
-
         return [str(function_of(tool).get("name", "")) for tool in self.tools]
 
     def to_dict(self) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from functools import lru_cache
 from random import Random
 from typing import Any, NamedTuple
 
+from scoring.schema import function_of
 from tasks.lexicon import PREFIXES, SUFFIXES, synonym_index, verb_phrase_index
 from tasks.rand import permute
 
@@ -370,8 +371,6 @@ class ToolPlan(NamedTuple):
 
 def plan_tool(tool: dict[str, Any]) -> ToolPlan:
     """The draw-independent part of shuffling ``tool`` (an OpenAI tool dict; it is not copied)."""
-    from scoring.schema import function_of  # here: `import tasks` loads no scorer
-
     function = function_of(tool)
     name = function.get("name", "")
     core = _core_words(name)
@@ -403,8 +402,6 @@ def replan_reworded(plan: ToolPlan, tool: dict[str, Any]) -> ToolPlan:
     """The plan of ``tool``, a copy of ``plan.tool`` with only descriptions changed (names, keys
     and their order kept, as ``tasks.rewrite.rewrite_tool`` makes it): the same as
     ``plan_tool(tool)``, without redoing the name and key plans."""
-    from scoring.schema import function_of  # here: `import tasks` loads no scorer
-
     function = function_of(tool)
     parameters = function.get("parameters") or {}
     shown = parameters.get("properties") or {}

@@ -14,6 +14,10 @@ and answers may themselves be JSON strings. Everything becomes ``Task`` records 
 tools; ``generate`` shuffles their surface like any builtin task.
 
 A missing or malformed file raises ``SourceFileError`` naming the file and line.
+
+Loading judges every pool task with the scorer's checker (``solvable``) and may load BFCL's
+multi-turn episodes (``tasks.episodes.bfcl``): this module is imported by whoever loads pools or
+reads the source flags, never by ``import tasks`` (the generator and the validator's score state).
 """
 
 from __future__ import annotations
@@ -27,7 +31,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tasks.answers import solvable
+from scoring import Call
+from scoring.checking import check
+from scoring.schema import function_of
+from tasks.answers import reference_calls
+from tasks.episodes.bfcl import load_bfcl_multi_turn
 from tasks.episodes.generate import EpisodeSource
 from tasks.episodes.model import Episode
 from tasks.errors import SourceFileError, TaskConfigError
@@ -48,6 +56,7 @@ __all__ = [
     "load_sources",
     "load_xlam",
     "parse_source_shares",
+    "solvable",
 ]
 
 #: BFCL v4 single-turn categories whose checker we share (Java/JavaScript use other type names).
@@ -293,8 +302,6 @@ def _xlam_records(path: Path) -> Iterator[tuple[int, Any]]:
 
 def load_xlam(path: str | Path) -> tuple[Task, ...]:
     """xLAM-style tasks: records with ``query``, ``tools`` and ``answers`` (name + arguments)."""
-    from scoring.schema import function_of  # here: `import tasks` loads no scorer
-
     path = Path(path)
     tasks: list[Task] = []
     for line, record in _xlam_records(path):
@@ -389,10 +396,6 @@ class SourceKind:
 
 
 def _load_bfcl_multi_turn(paths: Paths | None) -> tuple[Episode, ...]:
-    # BFCL's multi-turn loader (and, through it, the bfcl-eval package) only when a share asks
-    # for it: the validator's score state and the task generator never load them.
-    from tasks.episodes.bfcl import load_bfcl_multi_turn
-
     return load_bfcl_multi_turn(paths[0] if paths else None)
 
 
@@ -489,6 +492,19 @@ def _files(kind: SourceKind, paths: Mapping[str, Paths | None] | None) -> Paths 
 def _holding(shares: Mapping[str, float], holds: Callable[[SourceKind], bool]) -> list[str]:
     """The sources of ``shares`` (each a known one) whose kind ``holds`` what is being loaded."""
     return [name for name in shares if holds(_kind(name))]
+
+
+def solvable(task: Task) -> bool:
+    """True when the reference answer of a task passes ``scoring.check`` on its own tools.
+
+    Used to drop the few external tasks whose published ground truth contradicts their own
+    schema (e.g. BFCL entries whose answer omits a required parameter).
+    """
+    calls = [Call(name, arguments) for name, arguments in reference_calls(task.expected)]
+    try:
+        return check(calls, task.tools, task.expected, task.scoring_category).valid
+    except ValueError:
+        return False
 
 
 def load_sources(

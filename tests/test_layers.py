@@ -49,39 +49,8 @@ KNOWN_LOOP_EDGES: frozenset[tuple[str, str]] = frozenset()
 KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset({})
 
 # Imports inside functions not yet moved to the top of their module (file, imported module). The
-# list only shrinks: the test fails when a listed import is gone, so it stays honest.
-KNOWN_LATE_IMPORTS: frozenset[tuple[str, str]] = frozenset(
-    {
-        # `import tasks` loads no scorer (tests/tasks/test_category_registry.py holds it).
-        ("tasks/files.py", "scoring.schema"),
-        ("tasks/answers.py", "scoring"),
-        ("tasks/episodes/bfcl.py", "scoring"),
-        ("tasks/episodes/designs/__init__.py", "tasks.episodes.environments"),
-        ("tasks/episodes/runner.py", "scoring"),
-        ("tasks/episodes/runner.py", "scoring.schema"),
-        ("tasks/episodes/environments/bank.py", "tasks.episodes.goals"),
-        ("tasks/episodes/environments/home.py", "tasks.episodes.goals"),
-        ("tasks/episodes/environments/mail_calendar.py", "tasks.episodes.goals"),
-        ("tasks/episodes/environments/shop.py", "tasks.episodes.goals"),
-        ("tasks/episodes/environments/workspace.py", "tasks.episodes.goals"),
-        ("tasks/episodes/generate.py", "scoring.schema"),
-        ("tasks/episodes/generate.py", "tasks.episodes.runner"),
-        ("tasks/episodes/goals/bank.py", "tasks.library.common"),
-        ("tasks/episodes/goals/workspace.py", "tasks.library.common"),
-        ("tasks/episodes/model.py", "tasks.episodes.designs"),
-        ("tasks/episodes/model.py", "tasks.episodes.environments"),
-        ("tasks/episodes/reference.py", "scoring"),
-        ("tasks/episodes/reference.py", "scoring.schema"),
-        ("tasks/model.py", "scoring.schema"),
-        ("tasks/model.py", "tasks.categories"),
-        ("tasks/phrasing/intent.py", "scoring.schema"),
-        ("tasks/phrasing/stage.py", "scoring"),
-        ("tasks/phrasing/stage.py", "scoring.schema"),
-        ("tasks/shuffle.py", "scoring.schema"),
-        ("tasks/sources.py", "scoring.schema"),
-        ("tasks/sources.py", "tasks.episodes.bfcl"),
-    }
-)
+# list only shrinks (the test fails when a listed import is gone, so it stays honest); it is empty.
+KNOWN_LATE_IMPORTS: frozenset[tuple[str, str]] = frozenset()
 
 
 @dataclass(frozen=True)

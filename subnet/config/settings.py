@@ -289,7 +289,7 @@ class TasksSettings:
     """``sources`` stays a string here (``builtin=0.8,bfcl=0.2``); tasks/ parses it. ``paths``
     holds the files of each file flag of the task-source registry (``tasks.sources.PATH_FLAGS``:
     ``--tasks.bfcl`` question files or data folders, default the installed bfcl-eval; ``--tasks.xlam``
-    JSON files, required when it has a share), as ``tasks.load_sources(shares, paths=...)`` takes
+    JSON files, required when it has a share), as ``tasks.sources.load_sources(shares, paths=...)`` takes
     them: flag name -> files. A source with a new flag needs no field here."""
 
     sources: str = "builtin=1.0"

@@ -29,14 +29,9 @@ from subnet.protocol import ChatCompletionRequest
 from subnet.transport import QueryResult, QueryTarget
 from subnet.validator.episodes import EpisodeLimits, EpisodePlayer
 from subnet.validator.rows import ResponseRow
-from tasks import (
-    SourceFileError,
-    TaskConfigError,
-    derive_round_seed,
-    load_episode_sources,
-    parse_source_shares,
-)
+from tasks import SourceFileError, TaskConfigError, derive_round_seed
 from tasks.episodes import Episode, generate_episodes, variant
+from tasks.sources import load_episode_sources, parse_source_shares
 
 __all__ = ["EpisodeResult", "build_episodes", "render_episodes", "run_episodes"]
 

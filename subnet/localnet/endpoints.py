@@ -9,7 +9,8 @@ import os
 
 import aiohttp
 
-from scoring import DecodeError, decode
+from scoring import DecodeError
+from scoring.decoding import decode
 from subnet.miner.openai_backend import completions_url, engine_error_text
 
 

@@ -24,11 +24,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from scoring import Call, DecodeError, decode, render, to_openai_tool_calls
-from scoring.decoding import markup_span
+from scoring import Call, DecodeError
+from scoring.decoding import decode, markup_span
 from scoring.formats import REGISTRY, Format, Prompting, format_names, template_format
 from scoring.formats.reading import drop_reasoning
 from scoring.formats.spec import functions_of
+from scoring.rendering import render, to_openai_tool_calls
 
 # Reasoning blocks some models write before answering; never part of the answer.
 _THINK_BLOCK = re.compile(r"<think>.*?(?:</think>|$)", re.DOTALL)

@@ -23,15 +23,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from scoring import check, function_of
+from scoring import function_of
+from scoring.checking import check
 from subnet.protocol import ChatCompletionRequest
 from subnet.transport import MinerTarget, QueryResult, QueryStatus, QueryTarget
 from subnet.validator.request import build_request
 from subnet.validator.rows import Outcome, ResponseRow
 from subnet.validator.sandbox import Sandbox, SandboxedRunner, SandboxError
 from subnet.validator.transcripts import EpisodeTranscript
-from tasks.episodes import Episode, EpisodeRunner, Transcript, agent_step
+from tasks.episodes import Episode, agent_step
 from tasks.episodes.checking import check_episode
+from tasks.episodes.runner import EpisodeRunner, Transcript
 
 __all__ = ["EpisodeLimits", "EpisodePlayer", "MinerLike", "StepQuerier"]
 

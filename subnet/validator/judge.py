@@ -1,8 +1,8 @@
 """The validator's seam to the scorer: :class:`Judge`, and its default :class:`BfclJudge`.
 
-The round pipeline only sees the protocol; the default wraps ``scoring.check`` (imported when
-first used, not at import time). Tests and simulations pass their own. ``python -m
-subnet.evaluate`` scores with the same default, so the two never disagree on a verdict.
+The round pipeline only sees the protocol; the default wraps ``scoring.check``. Tests and
+simulations pass their own. ``python -m subnet.evaluate`` scores with the same default, so the two
+never disagree on a verdict.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-import scoring
+from scoring.checking import check
 from scoring.schema import function_of
 from subnet.protocol import AssistantMessage
 from subnet.validator.task_source import TaskLike
@@ -49,7 +49,7 @@ class BfclJudge:
 
     def judge(self, message: AssistantMessage, task: TaskLike) -> Judgement:
         if self.checker is None:
-            self.checker = scoring.check
+            self.checker = check
         verdict = self.checker(
             message_output(message), bfcl_functions(task.tools), task.expected, task.scoring_category
         )

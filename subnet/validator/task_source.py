@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # the module loads tasks when first used (see above); the typ
 import tasks
 from tasks.episodes import generate_episodes
 from tasks.seeding import sub_seed
+from tasks.sources import load_episode_sources, load_sources, parse_source_shares
 
 
 class TaskLike(Protocol):
@@ -72,7 +73,7 @@ class LibraryTasks:
 
     sources: Sequence[Any] | None = None
     mix: Mapping[str, float] | None = None
-    #: The episodes' sources (``tasks.load_episode_sources``, from the same ``--tasks.sources``);
+    #: The episodes' sources (``tasks.sources.load_episode_sources``, from the same ``--tasks.sources``);
     #: None: the builtin generator.
     episode_sources: Sequence[EpisodeSource] | None = None
 
@@ -89,13 +90,11 @@ class LibraryTasks:
         Raises ``tasks.TaskConfigError`` / ``tasks.SourceFileError`` with a one-line reason.
         """
 
-        shares = tasks.parse_source_shares(text)
+        shares = parse_source_shares(text)
         if set(shares) <= {tasks.BUILTIN}:
             return cls(None, mix)
         files = {flag: list(files) or None for flag, files in (paths or {}).items()}
-        return cls(
-            tasks.load_sources(shares, paths=files), mix, tasks.load_episode_sources(shares, paths=files)
-        )
+        return cls(load_sources(shares, paths=files), mix, load_episode_sources(shares, paths=files))
 
     def round_seed(self, secret: bytes, netuid: int, block_hash: str, round_number: int) -> bytes:
 

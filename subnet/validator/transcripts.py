@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from tasks.episodes import Transcript
+    from tasks.episodes.runner import Transcript
 
 __all__ = [
     "TRANSCRIPT_CAP",

@@ -3,15 +3,16 @@
 Public API::
 
     generate_episodes(seed, n, mix=None, sources=None) -> list[Episode]
-    tasks.load_episode_sources({"builtin": 0.8, "bfcl_multi_turn": 0.2}, paths=None)
+    tasks.sources.load_episode_sources({"builtin": 0.8, "bfcl_multi_turn": 0.2}, paths=None)
     variant(episode, seed) -> Episode              # tool_shuffle; the runner maps names back
     agent_step(episode, cut=None) -> Task          # a trajectory prefix as a single-step task
-    await EpisodeRunner(episode, ask).play() -> Transcript
+    await tasks.episodes.runner.EpisodeRunner(episode, ask).play() -> Transcript
     tasks.episodes.checking.check_episode(transcript, episode) -> Verdict
     EPISODE_CATEGORIES, ENVIRONMENTS, Episode, Turn
 
-``check_episode`` is imported from its module: it loads the scorer, which ``import tasks.episodes``
-does not (the validator's score state reads the category registry through this package).
+The runner (``EpisodeRunner``, ``Transcript``) and ``check_episode`` are imported from their
+modules: they load the scorer's decoder and checker, which ``import tasks.episodes`` does not (the
+validator's score state reads the category registry through this package).
 """
 
 from __future__ import annotations
@@ -25,15 +26,12 @@ from tasks.episodes.generate import (
     variant,
 )
 from tasks.episodes.model import Episode, Turn
-from tasks.episodes.runner import EpisodeRunner, Transcript
 
 __all__ = [
     "ENVIRONMENTS",
     "EPISODE_CATEGORIES",
     "Episode",
-    "EpisodeRunner",
     "EpisodeSource",
-    "Transcript",
     "Turn",
     "agent_step",
     "environment_class",

@@ -51,6 +51,8 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
 
+from scoring import DecodeError
+from scoring.decoding import decode
 from tasks.episodes.environment import Environment, ToolInfo
 from tasks.episodes.model import Episode, Turn
 from tasks.errors import SourceFileError
@@ -347,8 +349,6 @@ def _keyword_call(text: str, owner: dict[str, str], where: str) -> str:
 
 
 def _plan(calls: list[Any], owner: dict[str, str], where: str) -> list[dict[str, Any]]:
-    from scoring import DecodeError, decode
-
     if not calls:
         return []
     if not all(isinstance(call, str) for call in calls):

@@ -44,7 +44,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from scoring import Verdict, check, function_of
+from scoring import Verdict, function_of
+from scoring.checking import check
 from scoring.credit import episode_partial_credit
 from tasks.episodes.generate import agent_step
 from tasks.episodes.model import Episode, Turn

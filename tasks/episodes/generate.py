@@ -20,6 +20,8 @@ from random import Random
 from types import MappingProxyType
 from typing import Any
 
+from scoring.schema import function_of
+from tasks.episodes.arguments import schema_error
 from tasks.episodes.designs import draw_design, translate_scenario
 from tasks.episodes.environments import drawn_environments, environment_class, scenario_function
 from tasks.episodes.model import Episode, Turn
@@ -165,8 +167,6 @@ def _fits_its_tools(task: Task) -> bool:
     """Whether the expected call of an agent-step task fits the schema of the tool it names, in
     BFCL's answer form: an empty string there means "may be left out", so a call whose value is
     an empty string (a search for everything) cannot be asked for."""
-    from tasks.episodes.runner import schema_error
-
     ((name, arguments),) = task.expected[0].items()
     tools = {tool["function"]["name"]: tool["function"] for tool in task.tools}
     plain = {key: values[0] for key, values in arguments.items()}
@@ -355,8 +355,6 @@ _SCRATCH = Random()
 
 def variant(episode: Episode, seed: bytes | str | int) -> Episode:
     """The same episode with every tool renamed for one miner (tool_shuffle over the tools it offers)."""
-    from scoring.schema import function_of  # here: `import tasks.episodes` loads no scorer
-
     variant_seed = sub_seed(seed_bytes(seed), f"episode-variant|{episode.id}|{episode.seed}".encode())
     names = list(dict.fromkeys(name for turn in episode.turns for name in turn.tools))
     tools = (

@@ -12,6 +12,9 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
+from tasks.episodes.designs import designed_class
+from tasks.episodes.environments import environment_class
+
 __all__ = ["Episode", "Turn"]
 
 
@@ -83,12 +86,8 @@ class Episode:
 
     def environment_type(self) -> Any:
         """The class the episode is played on: the environment's, or its design's wrapper."""
-        from tasks.episodes.environments import environment_class
-
         if self.design is None:
             return environment_class(self.environment)
-        from tasks.episodes.designs import designed_class
-
         return designed_class(self.environment, self.design)
 
     def make_environment(self) -> Any:

@@ -2,9 +2,9 @@
 
 ``ReferencePlayer(episode).ask`` answers each step with the next reference call of the turn (as
 the episode's surface names it), as OpenAI ``tool_calls`` or, given ``fmt``, as text in one of
-``scoring.FORMATS``; once the turn's plan is done it answers in text. ``trajectory(episode)``
-is the whole reference conversation in chat form, observations included (``tasks export
---episodes``).
+``scoring.rendering.FORMATS``; once the turn's plan is done it answers in text.
+``trajectory(episode)`` is the whole reference conversation in chat form, observations included
+(``tasks export --episodes``).
 """
 
 from __future__ import annotations
@@ -12,6 +12,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from scoring import Call
+from scoring.rendering import render
+from scoring.schema import function_of
 from tasks.episodes.model import Episode
 
 __all__ = ["ReferencePlayer", "trajectory"]
@@ -51,8 +54,6 @@ class ReferencePlayer:
         call = plan[since_user]
         name, arguments = self.episode.shown_call(call["name"], call["arguments"])
         if self.fmt is not None:
-            from scoring import Call, render
-
             return render([Call(name, arguments)], self.fmt)
         return {
             "role": "assistant",
@@ -69,8 +70,6 @@ class ReferencePlayer:
 
 def trajectory(episode: Episode) -> dict[str, Any]:
     """The reference conversation in chat form: every turn's calls, observations and answer."""
-    from scoring.schema import function_of  # here: `import tasks.episodes` loads no scorer
-
     env = episode.make_environment()
     messages: list[dict[str, Any]] = []
     tools: dict[str, dict[str, Any]] = {}

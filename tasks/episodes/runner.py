@@ -19,10 +19,14 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from scoring import DecodeError
+from scoring.decoding import decode
+from scoring.schema import function_of
+from tasks.episodes.arguments import schema_error
 from tasks.episodes.environment import EnvironmentCorrupted
 from tasks.episodes.model import Episode
 
-__all__ = ["Ask", "EpisodeRunner", "StepRecord", "Transcript", "TurnRecord", "run_call", "schema_error"]
+__all__ = ["Ask", "EpisodeRunner", "StepRecord", "Transcript", "TurnRecord", "run_call"]
 
 #: ``ask(messages, tools)``: the miner's answer, as ``scoring.decode`` reads it (an OpenAI
 #: assistant message dict, or text). Raising fails the episode (timeout, refusal, garbage).
@@ -30,47 +34,6 @@ Ask = Callable[[list[dict[str, Any]], list[dict[str, Any]]], Awaitable[Any]]
 
 #: Calls dispatched per step at most: an answer with thousands of calls costs no more than this.
 MAX_CALLS_PER_STEP = 16
-
-
-def _mistyped(value: Any, kinds: tuple[type, ...]) -> bool:
-    return (isinstance(value, bool) and bool not in kinds) or not isinstance(value, kinds)
-
-
-def schema_error(arguments: Any, parameters: dict[str, Any]) -> str | None:
-    """Why ``arguments`` do not fit a tool's JSON schema (top level: required keys, no unknown
-    keys, JSON types, enums, the type of an array's items), or None.
-
-    The JSON types are the scorer's (``scoring.schema.JSON_SCHEMA_TYPES``; a number may be an
-    int), imported here rather than with the module: ``import tasks.episodes`` loads no scorer."""
-    from scoring.schema import JSON_SCHEMA_TYPES
-
-    if not isinstance(arguments, dict):
-        return "arguments are not an object"
-    properties = parameters.get("properties") or {}
-    for name in parameters.get("required") or ():
-        if name not in arguments:
-            return f"missing required parameter {name!r}"
-    for name, value in arguments.items():
-        spec = properties.get(name)
-        if spec is None:
-            return f"unknown parameter {str(name)[:60]!r}"
-        kinds = JSON_SCHEMA_TYPES.get(str(spec.get("type", "")))
-        if kinds is None:
-            continue
-        if _mistyped(value, kinds):
-            return f"parameter {name!r} must be {spec['type']}"
-        if "enum" in spec and value not in spec["enum"]:
-            return f"parameter {name!r} must be one of {spec['enum']}"[:200]
-        items = (
-            JSON_SCHEMA_TYPES.get(str((spec.get("items") or {}).get("type", "")))
-            if spec["type"] == "array"
-            else None
-        )
-        if items is not None and any(
-            (isinstance(item, bool) and bool not in items) or not isinstance(item, items) for item in value
-        ):
-            return f"items of parameter {name!r} must be {spec['items']['type']}"
-    return None
 
 
 @dataclass
@@ -203,9 +166,6 @@ class EpisodeRunner:
             return json.dumps({"unreadable": type(error).__name__})
 
     async def _step(self, turn: int, tools: list[dict[str, Any]]) -> StepRecord:
-        from scoring import DecodeError, decode
-        from scoring.schema import function_of
-
         started = time.perf_counter()
         try:
             answer = await self.ask(list(self.messages), tools)

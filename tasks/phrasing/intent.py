@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from scoring.schema import function_of
 from tasks.answers import reference_calls
 from tasks.model import Task
 
@@ -57,8 +58,6 @@ def external_intent(task: Task) -> dict[str, Any]:
     rewording must keep ("quoted" for text, "number" for numbers); nothing else is known, so
     a rewording of an external question is checked for those values, names and length only.
     """
-    from scoring.schema import function_of  # here: `import tasks` loads no scorer
-
     question = task.request
     purposes = {
         str(function_of(tool).get("name", "")): str(function_of(tool).get("description", ""))

@@ -19,6 +19,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from scoring.checking import check
+from scoring.schema import function_of
 from tasks.model import Task
 from tasks.phrasing.intent import intent_of
 from tasks.phrasing.prompt import phrasing_messages
@@ -164,8 +166,6 @@ class Phrased:
 
 
 def _names(task: Task) -> list[str]:
-    from scoring.schema import function_of  # here: `import tasks` loads no scorer
-
     names: list[str] = []
     for tool in task.tools:
         function = function_of(tool)
@@ -287,8 +287,6 @@ class _Slot:
                 return EngineAnswer(None, error="engine_error")
 
     async def _solves(self, task: Task) -> bool:
-        from scoring import check, function_of
-
         async with self.gate:
             try:
                 output = await asyncio.wait_for(

@@ -35,9 +35,10 @@ from subnet.validator.state import (
     update_moving_average,
 )
 from subnet.validator.store import NewTask, Store
-from tasks.episodes import Episode, EpisodeRunner, generate_episodes
+from tasks.episodes import Episode, generate_episodes
 from tasks.episodes.checking import check_episode
 from tasks.episodes.reference import ReferencePlayer
+from tasks.episodes.runner import EpisodeRunner
 from tests.validator.row_equipment import response_row
 
 ALPHA = 0.3

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tasks.episodes import Episode, EpisodeRunner, environment_class
+from tasks.episodes import Episode, environment_class
 from tasks.episodes import bfcl as bfcl_module
 from tasks.episodes.bfcl import (
     ADDED_FUNCTIONS_MESSAGE,
@@ -29,6 +29,7 @@ from tasks.episodes.bfcl import (
     load_bfcl_multi_turn,
 )
 from tasks.episodes.checking import check_episode
+from tasks.episodes.runner import EpisodeRunner
 from tasks.errors import SourceFileError
 
 _MISSING = "bfcl-eval is not installed (scripts/setup.sh installs bfcl-eval==2026.3.23 --no-deps)"

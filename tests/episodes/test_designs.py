@@ -10,14 +10,15 @@ from typing import Any
 
 import pytest
 
-from scoring import FORMATS, NATIVE_FORMATS
+from scoring.rendering import FORMATS, NATIVE_FORMATS
 from subnet.validator.sandbox_worker import _environment
-from tasks.episodes import Episode, EpisodeRunner, agent_step, generate_episodes, variant
+from tasks.episodes import Episode, agent_step, generate_episodes, variant
 from tasks.episodes.checking import check_episode
 from tasks.episodes.designs import DESIGN_SHARES, DESIGNS, design, designed_class
 from tasks.episodes.designs.paged import PAGE_SIZE
 from tasks.episodes.environments import drawn_environments, environment_class
 from tasks.episodes.reference import ReferencePlayer
+from tasks.episodes.runner import EpisodeRunner
 
 
 async def _valid(episode: Episode, fmt: str | None = None) -> tuple[bool, str]:
@@ -191,7 +192,7 @@ def test_every_agent_step_gold_passes_the_checker_under_every_design() -> None:
     """An agent step's expected call is the BFCL checker's right answer on its own variant: it
     fits the tool offered at the cut (a design's listing may require what the canonical one
     left out), and asks for no empty string (which BFCL's answer form reads as "leave it out")."""
-    from scoring import check
+    from scoring.checking import check
     from tasks import variant as task_variant
     from tasks.episodes.generate import agent_step
     from tests.support.simulation import correct_tool_calls

@@ -14,11 +14,12 @@ from typing import Any
 import pytest
 
 import tasks.episodes.environments as registry
-from tasks.episodes import EpisodeRunner, generate_episodes, variant
+from tasks.episodes import generate_episodes, variant
 from tasks.episodes.checking import check_episode
 from tasks.episodes.environment import Environment
 from tasks.episodes.environments import ENVIRONMENTS, drawn_environments, environment_class
 from tasks.episodes.reference import ReferencePlayer
+from tasks.episodes.runner import EpisodeRunner
 
 
 def _defined_environments() -> dict[str, str]:

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from scoring.schema import JSON_SCHEMA_TYPES
+from tasks.episodes.arguments import schema_error
 from tasks.episodes.environment import Environment
 from tasks.episodes.environments.bank import Bank
 from tasks.episodes.environments.bank import scenario as bank_scenario
@@ -25,7 +26,6 @@ from tasks.episodes.environments.mail_calendar import scenario as mail_scenario
 from tasks.episodes.environments.shop import Shop
 from tasks.episodes.environments.shop import scenario as shop_scenario
 from tasks.episodes.goals import MAX_TURN_CALLS
-from tasks.episodes.runner import schema_error
 from tasks.episodes.scenario import Scenario
 from tasks.seeding import rng_from
 

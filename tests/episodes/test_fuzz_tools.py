@@ -20,10 +20,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tasks.episodes.arguments import schema_error
 from tasks.episodes.designs import DESIGNS, designed_class
 from tasks.episodes.environment import Environment
 from tasks.episodes.environments import drawn_environments, environment_class
-from tasks.episodes.runner import schema_error
 
 CPU_S = 2.0  # per call, generous: the honest calls take well under a millisecond
 BOMBS = ["a{0,60}a{0,60}a{0,60}a{0,60}b", ".{0,99}" * 5, "(a+)+$", "(a|aa)*c", "(a)\\1", "(?<!x)y", "[", "\\"]

@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 
 from scoring.credit import episode_partial_credit
-from tasks.episodes import Episode, EpisodeRunner, Turn, generate_episodes, variant
+from tasks.episodes import Episode, Turn, generate_episodes, variant
 from tasks.episodes.checking import check_episode
 from tasks.episodes.reference import ReferencePlayer
+from tasks.episodes.runner import EpisodeRunner
 
 
 async def _play(episode: Episode, ask: Any) -> Any:

@@ -11,10 +11,12 @@ from typing import Any
 
 import pytest
 
-from scoring import FORMATS, NATIVE_FORMATS, check
-from tasks.episodes import EPISODE_CATEGORIES, Episode, EpisodeRunner, agent_step, generate_episodes, variant
+from scoring.checking import check
+from scoring.rendering import FORMATS, NATIVE_FORMATS
+from tasks.episodes import EPISODE_CATEGORIES, Episode, agent_step, generate_episodes, variant
 from tasks.episodes.checking import check_episode
 from tasks.episodes.reference import ReferencePlayer, trajectory
+from tasks.episodes.runner import EpisodeRunner
 
 
 async def _play(episode: Episode, ask: Any) -> Any:
@@ -341,7 +343,7 @@ async def test_user_turns_go_through_the_phrasing_stage() -> None:
 
 
 def test_the_schema_check_refuses_values_outside_an_enum_and_mistyped_items() -> None:
-    from tasks.episodes.runner import schema_error
+    from tasks.episodes.arguments import schema_error
 
     schema = {
         "type": "object",

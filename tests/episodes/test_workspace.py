@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from scoring.schema import JSON_SCHEMA_TYPES
+from tasks.episodes.arguments import schema_error
 from tasks.episodes.environments.workspace import Workspace, canonical_cron, scenario
 from tasks.episodes.goals import MAX_TURN_CALLS
-from tasks.episodes.runner import schema_error
 from tasks.episodes.scenario import Scenario
 from tasks.seeding import rng_from
 

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from scoring import Call, render
+from scoring import Call
+from scoring.rendering import render
 from subnet.miner.adapters import (
     ADAPTERS,
     DEFAULT_FORMAT,

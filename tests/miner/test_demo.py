@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from scoring import check
+from scoring.checking import check
 from subnet.miner import ModelLoadError, ModelOptions, build_backend
 from subnet.miner.demo import DEMO_FOLDER, ensure_demo_model
 from subnet.miner.service import MinerModel

@@ -21,7 +21,7 @@ import bittensor as bt
 import pytest
 from aiohttp import web
 
-from scoring import decode
+from scoring.decoding import decode
 from subnet.miner import GenerationRequest, ModelOptions, build_backend
 from subnet.miner.adapters import ADAPTERS, MODEL_FORMATS, format_for_template
 from subnet.miner.guided import GUIDED_FORMATS, Extraction
@@ -38,8 +38,8 @@ from subnet.transport import (
     build_miner_app,
 )
 from tasks.episodes import Episode, generate_episodes
+from tasks.episodes.arguments import schema_error
 from tasks.episodes.reference import trajectory
-from tasks.episodes.runner import schema_error
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/miner/conftest.py
 

@@ -11,7 +11,10 @@ from typing import Any
 
 import pytest
 
-from scoring import Call, check, decode, render
+from scoring import Call
+from scoring.checking import check
+from scoring.decoding import decode
+from scoring.rendering import render
 from subnet.miner import GenerationRequest, ModelOptions, build_backend
 from subnet.miner.adapters import ADAPTERS
 from subnet.miner.guided import (

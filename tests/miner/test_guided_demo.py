@@ -17,7 +17,8 @@ import pytest
 import pytest_asyncio
 
 import tasks
-from scoring import check, decode
+from scoring.checking import check
+from scoring.decoding import decode
 from subnet.miner import GenerationRequest, GenerationResult, ModelOptions, build_backend
 from subnet.miner.adapters import ADAPTERS
 from subnet.miner.transformers_backend import TransformersBackend

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from scoring import decode
+from scoring.decoding import decode
 from subnet.miner import GenerationRequest, ModelOptions, build_backend
 from subnet.miner.adapters import ADAPTERS
 from subnet.miner.guided import (

@@ -16,13 +16,13 @@ import pytest
 import pytest_asyncio
 
 import tasks
-from scoring import check
+from scoring.checking import check
 from subnet.miner import GenerationRequest, ModelOptions, build_backend
 from subnet.miner.adapters import ADAPTERS
 from subnet.miner.base import BadModelRequest
 from subnet.miner.guided import GUIDED_FORMATS, guided_format_names
 from subnet.miner.transformers_backend import TransformersBackend
-from tasks.episodes.runner import schema_error
+from tasks.episodes.arguments import schema_error
 
 pytestmark = pytest.mark.slow
 

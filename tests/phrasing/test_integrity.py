@@ -11,8 +11,11 @@ from types import ModuleType
 import pytest
 
 import tasks
-from scoring import FORMATS, Call, check, render
+from scoring import Call
+from scoring.checking import check
+from scoring.rendering import FORMATS, render
 from tasks.answers import reference_calls
+from tasks.sources import load_bfcl_dir, load_xlam
 
 FIXTURES = Path(__file__).resolve().parents[1] / "tasks" / "fixtures"
 
@@ -46,7 +49,7 @@ async def test_the_inverter_needs_template_text_and_honest_answers_do_not(integr
 
 async def test_the_memoriser_loses_external_call_tasks_once_phrased(integrity: ModuleType) -> None:
     redteam = integrity.load_sibling("redteam")
-    pool = (*tasks.sources.load_bfcl_dir(FIXTURES / "bfcl"), *tasks.load_xlam(FIXTURES / "xlam.json"))
+    pool = (*load_bfcl_dir(FIXTURES / "bfcl"), *load_xlam(FIXTURES / "xlam.json"))
     sources = [tasks.Source("external", 1.0, tuple(pool))]
     drawn = tasks.generate(b"external", 120, sources=sources)
     phrased = await integrity.phrase_with_standin(drawn, b"external", sources=sources)

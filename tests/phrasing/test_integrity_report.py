@@ -12,8 +12,7 @@ from types import ModuleType
 import pytest
 
 import tasks
-from scoring import FORMATS
-from scoring.rendering import NATIVE_FORMATS
+from scoring.rendering import FORMATS, NATIVE_FORMATS
 
 MINERS = (
     "never calls",

@@ -140,7 +140,8 @@ class _Solver:
     async def solve(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Any:
         if not self.right:
             return "no idea"
-        from scoring import Call, to_openai_tool_calls
+        from scoring import Call
+        from scoring.rendering import to_openai_tool_calls
 
         calls = [Call(n, a) for n, a in reference_calls(self.expected[_tool_key(tools[0])])]
         return (

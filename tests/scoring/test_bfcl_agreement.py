@@ -25,8 +25,10 @@ from typing import Any
 
 import pytest
 
-from scoring import FORMATS, Call, check, render
+from scoring import Call
 from scoring.category_rules import CATEGORY_RULES
+from scoring.checking import check
+from scoring.rendering import FORMATS, render
 
 AST_CATEGORIES = (
     "simple_python",

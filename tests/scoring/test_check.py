@@ -6,9 +6,12 @@ from typing import Any
 
 import pytest
 
-from scoring import Call, Verdict, check, render
+from scoring import Call, Verdict
 from scoring.category_rules import CATEGORY_RULES, CategoryRule
+from scoring.checking import check
 from scoring.credit import partial_credit
+from scoring.rendering import render
+from scoring.schema import function_of
 from scoring.value_check import standardize
 
 PARAMS: dict[str, Any] = {
@@ -78,14 +81,16 @@ def test_every_task_category_names_a_scoring_rule() -> None:
     assert all(isinstance(rule, CategoryRule) for rule in CATEGORY_RULES.values())
 
 
-def test_former_import_paths_still_work() -> None:
+def test_the_package_holds_the_values_and_the_modules_the_scorer() -> None:
     import scoring
     import scoring.checking as checking
 
     # The scorer's table has one name: CATEGORIES is the tasks' registry (tasks.categories).
     assert not hasattr(checking, "CATEGORIES")
     assert checking.partial_credit is partial_credit and checking.standardize is standardize
-    assert scoring.CATEGORY_RULES is CATEGORY_RULES and scoring.check is checking.check
+    # The package is light (its value types only): the scorer's functions live in their modules.
+    assert not hasattr(scoring, "check") and not hasattr(scoring, "CATEGORY_RULES")
+    assert scoring.Call is Call and scoring.function_of is function_of
 
 
 def test_one_schema_type_table_and_tool_unwrapping() -> None:
@@ -307,7 +312,7 @@ def test_undecodable_output_is_a_decoder_failure() -> None:
 def test_every_output_form_gets_the_same_verdict() -> None:
     answer = [{"f": {"city": ["Paris"], "days": ["", 2]}}]
     call = Call("f", {"city": "paris", "days": 2})
-    from scoring import FORMATS
+    from scoring.rendering import FORMATS
 
     for fmt in FORMATS:
         assert check(render([call], fmt), FUNCTIONS, answer, "simple").valid, fmt

@@ -11,8 +11,10 @@ from typing import Any
 
 import pytest
 
-from scoring import FORMATS, Call, decode, render, to_openai_tool_calls
+from scoring import Call
+from scoring.decoding import decode
 from scoring.demo import samples
+from scoring.rendering import FORMATS, render, to_openai_tool_calls
 from subnet.scoring_cli import main
 
 FUNCTIONS = [
@@ -131,7 +133,7 @@ def test_demo_runs_as_a_module() -> None:
 
 
 def test_demo_samples_are_what_they_say() -> None:
-    from scoring import check
+    from scoring.checking import check
     from scoring.demo import WEATHER
 
     for sample in samples():

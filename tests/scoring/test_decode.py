@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 
-from scoring import Call, DecodeError, Limits, decode, render
+from scoring import Call, DecodeError, Limits
+from scoring.decoding import decode
+from scoring.rendering import render
 
 WEATHER = Call("get_weather", {"city": "Paris", "days": 3})
 

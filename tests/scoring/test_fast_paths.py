@@ -25,8 +25,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scoring import Call, DecodeError, check, decode
-from scoring.decoding import _embedded_calls, decode_text
+from scoring import Call, DecodeError
+from scoring.checking import check
+from scoring.decoding import _embedded_calls, decode, decode_text
 from scoring.model import DEFAULT_LIMITS
 from scoring.payloads import _payload_calls
 from scoring.value_check import (

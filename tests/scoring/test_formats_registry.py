@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from scoring import Call, decode, render
-from scoring.decoding import NATIVE_MARKERS, NATIVE_MAY_HOLD_NO_CALL
+from scoring import Call
+from scoring.decoding import NATIVE_MARKERS, NATIVE_MAY_HOLD_NO_CALL, decode
 from scoring.formats import (
     REGISTRY,
     fingerprint_order,
@@ -27,7 +27,7 @@ from scoring.formats import (
     template_format,
     tool_free_formats,
 )
-from scoring.rendering import FORMATS, NATIVE_FORMATS
+from scoring.rendering import FORMATS, NATIVE_FORMATS, render
 
 ROOT = Path(__file__).resolve().parents[2]
 

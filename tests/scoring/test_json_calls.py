@@ -14,7 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import scoring.payloads as payloads
-from scoring import Call, DecodeError, decode
+from scoring import Call, DecodeError
+from scoring.decoding import decode
 from scoring.model import DEFAULT_LIMITS, Limits
 from scoring.payloads import MessageText
 

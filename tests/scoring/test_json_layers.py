@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 
 import scoring.decoding as decoding
 import scoring.payloads as payloads
-from scoring import Call, DecodeError, decode
+from scoring import Call, DecodeError
+from scoring.decoding import decode
 from scoring.model import DEFAULT_LIMITS, Limits, make_call
 from scoring.payloads import MessageText
 

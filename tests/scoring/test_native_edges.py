@@ -11,7 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scoring import NATIVE_FORMATS, Call, DecodeError, decode, render
+from scoring import Call, DecodeError
+from scoring.decoding import decode
+from scoring.rendering import NATIVE_FORMATS, render
 from tests.scoring.test_native_formats import TOOLS, TYPED, WEATHER
 
 PARIS = Call(*WEATHER)

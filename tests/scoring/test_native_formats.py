@@ -20,7 +20,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scoring import NATIVE_FORMATS, Call, DecodeError, check, decode, render
+from scoring import Call, DecodeError
+from scoring.checking import check
+from scoring.decoding import decode
+from scoring.rendering import NATIVE_FORMATS, render
 
 Calls = list[tuple[str, dict[str, Any]]]
 Writer = Callable[[Calls], str]

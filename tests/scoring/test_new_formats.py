@@ -22,8 +22,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scoring import Call, DecodeError, check, decode, render
+from scoring import Call, DecodeError
+from scoring.checking import check
+from scoring.decoding import decode
 from scoring.formats import template_format
+from scoring.rendering import render
 
 
 def _native_formats_tests() -> ModuleType:

@@ -14,7 +14,10 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scoring import FORMATS, Call, DecodeError, check, decode, render, to_openai_tool_calls
+from scoring import Call, DecodeError
+from scoring.checking import check
+from scoring.decoding import decode
+from scoring.rendering import FORMATS, render, to_openai_tool_calls
 
 SETTINGS = settings(
     max_examples=100, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 from scoring.schema import JSON_SCHEMA_TYPES, SCHEMA_TYPE_ALIASES, SCHEMA_TYPES
+from tests.support.imports import LIGHT_SCORING, modules_loaded_by
 
 
 def test_json_schema_types_are_the_tables_json_names_with_ints_for_numbers() -> None:
@@ -45,8 +42,15 @@ def test_a_bfcl_schema_is_written_with_the_one_alias_table() -> None:
     }
 
 
+def scoring_modules_loaded_by(statement: str) -> list[str]:
+    return [name for name in modules_loaded_by(statement) if name.split(".")[0] == "scoring"]
+
+
+def test_the_scoring_package_is_light() -> None:
+    assert set(scoring_modules_loaded_by("import scoring")) == LIGHT_SCORING
+
+
 def test_task_generation_imports_no_scorer() -> None:
-    """The tables are read lazily in tasks/: importing the generators costs no scorer."""
-    script = "import json, sys, tasks, tasks.episodes; print(json.dumps(sorted(sys.modules)))"
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
-    assert [name for name in json.loads(result.stdout) if name.split(".")[0] == "scoring"] == []
+    """The tasks read the schema tables (light) at the top of their modules: importing the
+    generators costs no decoder nor checker."""
+    assert set(scoring_modules_loaded_by("import tasks, tasks.episodes")) <= LIGHT_SCORING

@@ -1,7 +1,8 @@
 """One source of truth for the categories: the single-turn registry (tasks.categories) and the
 episodes' (tasks.episodes), read for order, titles and labels by the dashboard, the localnet
-leaderboard and the validator's score state; and the scorer's own table (scoring.CATEGORY_RULES,
-as scoring never imports tasks) knows every scoring category the registry names."""
+leaderboard and the validator's score state; and the scorer's own table
+(scoring.category_rules.CATEGORY_RULES, as scoring never imports tasks) knows every scoring category
+the registry names."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from tasks.catalog import (
 from tasks.categories import CATEGORIES
 from tasks.episodes import EPISODE_CATEGORIES
 from tasks.sources import BFCL_DEFAULT_FILES
+from tests.support.imports import LIGHT_SCORING
 
 # What the dashboard (title) and the localnet leaderboard (label) have shown for each category,
 # in the order they list them: the registry must keep showing the same.
@@ -97,14 +99,16 @@ def test_the_score_states_episode_categories_are_the_registrys() -> None:
 
 def test_the_score_state_imports_no_environment_nor_bfcl_nor_scorer() -> None:
     """subnet.validator.state reads the episodes' registry: that costs the task generator's own
-    modules, never an environment's simulation, BFCL's loader or package, or a database."""
+    modules (and the scorer's light value types and schema tables), never an environment's
+    simulation, BFCL's loader or package, the decoder or checker, or a database."""
     script = "import json, sys, subnet.validator.state; print(json.dumps(sorted(sys.modules)))"
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     loaded = json.loads(result.stdout)
     heavy = [
         name
         for name in loaded
-        if name.startswith(("tasks.episodes.environments.", "bfcl_eval", "sqlalchemy", "scoring"))
+        if name.startswith(("tasks.episodes.environments.", "bfcl_eval", "sqlalchemy"))
+        or (name.startswith("scoring") and name not in LIGHT_SCORING)
         or name in ("tasks.episodes.bfcl", "tasks.phrasing", "subnet.db")
     ]
     assert heavy == []

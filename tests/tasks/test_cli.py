@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from scoring import check
+from scoring.checking import check
 from subnet.tasks_cli import main
 from tasks import Task
 

@@ -16,7 +16,9 @@ from typing import Any
 
 import pytest
 
-from scoring import FORMATS, Call, check, render
+from scoring import Call
+from scoring.checking import check
+from scoring.rendering import FORMATS, render
 from tasks import CATEGORIES, generate, variant
 from tasks.answers import reference_calls
 from tasks.builtin import instantiate

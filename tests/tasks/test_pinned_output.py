@@ -23,11 +23,11 @@ from pathlib import Path
 from random import Random
 from typing import Any
 
-from tasks import GENERATOR_VERSION, Source, generate, load_xlam, variant
+from tasks import GENERATOR_VERSION, Source, generate, variant
 from tasks.lexicon import PREFIXES, SUFFIXES, synonym_index
 from tasks.model import Task
 from tasks.shuffle import shuffle_surface
-from tasks.sources import load_bfcl_dir
+from tasks.sources import load_bfcl_dir, load_xlam
 
 _PINNED_VERSION = "4"
 _BUILTIN_DIGEST = "2abe9e12b53c4d028db0fe695a02a52e9a18e0e0c577a8e4e5cd991125978397"

@@ -7,7 +7,9 @@ from collections import Counter
 
 import pytest
 
-from scoring import FORMATS, Call, check, render
+from scoring import Call
+from scoring.checking import check
+from scoring.rendering import FORMATS, render
 from tasks import CATEGORIES, default_mix, generate, variant
 from tasks.answers import reference_calls
 from tasks.model import Task

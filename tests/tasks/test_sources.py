@@ -10,20 +10,21 @@ from typing import Any
 
 import pytest
 
-from scoring import FORMATS, Call, check, render
-from tasks import (
-    SourceFileError,
-    TaskConfigError,
-    generate,
+from scoring import Call
+from scoring.checking import check
+from scoring.rendering import FORMATS, render
+from tasks import SourceFileError, TaskConfigError, generate, variant
+from tasks.answers import reference_calls
+from tasks.episodes import EpisodeSource
+from tasks.sources import (
+    bfcl_data_dir,
     load_bfcl,
+    load_bfcl_dir,
+    load_episode_sources,
     load_sources,
     load_xlam,
     parse_source_shares,
-    variant,
 )
-from tasks.answers import reference_calls
-from tasks.episodes import EpisodeSource
-from tasks.sources import bfcl_data_dir, load_bfcl_dir, load_episode_sources
 
 FIXTURE_FILES = ["simple_python", "parallel_multiple", "irrelevance"]
 

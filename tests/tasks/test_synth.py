@@ -96,7 +96,9 @@ def test_tasks_on_synthesised_tools_are_solvable_in_every_format(monkeypatch) ->
     """The oracle over tasks whose every gold tool is synthesised: the reference answer, in each
     model family's format, passes the checker on the task and on a miner's variant."""
     import tasks.categories as categories
-    from scoring import FORMATS, Call, check, render
+    from scoring import Call
+    from scoring.checking import check
+    from scoring.rendering import FORMATS, render
     from tasks import variant
     from tasks.answers import reference_calls
 

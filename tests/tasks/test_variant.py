@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from random import Random
 
-from scoring import Call, check
+from scoring import Call
+from scoring.checking import check
 from tasks import generate, variant
 from tasks.answers import reference_calls
 from tasks.model import Task

@@ -31,8 +31,9 @@ from subnet.validator.transcripts import (
     bound_transcript,
 )
 from subnet.validator.writer import UNSTORABLE, unstorable_response
-from tasks.episodes import EpisodeRunner, generate_episodes
+from tasks.episodes import generate_episodes
 from tasks.episodes.reference import ReferencePlayer
+from tasks.episodes.runner import EpisodeRunner
 
 # -- the response row ---------------------------------------------------------------------------
 

@@ -23,10 +23,11 @@ from subnet.validator.sandbox import (
     ToolOverran,
     ToolRaised,
 )
-from tasks.episodes import EpisodeRunner, generate_episodes, variant
+from tasks.episodes import generate_episodes, variant
 from tasks.episodes.checking import check_episode
 from tasks.episodes.environments import ENVIRONMENTS
 from tasks.episodes.reference import ReferencePlayer
+from tasks.episodes.runner import EpisodeRunner
 
 ROOT = Path(__file__).resolve().parents[2]
 EQUIPMENT = "tests.validator.sandbox_equipment"

@@ -11,9 +11,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from scoring import check, function_of
-from tasks.episodes import Episode, EpisodeRunner, agent_step, variant
+from scoring import function_of
+from scoring.checking import check
+from tasks.episodes import Episode, agent_step, variant
 from tasks.episodes.checking import check_episode
+from tasks.episodes.runner import EpisodeRunner
 
 from .. import load_sibling
 from .agent import ScriptedAgent

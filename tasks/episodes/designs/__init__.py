@@ -21,6 +21,7 @@ from typing import Any
 
 from tasks.episodes.designs.base import Design, DesignedEnvironment, DesignTool, wanted_values
 from tasks.episodes.environment import Environment, ToolError
+from tasks.episodes.environments import environment_class
 from tasks.episodes.scenario import Scenario, TurnDraft
 from tasks.errors import TaskConfigError
 from tasks.registry import registered_class
@@ -66,8 +67,6 @@ def design(name: str) -> Design:
 def designed_class(environment: str, name: str) -> type[DesignedEnvironment]:
     """The environment ``environment`` as offered by design ``name``: a class built once, whose
     instances wrap a fresh environment (same constructor, ``from_config`` too)."""
-    from tasks.episodes.environments import environment_class
-
     base, chosen = environment_class(environment), design(name)
     tools = chosen.tools(base)
     attributes = {

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from tasks.episodes.arguments import schema_error
 from tasks.episodes.designs.base import Design, DesignTool
 from tasks.episodes.environment import Environment, ToolError
-from tasks.episodes.runner import schema_error
 
 __all__ = ["SingleTool"]
 

@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 from tasks.episodes.decoys import near_name
 from tasks.episodes.environment import Environment, Listing, ToolError, prop, tool
+from tasks.episodes.goals import scenario_of
 from tasks.episodes.scenario import Scenario, TurnDraft, call, first_applicable, offered_tools, quoted, stated
 from tasks.library.common import PERSON
 from tasks.rand import below, between, choose, distinct, permute
@@ -460,6 +461,4 @@ def _fixed(env: Bank, rng: Random) -> Scenario:
 def scenario(env: Bank, rng: Random) -> Scenario:
     """One conversation over this bank: mostly composed from its parts (tasks.episodes.goals), else
     one of the fixed kinds."""
-    from tasks.episodes.goals import scenario_of  # here: the parts import this module
-
     return scenario_of(env, rng, _fixed)  # type: ignore[arg-type]

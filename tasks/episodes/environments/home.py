@@ -14,6 +14,7 @@ from random import Random
 from typing import Any
 
 from tasks.episodes.environment import Environment, ToolError, prop, tool
+from tasks.episodes.goals import scenario_of
 from tasks.episodes.scenario import Scenario, TurnDraft, call, first_applicable, offered_tools, stated
 from tasks.library.common import ROOM
 from tasks.rand import between, choose, permute
@@ -305,6 +306,4 @@ def _fixed(env: SmartHome, rng: Random) -> Scenario:
 def scenario(env: SmartHome, rng: Random) -> Scenario:
     """One conversation in this home: mostly composed from its parts (tasks.episodes.goals), else
     one of the fixed kinds."""
-    from tasks.episodes.goals import scenario_of  # here: the parts import this module
-
     return scenario_of(env, rng, _fixed)  # type: ignore[arg-type]

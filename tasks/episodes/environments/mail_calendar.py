@@ -14,6 +14,7 @@ from random import Random
 from typing import Any, ClassVar
 
 from tasks.episodes.environment import Environment, Listing, ToolError, prop, tool
+from tasks.episodes.goals import scenario_of
 from tasks.episodes.scenario import Scenario, TurnDraft, call, first_applicable, offered_tools, quoted, stated
 from tasks.library.common import PERSON
 from tasks.rand import below, between, choose
@@ -557,6 +558,4 @@ def _fixed(env: MailCalendar, rng: Random) -> Scenario:
 def scenario(env: MailCalendar, rng: Random) -> Scenario:
     """One conversation over this mailbox: mostly composed from its parts (tasks.episodes.goals), else
     one of the fixed kinds."""
-    from tasks.episodes.goals import scenario_of  # here: the parts import this module
-
     return scenario_of(env, rng, _fixed)  # type: ignore[arg-type]

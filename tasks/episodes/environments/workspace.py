@@ -35,6 +35,7 @@ from tasks.episodes.environments.patching import (
 from tasks.episodes.environments.repository import PlantedBug, draw_repository
 from tasks.episodes.environments.shell import run_command, unsafe_command
 from tasks.episodes.environments.testrun import run_suite
+from tasks.episodes.goals import scenario_of
 from tasks.episodes.scenario import Scenario, TurnDraft, call, offered_tools, stated
 from tasks.library.common import FIRST_NAMES, LAST_NAMES, CronSchedule
 from tasks.rand import between, choose, permute
@@ -639,6 +640,4 @@ def _fixed(env: Workspace, rng: Random) -> Scenario:
 def scenario(env: Workspace, rng: Random) -> Scenario:
     """One conversation in this workspace: mostly composed from its parts (tasks.episodes.goals),
     else one of the fixed kinds."""
-    from tasks.episodes.goals import scenario_of  # here: the parts import this module
-
     return scenario_of(env, rng, _fixed)  # type: ignore[arg-type]

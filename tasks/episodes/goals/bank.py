@@ -12,6 +12,7 @@ from tasks.episodes.environments.bank import _BILLERS, _MERCHANTS, _REFERENCES, 
 from tasks.episodes.environments.mail_calendar import _said_date
 from tasks.episodes.goals import Abandon, Context, Part, Probe, Withhold, condition, goal
 from tasks.episodes.scenario import quoted, stated
+from tasks.library.common import PERSON
 from tasks.rand import between, choose
 
 _WORDS = {"Everyday checking": "checking", "Savings": "savings", "Credit card": "credit card"}
@@ -342,8 +343,6 @@ def bills_in_order(ctx: Context) -> Part | None:
 
 @goal("bank", 0.6)
 def new_payee(ctx: Context) -> Part | None:
-    from tasks.library.common import PERSON
-
     env, rng = _bank(ctx), ctx.rng
     names = {p["name"].lower() for p in env.payees}
     person = next((n for n in (PERSON.draw(rng).text for _ in range(20)) if n.lower() not in names), None)

@@ -13,6 +13,7 @@ from tasks.episodes.environments.workspace import (
 )
 from tasks.episodes.goals import Abandon, Context, Part, Probe, Withhold, condition, goal
 from tasks.episodes.scenario import stated
+from tasks.library.common import CronSchedule
 from tasks.rand import between, choose
 
 #: A tool another offered tool can stand in for (``run_shell`` runs pytest too): a missing-function
@@ -160,8 +161,6 @@ def review_changes(ctx: Context) -> Part | None:
 @goal("workspace")
 def schedule_tests(ctx: Context) -> Part | None:
     """A cron job for the tests at a stated schedule; its id is asked."""
-    from tasks.library.common import CronSchedule
-
     env, rng = _workspace(ctx), ctx.rng
     drawn = CronSchedule().draw(rng)
     mentions = [[kind, list(forms)] for kind, forms in drawn.stated()]
