@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from subnet.chain import ChainClient, ChainError
 from subnet.config import ConfigError
+from subnet.metrics import Reading, new_registry, register_readings
 from subnet.miner.backends import build_backend
 from subnet.miner.base import Backend, ModelOptions
 from subnet.miner.service import MinerModel
@@ -83,6 +84,16 @@ def server_policy(settings: MinerSettings) -> ServerPolicy:
         per_ip_max_connections=settings.limits.per_ip_connections,
         max_connections=settings.limits.max_connections,
         validator_addresses=frozenset(settings.limits.validator_addresses),
+    )
+
+
+def _directory_age(directory: MetagraphDirectory) -> Reading:
+    # Growing past the refresh interval: the chain is unreachable and callers are checked against
+    # an old metagraph (new validators refused, deregistered ones still served).
+    return Reading(
+        "subnet_miner_directory_age_seconds",
+        "Seconds since the callers' directory was refreshed from the chain",
+        lambda: directory.age_s,
     )
 
 
@@ -160,11 +171,14 @@ class MinerNode:
         await self.backend.start()
         self._backend_started = True
         self.directory = MetagraphDirectory(await self.chain.metagraph())
+        registry = new_registry()
+        register_readings(registry, [*self.backend.readings(), _directory_age(self.directory)])
         app = build_miner_app(
             hotkey_ss58=self.chain.hotkey,
             directory=self.directory,
             policy=server_policy(settings),
             handler=MinerModel(self.backend).handle,
+            registry=registry,
         )
         server = MinerServer(app, host=settings.axon.ip, port=settings.axon.port)
         try:

@@ -21,10 +21,12 @@ import aiohttp
 import bittensor as bt
 import pytest
 from aiohttp import web
+from prometheus_client.parser import text_string_to_metric_families
 
 from subnet.chain import ChainClient
 from subnet.config import MinerSettings, load_wallet, parse_miner_settings
 from subnet.devchain import DevChain
+from subnet.metrics import Reading
 from subnet.miner.base import GenerationRequest, GenerationResult, ModelOptions
 from subnet.miner.node import MinerNode
 from subnet.protocol import ChatCompletionRequest
@@ -143,7 +145,18 @@ async def test_a_registered_miner_serves_signed_requests_and_refuses_unsigned_on
                 assert json.loads(await r.read())["error"]["type"] == "missing_auth"
 
         await asyncio.sleep(0.5)  # the metagraph refresher runs and serving goes on
-        assert node.directory is not None and node.directory.age_s is not None and node.directory.age_s < 0.5
+        async with (
+            aiohttp.ClientSession() as session,
+            session.get(f"http://127.0.0.1:{me.axon_port}/metrics") as r,
+        ):
+            shown = {
+                sample.name: sample.value
+                for family in text_string_to_metric_families(await r.text())
+                for sample in family.samples
+            }
+        assert shown["subnet_miner_directory_age_seconds"] < 0.5  # refreshed every 0.2 s
+        assert shown["subnet_miner_batches_total"] >= 1  # the model's figures are shown beside the server's
+        assert shown["subnet_miner_connections_evicted_total"] == 0
     finally:
         await node.stop()
         await miner_chain.close()
@@ -295,6 +308,9 @@ class _SlowModel:
 
     def describe(self) -> str:
         return "a slow model"
+
+    def readings(self) -> list[Reading]:
+        return []
 
 
 async def test_a_stop_under_load_takes_the_drain_and_the_model_close_deadlines_and_no_more(
