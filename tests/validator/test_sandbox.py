@@ -23,6 +23,7 @@ from subnet.validator.sandbox import (
     ToolOverran,
     ToolRaised,
 )
+from subnet.validator.transcripts import EpisodeTranscript
 from tasks.episodes import EpisodeRunner, generate_episodes, variant
 from tasks.episodes.checking import check_episode
 from tasks.episodes.environments import ENVIRONMENTS
@@ -214,7 +215,7 @@ async def test_close_leaves_no_worker_behind(equipment: Any) -> None:
 
 
 def _comparable(transcript: Any) -> dict[str, Any]:
-    record: dict[str, Any] = transcript.to_dict()
+    record: dict[str, Any] = EpisodeTranscript.played(transcript, (), ()).to_json()
     for turn in record["turns"]:
         for step in turn["steps"]:
             step["latency_s"] = 0.0
