@@ -193,8 +193,8 @@ def check_value(param: str, value: Any, types: TypeInfo, acceptable: Sequence[An
             )
         if py_type is not dict and nested is not dict and value in acceptable:
             # The scorer's one shortcut, kept for bench/scoring.py: without it decode+check falls
-            # from about 32,000 to 26,000 outputs/s (same minute, loaded machine), under the 30,000
-            # it must hold. The common case, an acceptable value as it is: whichever comparer the
+            # from about 32,500 to 27,500 outputs/s (CPU time, same minute, loaded machine), under
+            # the 30,000 it must hold. The common case, an acceptable value as it is: whichever comparer the
             # rules below pick (exact, or after standardising strings) accepts it; dicts compare
             # key by key, not here. tests/scoring/test_fast_paths.py holds it to the rules.
             return None
