@@ -8,10 +8,11 @@ test asserts the behaviour through what the runtime does show.
 
 The check reads names, not types (the syntax trees of every file): a name counts as *defined* in the
 runtime when a class there defines it (a method, a property, a class-level field, ``self.NAME = ...``)
-and as *read* wherever it is loaded (``obj.NAME``, a bare ``NAME``, an imported ``NAME``, a string
-``"NAME"`` handed to ``getattr`` or a registry). A name defined in the runtime that tests read and the
-runtime never reads is flagged. A name shared with another class that the runtime does read passes:
-the check is coarse on purpose, and cheap.
+and as *read* where an attribute of that name is loaded (``obj.NAME``), a string ``"NAME"`` is handed
+to ``getattr`` or a registry, a dashboard template names it, or a class writes itself out whole
+(``asdict(self)``). A name defined in the runtime that tests read and the runtime never reads is
+flagged. A name shared with another class that the runtime does read passes: the check is coarse on
+purpose, and cheap.
 """
 
 from __future__ import annotations
@@ -42,6 +43,9 @@ ALLOWED: dict[str, str] = {
 }
 
 
+_WHOLE_READERS = frozenset({"asdict", "astuple", "vars"})
+
+
 def _files(root: Path, *tops: str, suffix: str = ".py") -> Iterator[Path]:
     for top in tops:
         yield from sorted(path for path in (root / top).rglob("*") if path.suffix == suffix)
@@ -57,6 +61,14 @@ def _class_members(tree: ast.Module) -> Iterator[tuple[str, int]]:
     for node in ast.walk(tree):
         if not isinstance(node, ast.ClassDef):
             continue
+        # A class that writes itself out whole (asdict(self), vars(self)) reads every field it has.
+        whole = any(
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Name)
+            and call.func.id in _WHOLE_READERS
+            and any(isinstance(arg, ast.Name) and arg.id == "self" for arg in call.args)
+            for call in ast.walk(node)
+        )
         for item in node.body:
             if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
                 yield item.name, item.lineno
@@ -73,7 +85,7 @@ def _class_members(tree: ast.Module) -> Iterator[tuple[str, int]]:
                             and target.value.id == "self"
                         ):
                             yield target.attr, inner.lineno
-            elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+            elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name) and not whole:
                 yield item.target.id, item.lineno
             elif isinstance(item, ast.Assign):
                 for target in item.targets:
@@ -82,17 +94,13 @@ def _class_members(tree: ast.Module) -> Iterator[tuple[str, int]]:
 
 
 def _reads(tree: ast.Module, *, strings: bool) -> set[str]:
-    """Every name the module reads: attributes and names loaded, names imported and, with
-    ``strings``, strings that look like names (``getattr(obj, "NAME")``, ``"module:NAME"`` registry
-    entries, tool names a miner calls)."""
+    """Every attribute name the module reads (``obj.NAME``) and, with ``strings``, strings that look
+    like names (``getattr(obj, "NAME")``, ``"module:NAME"`` registry entries, tool names a miner
+    calls). A bare ``NAME`` is a local or a module's name, never a member: it does not count."""
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load | ast.Del):
             names.add(node.attr)
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-            names.add(node.id)
-        elif isinstance(node, ast.ImportFrom):
-            names.update(alias.name for alias in node.names)
         elif strings and isinstance(node, ast.Constant) and type(node.value) is str and len(node.value) < 200:
             names.update(part for part in node.value.replace(":", ".").split(".") if part.isidentifier())
     return names
@@ -125,13 +133,26 @@ def find_test_only_attributes(root: Path = ROOT) -> list[str]:
     )
 
 
+# Found and not yet done (take each off when it is done), by file and name.
+KNOWN: dict[str, str] = {
+    "subnet/validator/rounds.py: statuses": "tests: read the client's subnet_validator_queries_total",
+    "subnet/validator/rounds.py: summaries": "tests: read the standings the store keeps (as the dashboard)",
+    "tasks/episodes/scenario.py: composed": "tests: tell a composed episode by its plan, not by a flag",
+}
+
+
+def _unnumbered(entry: str) -> str:
+    return re.sub(r":\d+:", ":", entry)
+
+
 def test_no_test_reads_a_runtime_attribute_that_only_tests_use() -> None:
-    found = find_test_only_attributes()
+    found = [name for name in find_test_only_attributes() if _unnumbered(name) not in KNOWN]
     assert found == [], (
         "the runtime keeps these only for tests: show the figure where an operator reads it (and "
         "test it there), or test the behaviour through what the runtime shows, and drop the name:\n"
         + "\n".join(found)
     )
+    assert set(KNOWN) <= {_unnumbered(name) for name in find_test_only_attributes()}, "done: off KNOWN"
 
 
 def test_the_check_names_a_new_test_only_attribute(tmp_path: Path) -> None:

@@ -124,7 +124,6 @@ class Serving:
 
     uid: int
     bound_host: str
-    bound_port: int
     published_ip: str
     published_port: int
 
@@ -189,7 +188,7 @@ class MinerNode:
         bound_port = self.server.port
         published_port = settings.axon.external_port or bound_port
         changed = await self.chain.serve_axon(published_ip, published_port)
-        self.serving = Serving(uid, settings.axon.ip, bound_port, published_ip, published_port)
+        self.serving = Serving(uid, settings.axon.ip, published_ip, published_port)
         self._refresher = asyncio.create_task(self._refresh_metagraph(), name="miner-metagraph-refresh")
         log.info(
             "serving %s on %s:%d (axon %s:%d %s) for netuid %d as uid %d",

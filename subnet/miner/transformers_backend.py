@@ -84,8 +84,22 @@ class TransformersBackend(BatchingBackend):
             prefixes = self.engine.prefixes if self.engine is not None else None
             return None if prefixes is None else prefixes.prefilled_tokens
 
+        def steps() -> float | None:
+            return None if self.engine is None else self.engine.steps
+
+        def replayed() -> float | None:
+            return None if self.engine is None else self.engine.replayed
+
         return [
             *super().readings(),
+            Reading("subnet_miner_decode_steps", "Decoding steps of the running batch", steps, counter=True),
+            # replayed / steps: how much of the decoding ran from captured CUDA graphs (--model.cuda_graphs)
+            Reading(
+                "subnet_miner_decode_steps_replayed",
+                "Decoding steps replayed from a captured CUDA graph",
+                replayed,
+                counter=True,
+            ),
             # reused / (reused + prefilled): how much of the prompts the prefix store saved
             Reading(
                 "subnet_miner_prefix_reused_tokens",

@@ -273,7 +273,9 @@ async def test_a_miner_in_front_of_an_engine_passes_its_tool_calls_to_the_valida
                 "tool_choice": "auto",
             }
         )
-        target = MinerTarget(miner_chain.hotkey, "127.0.0.1", serving.bound_port, serving.uid)
+        me = (await validator_chain.metagraph()).by_hotkey(miner_chain.hotkey)  # where it published itself
+        assert me is not None and me.uid == serving.uid
+        target = MinerTarget(miner_chain.hotkey, me.axon_ip, me.axon_port, me.uid)
         async with MinerClient(validator_chain.wallet) as client:
             result = await client.query(target, request)
         assert result.ok, result.error

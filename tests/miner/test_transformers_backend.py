@@ -141,6 +141,10 @@ async def test_concurrent_requests_are_batched_and_each_gets_its_own_answer(
 
     assert _shown(batching)["subnet_miner_batches_total"] == 1  # all six started together
     assert _shown(one_at_a_time)["subnet_miner_batches_total"] == len(requests)
+    if batching.engine is not None:  # the running batch's decoding steps (none from CUDA graphs on a CPU)
+        shown = _shown(batching)
+        assert shown["subnet_miner_decode_steps_total"] > 0
+        assert shown["subnet_miner_decode_steps_replayed_total"] == 0
     if batching.engine is not None and batching.engine.prefixes is not None:  # shown once there is a store
         assert {"subnet_miner_prefix_reused_tokens_total", "subnet_miner_prefilled_tokens_total"} < set(
             _shown(batching)
