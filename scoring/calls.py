@@ -33,14 +33,6 @@ class Shape:
     def __init__(self, function: Mapping[str, Any]) -> None:
         self.function = function
         self.types: dict[str, TypeInfo] = {}
-        parameters = function.get("parameters")
-        if type(parameters) is dict:  # the common case inline: what _properties gives for it
-            properties = parameters.get("properties")
-            required = parameters.get("required")
-            if type(properties) is dict and type(required) is list:
-                self.properties: Mapping[str, Any] = properties
-                self.required: Sequence[str] = required
-                return
         self.properties, self.required = _properties(function)
 
     def types_of(self, param: str) -> TypeInfo:
@@ -94,31 +86,16 @@ def check_call(
 
 def function_index(functions: Any) -> dict[str, Mapping[str, Any]]:
     """Name -> schema, for BFCL schemas and OpenAI ``{"type": "function", "function": {...}}`` ones."""
-    if type(functions) is list:  # the common case, plain BFCL schemas, in one lean loop
-        index: dict[str, Mapping[str, Any]] = {}
-        for function in functions:
-            if type(function) is not dict or "function" in function:
-                break  # a wrapper or something odd: the general loop below decides
-            name = function.get("name")
-            if type(name) is not str:
-                break
-            if name not in index:  # the first schema of a name counts
-                index[name] = function
-        else:
-            return index
-    return _general_function_index(functions)
-
-
-def _general_function_index(functions: Any) -> dict[str, Mapping[str, Any]]:
     if isinstance(functions, dict):
         functions = [functions]
     if not isinstance(functions, list | tuple):
         raise ValueError("functions must be a list of function schemas")
     index: dict[str, Mapping[str, Any]] = {}
     for function in functions:
-        function = function_of(function)
-        if not isinstance(function, dict):
-            raise ValueError("each function schema needs a string 'name'")
+        if type(function) is not dict or "function" in function:  # not a plain BFCL schema
+            function = function_of(function)
+            if not isinstance(function, dict):
+                raise ValueError("each function schema needs a string 'name'")
         name = function.get("name")
         if not isinstance(name, str):
             raise ValueError("each function schema needs a string 'name'")
@@ -129,27 +106,6 @@ def _general_function_index(functions: Any) -> dict[str, Mapping[str, Any]]:
 
 def expected_calls(possible_answer: Any) -> list[tuple[str, Mapping[str, Sequence[Any]]]]:
     """BFCL possible answer ``[{name: {param: [acceptable, ...]}}, ...]`` -> [(name, params)]."""
-    if type(possible_answer) is list:  # the common case, well formed, in one lean loop
-        result: list[tuple[str, Mapping[str, Sequence[Any]]]] = []
-        for entry in possible_answer:
-            if type(entry) is not dict or len(entry) != 1:
-                break  # the general loop below says what is wrong
-            ((name, params),) = entry.items()
-            if type(params) is not dict:
-                break
-            for values in params.values():
-                if type(values) is not list:
-                    break
-            else:
-                result.append((name, params))
-                continue
-            break
-        else:
-            return result
-    return _general_expected_calls(possible_answer)
-
-
-def _general_expected_calls(possible_answer: Any) -> list[tuple[str, Mapping[str, Sequence[Any]]]]:
     if possible_answer is None:
         return []
     if not isinstance(possible_answer, list | tuple):

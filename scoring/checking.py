@@ -19,7 +19,7 @@ from scoring.calls import TaskCheck, check_call, expected_calls, function_index
 from scoring.category_rules import CATEGORY_RULES, CategoryRule
 from scoring.credit import COMPONENT_WEIGHTS, PARTIAL_CREDIT_CEILING, partial_components, partial_credit
 from scoring.decoding import decode
-from scoring.model import DEFAULT_LIMITS, DecodeError, Limits, Verdict, make_verdict
+from scoring.model import DEFAULT_LIMITS, DecodeError, Limits, Verdict
 from scoring.value_check import check_value, standardize
 
 __all__ = [
@@ -61,10 +61,8 @@ def check(
         calls = decode(output, limits, functions)
     except DecodeError as error:
         if kind.decode_failure is None:
-            return make_verdict(
-                True, None, 1.0, {"format": 1.0, "schema": 1.0, "tool": 1.0, "args": 1.0}, "", ()
-            )
-        return make_verdict(
+            return Verdict(True, None, 1.0, {"format": 1.0, "schema": 1.0, "tool": 1.0, "args": 1.0}, "", ())
+        return Verdict(
             False,
             kind.decode_failure,
             0.0,
@@ -74,7 +72,7 @@ def check(
         )
     problem = kind.checker(calls, task)
     if problem is None:
-        return make_verdict(
+        return Verdict(
             True, None, 1.0, {"format": 1.0, "schema": 1.0, "tool": 1.0, "args": 1.0}, "", tuple(calls)
         )
     if kind.expects_calls:
@@ -83,4 +81,4 @@ def check(
     else:
         components = {"format": 1.0, "schema": 1.0, "tool": 0.0, "args": 0.0}
         score = 0.0
-    return make_verdict(False, problem.error_type, score, components, problem.message, tuple(calls))
+    return Verdict(False, problem.error_type, score, components, problem.message, tuple(calls))

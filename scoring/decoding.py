@@ -28,7 +28,7 @@ from scoring.formats import markers
 from scoring.formats.glm import glm_call_at
 from scoring.formats.qwen3_coder import xml_calls_at
 from scoring.formats.reading import Finder
-from scoring.model import DEFAULT_LIMITS, Call, DecodeError, Limits, make_call
+from scoring.model import DEFAULT_LIMITS, Call, DecodeError, Limits
 from scoring.native import (
     NO_SCHEMAS,
     NativeReader,
@@ -116,7 +116,7 @@ def _openai_tool_calls(output: list[Any], limits: Limits) -> list[Call] | None:
             return None
         if end != len(raw) or type(arguments) is not dict:
             return None
-        calls.append(make_call(name, arguments))
+        calls.append(Call(name, arguments))
         size += len(raw)
     if size > limits.max_bytes:  # the general path says so
         return None
@@ -338,20 +338,7 @@ def _embedded_calls(
     return reader(text, position, limits, schemas)
 
 
-_NO_CALL_SYNTAX = "no tool call found: no bracket in the text, so no call syntax"
-
-
 def _whole_then_embedded(text: str, limits: Limits, schemas: Schemas = NO_SCHEMAS) -> list[Call]:
-    if "(" not in text and "[" not in text and "{" not in text and "#" not in text:
-        # Prose: with no bracket, JSON is out and python syntax can hold no call, no list of call
-        # objects and no empty statement list (that takes a comment), so the parsers would only
-        # fail (costly: ast.parse and an exception); only an embedded block may still hold calls.
-        # The syntax guard still runs first, so a text over its caps reports them as before.
-        try:
-            guard_syntax(text, limits)
-        except DecodeError as error:
-            return _embedded_calls(text, limits, error, schemas)
-        return _embedded_calls(text, limits, DecodeError(_NO_CALL_SYNTAX), schemas)
     try:
         return _payload_calls(text, limits)
     except DecodeError as error:

@@ -17,12 +17,22 @@ class DecodeError(ValueError):
         self.reason = reason
 
 
-@dataclass(frozen=True)
+# Call and Verdict are frozen dataclasses with their own __init__: the generated one sets each
+# field with its own object.__setattr__ call (that is what frozen costs), the costliest step of
+# reading a plain call and, for a verdict's six fields, as much as checking a simple call. Theirs
+# sets the instance dict in one step; equality, repr, fields and frozenness are the dataclass's.
+_set_attribute = object.__setattr__
+
+
+@dataclass(frozen=True, init=False)
 class Call:
     """One function call as the model made it: the name as written and keyword arguments."""
 
     name: str
     arguments: dict[str, Any]
+
+    def __init__(self, name: str, arguments: dict[str, Any]) -> None:
+        _set_attribute(self, "__dict__", {"name": name, "arguments": arguments})
 
 
 @dataclass(frozen=True)
@@ -48,7 +58,7 @@ DEFAULT_LIMITS = Limits()
 COMPONENTS = ("format", "schema", "tool", "args")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Verdict:
     """The checker's judgement of one output against one task.
 
@@ -65,6 +75,28 @@ class Verdict:
     message: str = ""
     calls: tuple[Call, ...] = field(default=())
 
+    def __init__(
+        self,
+        valid: bool,
+        error_type: str | None,
+        score: float,
+        components: dict[str, float],
+        message: str = "",
+        calls: tuple[Call, ...] = (),
+    ) -> None:
+        _set_attribute(
+            self,
+            "__dict__",
+            {
+                "valid": valid,
+                "error_type": error_type,
+                "score": score,
+                "components": components,
+                "message": message,
+                "calls": calls,
+            },
+        )
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready form (what ``python -m scoring check --json`` prints)."""
         return {
@@ -75,46 +107,3 @@ class Verdict:
             "message": self.message,
             "calls": [{"name": c.name, "arguments": c.arguments} for c in self.calls],
         }
-
-
-_new_object = object.__new__
-_set_attribute = object.__setattr__
-
-
-def make_call(name: str, arguments: dict[str, Any]) -> Call:
-    """``Call(name, arguments)``, built without the frozen dataclass's ``__init__``: its two
-    ``object.__setattr__`` calls make it the costliest step of reading a plain call. The fields go
-    straight into the instance dict, in the order ``__init__`` puts them; the object is the same
-    (equal, frozen, same repr)."""
-    call = _new_object(Call)
-    fields = call.__dict__
-    fields["name"] = name
-    fields["arguments"] = arguments
-    return call
-
-
-def make_verdict(
-    valid: bool,
-    error_type: str | None,
-    score: float,
-    components: dict[str, float],
-    message: str,
-    calls: tuple[Call, ...],
-) -> Verdict:
-    """``Verdict(valid, error_type, score, components, message, calls)``, built without the frozen
-    dataclass's ``__init__``: its six ``object.__setattr__`` calls cost here as much as checking a
-    simple call. The instance dict is set in one go; the object is the same (equal, frozen)."""
-    verdict = _new_object(Verdict)
-    _set_attribute(
-        verdict,
-        "__dict__",
-        {
-            "valid": valid,
-            "error_type": error_type,
-            "score": score,
-            "components": components,
-            "message": message,
-            "calls": calls,
-        },
-    )
-    return verdict

@@ -18,7 +18,7 @@ from itertools import accumulate
 from typing import Any
 
 from scoring.literals import LiteralReader
-from scoring.model import Call, DecodeError, Limits, make_call
+from scoring.model import Call, DecodeError, Limits
 
 
 class MessageText(Exception):  # not a decode error: the payload is a message of text
@@ -143,8 +143,8 @@ def _call_from_mapping(item: Mapping[str, Any], limits: Limits, from_json: bool)
                     raw = item[key]
                     break
             if from_json and type(raw) is dict:  # what _arguments would give, without the call
-                return make_call(name, raw)
-            return make_call(name, _arguments(raw, limits, from_json))
+                return Call(name, raw)
+            return Call(name, _arguments(raw, limits, from_json))
     raise DecodeError("object is not a call: no 'name', 'function' or 'tool' key")
 
 
@@ -161,44 +161,16 @@ def _json_call(item: dict[str, Any]) -> Call | None:
     else:
         return None
     if type(name) is str and type(arguments) is dict:
-        return make_call(name, arguments)
+        return Call(name, arguments)
     return None
 
 
 def _json_payload_calls(payload: str, limits: Limits, guarded: bool = False) -> list[Call]:
-    """``calls_from_objects(_parse_json(payload, limits), limits, from_json=True)``, the same calls
-    and the same errors, with the common case inline: a short text (the syntax guard's quick test),
-    one JSON value, a call object or a list of them in the shapes :func:`_json_call` reads. Every
-    JSON output and Hermes block comes through here: the layers saved cost as much as the scan.
+    """The calls of a JSON text (every JSON output and Hermes block comes through here).
     ``guarded``: the payload is part of a text within the syntax guard's quick test, so it is too."""
-    if not guarded and (
-        len(payload) > limits.max_items
-        or payload.count("[") + payload.count("(") + payload.count("{") > limits.max_depth
-    ):
+    if not guarded:
         guard_syntax(payload, limits)
-    value = _scan_json(payload)
-    if type(value) is list:
-        if len(value) <= limits.max_calls:
-            calls: list[Call] = []
-            for item in value:  # _calls_from_list and _json_call, inline
-                if type(item) is not dict or "function" in item:
-                    break
-                if "name" in item:
-                    name, arguments = item["name"], item.get("arguments")
-                elif "tool" in item:
-                    name, arguments = item["tool"], item.get("args")
-                else:
-                    break
-                if type(name) is not str or type(arguments) is not dict:
-                    break
-                calls.append(make_call(name, arguments))
-            else:
-                return calls
-    elif type(value) is dict and limits.max_calls >= 1:
-        call = _json_call(value)
-        if call is not None:
-            return [call]
-    return calls_from_objects(value, limits, from_json=True)
+    return calls_from_objects(_scan_json(payload), limits, from_json=True)
 
 
 def _calls_from_list(value: list[Any], limits: Limits, from_json: bool) -> list[Call] | None:
@@ -295,9 +267,18 @@ def _python_calls(text: str, limits: Limits, guarded: bool = False) -> list[Call
     return python_calls_from_tree(text, limits)
 
 
+_NO_CALL_SYNTAX = "no tool call found: no bracket in the text, so no call syntax"
+
+
 def python_calls_from_tree(text: str, limits: Limits) -> list[Call]:
     """The reference reading of python-call text (``text`` has passed :func:`guard_syntax`):
     :func:`ast.parse`, then :class:`LiteralReader` on the tree."""
+    if "(" not in text and "[" not in text and "{" not in text and "#" not in text and text.strip():
+        # What this reader takes needs a bracket (a call, a list of calls, a call object) or is
+        # no statement at all (blank, or comments): without one the parse can only fail or give
+        # no call. Prose is such text, and ast.parse failing on it costs 20-30 us; refused first,
+        # as guard_syntax refuses text over the caps.
+        raise DecodeError(_NO_CALL_SYNTAX)
     try:
         tree = ast.parse(text, mode="exec")
     except (SyntaxError, ValueError, MemoryError, RecursionError, OverflowError) as error:

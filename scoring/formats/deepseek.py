@@ -8,7 +8,7 @@ import re
 from scoring.formats.reading import Finder, Reading, Schemas, count, json_value_at, object_arguments
 from scoring.formats.spec import CallMarkup, Format, Marker, family_prompting
 from scoring.formats.writing import json_text
-from scoring.model import Call, Limits, make_call
+from scoring.model import Call, Limits
 
 CALLS_BEGIN = "<｜tool▁calls▁begin｜>"
 CALL_BEGIN = "<｜tool▁call▁begin｜>"
@@ -50,7 +50,7 @@ def read(text: str, at: int, limits: Limits, schemas: Schemas) -> Reading:
             found = json_value_at(text, fence.end() if fence and "```" in fence.group(0) else body)
         if found is None:
             break  # cut off (or broken: the complete calls before it stand)
-        calls.append(make_call(name, object_arguments(found[0])))
+        calls.append(Call(name, object_arguments(found[0])))
         count(calls, limits)
         close = finder.find(CALL_END, found[1])
         end = found[1] if close < 0 else close + len(CALL_END)

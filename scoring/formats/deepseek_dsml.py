@@ -17,7 +17,7 @@ from typing import Any
 from scoring.formats.reading import Reading, Schemas, count, declared_value
 from scoring.formats.spec import CallMarkup, Format, Marker, family_prompting
 from scoring.formats.writing import text_value
-from scoring.model import Call, DecodeError, Limits, make_call
+from scoring.model import Call, DecodeError, Limits
 
 DSML = "<｜DSML｜"
 FUNCTION_CALLS = "<｜DSML｜function_calls>"
@@ -82,7 +82,7 @@ def read(text: str, at: int, limits: Limits, schemas: Schemas) -> Reading:
             if read_arguments is None:
                 break  # cut off
             arguments, close = read_arguments
-        calls.append(make_call(name, arguments))
+        calls.append(Call(name, arguments))
         count(calls, limits)
         end = close
     closing = _CALLS_END.match(text, end)

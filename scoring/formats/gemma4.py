@@ -10,7 +10,7 @@ from typing import Any
 from scoring.formats.reading import Finder, Reading, Schemas, count, object_arguments
 from scoring.formats.spec import Format, Marker, family_prompting
 from scoring.formats.writing import json_text
-from scoring.model import Call, DecodeError, Limits, make_call
+from scoring.model import Call, DecodeError, Limits
 
 CALL = "<|tool_call>"
 CALL_END = "<tool_call|>"
@@ -91,7 +91,7 @@ def read(text: str, at: int, limits: Limits, schemas: Schemas) -> Reading:
         close = _call_end(finder, head.end())
         if close < 0:
             break  # cut off
-        calls.append(make_call(head.group(1), gemma_arguments(text[head.end() - 1 : close].strip())))
+        calls.append(Call(head.group(1), gemma_arguments(text[head.end() - 1 : close].strip())))
         count(calls, limits)
         end = close + len(CALL_END)
         position = finder.find(CALL, end)

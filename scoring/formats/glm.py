@@ -10,7 +10,7 @@ from typing import Any
 from scoring.formats.reading import Finder, Schemas, skip_blank, typed_value
 from scoring.formats.spec import CallMarkup, Format, family_prompting
 from scoring.formats.writing import text_blocks
-from scoring.model import Call, DecodeError, Limits, make_call
+from scoring.model import Call, DecodeError, Limits
 
 _GLM_NAME = re.compile(r"\s*([^\s<>{}\[\]()]{1,256})\s*(?=<arg_key>|</tool_call>|$)")
 _ARG_KEY = "<arg_key>"
@@ -90,7 +90,7 @@ def glm_call_at(text: str, at: int, finder: Finder, limits: Limits, schemas: Sch
             raise DecodeError(f"more than {limits.max_items} arguments")
     if text.startswith(_TOOL_CALL_END, position):
         position += len(_TOOL_CALL_END)
-    return make_call(name, arguments), position
+    return Call(name, arguments), position
 
 
 def is_glm_block(body: str) -> bool:

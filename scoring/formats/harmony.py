@@ -10,7 +10,7 @@ import re
 from scoring.formats.reading import Finder, Reading, Schemas, count, json_value_at, object_arguments
 from scoring.formats.spec import CallMarkup, Format, Marker, family_prompting
 from scoring.formats.writing import json_text
-from scoring.model import Call, Limits, make_call
+from scoring.model import Call, Limits
 
 CHANNEL = "<|channel|>"
 START = "<|start|>assistant"
@@ -56,7 +56,7 @@ def read(text: str, at: int, limits: Limits, schemas: Schemas) -> Reading:
             found = json_value_at(text, body_start)
             if found is None:
                 break  # cut off
-            calls.append(make_call(recipient.group(1), object_arguments(found[0])))
+            calls.append(Call(recipient.group(1), object_arguments(found[0])))
             count(calls, limits)
             closed = _message_end(finder, found[1])
             end = found[1] if closed < 0 else closed

@@ -8,7 +8,7 @@ import re
 from scoring.formats.reading import Finder, Reading, Schemas, count, json_value_at, object_arguments
 from scoring.formats.spec import CallMarkup, Format, Marker, family_prompting
 from scoring.formats.writing import json_text
-from scoring.model import Call, Limits, make_call
+from scoring.model import Call, Limits
 
 SECTION = "<|tool_calls_section_begin|>"
 SECTION_END = "<|tool_calls_section_end|>"
@@ -40,7 +40,7 @@ def read(text: str, at: int, limits: Limits, schemas: Schemas) -> Reading:
         found = json_value_at(text, arguments_at + len(ARGUMENTS))
         if match is None or found is None:
             break  # cut off
-        calls.append(make_call(match.group(1), object_arguments(found[0])))
+        calls.append(Call(match.group(1), object_arguments(found[0])))
         count(calls, limits)
         close = finder.find(CALL_END, found[1])
         end = found[1] if close < 0 else close + len(CALL_END)

@@ -21,7 +21,7 @@ from typing import Any
 from scoring.formats.reading import Reading, Schemas, count, declared_value, skip_blank
 from scoring.formats.spec import CallMarkup, Format, Marker, family_prompting
 from scoring.formats.writing import text_value
-from scoring.model import Call, Limits, make_call
+from scoring.model import Call, Limits
 
 OPEN = "<|open|>"
 CLOSE = "<|close|>"
@@ -106,7 +106,7 @@ def _call(text: str, position: int, schemas: Schemas) -> tuple[Call, int] | None
         position = skip_blank(text, position)
         closed = _after_close(text, position, "call")
         if closed is not None:
-            return make_call(name, arguments), closed
+            return Call(name, arguments), closed
         if not text.startswith(OPEN, position):
             return None
         argument = _element(text, position)

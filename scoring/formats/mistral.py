@@ -16,7 +16,7 @@ from scoring.formats.reading import (
 )
 from scoring.formats.spec import CallMarkup, Format, Marker, family_prompting
 from scoring.formats.writing import json_text
-from scoring.model import Call, Limits, make_call
+from scoring.model import Call, Limits
 
 TOOL_CALLS = "[TOOL_CALLS]"
 _NAME = re.compile(r"\s*([^\s\[\]{}]{1,256})\s*(?:\[CALL_ID\]\s*[^\s\[]{0,64}\s*)?\[ARGS\]")
@@ -39,7 +39,7 @@ def read(text: str, at: int, limits: Limits, schemas: Schemas) -> Reading:
         if found is None:
             break  # cut off, or no call at all
         if named:
-            calls.append(make_call(named.group(1), object_arguments(found[0])))
+            calls.append(Call(named.group(1), object_arguments(found[0])))
         else:
             calls.extend(calls_of_objects([found[0]]))
         count(calls, limits)

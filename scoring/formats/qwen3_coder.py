@@ -10,7 +10,7 @@ from typing import Any
 from scoring.formats.reading import Finder, Schemas, count, skip_blank, typed_value
 from scoring.formats.spec import CallMarkup, Format, family_prompting
 from scoring.formats.writing import text_blocks
-from scoring.model import Call, DecodeError, Limits, make_call
+from scoring.model import Call, DecodeError, Limits
 
 _XML_FUNCTION = re.compile(r"<function=([^>\n]{1,256})>")
 _XML_PARAMETER = re.compile(r"<parameter=([^>\n]{1,256})>")
@@ -121,7 +121,7 @@ def xml_calls_at(
                 raise DecodeError(f"more than {limits.max_items} arguments")
         for key, value_start, value_end in raw:
             arguments[key] = typed_value(_strip_one_newline(text[value_start:value_end]), properties.get(key))
-        calls.append(make_call(name, arguments))
+        calls.append(Call(name, arguments))
         count(calls, limits)
         position = skip_blank(text, position)
         if text.startswith(_TOOL_CALL_END, position):

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from scoring.model import Call, DecodeError, Limits, make_call
+from scoring.model import Call, DecodeError, Limits
 from scoring.schema import function_of
 
 _JSON = json.JSONDecoder()
@@ -228,7 +228,7 @@ def calls_of_objects(values: list[Any]) -> list[Call]:
             if isinstance(raw, str):
                 found = json_value_at(raw, 0)
                 raw = found[0] if found else raw
-            calls.append(make_call(name, object_arguments(raw)))
+            calls.append(Call(name, object_arguments(raw)))
     return calls
 
 

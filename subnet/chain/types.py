@@ -44,10 +44,6 @@ class Metagraph:
     def by_hotkey(self, hotkey: str) -> Neuron | None:
         return next((neuron for neuron in self.neurons if neuron.hotkey == hotkey), None)
 
-    @property
-    def validators(self) -> list[Neuron]:
-        return [neuron for neuron in self.neurons if neuron.validator_permit]
-
     def __len__(self) -> int:
         return len(self.neurons)
 

@@ -94,11 +94,6 @@ class AxonSettings:
     external_port: int | None = None
 
     @property
-    def published_port(self) -> int:
-        """The port to publish on chain: ``external_port`` when given, else ``port``."""
-        return self.external_port or self.port
-
-    @property
     def published_ip(self) -> str | None:
         """The address to publish on chain; None when only a wildcard bind (0.0.0.0, ::) is known."""
         if self.external_ip is not None:

@@ -556,9 +556,6 @@ class DevChain:
 
         return self.write_sync(run)
 
-    def free_balance(self, address: str) -> int:
-        return self.read_sync(lambda ctx: rules.balance(ctx, address))
-
     def create_subnet(
         self,
         owner_coldkey: str,

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Protocol
 
 from subnet.config import ModelSettings
+from subnet.metrics import Reading
 
 
 class ModelError(Exception):
@@ -129,4 +130,9 @@ class Backend(Protocol):
 
     def describe(self) -> str:
         """One phrase for the start-up log line: what is served, on what."""
+        ...
+
+    def readings(self) -> list[Reading]:
+        """The figures the backend keeps that the miner's /metrics shows (none for a remote engine,
+        which has its own)."""
         ...

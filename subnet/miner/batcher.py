@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+from subnet.metrics import Reading
 from subnet.miner.base import GenerationRequest, GenerationResult, ModelError, ModelOptions
 
 log = logging.getLogger(__name__)
@@ -77,9 +78,19 @@ class BatchingBackend:
         self._running: list[Pending] = []  # the requests in the generation thread now
         self._closing = False
         # how many groups of requests started together (a generate call, or an admission into
-        # the running batch): the benchmark's measure of batching
+        # the running batch): requests over batches is the mean batch size (/metrics, the benchmark)
         self.batches_run = 0
         self._next_key = 0
+
+    def readings(self) -> list[Reading]:
+        return [
+            Reading(
+                "subnet_miner_batches",
+                "Groups of requests the model started together (requests / batches: the mean batch size)",
+                lambda: self.batches_run,
+                counter=True,
+            )
+        ]
 
     # -- what a backend implements (all but _continuous run in the generation thread) ---------
 

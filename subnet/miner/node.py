@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from subnet.chain import ChainClient, ChainError
 from subnet.config import ConfigError
+from subnet.metrics import Reading, new_registry, register_readings
 from subnet.miner.backends import build_backend
 from subnet.miner.base import Backend, ModelOptions
 from subnet.miner.service import MinerModel
@@ -86,6 +87,16 @@ def server_policy(settings: MinerSettings) -> ServerPolicy:
     )
 
 
+def _directory_age(directory: MetagraphDirectory) -> Reading:
+    # Growing past the refresh interval: the chain is unreachable and callers are checked against
+    # an old metagraph (new validators refused, deregistered ones still served).
+    return Reading(
+        "subnet_miner_directory_age_seconds",
+        "Seconds since the callers' directory was refreshed from the chain",
+        lambda: directory.age_s,
+    )
+
+
 def _cannot_listen(host: str, port: int, error: OSError) -> Exception:
 
     reason = error.strerror or str(error)
@@ -113,7 +124,6 @@ class Serving:
 
     uid: int
     bound_host: str
-    bound_port: int
     published_ip: str
     published_port: int
 
@@ -160,11 +170,14 @@ class MinerNode:
         await self.backend.start()
         self._backend_started = True
         self.directory = MetagraphDirectory(await self.chain.metagraph())
+        registry = new_registry()
+        register_readings(registry, [*self.backend.readings(), _directory_age(self.directory)])
         app = build_miner_app(
             hotkey_ss58=self.chain.hotkey,
             directory=self.directory,
             policy=server_policy(settings),
             handler=MinerModel(self.backend).handle,
+            registry=registry,
         )
         server = MinerServer(app, host=settings.axon.ip, port=settings.axon.port)
         try:
@@ -175,7 +188,7 @@ class MinerNode:
         bound_port = self.server.port
         published_port = settings.axon.external_port or bound_port
         changed = await self.chain.serve_axon(published_ip, published_port)
-        self.serving = Serving(uid, settings.axon.ip, bound_port, published_ip, published_port)
+        self.serving = Serving(uid, settings.axon.ip, published_ip, published_port)
         self._refresher = asyncio.create_task(self._refresh_metagraph(), name="miner-metagraph-refresh")
         log.info(
             "serving %s on %s:%d (axon %s:%d %s) for netuid %d as uid %d",

@@ -17,6 +17,7 @@ from typing import Any
 
 import aiohttp
 
+from subnet.metrics import Reading
 from subnet.miner.adapters import OutputAdapter, format_for_template
 from subnet.miner.base import (
     BadModelRequest,
@@ -95,6 +96,9 @@ class OpenAIBackend:
 
     def describe(self) -> str:
         return f"{self.options.served_name} (openai-compatible engine at {self.options.base_url})"
+
+    def readings(self) -> list[Reading]:
+        return []  # the engine behind it shows its own batching
 
     def _payload(self, request: GenerationRequest) -> dict[str, Any]:
         payload: dict[str, Any] = {

@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from subnet.metrics import Reading
 from subnet.miner.adapters import OutputAdapter, forced_function, format_for_template
 from subnet.miner.base import (
     BadModelRequest,
@@ -73,6 +74,46 @@ class TransformersBackend(BatchingBackend):
     def describe(self) -> str:
         adapter = self.adapter.name if self.adapter else self.options.format
         return f"{self.options.served_name} (transformers, {self.device} {self.dtype}, format {adapter})"
+
+    def readings(self) -> list[Reading]:
+        def reused() -> float | None:
+            prefixes = self.engine.prefixes if self.engine is not None else None
+            return None if prefixes is None else prefixes.reused_tokens
+
+        def prefilled() -> float | None:
+            prefixes = self.engine.prefixes if self.engine is not None else None
+            return None if prefixes is None else prefixes.prefilled_tokens
+
+        def steps() -> float | None:
+            return None if self.engine is None else self.engine.steps
+
+        def replayed() -> float | None:
+            return None if self.engine is None else self.engine.replayed
+
+        return [
+            *super().readings(),
+            Reading("subnet_miner_decode_steps", "Decoding steps of the running batch", steps, counter=True),
+            # replayed / steps: how much of the decoding ran from captured CUDA graphs (--model.cuda_graphs)
+            Reading(
+                "subnet_miner_decode_steps_replayed",
+                "Decoding steps replayed from a captured CUDA graph",
+                replayed,
+                counter=True,
+            ),
+            # reused / (reused + prefilled): how much of the prompts the prefix store saved
+            Reading(
+                "subnet_miner_prefix_reused_tokens",
+                "Prompt tokens taken from the prefix store instead of prefilled",
+                reused,
+                counter=True,
+            ),
+            Reading(
+                "subnet_miner_prefilled_tokens",
+                "Prompt tokens prefilled after a look in the prefix store",
+                prefilled,
+                counter=True,
+            ),
+        ]
 
     # -- loading ------------------------------------------------------------------------------
 

@@ -126,12 +126,18 @@ class ClientMetrics:
 
     queries: Counter
     latency: Histogram
+    response_bytes: Counter
 
     @classmethod
     def register(cls, registry: CollectorRegistry) -> ClientMetrics:
         return cls(
             queries=Counter(
                 "subnet_validator_queries", "Miner queries by status", ["status"], registry=registry
+            ),
+            # What miners made this validator read (capped per answer): a miner that streams
+            # megabytes shows here before it shows anywhere else.
+            response_bytes=Counter(
+                "subnet_validator_response_bytes", "Answer body bytes read from miners", registry=registry
             ),
             latency=Histogram(
                 "subnet_validator_query_seconds",
@@ -323,6 +329,8 @@ class MinerClient:
         queries, latency = self._series(result.status)
         queries.inc()
         latency.observe(result.latency_s)
+        if result.raw_bytes_len:
+            self.metrics.response_bytes.inc(result.raw_bytes_len)
         return result
 
     def _series(self, status: QueryStatus) -> tuple[Any, Any]:

@@ -317,6 +317,7 @@ class AdmittingSite(web.TCPSite):
             reuse_port=self._reuse_port,
         )
         sockets = self._server.sockets
+        # TCPSite.start's last step: its `port` and `name` read the port bound (port 0: the kernel's)
         self._bound_port = sockets[0].getsockname()[1] if sockets else self._port
 
 

@@ -29,7 +29,7 @@ from aiohttp.http_exceptions import HttpProcessingError
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from pydantic import ValidationError
 
-from subnet.metrics import LATENCY_BUCKETS, add_metrics_route, new_registry
+from subnet.metrics import LATENCY_BUCKETS, Reading, add_metrics_route, new_registry, register_readings
 from subnet.protocol import ChatCompletionRequest, ChatCompletionResponse, ErrorBody
 from subnet.transport.addresses import peer_key
 from subnet.transport.connections import (
@@ -536,6 +536,19 @@ def build_miner_app(
         policy=policy,
         handler=handler,
         metrics=ServerMetrics.register(registry),
+    )
+    register_readings(
+        registry,
+        [
+            # Connections closed to make room for others (a crowd from one address, a flood):
+            # rising while honest validators see refusals means the limits need a look.
+            Reading(
+                "subnet_miner_connections_evicted",
+                "Idle connections closed to admit others",
+                lambda: gate.connections.evicted,
+                counter=True,
+            )
+        ],
     )
     # aiohttp's own cap only applies to request.read(); the gate reads the stream itself.
     app = web.Application(client_max_size=policy.max_body_bytes)

@@ -130,9 +130,6 @@ class Sandbox:
         """Workers ended and replaced so far (by a deadline or by a tool that ended its worker)."""
         return sum(worker.restarts for worker in self._workers)
 
-    def pids(self) -> list[int]:
-        return [worker.process.pid for worker in self._workers if worker.process is not None]
-
     async def start(self) -> None:
         """Start every worker now (else each starts on its first request)."""
         await asyncio.gather(*(self._ensure_started(worker) for worker in self._workers))

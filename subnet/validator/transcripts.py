@@ -9,8 +9,8 @@ calls), `CallEntry` (the call as the miner wrote it, in the environment's names,
 whether it was forbidden or changed the state). Read back, any value may be a `Trimmed` marker
 (what the cap cut), and a part that is not the shape it should be is kept as `Unreadable`.
 
-A played episode's record (``tasks.episodes.Transcript.to_dict`` plus the request digests and
-latencies) can be larger than a database row should hold: a long-context episode's state
+A played episode's record (``EpisodeTranscript.played``: the runner's transcript plus the request
+digests and latencies) can be larger than a database row should hold: a long-context episode's state
 fingerprints alone are tens of thousands of characters each, and a hostile miner's answers and
 the observations its calls provoke are as large as the transport lets them be. So the record is
 cut by design, in this order, each step only as far as needed to fit ``TRANSCRIPT_CAP``

@@ -50,7 +50,6 @@ class ResponseWriter:
         self.batch_size = batch_size
         self.clock = clock
         self.queue: asyncio.Queue[ResponseRow | None] = asyncio.Queue()
-        self.written = 0
         # What the stored rows add to the standings, in insertion order: the round folds these
         # without reading its 2,048 rows back (the store checks the count first).
         self.scored: list[ScoredResponse] = []
@@ -102,14 +101,14 @@ class ResponseWriter:
         does the error end the round.
         """
         try:
-            self.written += await self.store.store_responses(batch)
+            await self.store.store_responses(batch)
             return batch
         except StatementError:
             pass
         stored: list[ResponseRow] = []
         for row in batch:
             try:
-                self.written += await self.store.store_responses([row])
+                await self.store.store_responses([row])
             except StatementError as exc:
                 log.warning(
                     "a response of miner uid %s could not be stored (%s); it is recorded as a failure",
@@ -117,7 +116,7 @@ class ResponseWriter:
                     error_reason(exc),
                 )
                 row = unstorable_response(row, exc)
-                self.written += await self.store.store_responses([row])
+                await self.store.store_responses([row])
             stored.append(row)
         return stored
 

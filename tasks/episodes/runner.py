@@ -72,7 +72,8 @@ class TurnRecord:
 
 @dataclass
 class Transcript:
-    """A played episode: per turn, every step. ``failed`` names why play stopped early, if it did."""
+    """A played episode: per turn, every step. ``failed`` names why play stopped early, if it did.
+    The validator keeps it as ``subnet.validator.transcripts.EpisodeTranscript`` (its JSON form)."""
 
     turns: list[TurnRecord] = field(default_factory=list)
     failed: str | None = None
@@ -83,30 +84,6 @@ class Transcript:
     @property
     def steps(self) -> int:
         return sum(len(turn.steps) for turn in self.turns)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "failed": self.failed,
-            "turns": [
-                {
-                    "ended": turn.ended,
-                    "state": turn.state,
-                    "steps": [
-                        {
-                            "answer": step.answer
-                            if isinstance(step.answer, str | dict | type(None))
-                            else str(step.answer),
-                            "text": step.text,
-                            "error": step.error,
-                            "latency_s": round(step.latency_s, 4),
-                            "calls": [vars(call) for call in step.calls],
-                        }
-                        for step in turn.steps
-                    ],
-                }
-                for turn in self.turns
-            ],
-        }
 
 
 class EpisodeRunner:

@@ -35,6 +35,7 @@ from subnet.validator.state import (
     update_moving_average,
 )
 from subnet.validator.store import NewTask, Store
+from subnet.validator.transcripts import EpisodeTranscript
 from tasks.episodes import Episode, generate_episodes
 from tasks.episodes.checking import check_episode
 from tasks.episodes.reference import ReferencePlayer
@@ -234,10 +235,8 @@ async def _played(hotkey: str, episode: Episode) -> dict[str, Any]:
     ask = ReferencePlayer(episode).ask if hotkey == GOOD else lazy
     transcript = await EpisodeRunner(episode, ask).play()
     verdict = check_episode(transcript, episode)
-    record = transcript.to_dict()
-    steps = transcript.steps
-    record["request_digests"] = [f"{index:064x}" for index in range(steps)]
-    record["latencies_s"] = [0.05] * steps
+    digests = [f"{index:064x}" for index in range(transcript.steps)]
+    record = EpisodeTranscript.played(transcript, digests, [0.05] * transcript.steps).to_json()
     latency = 0.5 if hotkey == GOOD else 0.7
     return _episode_row(hotkey, latency, record, verdict.valid, float(verdict.score), verdict.error_type)
 

@@ -21,10 +21,12 @@ import aiohttp
 import bittensor as bt
 import pytest
 from aiohttp import web
+from prometheus_client.parser import text_string_to_metric_families
 
 from subnet.chain import ChainClient
 from subnet.config import MinerSettings, parse_miner_settings
 from subnet.devchain import DevChain
+from subnet.metrics import Reading
 from subnet.miner.base import GenerationRequest, GenerationResult, ModelOptions
 from subnet.miner.node import MinerNode
 from subnet.protocol import ChatCompletionRequest
@@ -143,7 +145,18 @@ async def test_a_registered_miner_serves_signed_requests_and_refuses_unsigned_on
                 assert json.loads(await r.read())["error"]["type"] == "missing_auth"
 
         await asyncio.sleep(0.5)  # the metagraph refresher runs and serving goes on
-        assert node.directory is not None and node.directory.age_s is not None and node.directory.age_s < 0.5
+        async with (
+            aiohttp.ClientSession() as session,
+            session.get(f"http://127.0.0.1:{me.axon_port}/metrics") as r,
+        ):
+            shown = {
+                sample.name: sample.value
+                for family in text_string_to_metric_families(await r.text())
+                for sample in family.samples
+            }
+        assert shown["subnet_miner_directory_age_seconds"] < 0.5  # refreshed every 0.2 s
+        assert shown["subnet_miner_batches_total"] >= 1  # the model's figures are shown beside the server's
+        assert shown["subnet_miner_connections_evicted_total"] == 0
     finally:
         await node.stop()
         await miner_chain.close()
@@ -260,7 +273,9 @@ async def test_a_miner_in_front_of_an_engine_passes_its_tool_calls_to_the_valida
                 "tool_choice": "auto",
             }
         )
-        target = MinerTarget(miner_chain.hotkey, "127.0.0.1", serving.bound_port, serving.uid)
+        me = (await validator_chain.metagraph()).by_hotkey(miner_chain.hotkey)  # where it published itself
+        assert me is not None and me.uid == serving.uid
+        target = MinerTarget(miner_chain.hotkey, me.axon_ip, me.axon_port, me.uid)
         async with MinerClient(validator_chain.wallet) as client:
             result = await client.query(target, request)
         assert result.ok, result.error
@@ -295,6 +310,9 @@ class _SlowModel:
 
     def describe(self) -> str:
         return "a slow model"
+
+    def readings(self) -> list[Reading]:
+        return []
 
 
 async def test_a_stop_under_load_takes_the_drain_and_the_model_close_deadlines_and_no_more(

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from subnet.metrics import Reading
 from subnet.miner import (
     BadModelRequest,
     EngineTimeout,
@@ -53,6 +54,9 @@ class ScriptedBackend:
 
     def describe(self) -> str:
         return "scripted"
+
+    def readings(self) -> list[Reading]:
+        return []
 
     async def generate(self, request: GenerationRequest) -> GenerationResult:
         self.asked.append(request)

@@ -14,6 +14,7 @@ from unittest import mock
 
 import pytest
 
+from subnet.metrics import new_registry, register_readings
 from subnet.miner import GenerationRequest, ModelLoadError, ModelOptions, build_backend, transformers_backend
 from subnet.miner.base import BadModelRequest, ModelError
 from subnet.miner.transformers_backend import TransformersBackend, build_prompt
@@ -36,6 +37,13 @@ PROMPTS = [
     "what is the time in berlin",
     "search query limit",
 ]
+
+
+def _shown(backend: TransformersBackend) -> dict[str, float]:
+    """The backend's figures as the miner's /metrics shows them."""
+    registry = new_registry()
+    register_readings(registry, backend.readings())
+    return {sample.name: sample.value for family in registry.collect() for sample in family.samples}
 
 
 def _request(text: str, max_tokens: int = 12, **extra: Any) -> GenerationRequest:
@@ -131,8 +139,16 @@ async def test_concurrent_requests_are_batched_and_each_gets_its_own_answer(
     batched = await asyncio.gather(*(batching.generate(request) for request in requests))
     alone = [await one_at_a_time.generate(request) for request in requests]
 
-    assert batching.batches_run == 1  # all six started together
-    assert one_at_a_time.batches_run == len(requests)
+    assert _shown(batching)["subnet_miner_batches_total"] == 1  # all six started together
+    assert _shown(one_at_a_time)["subnet_miner_batches_total"] == len(requests)
+    if batching.engine is not None:  # the running batch's decoding steps (none from CUDA graphs on a CPU)
+        shown = _shown(batching)
+        assert shown["subnet_miner_decode_steps_total"] > 0
+        assert shown["subnet_miner_decode_steps_replayed_total"] == 0
+    if batching.engine is not None and batching.engine.prefixes is not None:  # shown once there is a store
+        assert {"subnet_miner_prefix_reused_tokens_total", "subnet_miner_prefilled_tokens_total"} < set(
+            _shown(batching)
+        )
     # Greedy decoding: a left-padded row decodes exactly as the same prompt alone.
     assert [result.raw_text for result in batched] == [result.raw_text for result in alone]
     assert len({result.raw_text for result in batched}) == len(requests)  # answers are distinguishable

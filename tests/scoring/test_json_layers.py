@@ -1,15 +1,11 @@
 """The lean JSON readings against the layered ones they stand in for: same calls, same errors.
 
-* ``_json_payload_calls`` (every JSON output and Hermes block) against
-  ``calls_from_objects(_parse_json(...))``, on any text and under tight limits;
 * ``_openai_tool_calls`` (structured OpenAI tool calls) against ``decode`` with it switched off;
 * ``_bracketed`` (text that opens with a bracket) against ``_whole_then_embedded``;
-* ``make_call`` against the ``Call`` constructor.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Callable
 from typing import Any
@@ -19,10 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import scoring.decoding as decoding
-import scoring.payloads as payloads
 from scoring import Call, DecodeError
 from scoring.decoding import decode
-from scoring.model import DEFAULT_LIMITS, Limits, make_call
+from scoring.model import DEFAULT_LIMITS, Limits
 from scoring.payloads import MessageText
 
 SETTINGS = settings(
@@ -82,40 +77,6 @@ def _outcome(read: Callable[[], Any]) -> str:
         return f"DecodeError({error.reason!r})"
     except MessageText as message:  # a message of text: the decoder above reads it
         return f"MessageText({message.content!r})"
-
-
-def _layered(text: str, limits: Limits) -> str:
-    return _outcome(
-        lambda: payloads.calls_from_objects(payloads._parse_json(text, limits), limits, from_json=True)
-    )
-
-
-@SETTINGS
-@given(_json_texts(), st.sampled_from(LIMITS))
-def test_json_payloads_read_as_the_layers_read_them(text: str, limits: Limits) -> None:
-    assert _outcome(lambda: payloads._json_payload_calls(text, limits)) == _layered(text, limits)
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        '[{"name": "f", "arguments": {"a": 1}}, {"tool": "g", "args": {}}]',
-        '{"tool": "f", "args": {"a": [1]}, "confidence": 1.0, "state_update": ""}',
-        '[{"name": "f", "parameters": {"a": 1}}]',
-        '[{"type": "function", "function": {"name": "f", "arguments": "{}"}}]',
-        '[{"name": "f", "arguments": {}}, {}]',
-        "[]",
-        '{"name": 1, "arguments": {}}',
-        '{"role": "assistant", "content": "f(a=1)"}',
-        "[" * 40 + "]" * 40,
-        '[{"name": "f", "arguments": {"a": "' + "[" * 40 + '"}}]',
-        '{"name": "f", "arguments": {}} ',
-        "{'name': 'f', 'arguments': {}}",
-    ],
-)
-@pytest.mark.parametrize("limits", LIMITS)
-def test_common_and_edge_payloads_agree(text: str, limits: Limits) -> None:
-    assert _outcome(lambda: payloads._json_payload_calls(text, limits)) == _layered(text, limits)
 
 
 _argument_texts = (
@@ -181,13 +142,3 @@ def test_text_opening_with_a_bracket_decodes_as_before(text: str, limits: Limits
     assert _outcome(lambda: decoding._bracketed(text, limits)) == _outcome(
         lambda: decoding._whole_then_embedded(text, limits)
     )
-
-
-@given(st.sampled_from(["f", "a.b", ""]), _arguments.filter(lambda value: isinstance(value, dict)))
-def test_make_call_makes_the_call_the_constructor_makes(name: str, arguments: dict[str, Any]) -> None:
-    made, constructed = make_call(name, arguments), Call(name, arguments)
-    assert made == constructed and repr(made) == repr(constructed)
-    assert vars(made) == vars(constructed) and list(vars(made)) == list(vars(constructed))
-    assert made.arguments is arguments
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        made.name = "g"  # type: ignore[misc]

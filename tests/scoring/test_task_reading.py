@@ -1,102 +1,71 @@
-"""The lean loops that read a task's functions and possible answer against the general ones.
-
-``function_index`` and ``expected_calls`` read plain lists of well-formed BFCL entries in one lean
-loop and hand anything else to the general loop; on any input both must give the same result or
-raise the same ValueError.
-"""
+"""How a check reads a task: its functions by name (BFCL schemas and OpenAI tools, the first of a
+name counting), its possible answer as (name, params) pairs, and a malformed task refused with a
+ValueError that says what is wrong."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+import pytest
 
-from scoring.calls import (
-    Shape,
-    _general_expected_calls,
-    _general_function_index,
-    _properties,
-    expected_calls,
-    function_index,
-)
-
-SETTINGS = settings(
-    max_examples=400, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
-)
-
-_odd: st.SearchStrategy[Any] = st.sampled_from([None, 1, "x", [], (), {}, ["a"], ("a",)])
-_names = st.sampled_from(["f", "g", "a.b", ""]) | _odd
-_schema = st.fixed_dictionaries(
-    {"name": _names}, optional={"description": st.just("d"), "parameters": st.just({})}
-)
-_wrapped = st.builds(lambda schema: {"type": "function", "function": schema}, _schema)
-_function = _schema | _wrapped | st.builds(lambda name: {"name": name, "function": "x"}, _names) | _odd
-_functions = st.lists(_function, max_size=4) | st.tuples(_function) | _function
-
-_values = st.lists(st.sampled_from([1, "a", "", None]), max_size=3) | _odd
-_params = st.dictionaries(st.sampled_from(["a", "b"]), _values, max_size=2) | _odd
-_entry = (
-    st.dictionaries(_names.filter(lambda name: isinstance(name, str)), _params, min_size=1, max_size=2) | _odd
-)
-_answer = st.lists(_entry, max_size=3) | st.tuples(_entry) | _odd
+from scoring.calls import Shape, expected_calls, function_index
 
 
-def _outcome(read: Any, value: Any) -> Any:
-    try:
-        return ("ok", read(value))
-    except ValueError as error:
-        return ("error", str(error))
-
-
-@SETTINGS
-@given(_functions)
-def test_function_index_reads_as_the_general_loop(functions: Any) -> None:
-    assert _outcome(function_index, functions) == _outcome(_general_function_index, functions)
-
-
-@SETTINGS
-@given(_answer)
-def test_expected_calls_read_as_the_general_loop(answer: Any) -> None:
-    assert _outcome(expected_calls, answer) == _outcome(_general_expected_calls, answer)
-
-
-def test_common_inputs_read_the_same() -> None:
+def test_common_inputs() -> None:
     weather = {"name": "get_weather", "parameters": {"type": "dict", "properties": {}}}
     wrapped = {"type": "function", "function": {"name": "book"}}
     functions = [weather, wrapped, {"name": "get_weather", "description": "a second one"}]
-    assert (
-        function_index(functions)
-        == _general_function_index(functions)
-        == {
-            "get_weather": weather,
-            "book": wrapped["function"],
-        }
-    )
+    assert function_index(functions) == {"get_weather": weather, "book": wrapped["function"]}
+    assert function_index(weather) == {"get_weather": weather}  # one schema on its own
     answer = [{"get_weather": {"city": ["Paris", "paris"], "days": ["", 3]}}, {"book": {}}]
-    assert (
+    assert expected_calls(answer) == [
+        ("get_weather", {"city": ["Paris", "paris"], "days": ["", 3]}),
+        ("book", {}),
+    ]
+    assert expected_calls(None) == [] and expected_calls(()) == []
+
+
+@pytest.mark.parametrize(
+    ("functions", "message"),
+    [
+        ("get_weather", "must be a list"),
+        ([{"description": "no name"}], "needs a string 'name'"),
+        ([{"name": 1}], "needs a string 'name'"),
+        ([{"type": "function", "function": "x"}], "needs a string 'name'"),
+        (["x"], "needs a string 'name'"),
+    ],
+)
+def test_malformed_functions_are_refused(functions: Any, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        function_index(functions)
+
+
+@pytest.mark.parametrize(
+    ("answer", "message"),
+    [
+        ("f", "must be a list"),
+        ([{"f": {}, "g": {}}], "one-key"),
+        (["f"], "one-key"),
+        ([{"f": ["a"]}], "must map names to lists"),
+        ([{"f": {"a": "Paris"}}], "must map names to lists"),
+    ],
+)
+def test_malformed_answers_are_refused(answer: Any, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
         expected_calls(answer)
-        == _general_expected_calls(answer)
-        == [
-            ("get_weather", {"city": ["Paris", "paris"], "days": ["", 3]}),
-            ("book", {}),
-        ]
-    )
 
 
-_parameter_parts: st.SearchStrategy[Any] = st.sampled_from(
-    [None, 1, "x", [], ["a"], {}, {"a": {"type": "string"}}]
-)
-_parameters = st.fixed_dictionaries(
-    {}, optional={"type": st.just("dict"), "properties": _parameter_parts, "required": _parameter_parts}
-)
-_schemas = st.fixed_dictionaries(
-    {"name": st.just("f")}, optional={"parameters": _parameters | _parameter_parts}
-)
-
-
-@SETTINGS
-@given(_schemas)
-def test_shape_reads_a_schema_as_properties_does(function: dict[str, Any]) -> None:
+@pytest.mark.parametrize(
+    ("function", "properties", "required"),
+    [
+        ({"name": "f", "parameters": {"properties": {"a": {}}, "required": ["a"]}}, {"a": {}}, ["a"]),
+        ({"name": "f"}, {}, ()),
+        ({"name": "f", "parameters": {"properties": ["a"], "required": "a"}}, {}, ()),
+        ({"name": "f", "parameters": "x"}, {}, ()),
+    ],
+)  # fmt: skip
+def test_a_shape_reads_properties_and_required_or_nothing(
+    function: dict[str, Any], properties: Any, required: Any
+) -> None:
     shape = Shape(function)
-    assert (shape.properties, shape.required) == _properties(function)
+    assert (shape.properties, shape.required) == (properties, required)

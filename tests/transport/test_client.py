@@ -186,8 +186,10 @@ async def test_streamed_oversize_keeps_a_capped_prefix(serve, wallets, kit) -> N
     target = MinerTarget(hotkey=wallets.hotkey("miner"), ip="127.0.0.1", port=port)
     async with _client(wallets, max_raw_text_bytes=1000) as client:
         result = await client.query(target, kit.sample_request())
+        read = client.registry.get_sample_value("subnet_validator_response_bytes_total")
     assert result.status is QueryStatus.TOO_LARGE
     assert CAP < result.raw_bytes_len < TEN_MB
+    assert read == result.raw_bytes_len  # the operator sees what the miner made the client read
     assert result.raw_text == "[" * 1000
 
 
@@ -245,10 +247,12 @@ async def test_signed_query_to_a_real_miner(start_miner, wallets, kit) -> None:
     async with _client(wallets) as client:
         results = [await client.query(target, kit.sample_request()) for _ in range(3)]
         text = client.registry.get_sample_value("subnet_validator_queries_total", {"status": "ok"})
+        read = client.registry.get_sample_value("subnet_validator_response_bytes_total")
     assert [result.status for result in results] == [QueryStatus.OK] * 3
     assert results[0].completion == kit.sample_response()
     assert results[0].raw_bytes_len == len(results[0].raw_text.encode())
     assert text == 3.0
+    assert read == sum(result.raw_bytes_len for result in results)  # what /metrics shows
     assert len(miner.handler.calls) == 3
 
 

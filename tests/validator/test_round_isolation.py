@@ -26,6 +26,7 @@ from tasks.episodes import Episode, generate_episodes, variant
 from tasks.episodes.environment import Environment
 from tasks.episodes.reference import ReferencePlayer
 from tests.support import simulation
+from tests.support.processes import sandbox_workers
 from tests.support.results import record_results
 from tests.support.simulation import (
     MinerContext,
@@ -200,4 +201,4 @@ async def test_a_round_with_a_miner_breaking_its_tools_completes(
     right = report.summaries[breaker_subnet.miners["right"].hotkey]
     assert right.mean_score == 1.0 and right.episode_total == 4
     assert report.statuses[TOOL_ERROR] >= 1, report.statuses
-    assert sandbox.pids() == []  # the validator's shutdown closed the sandbox
+    assert sandbox_workers() == []  # the validator's shutdown closed the sandbox

@@ -123,11 +123,19 @@ async def _played() -> tuple[Any, EpisodeTranscript]:
 
 async def test_a_played_transcript_is_stored_in_the_form_stored_before() -> None:
     transcript, typed = await _played()
-    before = transcript.to_dict()  # what the player stored until the schema, plus these two
-    before.update(request_digests=["d" * 64] * transcript.steps, latencies_s=[0.1235])
-    assert typed.to_json() == before
-    assert EpisodeTranscript.from_json(json.loads(json.dumps(before))) == typed
-    assert typed.stored() == before  # under the cap: as it was played
+    stored = typed.to_json()
+    assert _stored_keys(stored) == _stored_keys(OLD_TURNS)  # the keys, in order, stored before
+    assert stored["latencies_s"] == [0.1235] and stored["request_digests"] == ["d" * 64] * transcript.steps
+    assert len(stored["turns"]) == len(transcript.turns)
+    assert EpisodeTranscript.from_json(json.loads(json.dumps(stored))) == typed
+    assert typed.stored() == stored  # under the cap: as it was played
+
+
+def _stored_keys(record: Any) -> Any:
+    """The keys of a transcript's JSON form at each level (a turn's, a step's, a call's)."""
+    turn = record["turns"][0]
+    step = next(step for step in turn["steps"] if step["calls"])
+    return list(record), list(turn), list(step), list(step["calls"][0])
 
 
 #: Transcripts as the validator stored them before the schema (written out, not made by today's code).

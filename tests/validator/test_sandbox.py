@@ -23,11 +23,13 @@ from subnet.validator.sandbox import (
     ToolOverran,
     ToolRaised,
 )
+from subnet.validator.transcripts import EpisodeTranscript
 from tasks.episodes import generate_episodes, variant
 from tasks.episodes.checking import check_episode
 from tasks.episodes.environments import ENVIRONMENTS
 from tasks.episodes.reference import ReferencePlayer
 from tasks.episodes.runner import EpisodeRunner
+from tests.support.processes import sandbox_workers
 
 ROOT = Path(__file__).resolve().parents[2]
 EQUIPMENT = "tests.validator.sandbox_equipment"
@@ -81,11 +83,12 @@ async def test_a_tool_that_loops_forever_is_ended_and_the_others_are_replayed(
     await honest.call("add", {"value": 7})
     honest.turn()
     before = await honest.state()
-    pid = sandbox.pids()[0]
+    workers = set(sandbox_workers())
     started = time.perf_counter()
     with pytest.raises(ToolOverran, match="ran past its 1 s budget"):
         await looping.call("spin", {})
     assert 0.9 < time.perf_counter() - started < 5.0
+    (pid,) = workers - set(sandbox_workers())  # the looping tool's worker, and only it, ended
     assert sandbox.restarts == 1 and not _alive(pid)
     assert looping.failed is not None
     with pytest.raises(SandboxError, match="ran past"):  # a failed episode stays failed
@@ -94,7 +97,7 @@ async def test_a_tool_that_loops_forever_is_ended_and_the_others_are_replayed(
     _, observation, _ = await honest.call("read", {})
     assert observation == {"items": first[1]["items"] + [7]}
     assert await honest.state() == before
-    assert pid not in sandbox.pids()
+    assert pid not in sandbox_workers()
 
 
 async def test_a_tool_beyond_the_memory_limit_fails_alone(sandbox: Sandbox, equipment: Any) -> None:
@@ -198,22 +201,22 @@ async def test_a_call_cancelled_midway_ends_its_worker_and_nobody_reads_its_repl
 async def test_close_leaves_no_worker_behind(equipment: Any) -> None:
     box = Sandbox(SandboxLimits(workers=2, call_deadline_s=0.5), preload=(EQUIPMENT,))
     await box.start()
-    first = box.pids()
+    first = sandbox_workers()
     handle = box.open(equipment.hostile_episode(1))
     with pytest.raises(ToolOverran):
         await handle.call("spin", {})
     for _ in range(100):  # the replacement starts behind
-        if len(box.pids()) == 2:
+        if len(sandbox_workers()) == 2:
             break
         await asyncio.sleep(0.05)
-    every = set(first) | set(box.pids())
+    every = set(first) | set(sandbox_workers())
     await box.close()
     assert len(every) == 3
     assert not any(_alive(pid) for pid in every)
 
 
 def _comparable(transcript: Any) -> dict[str, Any]:
-    record: dict[str, Any] = transcript.to_dict()
+    record: dict[str, Any] = EpisodeTranscript.played(transcript, (), ()).to_json()
     for turn in record["turns"]:
         for step in turn["steps"]:
             step["latency_s"] = 0.0

@@ -172,10 +172,9 @@ def _hostile_record(turns: int = 3, steps: int = 8, calls: int = 4, text: int = 
                 )
             record.steps.append(step)
         transcript.turns.append(record)
-    record_dict = transcript.to_dict()
-    record_dict["request_digests"] = ["d" * 64] * (turns * steps)
-    record_dict["latencies_s"] = [0.5] * (turns * steps)
-    return record_dict
+    return EpisodeTranscript.played(
+        transcript, ["d" * 64] * (turns * steps), [0.5] * (turns * steps)
+    ).to_json()
 
 
 def _call_names(record: dict[str, Any]) -> list[list[list[str]]]:
