@@ -29,13 +29,29 @@ def script_path() -> None:
     sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != BENCH] + [str(BENCH)]
 
 
+#: Bench scripts that belong to the checkout under test, not to the red team: the stand-in
+#: phrasing engine stands for the validator's language model, so a red team's script run from
+#: another checkout phrases that checkout's round with that checkout's stand-in.
+_UNDER_TEST = frozenset({"phrasing_standin"})
+
+
+def _sibling_path(name: str) -> Path:
+    if name in _UNDER_TEST:
+        import tasks  # the checkout measured: the first on sys.path (its root, run from there)
+
+        theirs = Path(tasks.__file__).resolve().parent.parent / "bench" / f"{name}.py"
+        if theirs.is_file():
+            return theirs
+    return BENCH / f"{name}.py"
+
+
 def load_sibling(name: str) -> ModuleType:
     """bench/<name>.py as the module ``bench_<name>``, loaded once per process (whoever asks
     first) so that every caller shares its classes."""
     module_name = f"bench_{name}"
     if module_name in sys.modules:
         return sys.modules[module_name]
-    spec = importlib.util.spec_from_file_location(module_name, BENCH / f"{name}.py")
+    spec = importlib.util.spec_from_file_location(module_name, _sibling_path(name))
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module

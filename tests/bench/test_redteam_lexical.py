@@ -316,3 +316,67 @@ def test_a_lookalike_of_the_asked_kind_made_from_another_action_is_no_answer(red
     assert [name for name, _ in answer] == [own.name]
     # Only a reminder made from another action is offered beside the action itself: no call.
     assert miner.answer(messages, [openai_tool(hotel), openai_tool(other)]) == []
+
+
+# Choices read by general English cues (redteam_kit.lexical.generic): facts a model reworded, so
+# that no frame of the generator's tables matches them.
+
+
+def _cities(text: str) -> list[Any]:
+    import re
+
+    words = re.finditer(r"\b(?:Lisbon|Porto|Faro|Braga)\b", text)
+    return [SimpleNamespace(start=m.start(), end=m.end(), value=m.group(), strength=2.0) for m in words]
+
+
+@pytest.mark.parametrize(
+    ("clause", "sign"),
+    [
+        ("is now off the table", -1),
+        ("has been dropepd", -1),  # a typo of "dropped"
+        ("we scrapped", -1),
+        ("nobody objected to", 1),
+        ("I can't see a problem with", 1),
+        ("still looks fine", 1),
+        ("didn't", None),  # elliptic: the clause before says what
+    ],
+)
+def test_a_clause_keeps_or_rules_out_its_value_by_general_words(
+    kit: Any, clause: str, sign: int | None
+) -> None:
+    assert kit("lexical.generic").polarity(clause) == sign
+
+
+def test_candidates_are_picked_by_polarity_time_role_and_figure(kit: Any) -> None:
+    generic = kit("lexical.generic")
+    found = generic.candidates(
+        "We've scrapped Lisbon. Nobody had an issue with Porto. Faro is a bust.", _cities, []
+    )
+    assert generic.pick_eliminated(found).said == "Porto"
+    found = generic.candidates("Lisbon fell apart on us, Porto didn't.", _cities, [])
+    assert generic.pick_eliminated(found).said == "Porto"
+    said = "Back in the spring we chose Faro. A fortnight back I moved to Braga. Just now I went for Porto."
+    found = generic.candidates(said, _cities, [])
+    assert [generic.pick_in_time(found, want).said for want in ("first", "middle", "last")] == [
+        "Faro",
+        "Braga",
+        "Porto",
+    ]
+    said = "Dana, who is paying for everything, would like Lisbon. Ezra is driving and fancies Porto."
+    role = generic._role_stems("is covering the bill") | generic._role_stems("the person paying")
+    assert generic.pick_by_role(generic.candidates(said, _cities, []), role, said).said == "Lisbon"
+    found = generic.candidates("Braga got a dozen votes. Faro got 7 votes.", _cities, [])
+    assert generic.pick_by_figure(found, "high").said == "Braga"
+    assert generic.pick_by_figure(found, "low").said == "Faro"
+
+
+def test_an_event_about_someone_is_matched_by_its_words(kit: Any) -> None:
+    generic = kit("lexical.generic")
+    event = next(e for e, states, _ in generic._event_words()["date"] if "fly" in states)
+    said = "My sister is flying in on 2026-05-12. My sister has jury duty on 2026-05-20. Book it then."
+    value, spans = generic.stated_event(said, "my sister", event, (len(said) - 12, len(said)))
+    assert value == "2026-05-12" and len(spans) == 2
+    value, _ = generic.stated_event(
+        "My sister has jury duty on 2026-05-20. Book.", "my sister", event, (40, 44)
+    )
+    assert value is None  # only another event is dated: the request lacks the value

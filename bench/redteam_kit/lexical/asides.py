@@ -22,7 +22,8 @@ from collections import Counter
 from functools import cache
 from types import ModuleType
 
-from .choices import _X, _X_END, _X_START, _alt, candidate
+from .choices import _X, _X_END, _X_START, _alt, _Filtered, candidate
+from .generic import _kind_finder, sentences, stated_event
 from .words import _words
 
 __all__ = ["asked_kinds", "kind_words", "resolved_events"]
@@ -84,7 +85,7 @@ def kind_words(described: frozenset[str], signature: frozenset[str]) -> bool:
 
 
 @cache
-def _events() -> tuple[tuple[re.Pattern[str], bool, str], ...]:
+def _events() -> tuple[tuple[_Filtered, bool, str], ...]:
     """(a frame, whether it states the event (else refers to it), the event's id) over every
     kind of event."""
     aside = _module("tasks.devices.aside")
@@ -100,9 +101,11 @@ def _events() -> tuple[tuple[re.Pattern[str], bool, str], ...]:
     for kind, listed in dict(table).items():
         for index, event in enumerate(listed):
             for frame in event.states:
-                found.append((re.compile(_frame(frame, subject), re.IGNORECASE), True, f"{kind}{index}"))
+                regex = _Filtered(_frame(frame, subject), re.IGNORECASE, frame)
+                found.append((regex, True, f"{kind}{index}"))
             for frame in event.refers:
-                found.append((re.compile(_frame(frame, subject), re.IGNORECASE), False, f"{kind}{index}"))
+                regex = _Filtered(_frame(frame, subject), re.IGNORECASE, frame)
+                found.append((regex, False, f"{kind}{index}"))
     return tuple(found)
 
 
@@ -138,7 +141,14 @@ def resolved_events(text: str) -> tuple[str, bool]:
     for start, end, event, subject in refs:
         stated = [f for f in facts if f[2] == event and f[3] == subject and f[4]]
         if not stated:
-            unresolved = True
+            # No frame states it: a rewording may have said the fact in its own words. The
+            # sentences about the subject, matched to the event by their words.
+            value, spans = stated_event(text, subject, event, (start, end))
+            if value is None:
+                unresolved = True
+                continue
+            edits.append((start, end, value))
+            edits.extend((s, e, "(noted).") for s, e in spans + _about_anyone(text, event, (start, end)))
             continue
         edits.append((start, end, stated[0][4]))
     edits.extend((start, end, "(noted)") for start, end, *_ in facts)
@@ -150,3 +160,17 @@ def resolved_events(text: str) -> tuple[str, bool]:
         out = out[:start] + said + out[end:]
         last = start
     return out, unresolved
+
+
+def _about_anyone(text: str, event: str, skip: tuple[int, int]) -> list[tuple[int, int]]:
+    """The sentences about any subject that state a value of the event's kind (decoys too)."""
+    aside = _module("tasks.devices.aside")
+    subjects = [str(s).lower() for s in getattr(aside, "SUBJECTS", ())]
+    finder = _kind_finder(re.sub(r"\d+$", "", event))
+    return [
+        (start, end)
+        for start, end in sentences(text)
+        if not start <= skip[0] < end
+        and any(s in text[start:end].lower() for s in subjects)
+        and finder(text[start:end])
+    ]

@@ -7,6 +7,7 @@ from typing import Any
 
 from .asides import asked_kinds, kind_words, resolved_events
 from .choices import resolved_anchored, resolved_choices, resolved_labelled
+from .generic import resolved_generic
 from .reading import (
     _calibration,
     _clauses,
@@ -36,6 +37,8 @@ class LexicalMiner:
     OPENS = 4.0
     #: Weight of the learned odds of what an offered tool's description says that the request does not.
     UNSAID = 0.3
+    #: Read the choice devices' facts by general English cues where no table frame matches.
+    GENERIC = True
 
     def answer(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Answer:
         # Choices first: their facts hold day counts and times the date resolution would rewrite.
@@ -48,6 +51,9 @@ class LexicalMiner:
             text = _resolved_dates(text, today)
         text = _resolved_anchors(_worked_out(_resolved_labels(_resolved_references(text))))
         offered = [_resolve(json.dumps(_function(t), sort_keys=True)) for t in tools]
+        if self.GENERIC:
+            # References no frame of the tables answered (the facts reworded): general cues.
+            text = resolved_generic(text, offered)
         for signature in asked_kinds(text):
             # It asks for a lookalike's action ("remind me later to ..."): only that kind's tool
             # made from the action the request reads as answers it; none offered, no call.
