@@ -249,9 +249,11 @@ def aside_tables(kit: Callable[[str], ModuleType], monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(asides, "_module", modules.get)
     asides._events.cache_clear()
     asides._kinds.cache_clear()
+    asides._keeps.cache_clear()
     yield asides
     asides._events.cache_clear()
     asides._kinds.cache_clear()
+    asides._keeps.cache_clear()
 
 
 def test_a_value_stated_about_someone_else_is_read_with_the_devices_tables(aside_tables: ModuleType) -> None:
@@ -380,3 +382,36 @@ def test_an_event_about_someone_is_matched_by_its_words(kit: Any) -> None:
         "My sister has jury duty on 2026-05-20. Book.", "my sister", event, (40, 44)
     )
     assert value is None  # only another event is dated: the request lacks the value
+
+
+@pytest.mark.parametrize(
+    ("said", "device", "want"),
+    [
+        ("room name should be the one with the fewest grumbles.", "compared", "low"),
+        ("what to do: my newest choice / room", "sequence", "last"),
+        ("the command line: the fisrt pick.", "sequence", "first"),  # a typo of "first"
+        ("litres: the one I finally went with.", "sequence", "last"),
+        ("the command line: what the person paying would rather have, kill", "attributed", None),
+        ("the one the customer switched to for the name", "revised", "last"),
+        ("warehouse code should be the one still in the running", None, None),  # not said: no guess
+    ],
+)
+def test_a_reference_said_in_other_words_is_read_by_its_cue_words(
+    kit: Any, said: str, device: str | None, want: str | None
+) -> None:
+    generic = kit("lexical.generic")
+    found = generic.refs_in(said)
+    if device is None:
+        assert all(r.device != "sequence" for r in found)
+        return
+    assert [(r.device, r.want) for r in found] == [(device, want)]
+
+
+def test_a_reference_to_an_event_in_other_words_finds_its_reworded_fact(kit: Any) -> None:
+    asides = kit("lexical.asides")
+    said = (
+        "Oh, and 2027-08-08 is my neighbour's move-in date. My neighbour is called for jury duty on"
+        " June 23, 2027. Book it for the date my neighbour gets the keys."
+    )
+    resolved, missing = asides.resolved_events(said)
+    assert not missing and resolved.endswith("Book it for 2027-08-08.") and "June 23" not in resolved

@@ -137,6 +137,7 @@ def resolved_events(text: str) -> tuple[str, bool]:
                 facts.append((m.start(), end, event, m["subj"].lower(), x))
             else:
                 refs.append((m.start(), m.end(), event, m["subj"].lower()))
+    refs.extend(r for r in _worded_refs(text) if not any(r[0] < e and s < r[1] for s, e, *_ in refs))
     unresolved = False
     for start, end, event, subject in refs:
         stated = [f for f in facts if f[2] == event and f[3] == subject and f[4]]
@@ -174,3 +175,61 @@ def _about_anyone(text: str, event: str, skip: tuple[int, int]) -> list[tuple[in
         and any(s in text[start:end].lower() for s in subjects)
         and finder(text[start:end])
     ]
+
+
+@cache
+def _keeps() -> tuple[tuple[str, str], ...]:
+    """(the words a rewording keeps of a reference, the event's id), over every event."""
+    aside = _module("tasks.devices.aside")
+    events = getattr(aside, "EVENTS", None) if aside is not None else None
+    if events is None:
+        return ()
+    table = events() if callable(events) else events
+    return tuple(
+        (str(keep).lower(), f"{kind}{index}")
+        for kind, listed in dict(table).items()
+        for index, event in enumerate(listed)
+        for keep in getattr(event, "keeps", ())
+    )
+
+
+_PIECE = re.compile(r"[^.;:!?/,()]+")
+
+
+def _worded_refs(text: str) -> list[tuple[int, int, str, str]]:
+    """References to an event in other words than the tables' ("the date my neighbour gets the
+    keys"): a stretch that names a subject and the words its reference keeps, and states no value
+    of that event's kind."""
+    aside = _module("tasks.devices.aside")
+    subjects = sorted((str(s).lower() for s in getattr(aside, "SUBJECTS", ())), key=len, reverse=True)
+    keeps = _keeps()
+    if not subjects or not keeps:
+        return []
+    found = []
+    lowered = text.lower()
+    for piece in _PIECE.finditer(lowered):
+        said = piece.group()
+        subject = next((s for s in subjects if re.search(rf"\b{re.escape(s)}\b", said)), None)
+        if subject is None:
+            continue
+        hits = [
+            (said.find(keep), keep, event)
+            for keep, event in keeps
+            if re.search(rf"\b{re.escape(keep)}", said)
+        ]
+        if not hits:
+            continue
+        at, keep, event = max(hits, key=lambda hit: len(hit[1]))
+        first = piece.start() + len(said) - len(said.lstrip())
+        sentence = next((a, b) for a, b in [*sentences(text), (0, len(text))] if a <= first < b)
+        if _kind_finder(re.sub(r"\d+$", "", event))(text[sentence[0] : sentence[1]]):
+            continue  # its sentence states a value: a fact, not a reference
+        where = said.find(subject)
+        start = piece.start() + min(where, at)
+        # Back over "the day", "the time of", "the city where" before the subject.
+        lead = re.search(r"(?:\bthe\s+[a-z]+\s+(?:of\s+|when\s+|where\s+|that\s+)?)$", lowered[:start])
+        if lead is not None and start - lead.start() <= 25:
+            start = lead.start()
+        end = piece.start() + max(where + len(subject), at + len(keep))
+        found.append((start, end, event, subject))
+    return found

@@ -766,9 +766,25 @@ def pick_by_figure(found: list[Candidate], want: str) -> Candidate | None:
 # The slot a reference stands for, and the rewrite.
 
 
-def _slot_of(text: str, start: int, offered: Sequence[_Tool]) -> _Slot | None:
-    """The offered parameter whose description words stand right before the reference."""
+_FOR_SLOT = re.compile(r"\s*(?:for|as|in) (?:the |my |our )?", re.IGNORECASE)
+
+
+def _slot_of(text: str, start: int, offered: Sequence[_Tool], end: int = -1) -> _Slot | None:
+    """The offered parameter whose description words stand right before the reference (or right
+    after it: "the most popular one for the sample identifier")."""
+    after = _FOR_SLOT.match(text, end) if end >= 0 else None
+    if after is not None:
+        stop = re.search(r"[.;:!?/]|\s-\s|,", text[after.end() : after.end() + 80])
+        tail = text[after.end() : after.end() + (stop.start() if stop else 80)]
+        words = _words(tail)[:6]
+        best_after = _best_slot(list(reversed(words)), offered)
+        if best_after[1] is not None and best_after[0] >= 3.0:
+            return best_after[1]
     before = _words(text[max(0, start - 60) : start])[-6:]
+    return _best_slot(before, offered)[1]
+
+
+def _best_slot(before: list[str], offered: Sequence[_Tool]) -> tuple[float, _Slot | None]:
     best: tuple[float, _Slot | None] = (0.0, None)
     for tool in offered:
         for slot in tool.slots:
@@ -779,7 +795,7 @@ def _slot_of(text: str, start: int, offered: Sequence[_Tool]) -> _Slot | None:
             )
             if near > best[0]:
                 best = (near, slot)
-    return best[1]
+    return best
 
 
 def _slot_finder(slot: _Slot) -> Callable[[str], list[_Find]]:
@@ -803,10 +819,10 @@ def resolve(text: str, refs: list[Ref], offered: Sequence[_Tool]) -> str:
     edits: list[tuple[int, int, str]] = []
     skip = [(r.start, r.end) for r in refs]
     for ref in refs:
-        slot = _slot_of(text, ref.start, offered)
+        slot = _slot_of(text, ref.start, offered, ref.end)
         if slot is None:
             continue
-        found = candidates(text, _slot_finder(slot), skip)
+        found = _of_device(candidates(text, _slot_finder(slot), skip), ref.device)
         if len(found) < 2:
             continue
         chosen: Candidate | None = None
@@ -836,6 +852,20 @@ def resolve(text: str, refs: list[Ref], offered: Sequence[_Tool]) -> str:
         for c in found:
             edits.append((c.sentence[0], c.sentence[1], "(noted)."))
     return _apply(text, edits)
+
+
+def _of_device(found: list[Candidate], device: str) -> list[Candidate]:
+    """The candidates whose clauses say what the device's facts say (a time, a figure, a ruling,
+    a role), when two or more do: another device's candidates of the same type stay out."""
+    if device in ("sequence", "revised"):
+        said = [c for c in found if age(c.clause) is not None]
+    elif device == "compared":
+        said = [c for c in found if figure(c.clause) is not None]
+    elif device == "eliminated":
+        said = [c for c in found if polarity(c.clause) != 0]
+    else:
+        return found
+    return said if len(said) >= 2 else found
 
 
 def _apply(text: str, edits: list[tuple[int, int, str]]) -> str:
@@ -896,11 +926,215 @@ def _ref_tables() -> tuple[tuple[re.Pattern[str], str, Any, frozenset[str]], ...
     return tuple(entries)
 
 
+# References said in other words than the tables' ("my newest choice", "the one with the fewest
+# grumbles", "what the person paying would rather have"): general English for which one of several.
+_CHOICE_NOUN = r"(?:pick|choice|option|one|idea|selection|preference|call|entry|candidate)"
+_CUE_REFS: tuple[tuple[re.Pattern[str], str, str], ...] = tuple(
+    (re.compile(pattern, re.IGNORECASE), device, want)
+    for pattern, device, want in (
+        (
+            r"\b(?:the|my|our)\s+(?:very\s+)?(?:first|original|opening|initial|earliest|starting)\s+"
+            + _CHOICE_NOUN
+            + r"\b|\bwhat (?:i|we) (?:had|picked|chose|wanted|went with) (?:originally|at first|initially"
+            r"|to begin with|first)\b|\bthe one (?:i|we) (?:started|began) (?:out )?with\b"
+            r"|\bwhere (?:i|we) started\b",
+            "sequence",
+            "first",
+        ),
+        (
+            r"\b(?:the|my|our)\s+(?:latest|newest|most recent|current|final|last)\s+" + _CHOICE_NOUN + r"\b"
+            r"|\bthe one (?:i|we) (?:ended up with|landed on|settled on in the end|finally chose)\b"
+            r"|\bwhere (?:i|we) (?:landed|ended up)\b|\bwhat (?:i|we) (?:ended up with|landed on)\b",
+            "sequence",
+            "last",
+        ),
+        (
+            r"\b(?:the|my|our)\s+second\s+" + _CHOICE_NOUN + r"\b|\bthe one in (?:the )?(?:between|middle)\b"
+            r"|\bthe (?:pick|choice|one|option) before the (?:last|latest|final) one\b",
+            "sequence",
+            "middle",
+        ),
+        (
+            r"\bthe (?:one|option|pick) (?:with|that (?:got|has"
+            r"|had|drew)) the (?:fewest|least|lowest|smallest"
+            r" number of)\s+[a-z]+\b|\bthe least (?:popular|liked|voted)(?: one)?\b"
+            r"|\bthe (?:nearest|closest|shortest|quickest)(?: one| of them| option)?\b"
+            r"|\bthe one (?:we|i) (?:last used|used (?:most )?recently"
+            r"|used last)\b|\bthe most recently used\b",
+            "compared",
+            "low",
+        ),
+        (
+            r"\bthe (?:one|option|pick) (?:with|that (?:got|has"
+            r"|had|drew)) the (?:most|highest|largest|biggest"
+            r" number of)\s+[a-z]+\b|\bthe most (?:popular|liked|voted|distant)(?: one| of them)?\b"
+            r"|\bthe one that won(?: the vote)?\b|\bthe (?:farthest"
+            r"|furthest|longest)(?: one| of them| option)?\b"
+            r"|\bthe one (?:from|used) (?:longest|the longest) ago\b"
+            r"|\bthe (?:oldest|least recent)(?: one)?\b",
+            "compared",
+            "high",
+        ),
+        (
+            r"\b(?:the one|the option|the pick|whichever|whatever"
+            r"|the choice)(?: one)?\s+(?:that\s+|which\s+)?"
+            r"(?:still works|is (?:still )?left|'s left|remains|is still standing|still stands|survived"
+            r"|nobody ruled out|no one ruled out|wasn't ruled out|is still (?:on|open|available|in play))\b"
+            r"|\bthe (?:remaining|surviving) (?:one|option|pick|choice)\b|\bwhat(?:ever)?(?: is|'s) left\b",
+            "eliminated",
+            "",
+        ),
+    )
+)
+_WHO_REFS = (
+    re.compile(
+        r"\b(?:what|whatever|the (?:one|option|pick|choice)(?: that)?)\s+(?P<who>[a-z' -]{3,40}?)\s+"
+        r"(?P<verb>wants|would rather have|prefers|would like|asked for|is rooting for|likes|picked|chose"
+        r"|voted for|is pushing for|went for|wanted|started out with|began with|switched to|changed to"
+        r"|ended up with|has now|wants now|would go with|is keen on|fancies)\b",
+        re.IGNORECASE,
+    ),
+    re.compile(
+        r"\b(?P<who>(?:the|my|our|whoever)\s[a-z' -]{2,40}?)'s\s+(?P<verb>(?:initial "
+        r"|original |first |current |"
+        r"latest |new |newest |present )?(?:choice|pick"
+        r"|preference|favourite|favorite|vote|idea|selection))\b",
+        re.IGNORECASE,
+    ),
+)
+_FIRST_WORDS = re.compile(
+    r"\b(?:initial|original|originally|first|started|began|at first|to begin with)\b", re.I
+)
+_LAST_WORDS = re.compile(r"\b(?:current|latest|newest|now|switched|changed|new|present|ended)\b", re.I)
+
+
+@cache
+def _roles() -> tuple[tuple[frozenset[str], frozenset[str]], ...]:
+    """(the stems of a role's reference, of its description) per public role."""
+    from .choices import _module
+
+    attributed = _module("attributed")
+    roles = tuple(getattr(attributed, "_ROLES", ())) if attributed is not None else ()
+    return tuple((frozenset(_role_stems(ref)), frozenset(_role_stems(role))) for role, ref in roles)
+
+
+def _role_named(who: str) -> frozenset[str] | None:
+    """The role a person's description names ("the person paying", "whoever pays"), by its stems."""
+    best: tuple[float, frozenset[str] | None] = (0.0, None)
+    for ref, role in _roles():
+        score = _role_match(who, set(ref)) / max(1, len(ref))
+        score = max(score, _role_match(who, set(role)) / max(1, len(role)))
+        if score > best[0]:
+            best = (score, ref | role)
+    return best[1] if best[0] >= 0.5 else None
+
+
+# "the one I finally went with", "what we had at the very start": which one by the words inside.
+_WE_REF = re.compile(
+    r"\b(?:the one|what|whichever|the option|the pick|the choice|the thing)\s+(?:that\s+|which\s+)?"
+    r"(?:i|we)\s+(?P<rest>(?:[a-z']+\s+){0,4}?[a-z']+)(?=\s*(?:[.;:,/!?]|\s-\s|\sfor\s|$))",
+    re.IGNORECASE,
+)
+_WE_FIRST = re.compile(r"\b(?:originally|first|initially|started|began|start|opened|beginning)\b", re.I)
+_WE_LAST = re.compile(r"\b(?:finally|eventually|end|ended|landed|last|latest|now|recently|currently)\b", re.I)
+
+
+def _cue_refs(text: str) -> list[Ref]:
+    found: list[Ref] = []
+    for m in _WE_REF.finditer(text):
+        if _WE_FIRST.search(m["rest"]):
+            found.append(Ref(m.start(), m.end(), "sequence", "first"))
+        elif _WE_LAST.search(m["rest"]):
+            found.append(Ref(m.start(), m.end(), "sequence", "last"))
+    for regex, device, want in _CUE_REFS:
+        for m in regex.finditer(text):
+            found.append(Ref(m.start(), m.end(), device, want or None))
+    for regex in _WHO_REFS:
+        for m in regex.finditer(text):
+            role = _role_named(m["who"])
+            if role is None:
+                continue
+            said = m.group()
+            if _FIRST_WORDS.search(said):
+                found.append(Ref(m.start(), m.end(), "revised", "first", role))
+            elif _LAST_WORDS.search(m["verb"]):
+                found.append(Ref(m.start(), m.end(), "revised", "last", role))
+            else:
+                found.append(Ref(m.start(), m.end(), "attributed", None, role))
+    return found
+
+
+def _mended(text: str) -> str:
+    """``text`` with typos of the reference cue words mended where that keeps its length (two
+    letters swapped, one changed), so that spans still point into the text."""
+    return re.sub(
+        r"[A-Za-z]+",
+        lambda m: (
+            m.group()
+            if len(_spelled(m.group(), _CUE_LEXICON)) != len(m.group())
+            else _spelled(m.group(), _CUE_LEXICON)
+        ),
+        text,
+    )
+
+
+_CUE_LEXICON = frozenset(
+    [
+        "first",
+        "original",
+        "opening",
+        "initial",
+        "earliest",
+        "latest",
+        "newest",
+        "recent",
+        "current",
+        "final",
+        "second",
+        "between",
+        "middle",
+        "before",
+        "fewest",
+        "least",
+        "lowest",
+        "smallest",
+        "nearest",
+        "closest",
+        "shortest",
+        "quickest",
+        "popular",
+        "most",
+        "highest",
+        "largest",
+        "biggest",
+        "farthest",
+        "furthest",
+        "longest",
+        "oldest",
+        "remaining",
+        "surviving",
+        "standing",
+        "survived",
+        "choice",
+        "option",
+        "preference",
+        "selection",
+        "prefers",
+        "rather",
+        "wants",
+        "started",
+        "switched",
+        "changed",
+    ]
+)
+
+
 def refs_in(text: str) -> list[Ref]:
     found: list[Ref] = []
     for regex, device, want, role in _ref_tables():
         for m in regex.finditer(text):
             found.append(Ref(m.start(), m.end(), device, want, role))
+    found.extend(_cue_refs(_mended(text)))
     found.sort(key=lambda r: (r.start, -(r.end - r.start)))
     kept: list[Ref] = []
     for r in found:
@@ -991,6 +1225,7 @@ def stated_event(
     finder = _kind_finder(kind)
     value: str | None = None
     spans: list[tuple[int, int]] = []
+    unknown: list[str] = []  # values in sentences whose words name no event of the kind
     for start, end in sentences(text):
         if start <= skip[0] < end:
             continue
@@ -1001,6 +1236,11 @@ def stated_event(
         if not finds:
             continue
         spans.append((start, end))
-        if value is None and event_of(said, kind) == event:
+        named = event_of(said, kind)
+        if value is None and named == event:
             value = said[finds[0].start : finds[0].end]
+        elif named is None:
+            unknown.append(said[finds[0].start : finds[0].end])
+    if value is None and len(unknown) == 1:
+        value = unknown[0]  # the one fact about the subject, in words no event's table shares
     return value, spans

@@ -39,10 +39,18 @@ class LexicalMiner:
     UNSAID = 0.3
     #: Read the choice devices' facts by general English cues where no table frame matches.
     GENERIC = True
+    GENERIC_FIRST = False
 
     def answer(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Answer:
+        offered = [_resolve(json.dumps(_function(t), sort_keys=True)) for t in tools]
         # Choices first: their facts hold day counts and times the date resolution would rewrite.
-        said = resolved_labelled(resolved_anchored(resolved_choices(_request(messages))))
+        said = _request(messages)
+        if self.GENERIC_FIRST:
+            said = resolved_generic(said, offered)
+        said = resolved_labelled(resolved_anchored(resolved_choices(said)))
+        if self.GENERIC and not self.GENERIC_FIRST:
+            # References no frame of the tables answered (the facts reworded): general cues.
+            said = resolved_generic(said, offered)
         text, unstated = resolved_events(said)
         if unstated:
             return []  # the request refers to a fact the context does not state: a value is missing
@@ -50,10 +58,6 @@ class LexicalMiner:
         if today is not None:
             text = _resolved_dates(text, today)
         text = _resolved_anchors(_worked_out(_resolved_labels(_resolved_references(text))))
-        offered = [_resolve(json.dumps(_function(t), sort_keys=True)) for t in tools]
-        if self.GENERIC:
-            # References no frame of the tables answered (the facts reworded): general cues.
-            text = resolved_generic(text, offered)
         for signature in asked_kinds(text):
             # It asks for a lookalike's action ("remind me later to ..."): only that kind's tool
             # made from the action the request reads as answers it; none offered, no call.
