@@ -471,6 +471,11 @@ _WHEN = (
     ("eventually", 0.001),
     ("ended up", 0.001),
     ("now", 0.001),
+    ("back then", 1e6),
+    ("kicked off", 1e6),
+    ("these days", 0.001),
+    ("at this point", 0.001),
+    ("at the moment", 0.001),
     ("currently", 0.001),
     ("since", 0.002),
     ("switched", 0.003),
@@ -648,8 +653,10 @@ def _clauses(text: str, sentence: tuple[int, int], finds: list[_Find]) -> list[C
     cuts = [sentence[0]]
     for left, right in itertools.pairwise(finds):
         between = text[left.end : right.start]
+        strong = re.search(r";|\s-\s|:", between)
         breaks = list(_CLAUSE_BREAK.finditer(between))
-        cuts.append(left.end + (breaks[-1].start() if breaks else 0))
+        cut = strong.start() if strong else (breaks[-1].start() if breaks else 0)
+        cuts.append(left.end + cut)
     cuts.append(sentence[1])
     found = []
     for index, f in enumerate(finds):
@@ -769,23 +776,22 @@ def pick_by_figure(found: list[Candidate], want: str) -> Candidate | None:
 _FOR_SLOT = re.compile(r"\s*(?:for|as|in) (?:the |my |our )?", re.IGNORECASE)
 
 
-def _slot_of(text: str, start: int, offered: Sequence[_Tool], end: int = -1) -> _Slot | None:
-    """The offered parameter whose description words stand right before the reference (or right
-    after it: "the most popular one for the sample identifier")."""
+def _slots_of(text: str, start: int, offered: Sequence[_Tool], end: int = -1) -> list[_Slot]:
+    """The offered parameters, best first, whose description words stand right before the
+    reference (or right after it: "the most popular one for the sample identifier")."""
     after = _FOR_SLOT.match(text, end) if end >= 0 else None
     if after is not None:
         stop = re.search(r"[.;:!?/]|\s-\s|,", text[after.end() : after.end() + 80])
         tail = text[after.end() : after.end() + (stop.start() if stop else 80)]
-        words = _words(tail)[:6]
-        best_after = _best_slot(list(reversed(words)), offered)
-        if best_after[1] is not None and best_after[0] >= 3.0:
-            return best_after[1]
+        ranked = _ranked_slots(list(reversed(_words(tail)[:6])), offered)
+        if ranked and ranked[0][0] >= 3.0:
+            return [slot for _, slot in ranked]
     before = _words(text[max(0, start - 60) : start])[-6:]
-    return _best_slot(before, offered)[1]
+    return [slot for _, slot in _ranked_slots(before, offered)]
 
 
-def _best_slot(before: list[str], offered: Sequence[_Tool]) -> tuple[float, _Slot | None]:
-    best: tuple[float, _Slot | None] = (0.0, None)
+def _ranked_slots(before: list[str], offered: Sequence[_Tool]) -> list[tuple[float, _Slot]]:
+    ranked: list[tuple[float, _Slot]] = []
     for tool in offered:
         for slot in tool.slots:
             near = sum(
@@ -793,9 +799,10 @@ def _best_slot(before: list[str], offered: Sequence[_Tool]) -> tuple[float, _Slo
                 for i, w in enumerate(before)
                 if w in slot.context
             )
-            if near > best[0]:
-                best = (near, slot)
-    return best
+            if near > 0:
+                ranked.append((near, slot))
+    ranked.sort(key=lambda item: -item[0])
+    return ranked
 
 
 def _slot_finder(slot: _Slot) -> Callable[[str], list[_Find]]:
@@ -819,10 +826,12 @@ def resolve(text: str, refs: list[Ref], offered: Sequence[_Tool]) -> str:
     edits: list[tuple[int, int, str]] = []
     skip = [(r.start, r.end) for r in refs]
     for ref in refs:
-        slot = _slot_of(text, ref.start, offered, ref.end)
-        if slot is None:
-            continue
-        found = _of_device(candidates(text, _slot_finder(slot), skip), ref.device)
+        # The best named parameter whose values the other sentences state two or more of.
+        found = []
+        for slot in _slots_of(text, ref.start, offered, ref.end)[:3]:
+            found = _of_device(candidates(text, _slot_finder(slot), skip), ref.device)
+            if len(found) >= 2:
+                break
         if len(found) < 2:
             continue
         chosen: Candidate | None = None
@@ -836,7 +845,7 @@ def resolve(text: str, refs: list[Ref], offered: Sequence[_Tool]) -> str:
             # Two people, two picks each: the sentence of the role's person, then first or last.
             by_sentence: dict[tuple[int, int], list[Candidate]] = {}
             for c in found:
-                by_sentence.setdefault(c.sentence, []).append(c)
+                by_sentence.setdefault(_piece_of(text, c), []).append(c)
             scored = sorted(
                 by_sentence.items(),
                 key=lambda item: -_role_match(text[item[0][0] : item[0][1]], set(ref.role)),
@@ -852,6 +861,18 @@ def resolve(text: str, refs: list[Ref], offered: Sequence[_Tool]) -> str:
         for c in found:
             edits.append((c.sentence[0], c.sentence[1], "(noted)."))
     return _apply(text, edits)
+
+
+def _piece_of(text: str, c: Candidate) -> tuple[int, int]:
+    """The stretch of the candidate's sentence between semicolons (one person's picks)."""
+    start, end = c.sentence
+    for m in re.finditer(r";\s+", text[start:end]):
+        if start + m.end() <= c.find.start:
+            start, end = start + m.end(), end
+        elif start + m.start() >= c.find.end:
+            end = start + m.start()
+            break
+    return start, end
 
 
 def _of_device(found: list[Candidate], device: str) -> list[Candidate]:
@@ -960,7 +981,10 @@ _CUE_REFS: tuple[tuple[re.Pattern[str], str, str], ...] = tuple(
             r" number of)\s+[a-z]+\b|\bthe least (?:popular|liked|voted)(?: one)?\b"
             r"|\bthe (?:nearest|closest|shortest|quickest)(?: one| of them| option)?\b"
             r"|\bthe one (?:we|i) (?:last used|used (?:most )?recently"
-            r"|used last)\b|\bthe most recently used\b",
+            r"|used last)\b|\bthe most recently used\b"
+            r"|\bthe (?:least|fewest)[- ](?:[a-z]+[- ])?(?:one|option|pick)\b"
+            r"|\bthe one (?:nobody|no one) (?:much |really )?(?:liked|wanted|voted for|picked)\b"
+            r"|\bthe one that came (?:last|bottom)(?: in the vote)?\b",
             "compared",
             "low",
         ),
@@ -971,7 +995,9 @@ _CUE_REFS: tuple[tuple[re.Pattern[str], str, str], ...] = tuple(
             r"|\bthe one that won(?: the vote)?\b|\bthe (?:farthest"
             r"|furthest|longest)(?: one| of them| option)?\b"
             r"|\bthe one (?:from|used) (?:longest|the longest) ago\b"
-            r"|\bthe (?:oldest|least recent)(?: one)?\b",
+            r"|\bthe (?:oldest|least recent)(?: one)?\b"
+            r"|\bthe (?:most|top)[- ](?!recent)(?:[a-z]+[- ])?(?:one|option|pick)\b"
+            r"|\bthe one that came (?:top|first)(?: in the vote)?\b",
             "compared",
             "high",
         ),
@@ -979,7 +1005,9 @@ _CUE_REFS: tuple[tuple[re.Pattern[str], str, str], ...] = tuple(
             r"\b(?:the one|the option|the pick|whichever|whatever"
             r"|the choice)(?: one)?\s+(?:that\s+|which\s+)?"
             r"(?:still works|is (?:still )?left|'s left|remains|is still standing|still stands|survived"
-            r"|nobody ruled out|no one ruled out|wasn't ruled out|is still (?:on|open|available|in play))\b"
+            r"|nobody ruled out|no one ruled out|wasn't ruled out|is still (?:on|open|available|in play)"
+            r"|(?:is )?still in the running|(?:is )?still in contention|(?:is )?still on the table"
+            r"|made the cut|is still workable|is still possible|is still valid|survives)\b"
             r"|\bthe (?:remaining|surviving) (?:one|option|pick|choice)\b|\bwhat(?:ever)?(?: is|'s) left\b",
             "eliminated",
             "",
@@ -991,7 +1019,9 @@ _WHO_REFS = (
         r"\b(?:what|whatever|the (?:one|option|pick|choice)(?: that)?)\s+(?P<who>[a-z' -]{3,40}?)\s+"
         r"(?P<verb>wants|would rather have|prefers|would like|asked for|is rooting for|likes|picked|chose"
         r"|voted for|is pushing for|went for|wanted|started out with|began with|switched to|changed to"
-        r"|ended up with|has now|wants now|would go with|is keen on|fancies)\b",
+        r"|ended up with|has now|wants now|would go with|is keen on|fancies|moved over to|moved on to"
+        r"|moved to|went with|settled on|landed on|kicked off with|requested|is after|was after|opted for"
+        r"|has gone for|is backing|backs|favours|favors|would pick|named|suggested)\b",
         re.IGNORECASE,
     ),
     re.compile(
@@ -1003,9 +1033,20 @@ _WHO_REFS = (
     ),
 )
 _FIRST_WORDS = re.compile(
-    r"\b(?:initial|original|originally|first|started|began|at first|to begin with)\b", re.I
+    r"\b(?:initial|original|originally|first|started|began|at first|to begin with|kicked off|beginning)\b",
+    re.I,
 )
-_LAST_WORDS = re.compile(r"\b(?:current|latest|newest|now|switched|changed|new|present|ended)\b", re.I)
+_LAST_WORDS = re.compile(
+    r"\b(?:current|latest|newest|now|switched|changed|new|present|ended|moved|settled|landed)\b", re.I
+)
+_FIRST_AFTER = re.compile(
+    r"^\s*(?:in the beginning|at the beginning|originally|at first|initially|to begin with|at the start"
+    r"|first|back then)\b",
+    re.I,
+)
+_LAST_AFTER = re.compile(
+    r"^\s*(?:at this point|now|these days|currently|in the end|at the moment|today)\b", re.I
+)
 
 
 @cache
@@ -1035,7 +1076,9 @@ _WE_REF = re.compile(
     r"(?:i|we)\s+(?P<rest>(?:[a-z']+\s+){0,4}?[a-z']+)(?=\s*(?:[.;:,/!?]|\s-\s|\sfor\s|$))",
     re.IGNORECASE,
 )
-_WE_FIRST = re.compile(r"\b(?:originally|first|initially|started|began|start|opened|beginning)\b", re.I)
+_WE_FIRST = re.compile(
+    r"\b(?:originally|first|initially|started|began|start|opened|beginning|kicked)\b", re.I
+)
 _WE_LAST = re.compile(r"\b(?:finally|eventually|end|ended|landed|last|latest|now|recently|currently)\b", re.I)
 
 
@@ -1055,7 +1098,12 @@ def _cue_refs(text: str) -> list[Ref]:
             if role is None:
                 continue
             said = m.group()
-            if _FIRST_WORDS.search(said):
+            after = text[m.end() : m.end() + 30]
+            if _FIRST_WORDS.search(said) or _FIRST_AFTER.search(after):
+                found.append(Ref(m.start(), m.end(), "revised", "first", role))
+            elif _LAST_AFTER.search(after):
+                found.append(Ref(m.start(), m.end(), "revised", "last", role))
+            elif _FIRST_WORDS.search(said):
                 found.append(Ref(m.start(), m.end(), "revised", "first", role))
             elif _LAST_WORDS.search(m["verb"]):
                 found.append(Ref(m.start(), m.end(), "revised", "last", role))
