@@ -805,6 +805,11 @@ def _ranked_slots(before: list[str], offered: Sequence[_Tool]) -> list[tuple[flo
     return ranked
 
 
+def _first_finder(text: str, ref: Ref, offered: Sequence[_Tool]) -> Callable[[str], list[_Find]] | None:
+    slots = _slots_of(text, ref.start, offered, ref.end)
+    return _slot_finder(slots[0]) if slots else None
+
+
 def _slot_finder(slot: _Slot) -> Callable[[str], list[_Find]]:
     return _finder(slot.gen) if slot.gen is not None else _generic_finder(slot)
 
@@ -829,7 +834,12 @@ def resolve(text: str, refs: list[Ref], offered: Sequence[_Tool]) -> str:
         # The best named parameter whose values the other sentences state two or more of.
         found = []
         for slot in _slots_of(text, ref.start, offered, ref.end)[:3]:
-            found = _of_device(candidates(text, _slot_finder(slot), skip), ref.device)
+            finder = _slot_finder(slot)
+            found = _of_device(candidates(text, finder, skip), ref.device)
+            rivals = [r for r in refs if r.device == ref.device and _first_finder(text, r, offered) is finder]
+            if len(rivals) > 1 and ref in rivals:
+                # Two asks of one device (parallel requests): each takes the facts nearest to it.
+                found = [c for c in found if min(rivals, key=lambda r: abs(r.start - c.find.start)) is ref]
             if len(found) >= 2:
                 break
         if len(found) < 2:
