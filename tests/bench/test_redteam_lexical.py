@@ -415,3 +415,18 @@ def test_a_reference_to_an_event_in_other_words_finds_its_reworded_fact(kit: Any
     )
     resolved, missing = asides.resolved_events(said)
     assert not missing and resolved.endswith("Book it for 2027-08-08.") and "June 23" not in resolved
+
+
+def test_context_said_before_the_request_is_no_call_of_its_own(redteam: ModuleType) -> None:
+    specs = {spec.name: spec for spec in library_tools()}
+    hotel = specs["book_hotel"]
+    said = (
+        "Also: Lisbon, Portugal is off the list. Looking to reserve a hotel room in a city. the details:"
+        " city of the stay: Porto, Portugal / arrival day 2026-05-04 / number of nights 3."
+    )
+    messages = [{"role": "user", "content": said}]
+    miner = redteam.LexicalMiner()
+    answer = miner.answer(messages, [openai_tool(hotel)])
+    assert [(name, args.get("city")) for name, args in answer] == [("book_hotel", "Porto, Portugal")]
+    miner.LEADING = False  # as before: the leading sentence read as a call that lacks values
+    assert miner.answer(messages, [openai_tool(hotel)]) == []

@@ -40,6 +40,8 @@ class LexicalMiner:
     #: Read the choice devices' facts by general English cues where no table frame matches.
     GENERIC = True
     GENERIC_FIRST = False
+    #: Context before the request that reads as no whole call joins the request after it.
+    LEADING = True
 
     def answer(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Answer:
         offered = [_resolve(json.dumps(_function(t), sort_keys=True)) for t in tools]
@@ -68,6 +70,7 @@ class LexicalMiner:
         if not text or not offered:
             return []
         readings: list[tuple[int, _Reading | None]] = []
+        leading: int | None = None  # a stretch before any call that reads as no whole call
         for start, end in self._groups(text, offered):
             reading = self._read(text[start:end], offered)
             if readings and (reading is None or reading.missing):
@@ -76,7 +79,17 @@ class LexicalMiner:
                 if joined is not None and not joined.missing:
                     readings[-1] = (readings[-1][0], joined)
                     continue
+            if self.LEADING and not readings and (reading is None or reading.missing):
+                # Context said before the request ("Also: Elena Patel is off the list. Looking
+                # to ..."): it is no call of its own; the request after it decides.
+                leading = start if leading is None else leading
+                continue
+            if leading is not None and (reading is None or reading.missing):
+                reading = self._read(text[leading:end], offered)  # it held a value after all
+            leading = None
             readings.append((start, reading))
+        if leading is not None:
+            readings.append((leading, self._read(text[leading:], offered)))
         calls: Answer = []
         for _, found in readings:
             if found is None or found.missing:
