@@ -430,3 +430,14 @@ def test_context_said_before_the_request_is_no_call_of_its_own(redteam: ModuleTy
     assert [(name, args.get("city")) for name, args in answer] == [("book_hotel", "Porto, Portugal")]
     miner.LEADING = False  # as before: the leading sentence read as a call that lacks values
     assert miner.answer(messages, [openai_tool(hotel)]) == []
+
+
+def test_a_request_worded_as_a_lookalikes_description_asks_for_that_kind(kit: Any) -> None:
+    asides = kit("lexical.asides")
+    said = (
+        "Let's check only whether a request of this kind, one that reports where a shipment is, would be"
+        " accepted with these details; it does not carry it out or return its result."
+    )
+    (signature,) = asides.asked_kinds(said)
+    assert {"check", "whether", "accept"} <= signature
+    assert asides.asked_kinds("Let's report where a shipment is: 1Z4959508356.") == []

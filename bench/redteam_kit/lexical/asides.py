@@ -76,7 +76,22 @@ _QUOTED = re.compile(r'"[^"]*"')
 def asked_kinds(text: str) -> list[frozenset[str]]:
     """The word signatures of the lookalike kinds ``text`` asks for (outside quoted text)."""
     unquoted = _QUOTED.sub('""', text)
-    return [signature for _, regex, signature in _kinds() if regex.search(unquoted)]
+    said = [signature for _, regex, signature in _kinds() if regex.search(unquoted)]
+    if said or not SIGNATURE_WORDS:
+        return said
+    # A request reworded as a lookalike's own description ("check only whether a request of this
+    # kind would be accepted, it does not carry it out"): most of a kind's signature words.
+    words = set(_words(unquoted))
+    best: tuple[float, frozenset[str] | None] = (0.0, None)
+    for _, _, signature in _kinds():
+        shared = len(signature & words)
+        if shared >= max(SIGNATURE_WORDS, 0.3 * len(signature)) and shared / len(signature) > best[0]:
+            best = (shared / len(signature), signature)
+    return [best[1]] if best[1] is not None else []
+
+
+#: How many of a kind's signature words a request must say to ask for that kind (0: frames only).
+SIGNATURE_WORDS = 4
 
 
 def kind_words(described: frozenset[str], signature: frozenset[str]) -> bool:

@@ -42,6 +42,8 @@ class LexicalMiner:
     GENERIC_FIRST = False
     #: Context before the request that reads as no whole call joins the request after it.
     LEADING = True
+    #: Share of the action's words a lookalike of the asked kind must carry to be made from it.
+    MADE_FROM = 0.4
 
     def answer(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Answer:
         offered = [_resolve(json.dumps(_function(t), sort_keys=True)) for t in tools]
@@ -109,7 +111,7 @@ class LexicalMiner:
             return offered
         action = reading.tool.described
         made_from = max(kinds, key=lambda tool: len(action & tool.described))
-        if len(action & made_from.described) < 0.6 * len(action):
+        if len(action & made_from.described) < self.MADE_FROM * len(action):
             return None  # the kind's tools offered were made from other actions
         return [made_from, *(tool for tool in plain if tool is not reading.tool)]
 
