@@ -152,7 +152,8 @@ def resolved_events(text: str) -> tuple[str, bool]:
                 facts.append((m.start(), end, event, m["subj"].lower(), x))
             else:
                 refs.append((m.start(), m.end(), event, m["subj"].lower()))
-    refs.extend(r for r in _worded_refs(text) if not any(r[0] < e and s < r[1] for s, e, *_ in refs))
+    taken = [(s, e) for s, e, *_ in refs] + [(s, e) for s, e, *_ in facts]
+    refs.extend(r for r in _worded_refs(text) if not any(r[0] < e and s < r[1] for s, e in taken))
     unresolved = False
     for start, end, event, subject in refs:
         stated = [f for f in facts if f[2] == event and f[3] == subject and f[4]]
