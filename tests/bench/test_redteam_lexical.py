@@ -441,3 +441,16 @@ def test_a_request_worded_as_a_lookalikes_description_asks_for_that_kind(kit: An
     (signature,) = asides.asked_kinds(said)
     assert {"check", "whether", "accept"} <= signature
     assert asides.asked_kinds("Let's report where a shipment is: 1Z4959508356.") == []
+
+
+def test_a_parameter_named_after_its_value_takes_it(redteam: ModuleType) -> None:
+    specs = {spec.name: spec for spec in library_tools()}
+    convert = next(s for s in specs.values() if {p.name for p in s.params} >= {"from_scale", "to_scale"})
+    said = (
+        "What I need: convert a temperature between scales. here is what matters: the temperature should"
+        " be -9.5 - fahrenheit for the scale wanted - scale of the value Celsius."
+    )
+    ((_, arguments),) = redteam.LexicalMiner().answer(
+        [{"role": "user", "content": said}], [openai_tool(convert)]
+    )
+    assert (arguments["from_scale"], arguments["to_scale"]) == ("celsius", "fahrenheit")
