@@ -454,3 +454,13 @@ def test_a_parameter_named_after_its_value_takes_it(redteam: ModuleType) -> None
         [{"role": "user", "content": said}], [openai_tool(convert)]
     )
     assert (arguments["from_scale"], arguments["to_scale"]) == ("celsius", "fahrenheit")
+
+
+def test_a_date_shifted_from_an_event_in_other_words_is_worked_out(kit: Any) -> None:
+    choices = kit("lexical.choices")
+    said = (
+        "Just so you know, 21 December 2026 is the date of the vet appointment - and the plumber's visit was"
+        " rescheduled to December 14, 2026. Book it for five days following the vet appointment."
+    )
+    out = choices.resolved_anchored_worded(said)
+    assert out.endswith("Book it for 2026-12-26.") and "December 14" not in out

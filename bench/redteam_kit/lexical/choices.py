@@ -383,6 +383,74 @@ def _anchored() -> tuple[tuple[re.Pattern[str], ...], re.Pattern[str] | None]:
     return facts, ref
 
 
+_SHIFT_WORDS = r"(?:after|following|past|later than|on from|before|ahead of|prior to|preceding|earlier than)"
+_WORDED_SHIFT = re.compile(
+    rf"(?:(?:on\s+)?the\s+(?:day|date)\s+(?P<s1>{_SHIFT_WORDS})"
+    rf"|(?P<n>\d+|{_alt(NUMBER_WORDS)}|a|one|two)\s+(?P<unit>days?|weeks?)\s+(?P<s2>{_SHIFT_WORDS}))\s+$",
+    re.IGNORECASE,
+)
+
+
+def resolved_anchored_worded(text: str) -> str:
+    """The anchored dates said in other words ("five days following the vet appointment", "the
+    date following the plumber's visit"; the event "now happens on", "was rescheduled to" a date):
+    each event's date is the date its sentence states, and a shift said before an event moves it."""
+    anchored = _module("anchored_date")
+    events = getattr(anchored, "_EVENTS", ()) if anchored is not None else ()
+    if not events:
+        return text
+    from .finders import _dates
+    from .generic import sentences
+
+    regex = re.compile(rf"(?<![\w'])(?:{_alt(events)})(?![\w'])", re.IGNORECASE)
+    found = list(regex.finditer(text))
+    if not found:
+        return text
+    dated: dict[str, str] = {}
+    spans: list[tuple[int, int]] = []
+    shifts: list[tuple[int, int, str, int]] = []
+    for m in found:
+        shift = _WORDED_SHIFT.search(text[max(0, m.start() - 40) : m.start()])
+        if shift is not None:
+            start = max(0, m.start() - 40) + shift.start()
+            if shift["n"]:
+                said = shift["n"].lower()
+                count = (
+                    int(said) if said.isdigit() else 1 if said in ("a", "one") else NUMBER_WORDS.index(said)
+                )
+                days = count * (7 if shift["unit"].lower().startswith("week") else 1)
+            else:
+                days = 1
+            backwards = re.match(
+                r"before|ahead|prior|preceding|earlier", (shift["s1"] or shift["s2"]).lower()
+            )
+            shifts.append((start, m.end(), m.group().lower(), -days if backwards else days))
+            continue
+        sentence = next(((a, b) for a, b in sentences(text) if a <= m.start() < b), None)
+        if sentence is None:
+            continue
+        on = _dates(text[sentence[0] : sentence[1]])
+        if len(on) == 1:
+            dated.setdefault(m.group().lower(), str(on[0].value))
+            spans.append(sentence)
+    edits: list[tuple[int, int, str]] = []
+    for start, end, event, days in shifts:
+        if event in dated:
+            moved = dt.date.fromisoformat(dated[event]) + dt.timedelta(days=days)
+            edits.append((start, end, moved.isoformat()))
+    if not edits:
+        return text
+    edits.extend((a, b, "(noted).") for a, b in spans)
+    out = text
+    last = len(text) + 1
+    for start, end, said in sorted(set(edits), key=lambda e: -e[0]):
+        if end > last:
+            continue
+        out = out[:start] + said + out[end:]
+        last = start
+    return out
+
+
 def resolved_anchored(text: str) -> str:
     """``text`` with "<shift> <event>" written as the date it names (the event's stated date
     moved by the shift), and the events' dated sentences blanked."""

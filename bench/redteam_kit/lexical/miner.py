@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from .asides import asked_kinds, kind_words, resolved_events
-from .choices import resolved_anchored, resolved_choices, resolved_labelled
+from .choices import resolved_anchored, resolved_anchored_worded, resolved_choices, resolved_labelled
 from .generic import resolved_generic
 from .reading import (
     _calibration,
@@ -52,6 +52,8 @@ class LexicalMiner:
         if self.GENERIC_FIRST:
             said = resolved_generic(said, offered)
         said = resolved_labelled(resolved_anchored(resolved_choices(said)))
+        if self.GENERIC:
+            said = resolved_anchored_worded(said)
         if self.GENERIC and not self.GENERIC_FIRST:
             # References no frame of the tables answered (the facts reworded): general cues.
             said = resolved_generic(said, offered)
