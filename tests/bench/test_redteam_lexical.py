@@ -464,3 +464,20 @@ def test_a_date_shifted_from_an_event_in_other_words_is_worked_out(kit: Any) -> 
     )
     out = choices.resolved_anchored_worded(said)
     assert out.endswith("Book it for 2026-12-26.") and "December 14" not in out
+
+
+def test_a_persons_role_said_in_another_piece_of_the_sentence_still_counts(kit: Any) -> None:
+    import re
+
+    generic = kit("lexical.generic")
+
+    def litres(text: str) -> list[Any]:
+        found = re.finditer(r"\b\d+ litres\b", text)
+        return [SimpleNamespace(start=m.start(), end=m.end(), value=m.group(), strength=2.0) for m in found]
+
+    said = (
+        "There's Lucas, who joined us this week - 25 litres is what they're after. There's Elarito, who"
+        " will present it - 11 litres is what they're after."
+    )
+    role = generic._role_stems("will present it") | generic._role_stems("the presenter")
+    assert generic.pick_by_role(generic.candidates(said, litres, []), role, said).said == "11 litres"

@@ -723,8 +723,25 @@ def pick_eliminated(found: list[Candidate]) -> Candidate | None:
     return left[0] if len(left) == 1 else None
 
 
+_HARD_STOP = re.compile(r"[.!?;](?:\s|$)")
+
+
+def _role_context(text: str, c: Candidate, found: list[Candidate]) -> str:
+    """The stretch about the candidate's person: back to the last sentence end or semicolon (or
+    the candidate before), on to the next ("There's Lucas, who joined us this week - 25 litres
+    is what they're after")."""
+    start = max([m.end() for m in _HARD_STOP.finditer(text, 0, c.find.start)] + [0])
+    start = max([start] + [o.find.end for o in found if o.find.end <= c.find.start])
+    stop = _HARD_STOP.search(text, c.find.end)
+    end = stop.start() if stop else len(text)
+    end = min([end] + [o.find.start for o in found if o.find.start >= c.find.end])
+    return text[start : c.find.start] + " " + text[c.find.end : end]
+
+
 def pick_by_role(found: list[Candidate], role: set[str], text: str) -> Candidate | None:
-    scores = [_role_match(c.clause, role) for c in found]
+    scores = [
+        max(_role_match(c.clause, role), _role_match(_role_context(text, c, found), role)) for c in found
+    ]
     best = max(scores, default=0.0)
     if best > 0 and scores.count(best) == 1:
         return found[scores.index(best)]
@@ -856,11 +873,18 @@ def resolve(text: str, refs: list[Ref], offered: Sequence[_Tool]) -> str:
             by_sentence: dict[tuple[int, int], list[Candidate]] = {}
             for c in found:
                 by_sentence.setdefault(_piece_of(text, c), []).append(c)
-            scored = sorted(
-                by_sentence.items(),
-                key=lambda item: -_role_match(text[item[0][0] : item[0][1]], set(ref.role)),
-            )
-            if scored and _role_match(text[scored[0][0][0] : scored[0][0][1]], set(ref.role)) > 0:
+
+            def about(piece: tuple[int, int]) -> str:
+                # A piece that names no role is about the person of the piece before it
+                # ("Malen is the client; src/metrics.rs was their first choice, ...").
+                said = text[piece[0] : piece[1]]
+                if max((_role_match(said, set(r | d)) for r, d in _roles()), default=0.0) >= 1.0:
+                    return said
+                before = [m.end() for m in _HARD_STOP.finditer(text, 0, max(0, piece[0] - 2))]
+                return text[(before[-1] if before else 0) : piece[1]]
+
+            scored = sorted(by_sentence.items(), key=lambda item: -_role_match(about(item[0]), set(ref.role)))
+            if scored and _role_match(about(scored[0][0]), set(ref.role)) > 0:
                 mine = scored[0][1]
                 chosen = pick_in_time(mine, str(ref.want)) if len(mine) >= 2 else None
         elif ref.device == "compared":
