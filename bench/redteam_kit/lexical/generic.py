@@ -1029,7 +1029,7 @@ _CUE_REFS: tuple[tuple[re.Pattern[str], str, str], ...] = tuple(
             r"|\bthe one that won(?: the vote)?\b|\bthe (?:farthest"
             r"|furthest|longest)(?: one| of them| option)?\b"
             r"|\bthe one (?:from|used) (?:longest|the longest) ago\b"
-            r"|\bthe (?:oldest|least recent)(?: one)?\b"
+            r"|\bthe (?:oldest|least recent)(?: one| of them| option)?\b"
             r"|\bthe (?:most|top)[- ](?!recent)(?:[a-z]+[- ])?(?:one|option|pick)\b"
             r"|\bthe one that came (?:top|first)(?: in the vote)?\b",
             "compared",
@@ -1246,7 +1246,8 @@ def _kind_finder(kind: str) -> Callable[[str], list[_Find]]:
         ]
 
     thing = re.compile(
-        r"(?<![\w@/.-])(?:[A-Z]{2,}[-_][A-Za-z0-9][A-Za-z0-9._/-]*[A-Za-z0-9]|[a-z0-9_-]+(?:/[\w.-]+)+)"
+        r"(?<![\w@/.-])(?:[A-Z]{2,}[-_][A-Za-z0-9][A-Za-z0-9._/-]*[A-Za-z0-9]|[a-z0-9_-]+(?:/[\w.-]+)+"
+        r"|v\d+(?:\.\d+)+|[A-Z]{2,}\d{6,}|\d{10,})"
     )
     table: dict[str, Callable[[str], list[_Find]]] = {
         "date": _dates,
