@@ -481,3 +481,20 @@ def test_a_persons_role_said_in_another_piece_of_the_sentence_still_counts(kit: 
     )
     role = generic._role_stems("will present it") | generic._role_stems("the presenter")
     assert generic.pick_by_role(generic.candidates(said, litres, []), role, said).said == "11 litres"
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "For context, August 8, 2027 is off the list.",
+        "19 March 2026 is out of the picture.",
+        "SKU-616669 belongs to another plan.",
+        "unlike 2026-03-19",
+    ],
+)
+def test_a_value_set_aside_in_general_english_is_taken_back(kit: Any, said: str) -> None:
+    finders = kit("lexical.finders")
+    import re
+
+    m = re.search(r"August 8, 2027|19 March 2026|SKU-616669|2026-03-19", said)
+    assert m is not None and finders._taken_back(said, m.start(), m.end())

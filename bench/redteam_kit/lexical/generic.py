@@ -1018,7 +1018,8 @@ _CUE_REFS: tuple[tuple[re.Pattern[str], str, str], ...] = tuple(
             r"|used last)\b|\bthe most recently used\b"
             r"|\bthe (?:least|fewest)[- ](?:[a-z]+[- ])?(?:one|option|pick)\b"
             r"|\bthe one (?:nobody|no one) (?:much |really )?(?:liked|wanted|voted for|picked)\b"
-            r"|\bthe one that came (?:last|bottom)(?: in the vote)?\b",
+            r"|\bthe one that came (?:last|bottom)(?: in the vote)?\b"
+            r"|\bthe least (?:favourite|favorite)\b",
             "compared",
             "low",
         ),
@@ -1031,7 +1032,8 @@ _CUE_REFS: tuple[tuple[re.Pattern[str], str, str], ...] = tuple(
             r"|\bthe one (?:from|used) (?:longest|the longest) ago\b"
             r"|\bthe (?:oldest|least recent)(?: one| of them| option)?\b"
             r"|\bthe (?:most|top)[- ](?!recent)(?:[a-z]+[- ])?(?:one|option|pick)\b"
-            r"|\bthe one that came (?:top|first)(?: in the vote)?\b",
+            r"|\bthe one that came (?:top|first)(?: in the vote)?\b"
+            r"|\bthe (?:favourite|favorite|winner|top pick|crowd favourite|crowd favorite)\b",
             "compared",
             "high",
         ),
