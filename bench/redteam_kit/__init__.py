@@ -7,7 +7,16 @@ the project's packages, so that ``import redteam_kit`` finds this package in the
 script that runs (run from another checkout, that checkout's ``tasks`` is measured with these
 attackers) while bench/scoring.py and bench/tasks.py never hide the packages of those names.
 
-``load_sibling`` is the one loader of a bench script as a module (bench/ is no package).
+``load_sibling`` is the one loader of a bench script as a module (bench/ is no package); the
+stand-in phrasing engine (bench/phrasing_standin.py) it takes from the checkout under test, since
+it stands for that checkout's validator model, not for the red team.
+
+The rule of the game: the attackers may read everything the project publishes (tasks/, scoring/,
+subnet/, the phrasing prompt, the generator's tables) and general English, but never
+bench/phrasing_standin.py. It stands for the validator's language model, whose choices are no
+table anyone can read; in production that model writes the text. So nothing here imports it or
+copies its wording: what the lexical miner knows of phrased text is general English (negation,
+time, roles, superlatives: ``lexical.generic``) and the forms the generator declares must stay.
 """
 
 from __future__ import annotations
