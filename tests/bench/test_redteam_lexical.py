@@ -498,3 +498,20 @@ def test_a_value_set_aside_in_general_english_is_taken_back(kit: Any, said: str)
 
     m = re.search(r"August 8, 2027|19 March 2026|SKU-616669|2026-03-19", said)
     assert m is not None and finders._taken_back(said, m.start(), m.end())
+
+
+def test_an_elliptic_contrast_keeps_and_an_unknown_age_sits_by_text_order(kit: Any) -> None:
+    import re
+
+    generic = kit("lexical.generic")
+
+    def doses(text: str) -> list[Any]:
+        found = re.finditer(r"\b\d+ mg\b|\b\d+ [A-Z][a-z]+ (?:Street|Lane)\b", text)
+        return [SimpleNamespace(start=m.start(), end=m.end(), value=m.group(), strength=2.0) for m in found]
+
+    found = generic.candidates("880 mg and 265 mg didn't work out, but 475 mg did.", doses, [])
+    assert generic.pick_eliminated(found).said == "475 mg"
+    said = "Hasa began with 211 Elm Street and then switched over to 120 Maple Street."
+    found = generic.candidates(said, doses, [])
+    assert generic.pick_in_time(found, "last").said == "120 Maple Street"
+    assert generic.pick_in_time(found, "first").said == "211 Elm Street"

@@ -471,6 +471,7 @@ _WHEN = (
     ("eventually", 0.001),
     ("ended up", 0.001),
     ("now", 0.001),
+    ("began", 1e6),
     ("back then", 1e6),
     ("kicked off", 1e6),
     ("these days", 0.001),
@@ -700,6 +701,9 @@ def candidates(
 # Picking: the candidate a reference wants.
 
 
+_CONTRAST = re.compile(r"\b(?:but|whereas|while|unlike|however|though|yet)\b", re.IGNORECASE)
+
+
 def pick_eliminated(found: list[Candidate]) -> Candidate | None:
     signs: list[float] = []
     previous = 0
@@ -713,8 +717,15 @@ def pick_eliminated(found: list[Candidate]) -> Candidate | None:
             sign = -previous if previous else 0  # "Lisbon fell through, Porto didn't"
         elif sign == 0 and index and found[index - 1].sentence == c.sentence and not head.strip(" ,;(and"):
             sign = previous  # "(Tokyo and Ashfield)": the list shares its clause's polarity
+        elif sign == 0 and previous and _CONTRAST.search(c.clause):
+            sign = -previous  # "880 mg didn't work out, but 475 mg did"
         signs.append(sign)
         previous = int(max(-1, min(1, sign)))
+    for index in range(len(found) - 2, -1, -1):
+        # "880 mg and 265 mg didn't work out": a list item shares the polarity of the one after it.
+        c, after = found[index], found[index + 1]
+        if signs[index] == 0 and after.sentence == c.sentence and not c.clause.strip(" ,;(and\n"):
+            signs[index] = signs[index + 1]
     kept = [c for c, s in zip(found, signs, strict=True) if s > 0]
     if len(kept) == 1:
         return kept[0]
@@ -761,15 +772,22 @@ def pick_by_role(found: list[Candidate], role: set[str], text: str) -> Candidate
 def pick_in_time(found: list[Candidate], want: str) -> Candidate | None:
     """first / last / middle by how long ago each was said to be picked, else by text order."""
     ages = [age(c.clause) for c in found]
-    order = list(range(len(found)))
-    # Unknown ages sit by their text order between the known ones: earlier text, earlier pick.
-    keyed = []
-    for index in order:
-        a = ages[index]
-        keyed.append((-(a if a is not None else -1.0) if a is not None else 0.0, index))
+    order = sorted(range(len(found)), key=lambda i: found[i].find.start)
+    # Unknown ages sit by their text order next to the known ones: said before a known one,
+    # picked before it ("began with A and then switched over to B"); said after, picked after.
+    for position, index in enumerate(order):
+        if ages[index] is not None:
+            continue
+        later = next((ages[j] for j in order[position + 1 :] if ages[j] is not None), None)
+        earlier = next((ages[j] for j in reversed(order[:position]) if ages[j] is not None), None)
+        if later is not None:
+            ages[index] = later * 1.5 + 1.0
+        elif earlier is not None:
+            ages[index] = earlier * 0.5
+    keyed = [(-(ages[i] or 0.0), position) for position, i in enumerate(order)]
     if all(a is None for a in ages):
-        keyed = [(0.0, i) for i in order]
-    ranked = [i for _, i in sorted(keyed)]
+        keyed = [(0.0, position) for position, _ in enumerate(order)]
+    ranked = [order[position] for _, position in sorted(keyed)]
     if want == "first":
         return found[ranked[0]]
     if want == "last":
@@ -1043,7 +1061,8 @@ _CUE_REFS: tuple[tuple[re.Pattern[str], str, str], ...] = tuple(
             r"(?:still works|is (?:still )?left|'s left|remains|is still standing|still stands|survived"
             r"|nobody ruled out|no one ruled out|wasn't ruled out|is still (?:on|open|available|in play)"
             r"|(?:is )?still in the running|(?:is )?still in contention|(?:is )?still on the table"
-            r"|made the cut|is still workable|is still possible|is still valid|survives)\b"
+            r"|made the cut|is still workable|is still possible|is still valid|survives|still holds"
+            r"|holds up|is still good|is still fine)\b"
             r"|\bthe (?:remaining|surviving) (?:one|option|pick|choice)\b|\bwhat(?:ever)?(?: is|'s) left\b",
             "eliminated",
             "",
