@@ -515,3 +515,10 @@ def test_an_elliptic_contrast_keeps_and_an_unknown_age_sits_by_text_order(kit: A
     found = generic.candidates(said, doses, [])
     assert generic.pick_in_time(found, "last").said == "120 Maple Street"
     assert generic.pick_in_time(found, "first").said == "211 Elm Street"
+
+
+def test_a_number_word_is_no_typo_and_a_quote_is_one_sentence(kit: Any) -> None:
+    generic = kit("lexical.generic")
+    assert generic.age("and eight days ago the pick was") == 8 * 24.0  # not "night days ago"
+    said = 'Ingrid went from "Working from home - ping if urgent" to "In meetings". Book it.'
+    assert len(generic.sentences(said)) == 2

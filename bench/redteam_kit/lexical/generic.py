@@ -83,11 +83,17 @@ def _near(a: str, b: str) -> bool:
     return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
 
 
+#: Words that are words, not typos of a lexicon's ("eight" is not "night").
+_PLAIN = frozenset(w for w in NUMBER_WORDS if w) | frozenset(
+    ["weight", "night", "right", "light", "might", "sight", "fight", "tight", "there", "where", "these"]
+)
+
+
 @lru_cache(maxsize=65536)
 def _spelled(word: str, lexicon: frozenset[str]) -> str:
     """``word`` as the lexicon's word it is a typo of, else itself."""
     lowered = word.lower()
-    if lowered in lexicon or len(lowered) < 5:
+    if lowered in lexicon or len(lowered) < 5 or lowered in _PLAIN:
         return lowered
     return next((known for known in sorted(lexicon) if _near(lowered, known)), lowered)
 
@@ -630,7 +636,10 @@ _CLAUSE_BREAK = re.compile(
 
 def sentences(text: str) -> list[tuple[int, int]]:
     spans, start = [], 0
+    quoted = [(q.start(), q.end()) for q in re.finditer(r'"[^"]*"', text)]
     for m in _SENTENCE_END.finditer(text):
+        if any(a < m.start() < b for a, b in quoted):
+            continue  # "Working from home - ping if urgent" is one value
         if m.start() > start:
             spans.append((start, m.start()))
         start = m.end()
