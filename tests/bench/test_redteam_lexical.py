@@ -249,9 +249,11 @@ def aside_tables(kit: Callable[[str], ModuleType], monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(asides, "_module", modules.get)
     asides._events.cache_clear()
     asides._kinds.cache_clear()
+    asides._keeps.cache_clear()
     yield asides
     asides._events.cache_clear()
     asides._kinds.cache_clear()
+    asides._keeps.cache_clear()
 
 
 def test_a_value_stated_about_someone_else_is_read_with_the_devices_tables(aside_tables: ModuleType) -> None:
@@ -316,3 +318,207 @@ def test_a_lookalike_of_the_asked_kind_made_from_another_action_is_no_answer(red
     assert [name for name, _ in answer] == [own.name]
     # Only a reminder made from another action is offered beside the action itself: no call.
     assert miner.answer(messages, [openai_tool(hotel), openai_tool(other)]) == []
+
+
+# Choices read by general English cues (redteam_kit.lexical.generic): facts a model reworded, so
+# that no frame of the generator's tables matches them.
+
+
+def _cities(text: str) -> list[Any]:
+    import re
+
+    words = re.finditer(r"\b(?:Lisbon|Porto|Faro|Braga)\b", text)
+    return [SimpleNamespace(start=m.start(), end=m.end(), value=m.group(), strength=2.0) for m in words]
+
+
+@pytest.mark.parametrize(
+    ("clause", "sign"),
+    [
+        ("is now off the table", -1),
+        ("has been dropepd", -1),  # a typo of "dropped"
+        ("we scrapped", -1),
+        ("nobody objected to", 1),
+        ("I can't see a problem with", 1),
+        ("still looks fine", 1),
+        ("didn't", None),  # elliptic: the clause before says what
+    ],
+)
+def test_a_clause_keeps_or_rules_out_its_value_by_general_words(
+    kit: Any, clause: str, sign: int | None
+) -> None:
+    assert kit("lexical.generic").polarity(clause) == sign
+
+
+def test_candidates_are_picked_by_polarity_time_role_and_figure(kit: Any) -> None:
+    generic = kit("lexical.generic")
+    found = generic.candidates(
+        "We've scrapped Lisbon. Nobody had an issue with Porto. Faro is a bust.", _cities, []
+    )
+    assert generic.pick_eliminated(found).said == "Porto"
+    found = generic.candidates("Lisbon fell apart on us, Porto didn't.", _cities, [])
+    assert generic.pick_eliminated(found).said == "Porto"
+    said = "Back in the spring we chose Faro. A fortnight back I moved to Braga. Just now I went for Porto."
+    found = generic.candidates(said, _cities, [])
+    assert [generic.pick_in_time(found, want).said for want in ("first", "middle", "last")] == [
+        "Faro",
+        "Braga",
+        "Porto",
+    ]
+    said = "Dana, who is paying for everything, would like Lisbon. Ezra is driving and fancies Porto."
+    role = generic._role_stems("is covering the bill") | generic._role_stems("the person paying")
+    assert generic.pick_by_role(generic.candidates(said, _cities, []), role, said).said == "Lisbon"
+    found = generic.candidates("Braga got a dozen votes. Faro got 7 votes.", _cities, [])
+    assert generic.pick_by_figure(found, "high").said == "Braga"
+    assert generic.pick_by_figure(found, "low").said == "Faro"
+
+
+def test_an_event_about_someone_is_matched_by_its_words(kit: Any) -> None:
+    generic = kit("lexical.generic")
+    event = next(e for e, states, _ in generic._event_words()["date"] if "fly" in states)
+    said = "My sister is flying in on 2026-05-12. My sister has jury duty on 2026-05-20. Book it then."
+    value, spans = generic.stated_event(said, "my sister", event, (len(said) - 12, len(said)))
+    assert value == "2026-05-12" and len(spans) == 2
+    value, _ = generic.stated_event(
+        "My sister has jury duty on 2026-05-20. Book.", "my sister", event, (40, 44)
+    )
+    assert value is None  # only another event is dated: the request lacks the value
+
+
+@pytest.mark.parametrize(
+    ("said", "device", "want"),
+    [
+        ("room name should be the one with the fewest grumbles.", "compared", "low"),
+        ("what to do: my newest choice / room", "sequence", "last"),
+        ("the command line: the fisrt pick.", "sequence", "first"),  # a typo of "first"
+        ("litres: the one I finally went with.", "sequence", "last"),
+        ("the command line: what the person paying would rather have, kill", "attributed", None),
+        ("the one the customer switched to for the name", "revised", "last"),
+        ("warehouse code should be the one still in the running", None, None),  # not said: no guess
+    ],
+)
+def test_a_reference_said_in_other_words_is_read_by_its_cue_words(
+    kit: Any, said: str, device: str | None, want: str | None
+) -> None:
+    generic = kit("lexical.generic")
+    found = generic.refs_in(said)
+    if device is None:
+        assert all(r.device != "sequence" for r in found)
+        return
+    assert [(r.device, r.want) for r in found] == [(device, want)]
+
+
+def test_a_reference_to_an_event_in_other_words_finds_its_reworded_fact(kit: Any) -> None:
+    asides = kit("lexical.asides")
+    said = (
+        "Oh, and 2027-08-08 is my neighbour's move-in date. My neighbour is called for jury duty on"
+        " June 23, 2027. Book it for the date my neighbour gets the keys."
+    )
+    resolved, missing = asides.resolved_events(said)
+    assert not missing and resolved.endswith("Book it for 2027-08-08.") and "June 23" not in resolved
+
+
+def test_context_said_before_the_request_is_no_call_of_its_own(redteam: ModuleType) -> None:
+    specs = {spec.name: spec for spec in library_tools()}
+    hotel = specs["book_hotel"]
+    said = (
+        "Also: Lisbon, Portugal is off the list. Looking to reserve a hotel room in a city. the details:"
+        " city of the stay: Porto, Portugal / arrival day 2026-05-04 / number of nights 3."
+    )
+    messages = [{"role": "user", "content": said}]
+    miner = redteam.LexicalMiner()
+    answer = miner.answer(messages, [openai_tool(hotel)])
+    assert [(name, args.get("city")) for name, args in answer] == [("book_hotel", "Porto, Portugal")]
+    miner.LEADING = False  # as before: the leading sentence read as a call that lacks values
+    assert miner.answer(messages, [openai_tool(hotel)]) == []
+
+
+def test_a_request_worded_as_a_lookalikes_description_asks_for_that_kind(kit: Any) -> None:
+    asides = kit("lexical.asides")
+    said = (
+        "Let's check only whether a request of this kind, one that reports where a shipment is, would be"
+        " accepted with these details; it does not carry it out or return its result."
+    )
+    (signature,) = asides.asked_kinds(said)
+    assert {"check", "whether", "accept"} <= signature
+    assert asides.asked_kinds("Let's report where a shipment is: 1Z4959508356.") == []
+
+
+def test_a_parameter_named_after_its_value_takes_it(redteam: ModuleType) -> None:
+    specs = {spec.name: spec for spec in library_tools()}
+    convert = next(s for s in specs.values() if {p.name for p in s.params} >= {"from_scale", "to_scale"})
+    said = (
+        "What I need: convert a temperature between scales. here is what matters: the temperature should"
+        " be -9.5 - fahrenheit for the scale wanted - scale of the value Celsius."
+    )
+    ((_, arguments),) = redteam.LexicalMiner().answer(
+        [{"role": "user", "content": said}], [openai_tool(convert)]
+    )
+    assert (arguments["from_scale"], arguments["to_scale"]) == ("celsius", "fahrenheit")
+
+
+def test_a_date_shifted_from_an_event_in_other_words_is_worked_out(kit: Any) -> None:
+    choices = kit("lexical.choices")
+    said = (
+        "Just so you know, 21 December 2026 is the date of the vet appointment - and the plumber's visit was"
+        " rescheduled to December 14, 2026. Book it for five days following the vet appointment."
+    )
+    out = choices.resolved_anchored_worded(said)
+    assert out.endswith("Book it for 2026-12-26.") and "December 14" not in out
+
+
+def test_a_persons_role_said_in_another_piece_of_the_sentence_still_counts(kit: Any) -> None:
+    import re
+
+    generic = kit("lexical.generic")
+
+    def litres(text: str) -> list[Any]:
+        found = re.finditer(r"\b\d+ litres\b", text)
+        return [SimpleNamespace(start=m.start(), end=m.end(), value=m.group(), strength=2.0) for m in found]
+
+    said = (
+        "There's Lucas, who joined us this week - 25 litres is what they're after. There's Elarito, who"
+        " will present it - 11 litres is what they're after."
+    )
+    role = generic._role_stems("will present it") | generic._role_stems("the presenter")
+    assert generic.pick_by_role(generic.candidates(said, litres, []), role, said).said == "11 litres"
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "For context, August 8, 2027 is off the list.",
+        "19 March 2026 is out of the picture.",
+        "SKU-616669 belongs to another plan.",
+        "unlike 2026-03-19",
+    ],
+)
+def test_a_value_set_aside_in_general_english_is_taken_back(kit: Any, said: str) -> None:
+    finders = kit("lexical.finders")
+    import re
+
+    m = re.search(r"August 8, 2027|19 March 2026|SKU-616669|2026-03-19", said)
+    assert m is not None and finders._taken_back(said, m.start(), m.end())
+
+
+def test_an_elliptic_contrast_keeps_and_an_unknown_age_sits_by_text_order(kit: Any) -> None:
+    import re
+
+    generic = kit("lexical.generic")
+
+    def doses(text: str) -> list[Any]:
+        found = re.finditer(r"\b\d+ mg\b|\b\d+ [A-Z][a-z]+ (?:Street|Lane)\b", text)
+        return [SimpleNamespace(start=m.start(), end=m.end(), value=m.group(), strength=2.0) for m in found]
+
+    found = generic.candidates("880 mg and 265 mg didn't work out, but 475 mg did.", doses, [])
+    assert generic.pick_eliminated(found).said == "475 mg"
+    said = "Hasa began with 211 Elm Street and then switched over to 120 Maple Street."
+    found = generic.candidates(said, doses, [])
+    assert generic.pick_in_time(found, "last").said == "120 Maple Street"
+    assert generic.pick_in_time(found, "first").said == "211 Elm Street"
+
+
+def test_a_number_word_is_no_typo_and_a_quote_is_one_sentence(kit: Any) -> None:
+    generic = kit("lexical.generic")
+    assert generic.age("and eight days ago the pick was") == 8 * 24.0  # not "night days ago"
+    said = 'Ingrid went from "Working from home - ping if urgent" to "In meetings". Book it.'
+    assert len(generic.sentences(said)) == 2

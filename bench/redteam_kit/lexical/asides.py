@@ -22,7 +22,8 @@ from collections import Counter
 from functools import cache
 from types import ModuleType
 
-from .choices import _X, _X_END, _X_START, _alt, candidate
+from .choices import _X, _X_END, _X_START, _alt, _Filtered, candidate
+from .generic import _kind_finder, sentences, stated_event
 from .words import _words
 
 __all__ = ["asked_kinds", "kind_words", "resolved_events"]
@@ -75,7 +76,22 @@ _QUOTED = re.compile(r'"[^"]*"')
 def asked_kinds(text: str) -> list[frozenset[str]]:
     """The word signatures of the lookalike kinds ``text`` asks for (outside quoted text)."""
     unquoted = _QUOTED.sub('""', text)
-    return [signature for _, regex, signature in _kinds() if regex.search(unquoted)]
+    said = [signature for _, regex, signature in _kinds() if regex.search(unquoted)]
+    if said or not SIGNATURE_WORDS:
+        return said
+    # A request reworded as a lookalike's own description ("check only whether a request of this
+    # kind would be accepted, it does not carry it out"): most of a kind's signature words.
+    words = set(_words(unquoted))
+    best: tuple[float, frozenset[str] | None] = (0.0, None)
+    for _, _, signature in _kinds():
+        shared = len(signature & words)
+        if shared >= max(SIGNATURE_WORDS, 0.3 * len(signature)) and shared / len(signature) > best[0]:
+            best = (shared / len(signature), signature)
+    return [best[1]] if best[1] is not None else []
+
+
+#: How many of a kind's signature words a request must say to ask for that kind (0: frames only).
+SIGNATURE_WORDS = 4
 
 
 def kind_words(described: frozenset[str], signature: frozenset[str]) -> bool:
@@ -84,7 +100,7 @@ def kind_words(described: frozenset[str], signature: frozenset[str]) -> bool:
 
 
 @cache
-def _events() -> tuple[tuple[re.Pattern[str], bool, str], ...]:
+def _events() -> tuple[tuple[_Filtered, bool, str], ...]:
     """(a frame, whether it states the event (else refers to it), the event's id) over every
     kind of event."""
     aside = _module("tasks.devices.aside")
@@ -100,9 +116,11 @@ def _events() -> tuple[tuple[re.Pattern[str], bool, str], ...]:
     for kind, listed in dict(table).items():
         for index, event in enumerate(listed):
             for frame in event.states:
-                found.append((re.compile(_frame(frame, subject), re.IGNORECASE), True, f"{kind}{index}"))
+                regex = _Filtered(_frame(frame, subject), re.IGNORECASE, frame)
+                found.append((regex, True, f"{kind}{index}"))
             for frame in event.refers:
-                found.append((re.compile(_frame(frame, subject), re.IGNORECASE), False, f"{kind}{index}"))
+                regex = _Filtered(_frame(frame, subject), re.IGNORECASE, frame)
+                found.append((regex, False, f"{kind}{index}"))
     return tuple(found)
 
 
@@ -134,11 +152,20 @@ def resolved_events(text: str) -> tuple[str, bool]:
                 facts.append((m.start(), end, event, m["subj"].lower(), x))
             else:
                 refs.append((m.start(), m.end(), event, m["subj"].lower()))
+    taken = [(s, e) for s, e, *_ in refs] + [(s, e) for s, e, *_ in facts]
+    refs.extend(r for r in _worded_refs(text) if not any(r[0] < e and s < r[1] for s, e in taken))
     unresolved = False
     for start, end, event, subject in refs:
         stated = [f for f in facts if f[2] == event and f[3] == subject and f[4]]
         if not stated:
-            unresolved = True
+            # No frame states it: a rewording may have said the fact in its own words. The
+            # sentences about the subject, matched to the event by their words.
+            value, spans = stated_event(text, subject, event, (start, end))
+            if value is None:
+                unresolved = True
+                continue
+            edits.append((start, end, value))
+            edits.extend((s, e, "(noted).") for s, e in spans + _about_anyone(text, event, (start, end)))
             continue
         edits.append((start, end, stated[0][4]))
     edits.extend((start, end, "(noted)") for start, end, *_ in facts)
@@ -150,3 +177,75 @@ def resolved_events(text: str) -> tuple[str, bool]:
         out = out[:start] + said + out[end:]
         last = start
     return out, unresolved
+
+
+def _about_anyone(text: str, event: str, skip: tuple[int, int]) -> list[tuple[int, int]]:
+    """The sentences about any subject that state a value of the event's kind (decoys too)."""
+    aside = _module("tasks.devices.aside")
+    subjects = [str(s).lower() for s in getattr(aside, "SUBJECTS", ())]
+    finder = _kind_finder(re.sub(r"\d+$", "", event))
+    return [
+        (start, end)
+        for start, end in sentences(text)
+        if not start <= skip[0] < end
+        and any(s in text[start:end].lower() for s in subjects)
+        and finder(text[start:end])
+    ]
+
+
+@cache
+def _keeps() -> tuple[tuple[str, str], ...]:
+    """(the words a rewording keeps of a reference, the event's id), over every event."""
+    aside = _module("tasks.devices.aside")
+    events = getattr(aside, "EVENTS", None) if aside is not None else None
+    if events is None:
+        return ()
+    table = events() if callable(events) else events
+    return tuple(
+        (str(keep).lower(), f"{kind}{index}")
+        for kind, listed in dict(table).items()
+        for index, event in enumerate(listed)
+        for keep in getattr(event, "keeps", ())
+    )
+
+
+_PIECE = re.compile(r"[^.;:!?/,()]+")
+
+
+def _worded_refs(text: str) -> list[tuple[int, int, str, str]]:
+    """References to an event in other words than the tables' ("the date my neighbour gets the
+    keys"): a stretch that names a subject and the words its reference keeps, and states no value
+    of that event's kind."""
+    aside = _module("tasks.devices.aside")
+    subjects = sorted((str(s).lower() for s in getattr(aside, "SUBJECTS", ())), key=len, reverse=True)
+    keeps = _keeps()
+    if not subjects or not keeps:
+        return []
+    found = []
+    lowered = text.lower()
+    for piece in _PIECE.finditer(lowered):
+        said = piece.group()
+        subject = next((s for s in subjects if re.search(rf"\b{re.escape(s)}\b", said)), None)
+        if subject is None:
+            continue
+        hits = [
+            (said.find(keep), keep, event)
+            for keep, event in keeps
+            if re.search(rf"\b{re.escape(keep)}", said)
+        ]
+        if not hits:
+            continue
+        at, keep, event = max(hits, key=lambda hit: len(hit[1]))
+        first = piece.start() + len(said) - len(said.lstrip())
+        sentence = next((a, b) for a, b in [*sentences(text), (0, len(text))] if a <= first < b)
+        if _kind_finder(re.sub(r"\d+$", "", event))(text[sentence[0] : sentence[1]]):
+            continue  # its sentence states a value: a fact, not a reference
+        where = said.find(subject)
+        start = piece.start() + min(where, at)
+        # Back over "the day", "the time of", "the city where" before the subject.
+        lead = re.search(r"(?:\bthe\s+[a-z]+\s+(?:of\s+|when\s+|where\s+|that\s+)?)$", lowered[:start])
+        if lead is not None and start - lead.start() <= 25:
+            start = lead.start()
+        end = piece.start() + max(where + len(subject), at + len(keep))
+        found.append((start, end, event, subject))
+    return found

@@ -17,7 +17,7 @@ import datetime as dt
 import importlib
 import re
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from types import ModuleType
 from typing import Any
 
@@ -112,20 +112,44 @@ def _figure(said: str) -> int:
     return _DOZENS[said] if said in _DOZENS else NUMBER_WORDS.index(said)
 
 
+@lru_cache(maxsize=8)
+def _lowered(text: str) -> str:
+    return text.lower()
+
+
+class _Filtered:
+    """A frame's regex that first checks the frame's longest fixed word is in the text at all:
+    hundreds of frames, each a lazy pattern tried at every position, cost ~50 ms a request."""
+
+    __slots__ = ("anchor", "regex")
+
+    def __init__(self, pattern: str, flags: int, frame: str) -> None:
+        self.regex = re.compile(pattern, flags)
+        # The frame's longest fixed stretch: the regex says it verbatim (case aside).
+        pieces = [piece.strip() for piece in re.split(r"\{\w+\}", frame)]
+        self.anchor = max(pieces, key=len).lower() if pieces else ""
+
+    def finditer(self, text: str) -> Any:
+        if self.anchor and self.anchor not in _lowered(text):
+            return iter(())
+        return self.regex.finditer(text)
+
+
 @cache
-def _tables() -> tuple[tuple[str, re.Pattern[str], Any], ...]:
+def _tables() -> tuple[tuple[str, re.Pattern[str] | _Filtered, Any], ...]:
     """(device, compiled regex, how a match reads) for every fact and reference frame."""
-    entries: list[tuple[str, re.Pattern[str], Any]] = []
+    entries: list[tuple[str, re.Pattern[str] | _Filtered, Any]] = []
     eliminated = _module("eliminated")
     if eliminated is not None:
         for frame in getattr(eliminated, "_KEPT", ()):
-            entries.append(("eliminated", re.compile(_frame(frame), re.IGNORECASE), ("fact", True, "")))
+            entries.append(("eliminated", _Filtered(_frame(frame), re.IGNORECASE, frame), ("fact", True, "")))
         for frame in getattr(eliminated, "_OUT", ()):
-            entries.append(("eliminated", re.compile(_frame(frame), re.IGNORECASE), ("fact", False, "")))
+            filtered = _Filtered(_frame(frame), re.IGNORECASE, frame)
+            entries.append(("eliminated", filtered, ("fact", False, "")))
         for frame in getattr(eliminated, "_EXCEPT", ()):
             # One sentence for all: the ruled-out ones listed, the kept one by exception.
             pattern = _frame(frame, others=r"(?P<others>[^.;()]{1,200}?)")
-            entries.append(("eliminated", re.compile(pattern, re.IGNORECASE), ("fact", True, "")))
+            entries.append(("eliminated", _Filtered(pattern, re.IGNORECASE, frame), ("fact", True, "")))
         refs = getattr(eliminated, "_REFS", ())
         if refs:
             entries.append(
@@ -140,7 +164,7 @@ def _tables() -> tuple[tuple[str, re.Pattern[str], Any], ...]:
             for want in getattr(attributed, "_WANTS", ()):
                 said = fact.replace("{want}", want)
                 pattern = _frame(said, name=name, role=role)
-                entries.append(("attributed", re.compile(pattern), ("fact", "role", "")))
+                entries.append(("attributed", _Filtered(pattern, 0, said), ("fact", "role", "")))
         who = r"(?P<name>[A-Z][a-z]+(?:-[A-Z][a-z]+)?)"
         for want in getattr(attributed, "_WANTS", ()):
             # By elimination: "Dana wants X", and someone else is said not to hold the role.
@@ -149,7 +173,7 @@ def _tables() -> tuple[tuple[str, re.Pattern[str], Any], ...]:
             )
         for frame in getattr(attributed, "_NOT", ()):
             pattern = _frame(frame, name=who, role=role) + r"(?!\w)"
-            entries.append(("attributed", re.compile(pattern), ("not", "not", "")))
+            entries.append(("attributed", _Filtered(pattern, 0, frame), ("not", "not", "")))
         for ref in getattr(attributed, "_REFS", ()):
             pattern = _frame(ref, ref=rf"(?P<ref>{_alt(r for _, r in roles)})")
             entries.append(("attributed", re.compile(pattern, re.IGNORECASE), ("ref", "ref", "")))
@@ -163,7 +187,7 @@ def _tables() -> tuple[tuple[str, re.Pattern[str], Any], ...]:
             head, _, tail = fact.partition("{b}")
             pattern = _frame(head.replace("{a}", "{x}"), name=name, role=role).replace("(?P<x>", "(?P<a>")
             pattern = pattern.replace(_X_END, "") + _X.replace("(?P<x>", "(?P<x>") + re.escape(tail) + _X_END
-            entries.append(("revised", re.compile(pattern), ("fact", "revised", "")))
+            entries.append(("revised", _Filtered(pattern, 0, fact), ("fact", "revised", "")))
         ref = rf"(?P<ref>{_alt(r for _, r in roles)})"
         for label, table in (("first", "_FIRST"), ("last", "_LAST")):
             for frame in getattr(revised, table, ()):
@@ -179,7 +203,7 @@ def _tables() -> tuple[tuple[str, re.Pattern[str], Any], ...]:
         when = rf"(?P<when>{_alt(ranks)})"
         for frame in getattr(sequence, "_PICKED", ()):
             entries.append(
-                ("sequence", re.compile(_frame(frame, when=when), re.IGNORECASE), ("fact", ranks, ""))
+                ("sequence", _Filtered(_frame(frame, when=when), re.IGNORECASE, frame), ("fact", ranks, ""))
             )
         for label, table in (("first", "_FIRST"), ("last", "_LAST"), ("middle", "_MIDDLE")):
             refs = getattr(sequence, table, ())
@@ -194,7 +218,8 @@ def _tables() -> tuple[tuple[str, re.Pattern[str], Any], ...]:
         for index, scale in enumerate(scales):
             for frame in scale.facts:
                 pattern = _frame(frame, n=rf"(?P<n>\d+|{_FIGURE_WORDS})")
-                entries.append(("compared", re.compile(pattern, re.IGNORECASE), ("fact", "n", str(index))))
+                filtered = _Filtered(pattern, re.IGNORECASE, frame)
+                entries.append(("compared", filtered, ("fact", "n", str(index))))
             for label, refs in (("low", scale.low), ("high", scale.high)):
                 regex = re.compile(rf"\b(?:{_alt(refs)})\b", re.IGNORECASE)
                 entries.append(("compared", regex, ("ref", label, str(index))))
@@ -311,6 +336,10 @@ def resolved_choices(text: str) -> str:
                 for f in mine
                 if min(rivals, key=lambda r: abs((r.start + r.end - f.start - f.end) / 2)) is ref
             ]
+        if len(mine) < 2 and ref.device != "eliminated":
+            # A device states two or three candidates: a table that reads one of them read a
+            # rewording only in part, and the cues (``generic``) choose instead.
+            continue
         chosen = _winner(ref, mine, _role_of_ref())
         if chosen is None:
             continue
@@ -352,6 +381,74 @@ def _anchored() -> tuple[tuple[re.Pattern[str], ...], re.Pattern[str] | None]:
     shift = "|".join(phrase for phrase, _ in _SHIFTS)
     ref = re.compile(rf"(?P<shift>{shift}|(?P<n>\d+|{numbers}) days (?:after|past)) {event}", re.IGNORECASE)
     return facts, ref
+
+
+_SHIFT_WORDS = r"(?:after|following|past|later than|on from|before|ahead of|prior to|preceding|earlier than)"
+_WORDED_SHIFT = re.compile(
+    rf"(?:(?:on\s+)?the\s+(?:day|date)\s+(?P<s1>{_SHIFT_WORDS})"
+    rf"|(?P<n>\d+|{_alt(NUMBER_WORDS)}|a|one|two)\s+(?P<unit>days?|weeks?)\s+(?P<s2>{_SHIFT_WORDS}))\s+$",
+    re.IGNORECASE,
+)
+
+
+def resolved_anchored_worded(text: str) -> str:
+    """The anchored dates said in other words ("five days following the vet appointment", "the
+    date following the plumber's visit"; the event "now happens on", "was rescheduled to" a date):
+    each event's date is the date its sentence states, and a shift said before an event moves it."""
+    anchored = _module("anchored_date")
+    events = getattr(anchored, "_EVENTS", ()) if anchored is not None else ()
+    if not events:
+        return text
+    from .finders import _dates
+    from .generic import sentences
+
+    regex = re.compile(rf"(?<![\w'])(?:{_alt(events)})(?![\w'])", re.IGNORECASE)
+    found = list(regex.finditer(text))
+    if not found:
+        return text
+    dated: dict[str, str] = {}
+    spans: list[tuple[int, int]] = []
+    shifts: list[tuple[int, int, str, int]] = []
+    for m in found:
+        shift = _WORDED_SHIFT.search(text[max(0, m.start() - 40) : m.start()])
+        if shift is not None:
+            start = max(0, m.start() - 40) + shift.start()
+            if shift["n"]:
+                said = shift["n"].lower()
+                count = (
+                    int(said) if said.isdigit() else 1 if said in ("a", "one") else NUMBER_WORDS.index(said)
+                )
+                days = count * (7 if shift["unit"].lower().startswith("week") else 1)
+            else:
+                days = 1
+            backwards = re.match(
+                r"before|ahead|prior|preceding|earlier", (shift["s1"] or shift["s2"]).lower()
+            )
+            shifts.append((start, m.end(), m.group().lower(), -days if backwards else days))
+            continue
+        sentence = next(((a, b) for a, b in sentences(text) if a <= m.start() < b), None)
+        if sentence is None:
+            continue
+        on = _dates(text[sentence[0] : sentence[1]])
+        if len(on) == 1:
+            dated.setdefault(m.group().lower(), str(on[0].value))
+            spans.append(sentence)
+    edits: list[tuple[int, int, str]] = []
+    for start, end, event, days in shifts:
+        if event in dated:
+            moved = dt.date.fromisoformat(dated[event]) + dt.timedelta(days=days)
+            edits.append((start, end, moved.isoformat()))
+    if not edits:
+        return text
+    edits.extend((a, b, "(noted).") for a, b in spans)
+    out = text
+    last = len(text) + 1
+    for start, end, said in sorted(set(edits), key=lambda e: -e[0]):
+        if end > last:
+            continue
+        out = out[:start] + said + out[end:]
+        last = start
+    return out
 
 
 def resolved_anchored(text: str) -> str:

@@ -605,7 +605,9 @@ _TAKEN_BACK_BEFORE = re.compile(
     r"(?:\bnot|\bforget|\bignore|first thought|\bsuggested|went with|busy on|away on|last time was on|"
     r"call at|old slot was|instead of|rather than|other than|\bexcept|"
     # Plain English for "not this one", as any rewording may say it.
-    r"\bscrap|\bdisregard|\bdrop|never mind|\bskip)\s*[\"(]?$",
+    r"\bscrap|\bdisregard|\bdrop|never mind|\bskip|"
+    r"\bdropped|\bruled out|\bcrossed off|\bscratched|\bexcluding|\bleaving out|\bleave out|"
+    r"\bunlike|\bwithout)\s*[\"(]?$",
     re.IGNORECASE,
 )
 
@@ -614,7 +616,16 @@ _TAKEN_BACK_AFTER = re.compile(
     r"^[\")]?\s*[,;:-]?\s*(?:that was the old plan|i changed my mind|was last time|but scratch that|"
     r"from my earlier message|that'?s not what i want|came up yesterday|no\b|is already taken|won'?t work|"
     r"by the way|was the old|is off the table|doesn'?t work|"
-    r"doesn'?t apply|does not apply|is not relevant|isn'?t relevant|is irrelevant|no longer applies)",
+    r"doesn'?t apply|does not apply|is not relevant|isn'?t relevant|is irrelevant|no longer applies|"
+    # General English for "not this one", as a model may say it of a value it mentions aside.
+    r"(?:is|was|are|were) (?:off the list|out of the picture|out of the question|not the one|not it|"
+    r"not what I want|not what I need|not needed|not wanted|ruled out|off|out|dropped|cancell?ed|"
+    r"scrapped|no good|wrong|a mistake|an old one|old news|history|not happening|taken)\b|"
+    r"isn'?t (?:the one|it|right|needed|wanted|what I want)|"
+    r"belongs to (?:another|a different|someone else)|"
+    r"(?:is|was) for (?:another|a different|something else)|has nothing to do with|"
+    r"(?:can|should) be ignored|(?:is|was) unrelated|not this time|"
+    r"no longer (?:needed|wanted|relevant|valid))",
     re.IGNORECASE,
 )
 

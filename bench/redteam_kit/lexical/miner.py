@@ -6,7 +6,8 @@ import json
 from typing import Any
 
 from .asides import asked_kinds, kind_words, resolved_events
-from .choices import resolved_anchored, resolved_choices, resolved_labelled
+from .choices import resolved_anchored, resolved_anchored_worded, resolved_choices, resolved_labelled
+from .generic import resolved_generic
 from .reading import (
     _calibration,
     _clauses,
@@ -36,10 +37,26 @@ class LexicalMiner:
     OPENS = 4.0
     #: Weight of the learned odds of what an offered tool's description says that the request does not.
     UNSAID = 0.3
+    #: Read the choice devices' facts by general English cues where no table frame matches.
+    GENERIC = True
+    GENERIC_FIRST = False
+    #: Context before the request that reads as no whole call joins the request after it.
+    LEADING = True
+    #: Share of the action's words a lookalike of the asked kind must carry to be made from it.
+    MADE_FROM = 0.4
 
     def answer(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Answer:
+        offered = [_resolve(json.dumps(_function(t), sort_keys=True)) for t in tools]
         # Choices first: their facts hold day counts and times the date resolution would rewrite.
-        said = resolved_labelled(resolved_anchored(resolved_choices(_request(messages))))
+        said = _request(messages)
+        if self.GENERIC_FIRST:
+            said = resolved_generic(said, offered)
+        said = resolved_labelled(resolved_anchored(resolved_choices(said)))
+        if self.GENERIC:
+            said = resolved_anchored_worded(said)
+        if self.GENERIC and not self.GENERIC_FIRST:
+            # References no frame of the tables answered (the facts reworded): general cues.
+            said = resolved_generic(said, offered)
         text, unstated = resolved_events(said)
         if unstated:
             return []  # the request refers to a fact the context does not state: a value is missing
@@ -47,7 +64,6 @@ class LexicalMiner:
         if today is not None:
             text = _resolved_dates(text, today)
         text = _resolved_anchors(_worked_out(_resolved_labels(_resolved_references(text))))
-        offered = [_resolve(json.dumps(_function(t), sort_keys=True)) for t in tools]
         for signature in asked_kinds(text):
             # It asks for a lookalike's action ("remind me later to ..."): only that kind's tool
             # made from the action the request reads as answers it; none offered, no call.
@@ -58,6 +74,7 @@ class LexicalMiner:
         if not text or not offered:
             return []
         readings: list[tuple[int, _Reading | None]] = []
+        leading: int | None = None  # a stretch before any call that reads as no whole call
         for start, end in self._groups(text, offered):
             reading = self._read(text[start:end], offered)
             if readings and (reading is None or reading.missing):
@@ -66,7 +83,17 @@ class LexicalMiner:
                 if joined is not None and not joined.missing:
                     readings[-1] = (readings[-1][0], joined)
                     continue
+            if self.LEADING and not readings and (reading is None or reading.missing):
+                # Context said before the request ("Also: Elena Patel is off the list. Looking
+                # to ..."): it is no call of its own; the request after it decides.
+                leading = start if leading is None else leading
+                continue
+            if leading is not None and (reading is None or reading.missing):
+                reading = self._read(text[leading:end], offered)  # it held a value after all
+            leading = None
             readings.append((start, reading))
+        if leading is not None:
+            readings.append((leading, self._read(text[leading:], offered)))
         calls: Answer = []
         for _, found in readings:
             if found is None or found.missing:
@@ -86,7 +113,7 @@ class LexicalMiner:
             return offered
         action = reading.tool.described
         made_from = max(kinds, key=lambda tool: len(action & tool.described))
-        if len(action & made_from.described) < 0.6 * len(action):
+        if len(action & made_from.described) < self.MADE_FROM * len(action):
             return None  # the kind's tools offered were made from other actions
         return [made_from, *(tool for tool in plain if tool is not reading.tool)]
 

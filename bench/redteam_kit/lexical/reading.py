@@ -106,7 +106,31 @@ def _context_words(
     (up to the next value): the words that say what the value is for."""
     floor = max([e for _, e in spans if e <= start] + [max(0, start - 60)])
     ceiling = min([s for s, _ in spans if s >= end] + [end + 30])
-    return _words(text[floor:start])[-6:], _words(text[end:ceiling])[:2]
+    said = text[floor:start]
+    if _NAMED_AFTER:
+        # A list ("X for the scale wanted - scale of the value Y"): the name after the last break.
+        cut = list(_LIST_BREAK.finditer(said))
+        if cut and _words(said[cut[-1].end() :]):
+            said = said[cut[-1].end() :]
+    return _words(said)[-6:], _words(text[end:ceiling])[:2]
+
+
+_LIST_BREAK = re.compile(r"\s-\s|\s/\s|;\s")
+
+
+_FOR_THE = re.compile(r"\s+(?:for|as) (?:the |my |our )?(?=[a-z])", re.IGNORECASE)
+_NAME_END = re.compile(r"[.;:!?/,()]|\s-\s|\s(?:and|should|is|was)\s")
+#: Read a parameter's name said after its value ("X for the Y"); False: before it only.
+_NAMED_AFTER = True
+
+
+def _named_after(text: str, end: int) -> list[str]:
+    """The words of "for the <name>" right after a value (up to the next break), else none."""
+    m = _FOR_THE.match(text, end)
+    if m is None:
+        return []
+    stop = _NAME_END.search(text, m.end(), m.end() + 60)
+    return _words(text[m.end() : stop.start() if stop else m.end() + 60])[:5]
 
 
 @dataclass(slots=True)
@@ -150,11 +174,14 @@ def _fill(tool: _Tool, text: str) -> _Reading:
         positions = sorted({f.start for f in finds})
         for f in finds:
             before, after = _context_words(text, f.start, f.end, spans)
+            named_after = _named_after(text, f.end) if _NAMED_AFTER else []
             near = sum(
-                _idf(w) * (1.0 if i >= len(before) - 3 else 0.6)
+                _idf(w) * (1.0 if i >= len(before) - 3 else 0.6) * (0.5 if named_after else 1.0)
                 for i, w in enumerate(before)
                 if w in slot.context
             )
+            # "kelvin for the scale of the value": the parameter named right after its value.
+            near += sum(_idf(w) for w in named_after if w in slot.context)
             near += 0.5 * sum(_idf(w) for w in after if w in slot.after)
             near += 0.3 * sum(_idf(w) for w in after if w in slot.context and w not in slot.after)
             if slot.role and before and before[-1] == slot.role:
