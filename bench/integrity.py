@@ -307,6 +307,26 @@ def _demo(count: int, seed: str) -> None:
     print("\n".join(_stats_lines(phrased.stats)))
     for task in phrased.tasks[:3]:
         print(f"  kept: {task.request!r}")
+    # The attackers on what a real model wrote, beside the stand-in's text of the same tasks: the
+    # stand-in must not be far harsher on them than a model's freedom explains.
+    templates = generate(seed, count)
+    standin = asyncio.run(phrase_with_standin(templates, seed)).tasks
+    redteam = load_sibling("redteam")
+    floor = WeightsSettings().floor
+    for label, chosen in (
+        ("template text", templates),
+        ("phrased by the demo model", phrased.tasks),
+        ("phrased by the stand-in model", standin),
+    ):
+        miners = {name: miner for name, miner in _miners(redteam).items() if name in _DEMO_MINERS}
+        figures = {name: judge_miner(miner, chosen, "integrity") for name, miner in miners.items()}
+        print(f"\nThe same {len(chosen)} tasks (seed {seed}, default mix), {label}:")
+        print("\n".join(round_table(figures, floor)))
+        lexical = _valid_share(figures["lexical miner (no model)"])
+        print(f"  lexical miner valid on {100 * lexical:.1f}% of them")
+
+
+_DEMO_MINERS = ("never calls", "lexical miner (no model)", "oracle (understood the request)")
 
 
 def episode_section(count: int, seed: str) -> None:

@@ -657,7 +657,7 @@ _VERBS: dict[str, tuple[str, ...]] = {
     "list": ("show me", "pull up", "list"),
     "return": ("get me", "give me", "find"),
     "get": ("get", "fetch", "look up"),
-    "send": ("send", "get off"),
+    "send": ("send", "fire off"),
     "book": ("book", "reserve", "arrange"),
     "reserve": ("reserve", "book", "set aside"),
     "search": ("search", "look through", "go through"),
