@@ -222,16 +222,15 @@ _SAYS: dict[str, tuple[str, ...]] = {
     ),
     "out": (
         "{x} is off the table",
-        "{x} won't happen",
         "{x} has been ruled out",
         "{x} got scrapped",
         "{x} didn't make the cut",
         "{x} was crossed off",
         "{x} is no longer possible",
-        "{x} is dead in the water",
-        "{x} won't fly",
         "{x} was turned down",
         "we've struck {x} off",
+        "{x} was dropped from the list",
+        "{x} is not on the cards",
         "{x} didn't work out",
     ),
     "kept": (
@@ -601,6 +600,108 @@ def _swap(says: tuple[str, ...], rng: Random) -> Callable[[re.Match[str]], str]:
     return lambda _: _pick(rng, says)
 
 
+# How a request refers to a value (a choice, a worked-out value, a withheld one), said otherwise where
+# the reference keeps what it must (its forms, or most key words of a longer one).
+_REFERENCES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("originally", ("at first", "in the beginning")),
+    ("opening choice", ("first choice",)),
+    ("started out with", ("began with", "kicked off with")),
+    ("started with", ("began with", "kicked off with")),
+    ("original pick", ("first pick",)),
+    ("latest choice", ("most recent choice", "newest choice")),
+    ("ended up with", ("finally went with", "settled on in the end")),
+    ("most recent pick", ("latest pick", "newest pick")),
+    ("where I landed", ("where I ended up",)),
+    ("in between", ("in the middle",)),
+    ("still works", ("is still workable", "still holds")),
+    ("whichever is left", ("whichever remains",)),
+    ("remaining option", ("option that remains",)),
+    ("still standing", ("still in the running",)),
+    ("nobody ruled out", ("no one ruled out",)),
+    ("whatever survived", ("whatever made it",)),
+    ("fewest votes", ("smallest number of votes",)),
+    ("won the vote", ("came top in the vote",)),
+    ("most recent one", ("latest one",)),
+    ("used last", ("last used",)),
+    ("from longest ago", ("from furthest back",)),
+    ("oldest of them", ("oldest one",)),
+    ("favourite", ("favorite",)),
+    ("best-liked", ("most liked",)),
+    ("fewest complaints", ("fewest grumbles",)),
+    ("most complained-about", ("most criticised",)),
+    ("grumbled about most", ("complained about most",)),
+    ("nearest", ("closest",)),
+    ("closest of them", ("nearest of them",)),
+    ("farthest", ("furthest",)),
+    ("most distant", ("furthest away",)),
+    ("wanted originally", ("wanted at first",)),
+    ("wants now", ("wants at this point",)),
+    ("'s initial idea", ("'s first idea",)),
+    ("'s current pick", ("'s pick right now",)),
+    ("'s choice", ("'s pick",)),
+    ("switched to", ("moved over to",)),
+    ("asked for", ("requested",)),
+    ("prefers", ("would rather have",)),
+    ("the one for", ("the one meant for",)),
+    ("the day of", ("the date of",)),
+    ("the day", ("the date",)),
+)
+_REFERENCES_RE = [
+    (re.compile(r"(?<![A-Za-z])" + re.escape(word) + r"(?![A-Za-z])", re.IGNORECASE), says)
+    for word, says in _REFERENCES
+]
+_KEY_STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "the",
+        "to",
+        "of",
+        "in",
+        "on",
+        "at",
+        "for",
+        "it",
+        "its",
+        "is",
+        "be",
+        "by",
+        "as",
+        "or",
+        "with",
+        "from",
+        "that",
+        "this",
+        "my",
+        "me",
+        "i",
+    ]
+)
+
+
+def _keeps(form: str, said: str) -> bool:
+    """Whether a reworded reference still holds a form: as written, or (a phrase of three words
+    or more) most of its key words."""
+    lowered = said.lower()
+    if form.lower() in lowered:
+        return True
+    keys = [w for w in re.findall(r"[a-z]+", form.lower()) if len(w) > 2 and w not in _KEY_STOPWORDS]
+    words = set(re.findall(r"[a-z]+", lowered))
+    return len(form.split()) >= 3 and bool(keys) and 2 * sum(key in words for key in keys) >= len(keys)
+
+
+def _reference(said: str, forms: list[list[str]], rng: Random) -> str:
+    """A reference said another way, or as it was where the other way would lose a form."""
+    new = said
+    for pattern, says in _REFERENCES_RE:
+        if rng.random() < 0.7:
+            new = pattern.sub(_swap(says, rng), new)
+    if all(any(_keeps(str(form), new) for form in alternatives) for alternatives in forms if alternatives):
+        return new
+    return said
+
+
 # Lone decoys: a value that is not what is asked, said this stand-in's own way.
 _DECOY_FRAMES = (
     "{0} is off the list",
@@ -746,7 +847,8 @@ def reword(body: dict[str, Any], seed: int, lose_one: bool = False) -> str:
             what = _about(str(entry.get("what", "")))
             if entry.get("words"):
                 # A value to be worked out travels as its words ("a quarter of 120.00").
-                said.append(_pick(rng, _SLOT_SAYS).format(what=what, form=entry["words"]))
+                words = _reference(str(entry["words"]), [list(f) for f in entry.get("forms", ())], rng)
+                said.append(_pick(rng, _SLOT_SAYS).format(what=what, form=words))
                 continue
             parts = []
             for forms in entry.get("forms", ()):
@@ -768,7 +870,10 @@ def reword(body: dict[str, Any], seed: int, lose_one: bool = False) -> str:
             text += " " + _join_facts(facts[before:], rng)
         for entry in request.get("allude_to", ()):
             template = _pick(rng, _WITHHELD)
-            allusion = template.format(entry.get("hint", "the usual"), _about(str(entry.get("what", ""))))
+            hint = str(entry.get("hint", "the usual"))
+            # The allusion's own forms are not sent: it keeps every phrase of three words or more.
+            hint = _reference(hint, [[hint]] if len(hint.split()) >= 3 else [], rng)
+            allusion = template.format(hint, _about(str(entry.get("what", ""))))
             text += " " + allusion[:1].upper() + allusion[1:]
         sentences.append(text)
     if "context" in str(body.get("style", "")).lower() and rng.random() < 0.7:
