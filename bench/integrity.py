@@ -285,7 +285,14 @@ def _valid_share(figures: Figures) -> float:
 
 def _demo(count: int, seed: str) -> None:
     settings = PhrasingSettings(
-        engine="transformers", path="demo", device="cpu", concurrency=8, timeout=600.0
+        # A CPU shared with other work writes a batch of eight in minutes: the round's deadline is
+        # the run's whole length here, not a validator's.
+        engine="transformers",
+        path="demo",
+        device="cpu",
+        concurrency=8,
+        timeout=1200.0,
+        deadline=max(300.0, 120.0 * count),
     )
     engine = build_engine(settings)
 

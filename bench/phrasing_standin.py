@@ -177,6 +177,9 @@ _PREFERS = (
 )  # fmt: skip
 _SAYS: dict[str, tuple[str, ...]] = {
     "wants_role": (
+        "{n} (the person who {r}) would rather have {x}",
+        "there's {n}, who {r} - {x} is what they're after",
+        "{x}, says {n}, who {r}",
         "{n}, the one who {r}, {p} {x}",
         "the person who {r} is {n}, and their pick is {x}",
         "{x} is the choice of {n}, who {r}",
@@ -187,6 +190,9 @@ _SAYS: dict[str, tuple[str, ...]] = {
         "{n} {r}; {x} is what they'd pick",
     ),
     "wants": (
+        "{n} is leaning towards {x}",
+        "if it were up to {n}, it would be {x}",
+        "{x}, according to {n}",
         "{n} {p} {x}",
         "{x} is what {n} would like",
         "{n}'s pick is {x}",
@@ -195,6 +201,8 @@ _SAYS: dict[str, tuple[str, ...]] = {
         "{n} said {x}",
     ),
     "not_role": (
+        "{n} does not happen to be the one who {r}",
+        "it's somebody else, not {n}, who {r}",
         "whoever {r}, it isn't {n}",
         "{n} is someone other than the person who {r}",
         "the person who {r} is not {n}",
@@ -203,6 +211,9 @@ _SAYS: dict[str, tuple[str, ...]] = {
         "someone besides {n} {r}",
     ),
     "revised": (
+        "{n}, who {r}, wanted {x} at the start and {y} at this point",
+        "there's {n}, who {r}: {x} back then, {y} these days",
+        "{n} {r}, and after first going for {x} they now prefer {y}",
         "{n}, the one who {r}, first wanted {x} but has moved on to {y}",
         "{n} {r}; {x} was their first choice, but they've changed it to {y}",
         "{n} (who {r}) went from {x} to {y}",
@@ -211,6 +222,9 @@ _SAYS: dict[str, tuple[str, ...]] = {
         "{n} {r}: {x} to begin with, {y} now",
     ),
     "picked": (
+        "{W} I was going for {x}",
+        "{x}, which was the pick {w}",
+        "the choice {w} was {x}",
         "{W}, I chose {x}",
         "{x} was my choice {w}",
         "I picked {x} {w}",
@@ -221,6 +235,8 @@ _SAYS: dict[str, tuple[str, ...]] = {
         "{x} was what we chose {w}",
     ),
     "out": (
+        "{x} is out of the running",
+        "{x}, which is no longer an option",
         "{x} is off the table",
         "{x} has been ruled out",
         "{x} got scrapped",
@@ -234,6 +250,9 @@ _SAYS: dict[str, tuple[str, ...]] = {
         "{x} didn't work out",
     ),
     "kept": (
+        "{x}, which nobody objected to",
+        "{x} is still alive as an option",
+        "{x} hasn't been crossed off",
         "{x} is still possible",
         "{x} remains an option",
         "{x} is still in the running",
@@ -247,6 +266,8 @@ _SAYS: dict[str, tuple[str, ...]] = {
         "{x} is still workable",
     ),
     "except": (
+        "{o} got scrapped, {x} didn't",
+        "everything except {x} was crossed off ({o})",
         "{x} is the only one still possible; {o} {are} off the table",
         "{o} didn't work out, but {x} did",
         "only {x} made the cut - not {o}",
@@ -277,6 +298,7 @@ _SAYS: dict[str, tuple[str, ...]] = {
         "people complained about {x} {n} times",
         "{n} complaints came in about {x}",
         "{x} has {n} complaints against it",
+        "there's {x}, which drew {n} complaints",
     ),
     "drive": (
         "{x} is {n} minutes away by car",
@@ -643,6 +665,11 @@ _REFERENCES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("asked for", ("requested",)),
     ("prefers", ("would rather have",)),
     ("the one for", ("the one meant for",)),
+    ("a week after", ("a week following", "one week following")),
+    ("days after", ("days following",)),
+    ("days before", ("days ahead of",)),
+    ("the day after", ("the day following",)),
+    ("the day before", ("the day ahead of",)),
     ("the day of", ("the date of",)),
     ("the day", ("the date",)),
 )
