@@ -297,7 +297,7 @@ _SAYS: dict[str, tuple[str, ...]] = {
         "{x} got {n} complaints",
         "people complained about {x} {n} times",
         "{n} complaints came in about {x}",
-        "{x} has {n} complaints against it",
+        "{x} has drawn {n} complaints",
         "there's {x}, which drew {n} complaints",
     ),
     "drive": (
