@@ -22,7 +22,9 @@ tool then stop), valid % and mean score per category and environment, on templat
 turns phrased by the stand-in model.
 
 ``--demo N`` also phrases N tasks with the demo model (SmolLM2-135M, on this CPU): it phrases
-badly, and the counts show the stage rejecting, retrying and dropping rather than showing it.
+badly, and the counts show the stage rejecting, retrying and dropping rather than showing it. The
+lexical miner is then judged on what it kept, beside the stand-in's text of the same N tasks (the
+stand-in should not be far harsher on it than a real model's freedom explains).
 
     .venv/bin/python bench/integrity.py [--tasks 600] [--seed 1] [--no-external] [--demo 0]
     .venv/bin/python bench/integrity.py --per-category 800 --seed heldout-27   # the full run
