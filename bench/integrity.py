@@ -22,7 +22,9 @@ tool then stop), valid % and mean score per category and environment, on templat
 turns phrased by the stand-in model.
 
 ``--demo N`` also phrases N tasks with the demo model (SmolLM2-135M, on this CPU): it phrases
-badly, and the counts show the stage rejecting, retrying and dropping rather than showing it.
+badly, and the counts show the stage rejecting, retrying and dropping rather than showing it. The
+lexical miner is then judged on what it kept, beside the stand-in's text of the same N tasks (the
+stand-in should not be far harsher on it than a real model's freedom explains).
 
     .venv/bin/python bench/integrity.py [--tasks 600] [--seed 1] [--no-external] [--demo 0]
     .venv/bin/python bench/integrity.py --per-category 800 --seed heldout-27   # the full run
@@ -290,7 +292,14 @@ def _valid_share(figures: Figures) -> float:
 
 def _demo(count: int, seed: str) -> None:
     settings = PhrasingSettings(
-        engine="transformers", path="demo", device="cpu", concurrency=8, timeout=600.0
+        # A CPU shared with other work writes a batch of eight in minutes: the round's deadline is
+        # the run's whole length here, not a validator's.
+        engine="transformers",
+        path="demo",
+        device="cpu",
+        concurrency=8,
+        timeout=1200.0,
+        deadline=max(300.0, 120.0 * count),
     )
     engine = build_engine(settings)
 
@@ -312,6 +321,26 @@ def _demo(count: int, seed: str) -> None:
     print("\n".join(_stats_lines(phrased.stats)))
     for task in phrased.tasks[:3]:
         print(f"  kept: {task.request!r}")
+    # The attackers on what a real model wrote, beside the stand-in's text of the same tasks: the
+    # stand-in must not be far harsher on them than a model's freedom explains.
+    templates = generate(seed, count)
+    standin = asyncio.run(phrase_with_standin(templates, seed)).tasks
+    redteam = load_sibling("redteam")
+    floor = WeightsSettings().floor
+    for label, chosen in (
+        ("template text", templates),
+        ("phrased by the demo model", phrased.tasks),
+        ("phrased by the stand-in model", standin),
+    ):
+        miners = {name: miner for name, miner in _miners(redteam).items() if name in _DEMO_MINERS}
+        figures = {name: judge_miner(miner, chosen, "integrity") for name, miner in miners.items()}
+        print(f"\nThe same {len(chosen)} tasks (seed {seed}, default mix), {label}:")
+        print("\n".join(round_table(figures, floor)))
+        lexical = _valid_share(figures["lexical miner (no model)"])
+        print(f"  lexical miner valid on {100 * lexical:.1f}% of them")
+
+
+_DEMO_MINERS = ("never calls", "lexical miner (no model)", "oracle (understood the request)")
 
 
 def episode_section(count: int, seed: str) -> None:
