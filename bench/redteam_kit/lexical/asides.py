@@ -24,7 +24,7 @@ from types import ModuleType
 
 from .choices import _X, _X_END, _X_START, _alt, _Filtered, candidate
 from .generic import _kind_finder, sentences, stated_event
-from .words import _words
+from .words import _words, apply_edits
 
 __all__ = ["asked_kinds", "kind_words", "resolved_events"]
 
@@ -169,14 +169,7 @@ def resolved_events(text: str) -> tuple[str, bool]:
             continue
         edits.append((start, end, stated[0][4]))
     edits.extend((start, end, "(noted)") for start, end, *_ in facts)
-    out = text
-    last = len(text) + 1
-    for start, end, said in sorted(set(edits), key=lambda e: -e[0]):
-        if end > last:
-            continue
-        out = out[:start] + said + out[end:]
-        last = start
-    return out, unresolved
+    return apply_edits(text, edits), unresolved
 
 
 def _about_anyone(text: str, event: str, skip: tuple[int, int]) -> list[tuple[int, int]]:

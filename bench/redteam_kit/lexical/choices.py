@@ -23,6 +23,8 @@ from typing import Any
 
 from tasks.devices._words import NUMBER_WORDS
 
+from .words import apply_edits
+
 __all__ = ["candidate", "resolved_anchored", "resolved_choices", "resolved_labelled"]
 
 # A candidate as a fact states it: no sentence break inside (but "Porto, Portugal"), and it ends
@@ -345,14 +347,7 @@ def resolved_choices(text: str) -> str:
             continue
         edits.append((ref.start, ref.end, chosen.x))
         edits.extend((f.start, f.end, "(noted)") for f in mine)
-    out = text
-    last = len(text) + 1
-    for start, end, said in sorted(set(edits), key=lambda e: -e[0]):
-        if end > last:
-            continue
-        out = out[:start] + said + out[end:]
-        last = start
-    return out
+    return apply_edits(text, edits)
 
 
 #: How the anchored-date device shifts a day from an event (its ``_shift`` says them in code):
@@ -441,14 +436,7 @@ def resolved_anchored_worded(text: str) -> str:
     if not edits:
         return text
     edits.extend((a, b, "(noted).") for a, b in spans)
-    out = text
-    last = len(text) + 1
-    for start, end, said in sorted(set(edits), key=lambda e: -e[0]):
-        if end > last:
-            continue
-        out = out[:start] + said + out[end:]
-        last = start
-    return out
+    return apply_edits(text, edits)
 
 
 def resolved_anchored(text: str) -> str:
@@ -482,14 +470,7 @@ def resolved_anchored(text: str) -> str:
             days = next(add for phrase, add in _SHIFTS if re.fullmatch(phrase, said))
         moved = dt.date.fromisoformat(day) + dt.timedelta(days=days)
         edits.append((m.start(), m.end(), moved.isoformat()))
-    out = text
-    last = len(text) + 1
-    for start, end, said in sorted(set(edits), key=lambda e: -e[0]):
-        if end > last:
-            continue
-        out = out[:start] + said + out[end:]
-        last = start
-    return out
+    return apply_edits(text, edits)
 
 
 @cache
@@ -530,11 +511,4 @@ def resolved_labelled(text: str) -> str:
             chosen = [x for _, _, x, use in labelled if use == m["use"].lower()]
             if chosen:
                 edits.append((m.start(), m.end(), chosen[0]))
-    out = text
-    last = len(text) + 1
-    for start, end, said in sorted(set(edits), key=lambda e: -e[0]):
-        if end > last:
-            continue
-        out = out[:start] + said + out[end:]
-        last = start
-    return out
+    return apply_edits(text, edits)

@@ -38,7 +38,7 @@ from tasks.devices._words import NUMBER_WORDS
 
 from .finders import _dates, _finder, _generic_finder, _times
 from .tools import _Slot, _Tool
-from .words import _Find, _idf, _words
+from .words import _Find, _idf, _words, apply_edits
 
 __all__ = ["polarity", "resolved_generic", "stem"]
 
@@ -921,7 +921,7 @@ def resolve(text: str, refs: list[Ref], offered: Sequence[_Tool]) -> str:
         edits.append((ref.start, ref.end, chosen.said))
         for c in found:
             edits.append((c.sentence[0], c.sentence[1], "(noted)."))
-    return _apply(text, edits)
+    return apply_edits(text, edits)
 
 
 def _piece_of(text: str, c: Candidate) -> tuple[int, int]:
@@ -948,17 +948,6 @@ def _of_device(found: list[Candidate], device: str) -> list[Candidate]:
     else:
         return found
     return said if len(said) >= 2 else found
-
-
-def _apply(text: str, edits: list[tuple[int, int, str]]) -> str:
-    out = text
-    last = len(text) + 1
-    for start, end, said in sorted(set(edits), key=lambda e: (-e[0], -e[1])):
-        if end > last:
-            continue
-        out = out[:start] + said + out[end:]
-        last = start
-    return out
 
 
 # ---------------------------------------------------------------------------------------------

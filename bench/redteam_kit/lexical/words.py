@@ -272,3 +272,17 @@ def _request(messages: Sequence[dict[str, Any]]) -> str:
         if message.get("role") == "user" and isinstance(message.get("content"), str):
             return str(message["content"])
     return ""
+
+
+def apply_edits(text: str, edits: list[tuple[int, int, str]]) -> str:
+    """``text`` with each (start, end, said) edit made, from the end backwards; an edit that
+    overlaps one already made is skipped. Ties are broken by the edit itself, so the result
+    never depends on a set's order."""
+    out = text
+    last = len(text) + 1
+    for start, end, said in sorted(set(edits), key=lambda e: (-e[0], -e[1], e[2])):
+        if end > last:
+            continue
+        out = out[:start] + said + out[end:]
+        last = start
+    return out
