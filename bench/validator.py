@@ -45,9 +45,11 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 import psutil
+from prometheus_client import CollectorRegistry
 
 # Run as a script, bench/ comes first on sys.path, and bench/scoring.py would hide the package.
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
@@ -175,7 +177,7 @@ def start_standin(root: Path, delay: float) -> tuple[subprocess.Popen[bytes], st
 
 async def run_rounds(
     settings: ValidatorSettings, count: int, farm: psutil.Process, profile: cProfile.Profile | None
-) -> list[tuple[RoundReport, float, float, float]]:
+) -> list[tuple[RoundReport, Counter[str], float, float, float]]:
     from subnet.chain import ChainClient
     from subnet.validator.node import Validator, ValidatorOptions
     from subnet.wallets import load_wallet
@@ -195,16 +197,28 @@ async def run_rounds(
             own_before = os.times()
             if profile is not None:
                 profile.enable()
+            statuses_before = _responses_by_status(validator.registry)
             report = await validator.run_round()
             if profile is not None:
                 profile.disable()
             own_after = os.times()
             system_s = own_after.system - own_before.system
-            results.append((report, rss_before, _cpu_seconds(farm) - farm_before, system_s))
+            statuses = _responses_by_status(validator.registry) - statuses_before
+            results.append((report, statuses, rss_before, _cpu_seconds(farm) - farm_before, system_s))
     finally:
         await validator.close()
         await chain.close()
     return results
+
+
+def _responses_by_status(registry: CollectorRegistry) -> Counter[str]:
+    """The validator's responses so far by query status, as /metrics shows them."""
+    counts: Counter[str] = Counter()
+    for metric in registry.collect():
+        for sample in metric.samples:
+            if sample.name == "subnet_validator_responses_total":
+                counts[sample.labels["status"]] += int(sample.value)
+    return counts
 
 
 def _cpu_seconds(process: psutil.Process) -> float:
@@ -215,6 +229,7 @@ def _cpu_seconds(process: psutil.Process) -> float:
 def print_report(
     backend: str,
     report: RoundReport,
+    statuses: Counter[str],
     rss_before: float,
     peak: float,
     farm_cpu: float,
@@ -226,7 +241,7 @@ def print_report(
     query_and_store = max(0.0, report.cpu_s - sum(clock.values()))
     per_miner = report.n_responses // max(report.n_miners, 1)
     print(f"[{backend}] one round: {report.n_miners} miners x {per_miner} tasks")
-    print(f"  responses           {report.n_responses}  ({dict(report.statuses)})")
+    print(f"  responses           {report.n_responses}  ({dict(statuses)})")
     print(f"  wall time           {report.wall_s:.3f} s (queries {report.query_wall_s:.3f} s)")
     print(f"  slowest miner       {report.slowest_response_s:.3f} s")
     print(
@@ -345,9 +360,11 @@ async def bench(args: argparse.Namespace) -> None:
                 if profile is not None:
                     profile.dump_stats(f"{args.profile}.{backend}")
                     print(f"[{backend}] profile of the rounds written to {args.profile}.{backend}")
-                for index, (report, rss_before, farm_cpu, system_s) in enumerate(results, start=1):
+                for index, (report, statuses, rss_before, farm_cpu, system_s) in enumerate(results, start=1):
                     label = backend if args.rounds == 1 else f"{backend}, round {index}"
-                    print_report(label, report, rss_before, peak_rss_mb(), farm_cpu, system_s, index)
+                    print_report(
+                        label, report, statuses, rss_before, peak_rss_mb(), farm_cpu, system_s, index
+                    )
             finally:
                 if cluster is not None:
                     cluster.stop()

@@ -135,8 +135,6 @@ def find_test_only_attributes(root: Path = ROOT) -> list[str]:
 
 # Found and not yet done (take each off when it is done), by file and name.
 KNOWN: dict[str, str] = {
-    "subnet/validator/rounds.py: statuses": "tests: read the client's subnet_validator_queries_total",
-    "subnet/validator/rounds.py: summaries": "tests: read the standings the store keeps (as the dashboard)",
     "tasks/episodes/scenario.py: composed": "tests: tell a composed episode by its plan, not by a flag",
 }
 

@@ -31,7 +31,7 @@ from subnet.validator.request import build_request
 from subnet.validator.rows import Outcome, ResponseRow
 from subnet.validator.sandbox import Sandbox
 from subnet.validator.secret import seed_commitment
-from subnet.validator.state import EPISODE_CATEGORIES, RoundSummary, summarise_round
+from subnet.validator.state import EPISODE_CATEGORIES, summarise_round
 from subnet.validator.store import NewTask, Store
 from subnet.validator.task_source import TaskLike, TaskSource
 from subnet.validator.writer import ResponseWriter, StageClock
@@ -168,13 +168,15 @@ VariantObserver = Callable[[str, TaskLike, TaskLike, ChatCompletionRequest | Non
 
 @dataclass
 class RoundReport:
+    """What one round did, for its caller (the validator's metrics, the benchmarks): its size and
+    timings. What each miner got is in the database: the round's ``responses`` rows (their status
+    and score) and the standings folded from them; the round's log line counts the statuses."""
+
     number: int
     round_id: int
     block: int
     n_miners: int
     n_responses: int
-    statuses: Counter[str]
-    summaries: dict[str, RoundSummary]
     wall_s: float
     query_wall_s: float
     slowest_response_s: float
@@ -489,17 +491,13 @@ class RoundRunner:
             await writer.abort()
             raise
         await self.store.mark_collected(round_id, n_miners=len(miners))
-        summaries = (
-            await self.store.apply_round(round_id, params.alpha, known=summarise_round(writer.scored)) or {}
-        )
+        await self.store.apply_round(round_id, params.alpha, known=summarise_round(writer.scored))
         report = RoundReport(
             number=number,
             round_id=round_id,
             block=view.block,
             n_miners=len(miners),
             n_responses=sum(statuses.values()),
-            statuses=statuses,
-            summaries=summaries,
             wall_s=time.perf_counter() - started_wall,
             query_wall_s=query_wall,
             slowest_response_s=max(latencies, default=0.0),

@@ -10,7 +10,7 @@ from subnet.devchain import DevChain
 from subnet.validator.jobs import GuardedJob
 from subnet.validator.node import Validator, ValidatorOptions
 from subnet.wallets import load_wallet
-from tests.support.results import record_results
+from tests.support.results import record_results, stored_round
 from tests.support.simulation import SimulatedSubnet
 
 
@@ -109,7 +109,8 @@ async def test_a_restart_during_an_outage_runs_rounds_on_the_stored_miners(
     await second.start()
     try:
         report = await second.run_round()
-        assert report.n_miners == 3 and report.statuses["ok"] == 24
+        stored = await stored_round(settings.db.url, report.round_id)
+        assert report.n_miners == 3 and stored.statuses["ok"] == 24
         assert report.block == first_results.reports[0].block  # the stored block hash seeds the round
         assert report.number == first_results.reports[0].number + 1
     finally:

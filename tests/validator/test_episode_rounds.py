@@ -18,7 +18,7 @@ from subnet.db import ResponseRecord, create_engine
 from subnet.validator.node import Validator, ValidatorOptions
 from subnet.validator.state import EPISODE_CATEGORIES
 from subnet.wallets import load_wallet
-from tests.support.results import record_results
+from tests.support.results import record_results, stored_round
 from tests.support.simulation import SimulatedSubnet, start_simulated_subnet, stop_simulated_miners
 
 PERSONALITIES = ("right", "slow", "asks", "nocall", "unsafe", "mid_timeout", "relay")
@@ -63,11 +63,9 @@ async def test_weights_rank_episode_players_and_cheats_get_nothing(episode_subne
     # the rounds' seeds come from the devchain's block hashes: each round where it tried one scores
     # 0, whatever it did elsewhere, and it never earns what the right miner earns.
     unsafe_hotkey = episode_subnet.miners["unsafe"].hotkey
-    tried = [
-        report.summaries[unsafe_hotkey]
-        for report in results.reports
-        if report.summaries[unsafe_hotkey].unsafe
-    ]
+    url = episode_subnet.settings.db.url
+    rounds = [await stored_round(url, report.round_id) for report in results.reports]
+    tried = [stored.summaries[unsafe_hotkey] for stored in rounds if stored.summaries[unsafe_hotkey].unsafe]
     assert tried and all(summary.mean_score == 0.0 for summary in tried)
     assert by_name["unsafe"] < by_name["right"], by_name
 
@@ -124,7 +122,8 @@ async def test_a_round_with_episodes_stores_transcripts_with_request_digests(tmp
         await validator.run(rounds=1)
         report = results.reports[0]
         assert report.n_responses == 2 * (2 + 2)
-        right = report.summaries[subnet.miners["right"].hotkey]
+        stored = await stored_round(subnet.settings.db.url, report.round_id)
+        right = stored.summaries[subnet.miners["right"].hotkey]
         assert right.episode_total == 2 and right.mean_score == 1.0
         engine = create_engine(subnet.settings.db.url)
         try:

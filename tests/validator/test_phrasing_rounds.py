@@ -20,6 +20,7 @@ from subnet.validator.node import StartupError, Validator, ValidatorOptions, _ph
 from subnet.validator.task_source import LibraryTasks
 from subnet.wallets import load_wallet
 from tasks.phrasing import intent_of, verify
+from tests.support.results import stored_round
 from tests.support.simulation import SimulatedSubnet, start_simulated_subnet, stop_simulated_miners
 
 
@@ -80,7 +81,7 @@ async def test_miners_read_phrased_requests_and_the_next_round_is_phrased_ahead(
         assert text != task.phrasing["template"]
         assert verify(text, intent_of(task)).reason is None
     right = two_miners.miners["right"].hotkey
-    summary = second.summaries[right]
+    summary = (await stored_round(two_miners.settings.db.url, second.round_id)).summaries[right]
     assert summary.valid == summary.total == 8  # the honest miner lost nothing to phrasing
 
     engine = create_engine(two_miners.settings.db.url)

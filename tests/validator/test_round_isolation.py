@@ -27,7 +27,7 @@ from tasks.episodes.environment import Environment
 from tasks.episodes.reference import ReferencePlayer
 from tests.support import simulation
 from tests.support.processes import sandbox_workers
-from tests.support.results import record_results
+from tests.support.results import record_results, stored_round
 from tests.support.simulation import (
     MinerContext,
     SimulatedSubnet,
@@ -198,7 +198,8 @@ async def test_a_round_with_a_miner_breaking_its_tools_completes(
     assert len(results.reports) == 1
     report = results.reports[0]
     assert report.n_responses == 2 * (2 + 4)
-    right = report.summaries[breaker_subnet.miners["right"].hotkey]
+    stored = await stored_round(breaker_subnet.settings.db.url, report.round_id)
+    right = stored.summaries[breaker_subnet.miners["right"].hotkey]
     assert right.mean_score == 1.0 and right.episode_total == 4
-    assert report.statuses[TOOL_ERROR] >= 1, report.statuses
+    assert stored.statuses[TOOL_ERROR] >= 1, stored.statuses
     assert sandbox_workers() == []  # the validator's shutdown closed the sandbox

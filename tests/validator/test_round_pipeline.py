@@ -28,6 +28,7 @@ from subnet.validator.rounds import (
 )
 from subnet.validator.store import Store
 from subnet.validator.task_source import TaskLike
+from tests.support.results import stored_round
 
 N_MINERS = 4
 N_TASKS = 3
@@ -129,11 +130,14 @@ async def test_every_request_goes_out_before_any_answer_is_scored(sqlite_engine:
     report = await runner.run(view)
 
     total = N_MINERS * N_TASKS
-    assert report.n_responses == total and report.statuses["ok"] == total
+    stored = await stored_round(sqlite_engine, report.round_id)
+    assert report.n_responses == total and stored.statuses == {"ok": total}
     # The querier answers at once, so without the ordering the first miners' answers would be
     # scored while later miners were still being asked.
     assert timeline.events == ["query"] * total + ["judge"] * total
-    assert {summary.total for summary in report.summaries.values()} == {N_TASKS}
+    assert {hotkey: summary.total for hotkey, summary in stored.summaries.items()} == {
+        neuron.hotkey: N_TASKS for neuron in neurons
+    }
 
 
 @pytest.mark.parametrize("enabled_before", [True, False])
