@@ -57,8 +57,6 @@ class Scenario:
     withheld: dict[str, Any] | None = None
     supply_text: str | None = None
     supply_values: list[dict[str, Any]] = field(default_factory=list)
-    #: Composed from an environment's parts (tasks.episodes.goals) rather than a fixed kind.
-    composed: bool = False
 
 
 def stated(slot: str, about: str, said: str, *forms: str, kind: str = "text") -> dict[str, Any]:

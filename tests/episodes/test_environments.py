@@ -54,11 +54,13 @@ def _state_json(env: Environment) -> str:
     return json.dumps(env.state(), sort_keys=True)
 
 
-def _check_scenario(env_class: type[Environment], drawn: Scenario, fresh: Environment) -> None:
+def _check_scenario(
+    env_class: type[Environment], drawn: Scenario, fresh: Environment, composed: bool
+) -> None:
     """Replay the plan on ``fresh``: valid, safe, error-free calls; needed values observed."""
     tools = env_class.tools()
     planned = [call["name"] for turn in drawn.turns for call in turn.plan]
-    if drawn.composed:  # 2-4 goals, conditions and corrections: more turns, at most 5 calls a turn
+    if composed:  # 2-4 goals, conditions and corrections: more turns, at most 5 calls a turn
         assert 1 <= len(drawn.turns) <= 8 and len(planned) >= 2, planned
         assert all(len(turn.plan) <= MAX_TURN_CALLS for turn in drawn.turns), planned
         assert len(set(drawn.tools)) == len(drawn.tools)
@@ -115,14 +117,17 @@ def test_state_grows_with_size(
 
 @pytest.mark.parametrize(("env_class", "generate", "main"), CASES, ids=IDS)
 def test_plans_replay_on_a_fresh_environment(
-    env_class: type[Environment], generate: Callable[[Any, Any], Scenario], main: str
+    env_class: type[Environment],
+    generate: Callable[[Any, Any], Scenario],
+    main: str,
+    composed_by_parts: Callable[[Scenario], bool],
 ) -> None:
     kinds: set[str] = set()
     for seed in range(300):
         size = 30 if seed % 50 == 0 else 1 + seed % 4
         drawn = generate(env_class(seed, size), rng_from(f"scenario-{seed}".encode()))
         kinds.add(drawn.turns[0].purpose)
-        _check_scenario(env_class, drawn, env_class(seed, size))
+        _check_scenario(env_class, drawn, env_class(seed, size), composed_by_parts(drawn))
     assert len(kinds) >= 3, kinds
 
 

@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
@@ -332,17 +333,17 @@ def test_memory_cron_messages_and_escalations() -> None:
 # -- scenarios -------------------------------------------------------------------------------------
 
 
-def _replay(drawn: Scenario, fresh: Workspace) -> None:
+def _replay(drawn: Scenario, fresh: Workspace, composed: bool) -> None:
     """Replay the plan on ``fresh``: valid, safe, error-free calls; needed values observed."""
     tools = Workspace.tools()
     planned = [call["name"] for turn in drawn.turns for call in turn.plan]
-    if drawn.composed:  # 2-4 goals, conditions and corrections: more turns, at most 5 calls a turn
+    if composed:  # 2-4 goals, conditions and corrections: more turns, at most 5 calls a turn
         assert len(planned) >= 2 and all(len(turn.plan) <= MAX_TURN_CALLS for turn in drawn.turns), planned
     else:
         assert 1 <= len(drawn.turns) <= 3 and 2 <= len(planned) <= 6, planned
         assert 1 <= len(set(drawn.tools) - set(planned)) <= 3
     assert set(planned) <= set(drawn.tools) <= set(tools) and len(set(drawn.tools)) == len(drawn.tools)
-    if planned[0] in ("run_tests", "list_files") and ("run_shell" not in planned or drawn.composed):
+    if planned[0] in ("run_tests", "list_files") and ("run_shell" not in planned or composed):
         assert "run_shell" not in drawn.tools, "miss_func would leave the shell's pytest/ls as a way round"
     for turn in drawn.turns:
         assert turn.purpose and all(value["said"] in turn.text for value in turn.values), turn
@@ -366,13 +367,13 @@ def _replay(drawn: Scenario, fresh: Workspace) -> None:
         assert all(value["said"] in drawn.supply_text for value in drawn.supply_values)
 
 
-def test_every_scenario_replays_on_a_fresh_workspace() -> None:
+def test_every_scenario_replays_on_a_fresh_workspace(composed_by_parts: Callable[[Scenario], bool]) -> None:
     purposes: set[str] = set()
     for seed in range(300):
         size = 30 if seed % 50 == 0 else 1 + seed % 4
         drawn = scenario(Workspace(seed, size), rng_from(f"scenario-{seed}".encode()))
         purposes.add(drawn.turns[0].purpose)
-        _replay(drawn, Workspace(seed, size))
+        _replay(drawn, Workspace(seed, size), composed_by_parts(drawn))
     assert len(purposes) >= 6, purposes
 
 

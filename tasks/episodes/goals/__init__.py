@@ -439,11 +439,11 @@ def _compose(
     first = groups[0][0] if groups[0] else None
     held = first.withhold if first is not None else None
     if held is None:
-        return Scenario(tools, turns, composed=True)
+        return Scenario(tools, turns)
     withheld_text = _sentence([held.text, *(part.text for part in groups[0][1:])], rng)
     lowered = withheld_text.lower()
     if any(str(form).lower() in lowered for form in held.entry["forbidden"]):
-        return Scenario(tools, turns, composed=True)  # another clause says the withheld value
+        return Scenario(tools, turns)  # another clause says the withheld value
     return Scenario(
         tools,
         turns,
@@ -451,7 +451,6 @@ def _compose(
         withheld=held.entry,
         supply_text=held.supply_text,
         supply_values=held.supply_values,
-        composed=True,
     )
 
 
