@@ -323,11 +323,15 @@ def instantiate(
 
 
 #: Shares of requests (with a placeholder a device fits) that state one value through a device, a
-#: second one, and that carry a decoy. High on purpose: a request without them is open to type
-#: matching, and a cheater that guesses one worked value right still misses the other.
+#: second one, and that carry a decoy. All on purpose: a request without them is open to type
+#: matching, and a cheater that guesses one worked value right still misses the other. Measured by
+#: bench/integrity.py (the lexical miner on stand-in phrased text, 200 per category, seed heldout-27):
+#: round score 0.637 with 1.0 / 0.6 / 0.6, 0.602 with the second at 1.0, about 0.56 with all three.
+#: A third worked value gained less than the noise and pushed parallel requests past verification's
+#: length bound.
 WORK_SHARE = 1.0
-SECOND_SHARE = 0.6
-DECOY_SHARE = 0.6
+SECOND_SHARE = 1.0
+DECOY_SHARE = 1.0
 
 _BEFORE = ("{fact}. {text}", "{fact}, so {text}", "{fact} - {text}", "({fact}) {text}")
 _AFTER = ("{text}. {fact}", "{text} ({fact})", "{text} - {fact}", "{text}; {fact}")

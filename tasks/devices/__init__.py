@@ -81,6 +81,13 @@ class Scene:
     #: referred to: two facts never say the same thing, and a withheld value is never stated.
     references: list[str] = field(default_factory=list)
 
+    def unused(self, *drawn: tuple[Any, ...]) -> bool:
+        """Whether none of the accepted values is one the task already states or holds as a decoy
+        (a device drawing its own values checks them: a value that another device's decoy states
+        would be stated twice, once as a non-argument)."""
+        taken = (*self.stated, *self.decoys)
+        return not any(value in taken for accepted in drawn for value in accepted if value != "")
+
     @property
     def today(self) -> _dt.date:
         return _dt.date.fromordinal(_EPOCH + self.today_offset)

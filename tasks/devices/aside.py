@@ -41,19 +41,22 @@ __all__ = [
 ]
 
 #: Whose plans the sentences are about (singular: the frames say "flies", "is staying").
+# Apart from the people the choice devices name by role ("my landlord", "my neighbour", "is the
+# client": tasks.devices.attributed): a request with both would say the subject twice, and a
+# rewording that dropped a withheld value's allusion would still name its subject.
 SUBJECTS = (
     "my sister",
-    "my landlord",
+    "the caretaker",
     "the new tenant",
     "my flatmate",
     "the auditor",
     "my cousin",
-    "the client",
+    "the architect",
     "my manager",
     "the inspector",
     "my aunt",
     "the contractor",
-    "my neighbour",
+    "the surveyor",
     "my business partner",
     "the photographer",
 )
@@ -223,7 +226,7 @@ def distinct(a: Drawn, b: Drawn) -> bool:
 @dataclass(frozen=True, slots=True)
 class Aside:
     name: str = "aside"
-    weight: float = 1.0
+    weight: float = 2.0
     role: str = "value"
 
     def fits(self, param: Param) -> bool:
@@ -239,13 +242,15 @@ class Aside:
         first, second = two(rng, len(SUBJECTS))
         subject = SUBJECTS[first]
         value = draw_value(kind, param, rng, scene)
+        if not scene.unused(value.accepted):
+            return None
         facts = [fact(events[asked], subject, value, "fact", rng)]
         # Most of the time a second fact with another value of the type (the same subject's other
         # event, or the same event of someone else): the reference, not the type or the
         # position, tells which is meant.
         if random() < 0.7:
             decoy = draw_value(kind, param, rng, scene)
-            if not distinct(value, decoy):
+            if not distinct(value, decoy) or not scene.unused(decoy.accepted):
                 return None
             if kind in SAME_EVENT_ONLY:
                 facts.append(fact(events[asked], SUBJECTS[second], decoy, "decoy", rng))
@@ -256,6 +261,9 @@ class Aside:
         if not claim(scene, *(entry.about.split(": ", 1)[1] for entry in facts)):
             return None
         said, mentions = reference(events[asked], subject, rng)
+        if len(facts) > 1:
+            # Held at once: the request's other devices must not state the decoy as their value.
+            scene.decoys.extend(decoy.accepted)
         return Worked(said, value.accepted, mentions, (), tuple(facts))
 
 

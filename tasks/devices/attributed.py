@@ -51,7 +51,7 @@ _REFS = ("whatever {ref} wants", "the one {ref} asked for", "{ref}'s choice", "w
 @dataclass(frozen=True, slots=True)
 class Attributed:
     name: str = "attributed"
-    weight: float = 0.5
+    weight: float = 0.3
     role: str = "value"
 
     def fits(self, param: Param) -> bool:

@@ -54,7 +54,7 @@ _REFS = (
 @dataclass(frozen=True, slots=True)
 class Eliminated:
     name: str = "eliminated"
-    weight: float = 0.5
+    weight: float = 0.3
     role: str = "value"
 
     def fits(self, param: Param) -> bool:

@@ -57,7 +57,9 @@ class Labelled:
         use = int(rng.random() * len(_USES))
         other_use = (use + 1 + int(rng.random() * (len(_USES) - 1))) % len(_USES)
         label, other = _label(rng, use), _label(rng, other_use)
-        if any(form in value.accepted for form in decoy.accepted):
+        if any(form in value.accepted for form in decoy.accepted) or not scene.unused(
+            value.accepted, decoy.accepted
+        ):
             return None
         facts = []
         for drawn, said_label, role in ((value, label, "fact"), (decoy, other, "decoy")):
@@ -71,6 +73,8 @@ class Labelled:
             )
         if rng.random() < 0.5:
             facts.reverse()
+        # Held at once: the request's other devices must not state the decoy as their value.
+        scene.decoys.extend(decoy.accepted)
         words = _USES[use][0]
         said = _REFS[int(rng.random() * len(_REFS))].format(use=words)
         return Worked(said, value.accepted, (("text", (words,)),), (), tuple(facts))

@@ -123,6 +123,8 @@ class Reference:
             if form and said
         ):
             return None  # the same town in two countries reads the same; "Greendale" in "Upper Greendale"
+        if not scene.unused(value.accepted, decoy.accepted):
+            return None
         facts: list[Fact] = []
         names: list[str] = []
         for rel, drawn, role in ((relations[first], value, "fact"), (relations[second], decoy, "decoy")):
@@ -143,6 +145,8 @@ class Reference:
         ref = shape.refs[int(random() * len(shape.refs))]
         said = ref.format(rel=rel, name=names[0])
         mention: Mention = ("text", (f"my {rel}",)) if "{rel}" in ref else ("text", (names[0],))
+        # Held at once: the request's other devices must not state the decoy as their value.
+        scene.decoys.extend(decoy.accepted)
         return Worked(said, value.accepted, (mention,), (), tuple(permuted))
 
 

@@ -26,7 +26,7 @@ _LAST = ("what {ref} wants now", "{ref}'s current pick", "the one {ref} switched
 @dataclass(frozen=True, slots=True)
 class Revised:
     name: str = "revised"
-    weight: float = 0.4
+    weight: float = 1.0
     role: str = "value"
 
     def fits(self, param: Param) -> bool:

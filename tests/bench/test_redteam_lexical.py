@@ -410,8 +410,8 @@ def test_a_reference_said_in_other_words_is_read_by_its_cue_words(
 def test_a_reference_to_an_event_in_other_words_finds_its_reworded_fact(kit: Any) -> None:
     asides = kit("lexical.asides")
     said = (
-        "Oh, and 2027-08-08 is my neighbour's move-in date. My neighbour is called for jury duty on"
-        " June 23, 2027. Book it for the date my neighbour gets the keys."
+        "Oh, and 2027-08-08 is the surveyor's move-in date. The surveyor is called for jury duty on"
+        " June 23, 2027. Book it for the date the surveyor gets the keys."
     )
     resolved, missing = asides.resolved_events(said)
     assert not missing and resolved.endswith("Book it for 2027-08-08.") and "June 23" not in resolved

@@ -21,7 +21,7 @@ from scoring.checking import check
 from scoring.rendering import FORMATS, render
 from tasks import CATEGORIES, generate, variant
 from tasks.answers import reference_calls
-from tasks.builtin import instantiate
+from tasks.builtin import _template_plan, instantiate
 from tasks.devices import _MODULES, DEVICES, Scene, scene_scope
 from tasks.library import tools
 from tasks.model import Task
@@ -422,3 +422,24 @@ def test_the_phrasing_prompt_keeps_every_sentence_of_a_choice_a_plain_statement(
                 else:
                     assert said["role"] in ("needed to work a value out", "not what is asked")
     assert seen > 100
+
+
+def test_two_workable_placeholders_get_two_worked_values_and_a_decoyable_one_a_decoy() -> None:
+    # A request with one worked value is open to type matching on the rest; a cheater guessing one
+    # choice right still misses the other. A device may fail a draw (then the value is said as
+    # usual), so "nearly all", not all.
+    rng = Random(29)
+    two = decoyed = workable2 = decoyable = 0
+    for spec in tools():
+        for template in spec.templates:
+            plan = _template_plan(spec, template)
+            with scene_scope(rng):
+                instance = instantiate(spec, rng, template)
+            if len(plan.workable) >= 2:
+                workable2 += 1
+                two += len(_worked(instance)) >= 2
+            if plan.decoyable:
+                decoyable += 1
+                decoyed += any(fact["role"] == "decoy" for fact in instance.ask.get("context", []))
+    assert workable2 > 150 and two >= 0.85 * workable2, (two, workable2)
+    assert decoyable > 200 and decoyed >= 0.97 * decoyable, (decoyed, decoyable)

@@ -9,7 +9,11 @@ understanding: irrelevance asking for a lookalike's action or offering the asked
 actions, missing_param beside a stated value of the withheld type; values stated as facts about
 someone else; more ways to ask for a lookalike's action; values picked among written candidates by
 meaning: who wanted one, when, which is left, how they compare; a second worked value in half the
-requests). A change in output must be deliberate: bump
+requests) and for version "5" (a second worked value in every request with two placeholders a
+device fits, a decoy in every request with one, device weights moved towards the ones a lexical
+miner reads worst, devices drawing their own values keep apart from the request's other values and
+decoys, and the subjects of facts about someone else apart from the choice devices' roles).
+A change in output must be deliberate: bump
 GENERATOR_VERSION and re-pin.
 The JSON keeps dict order (no sort_keys): the order of tools, properties and enums is part of
 what miners see.
@@ -29,9 +33,9 @@ from tasks.model import Task
 from tasks.shuffle import shuffle_surface
 from tasks.sources import load_bfcl_dir, load_xlam
 
-_PINNED_VERSION = "4"
-_BUILTIN_DIGEST = "2abe9e12b53c4d028db0fe695a02a52e9a18e0e0c577a8e4e5cd991125978397"
-_SOURCED_DIGEST = "caba3df69f932240fb8af579adab39e3c46fa9a4666570d5f80c115e27ada540"
+_PINNED_VERSION = "5"
+_BUILTIN_DIGEST = "fa4e2af1d7c28c29df8cc1b84dcac2033752baab646da4e57353a267696692f3"
+_SOURCED_DIGEST = "b37d60b4a3cf97a6e555589d3f8107d0399ab4f5c3fbe42b8123351d0927275f"
 _ADVERSARIAL_SHUFFLE_DIGEST = "c140444a6a537c4529a20ac1d6d534c7ed4b23e47f3ebdc14503384db89035a9"
 
 
