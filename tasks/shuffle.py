@@ -398,24 +398,25 @@ def plan_tool(tool: dict[str, Any]) -> ToolPlan:
     )
 
 
-def replan_reworded(plan: ToolPlan, tool: dict[str, Any]) -> ToolPlan:
-    """The plan of ``tool``, a copy of ``plan.tool`` with only descriptions changed (names, keys
-    and their order kept, as ``tasks.rewrite.rewrite_tool`` makes it): the same as
-    ``plan_tool(tool)``, without redoing the name and key plans."""
-    function = function_of(tool)
-    parameters = function.get("parameters") or {}
-    shown = parameters.get("properties") or {}
-    properties = [(key, shown[key], reorder) for key, _, reorder in plan.properties]
-    description = function.get("description", "")
+def replan_reworded(plan: ToolPlan, description: Any, schemas: list[Any]) -> ToolPlan:
+    """The plan of ``plan.tool`` with its description and its property schemas (``schemas``, in
+    ``plan.properties`` order) replaced, names, keys and their order kept, as
+    ``tasks.rewrite.rewrite_tool`` rewords a tool: shuffled, it gives what ``plan_tool`` of the
+    reworded tool dict gives. No reworded dict is built: ``shuffle_planned`` copies ``tool``,
+    ``function`` and ``parameters`` anyway and puts the new description and properties in."""
     drawn, choices = _description_plan(description) if description else (False, ())
-    return plan._replace(
-        tool=tool,
-        function=function,
-        parameters=parameters,
-        properties=properties,
-        description=description,
-        description_drawn=drawn,
-        description_choices=choices,
+    return ToolPlan(
+        plan.tool,
+        plan.function,
+        plan.name,
+        plan.core_words,
+        plan.name_plan,
+        plan.parameters,
+        plan.renamable,
+        [(key, schema, reorder) for (key, _, reorder), schema in zip(plan.properties, schemas, strict=True)],
+        description,
+        drawn,
+        choices,
     )
 
 

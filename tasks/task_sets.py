@@ -20,7 +20,7 @@ from tasks.devices import scene_scope
 from tasks.errors import TaskConfigError
 from tasks.model import GENERATOR_VERSION, Task
 from tasks.rand import below, permute
-from tasks.rewrite import rewrite_tool
+from tasks.rewrite import rewrite_property, rewrite_text
 from tasks.seeding import reseed, rng_from, seed_bytes, sub_seed, sub_seeder
 from tasks.shuffle import ToolPlan, plan_tool, replan_reworded, shuffle_planned, shuffle_surface
 from tasks.spec import ToolSpec, openai_tool
@@ -135,7 +135,14 @@ def _offered_plan(spec: ToolSpec, rng: Random) -> ToolPlan:
     """The shuffle plan of a tool as this round offers it: every description reworded
     (``tasks.rewrite``), so the text does not name the library tool it was made from."""
     plan = _spec_plan(spec)
-    return replan_reworded(plan, rewrite_tool(plan.tool, rng))
+    # What ``rewrite_tool(plan.tool, rng)`` rewords, in its order (the description, then each
+    # property), without building the reworded dicts that ``shuffle_planned`` would copy again.
+    description = (
+        rewrite_text(plan.description, "tool", rng) if isinstance(plan.description, str) else plan.description
+    )
+    return replan_reworded(
+        plan, description, [rewrite_property(schema, rng) for _, schema, _ in plan.properties]
+    )
 
 
 def _make_task(

@@ -120,6 +120,16 @@ def _usable_options(gen: Pick) -> tuple[Option, ...]:
     )
 
 
+_SEPARATOR = "\x00"
+
+
+def _overlaps(forms: tuple[str, ...], said: list[str], said_text: str) -> bool:
+    """``any(a in b or b in a for a in forms for b in said)`` (``said_text``: ``said`` joined by
+    ``_SEPARATOR``), in C: a candidate's forms meet every said text in each draw of a task."""
+    forms_text = _SEPARATOR.join(forms)
+    return any(form in said_text for form in forms) or any(text in forms_text for text in said)
+
+
 def _hashable(values: list[Any]) -> set[Any]:
     return {value for value in values if isinstance(value, (str, int, float))}
 
@@ -150,6 +160,9 @@ def candidates(
         for value in (*scene.stated, *scene.decoys)
         if isinstance(value, str) and len(value) > 2
     ]
+    # ``said`` joined by a character no value holds (values and templates carry no control
+    # characters): "a form inside any said text" is then one substring test, not one per pair.
+    said_text = _SEPARATOR.join(said)
     for _ in range(count * 4):
         if options:
             option = options[int(random() * len(options))]
@@ -163,11 +176,12 @@ def candidates(
         # Two values that read alike (one's words inside the other's) would both be stated by a
         # rewording of one of them.
         forms = _forms(drawn)
-        if said and any(a in b or b in a for a in forms for b in said):
+        if said and _overlaps(forms, said, said_text):
             continue
         chosen.append(drawn)
         taken.update(_hashable(list(drawn.accepted)))
         said.extend(forms)
+        said_text = _SEPARATOR.join(said)
         if len(chosen) == count:
             break
     if len(chosen) < count:

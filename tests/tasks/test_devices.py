@@ -422,3 +422,15 @@ def test_the_phrasing_prompt_keeps_every_sentence_of_a_choice_a_plain_statement(
                 else:
                     assert said["role"] in ("needed to work a value out", "not what is asked")
     assert seen > 100
+
+
+def test_the_candidates_overlap_test_is_the_pairwise_substring_test() -> None:
+    from tasks.devices._choice import _SEPARATOR, _overlaps
+
+    rng = Random("overlap")
+    words = ("lisbon", "porto", "lake langdale", "langdale", "5 pm", "a", "", "port", "ana", "banana")
+    for _ in range(3000):
+        forms = tuple(words[int(rng.random() * len(words))] for _ in range(1 + int(rng.random() * 3)))
+        said = [words[int(rng.random() * len(words))] for _ in range(1 + int(rng.random() * 5))]
+        pairwise = any(a in b or b in a for a in forms for b in said)
+        assert _overlaps(forms, said, _SEPARATOR.join(said)) is pairwise, (forms, said)
