@@ -108,16 +108,29 @@ def _lowered(mentions: tuple[Mention, ...]) -> tuple[str, ...]:
     return tuple(form.lower() for _, forms in mentions for form in forms)
 
 
-_USABLE: dict[int, tuple[Pick, tuple[Option, ...]]] = {}
+#: A usable option with its mentions (as ``Pick.draw`` states it) and their forms lower-cased,
+#: made once per enum: hashing an ``Option`` (a frozen dataclass) for each draw's forms cost more
+#: than the draw.
+_Usable = tuple[Option, tuple[Mention, ...], tuple[str, ...]]
+_USABLE: dict[int, tuple[Pick, tuple[Option, ...], tuple[_Usable, ...]]] = {}
 
 
-def _usable(gen: Pick) -> tuple[Option, ...]:
+def _usable_entry(gen: Pick) -> tuple[Pick, tuple[Option, ...], tuple[_Usable, ...]]:
     # By identity (hashing a Pick hashes all its options); the entry holds the Pick, so its id is
     # not reused while it is cached.
     found = _USABLE.get(id(gen))
     if found is None:
-        found = _USABLE[id(gen)] = (gen, _usable_options(gen))
-    return found[1]
+        options = _usable_options(gen)
+        usable = []
+        for option in options:
+            mentions: tuple[Mention, ...] = (("text", _option_forms(option)),)
+            usable.append((option, mentions, _lowered(mentions)))
+        found = _USABLE[id(gen)] = (gen, options, tuple(usable))
+    return found
+
+
+def _usable(gen: Pick) -> tuple[Option, ...]:
+    return _usable_entry(gen)[1]
 
 
 def _usable_options(gen: Pick) -> tuple[Option, ...]:
@@ -153,7 +166,7 @@ def candidates(
     The decoys join the scene's, so later requests of the task do not state them as values."""
     gen = param.gen
     random = rng.random
-    options = _usable(gen) if isinstance(gen, Pick) else ()
+    options = _usable_entry(gen)[2] if isinstance(gen, Pick) else ()
     # Mostly two (a third candidate lengthens the request by a sentence: parallel requests stay
     # within what a rewording may hold), three for a share.
     count = 2 if most < 3 or (options and len(options) < 4) or random() < 0.65 else 3
@@ -176,17 +189,20 @@ def candidates(
     said_text = _SEPARATOR.join(said)
     for _ in range(count * 4):
         if options:
-            option = options[int(random() * len(options))]
+            option, mentions, lowered = options[int(random() * len(options))]
             says = option.says
             text = says[int(random() * len(says))]
-            drawn = Drawn(text, option.accepted, (("text", _option_forms(option)),))
+            drawn = Drawn(text, option.accepted, mentions)
+            forms: tuple[str, ...] = (text.lower(), *lowered)  # _forms(drawn), made ahead
         else:
             drawn = gen.draw(rng)
+            forms = ()
         if any(value in taken for value in drawn.accepted if isinstance(value, (str, int, float))):
             continue
         # Two values that read alike (one's words inside the other's) would both be stated by a
         # rewording of one of them.
-        forms = _forms(drawn)
+        if not options:
+            forms = _forms(drawn)
         if said and _overlaps(forms, said, said_text):
             continue
         chosen.append(drawn)
