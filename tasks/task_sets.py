@@ -92,7 +92,7 @@ def generate(
     """
     if n < 0:
         raise TaskConfigError(f"n must not be negative, got {n}")
-    with collection_paused():
+    with _collection_paused():
         return _generate(seed_bytes(seed), n, mix, sources)
 
 
@@ -125,14 +125,14 @@ def _generate(
 
 
 _PAUSE_LOCK = threading.Lock()
-#: Open ``collection_paused`` blocks (any thread), and whether the outermost one disabled the
+#: Open ``_collection_paused`` blocks (any thread), and whether the outermost one disabled the
 #: collector (it stays as it was found when something else had disabled it).
 _pauses = 0
 _disabled_here = False
 
 
 @contextmanager
-def collection_paused() -> Iterator[None]:
+def _collection_paused() -> Iterator[None]:
     """Python's cyclic garbage collector off while a batch of tasks is built, back as it was after.
 
     Every task built survives (the batch returns them all), so each full collection during a batch
