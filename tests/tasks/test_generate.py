@@ -172,3 +172,21 @@ def test_the_collector_is_off_while_tasks_are_built_and_left_as_found(
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_batches_built_on_several_threads_leave_the_collector_on() -> None:
+    import threading
+
+    import tasks.task_sets as task_sets
+
+    results: list[int] = []
+    threads = [
+        threading.Thread(target=lambda seed=seed: results.append(len(generate(seed, 60))))
+        for seed in ("thread-a", "thread-b", "thread-c")
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == [60, 60, 60]
+    assert gc.isenabled() and task_sets._pauses == 0
