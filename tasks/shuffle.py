@@ -110,8 +110,6 @@ _KEY_PLANS: dict[str, tuple[str, dict[str, _NameTemplate] | None, bool]] = {}
 #: {style: template of the words alone, as for parameters}).
 _FunctionPlan = tuple[_NameSlots, dict[str, _NameTemplate]]
 _FUNCTION_PLANS: dict[tuple[str, ...], _FunctionPlan] = {}
-#: Description -> (whether a leading verb phrase is drawn, choices of (text, "This tool ..." form)).
-_DESCRIPTION_PLANS: dict[str, tuple[bool, tuple[tuple[str, str | None], ...]]] = {}
 
 
 def _template(slots: _NameSlots, separator: str) -> _NameTemplate:
@@ -280,8 +278,7 @@ def _identifier(name: str) -> str:
     return cleaned + "_" if keyword.iskeyword(cleaned) else cleaned
 
 
-@lru_cache(maxsize=16384)
-def _description_parts(text: str) -> tuple[tuple[str, ...], str]:
+def _split_description(text: str) -> tuple[tuple[str, ...], str]:
     """(synonym group of the leading verb phrase or (), the text after it)."""
     phrases = verb_phrase_index()
     head = text.split(" ", 2)
@@ -292,29 +289,23 @@ def _description_parts(text: str) -> tuple[tuple[str, ...], str]:
     return (), text
 
 
-def _description_plan(text: str) -> tuple[bool, tuple[tuple[str, str | None], ...]]:
-    """The texts a description may be rewritten to before its note (see ``_DESCRIPTION_PLANS``).
+#: ``_split_description`` cached, for descriptions met again (a task's variants, one per miner,
+#: all start from the same offered text). A freshly reworded description is mostly new: the
+#: generator splits it uncached (a cache of drawn text would mostly miss and hold the text).
+_description_parts = lru_cache(maxsize=16384)(_split_description)
 
-    Each choice carries its "This tool ..." / "Use this to ..." form, or None where the text
-    does not start with a capital or with a known verb phrase (the rewrite then keeps it).
-    """
-    plan = _DESCRIPTION_PLANS.get(text)
-    if plan is None:
-        group, rest = _description_parts(text)
-        choices: list[tuple[str, str | None]] = []
-        for option in [member + rest for member in group] if group else [text]:
-            lowered = option[:1].lower() + option[1:]
-            # Only a description that opens with a known verb phrase reads right after "This
-            # tool": one already framed ("Purpose: ...", "Tool that ...") would not.
-            if not group or not option[:1].isupper():
-                choices.append((option, None))
-            elif option.split(" ", 1)[0].endswith("s"):
-                choices.append((option, f"This tool {lowered}"))
-            else:
-                choices.append((option, f"Use this to {lowered}"))
-        plan = (bool(group), tuple(choices))
-        _bounded(_DESCRIPTION_PLANS)[text] = plan
-    return plan
+
+def _lead(option: str) -> str | None:
+    """The "This tool ..." / "Use this to ..." form of a description that opens with a known verb
+    phrase (``option``), or None where it does not start with a capital (the rewrite keeps it).
+    Only such a description reads right after "This tool": one already framed ("Purpose: ...",
+    "Tool that ...") would not."""
+    if not option[:1].isupper():
+        return None
+    lowered = option[:1].lower() + option[1:]
+    if option.split(" ", 1)[0].endswith("s"):
+        return f"This tool {lowered}"
+    return f"Use this to {lowered}"
 
 
 def _shuffled_property(prop: Any, rng: Random) -> Any:
@@ -365,8 +356,10 @@ class ToolPlan(NamedTuple):
     #: (name, schema, whether the schema may have an enum to reorder), in schema order.
     properties: list[tuple[str, Any, bool]]
     description: Any
-    description_drawn: bool
-    description_choices: tuple[tuple[str, str | None], ...]
+    #: The synonym group of the description's leading verb phrase (() when it has none: the text is
+    #: kept) and the text after the phrase; a member is drawn, then maybe its ``_lead`` form.
+    description_group: tuple[str, ...]
+    description_rest: str
 
 
 def plan_tool(tool: dict[str, Any]) -> ToolPlan:
@@ -382,7 +375,7 @@ def plan_tool(tool: dict[str, Any]) -> ToolPlan:
         renamable.append(key_plans.get(key) or _key_plan(key))
         properties.append((key, value, isinstance(value, dict) and ("enum" in value or "items" in value)))
     description = function.get("description", "")
-    drawn, choices = _description_plan(description) if description else (False, ())
+    group, rest = _description_parts(description) if description else ((), "")
     return ToolPlan(
         tool,
         function,
@@ -393,29 +386,30 @@ def plan_tool(tool: dict[str, Any]) -> ToolPlan:
         renamable,
         properties,
         description,
-        drawn,
-        choices,
+        group,
+        rest,
     )
 
 
-def replan_reworded(plan: ToolPlan, tool: dict[str, Any]) -> ToolPlan:
-    """The plan of ``tool``, a copy of ``plan.tool`` with only descriptions changed (names, keys
-    and their order kept, as ``tasks.rewrite.rewrite_tool`` makes it): the same as
-    ``plan_tool(tool)``, without redoing the name and key plans."""
-    function = function_of(tool)
-    parameters = function.get("parameters") or {}
-    shown = parameters.get("properties") or {}
-    properties = [(key, shown[key], reorder) for key, _, reorder in plan.properties]
-    description = function.get("description", "")
-    drawn, choices = _description_plan(description) if description else (False, ())
-    return plan._replace(
-        tool=tool,
-        function=function,
-        parameters=parameters,
-        properties=properties,
-        description=description,
-        description_drawn=drawn,
-        description_choices=choices,
+def replan_reworded(plan: ToolPlan, description: Any, schemas: list[Any]) -> ToolPlan:
+    """The plan of ``plan.tool`` with its description and its property schemas (``schemas``, in
+    ``plan.properties`` order) replaced, names, keys and their order kept, as
+    ``tasks.rewrite.rewrite_tool`` rewords a tool: shuffled, it gives what ``plan_tool`` of the
+    reworded tool dict gives. No reworded dict is built: ``shuffle_planned`` copies ``tool``,
+    ``function`` and ``parameters`` anyway and puts the new description and properties in."""
+    group, rest = _split_description(description) if description else ((), "")
+    return ToolPlan(
+        plan.tool,
+        plan.function,
+        plan.name,
+        plan.core_words,
+        plan.name_plan,
+        plan.parameters,
+        plan.renamable,
+        [(key, schema, reorder) for (key, _, reorder), schema in zip(plan.properties, schemas, strict=True)],
+        description,
+        group,
+        rest,
     )
 
 
@@ -446,8 +440,8 @@ def shuffle_planned(plans: list[ToolPlan], expected: list[dict[str, Any]], rng: 
             renamable,
             properties,
             description,
-            description_drawn,
-            description_choices,
+            description_group,
+            description_rest,
         ) = plan
         new_name = _rename_function(core_words, name_plan, rng, style, taken)
         taken.add(new_name)
@@ -489,10 +483,16 @@ def shuffle_planned(plans: list[ToolPlan], expected: list[dict[str, Any]], rng: 
         new_function = dict(function)
         new_function["name"] = new_name
         if description:
-            choices = description_choices
-            text, lead = choices[int(random() * len(choices))] if description_drawn else choices[0]
-            if random() < 0.25 and lead is not None:
-                text = lead
+            # One member of the leading verb phrase's group is drawn and only it is written out
+            # (and its "This tool ..." form only when that is drawn): a reworded description is
+            # new in nearly every task, so every member's texts would be built to use one.
+            if description_group:
+                text = description_group[int(random() * len(description_group))] + description_rest
+                if random() < 0.25:
+                    text = _lead(text) or text
+            else:
+                text = description
+                random()  # the draw of the "This tool ..." form, which a kept text has not
             description = text + _DESCRIPTION_NOTES[int(random() * len(_DESCRIPTION_NOTES))]
         new_function["description"] = description
         new_function["parameters"] = new_parameters

@@ -84,7 +84,18 @@ def _template_text() -> str:
 def _plain_word(form: str) -> bool:
     """An enum's form that templates also write as a plain word ("dollars" in "settle up: 5
     dollars"): stated there, a candidate would be stated twice, and dropping it would go unseen."""
-    return " " + _NON_WORD.sub(" ", form).strip() + " " in _template_text()
+    phrase = _NON_WORD.sub(" ", form).strip()
+    # Each of the phrase's words must be a word of the templates first: one set look-up each,
+    # where a search of the whole text (~136,000 characters) takes ~70 us, a few hundred times per
+    # process. An empty phrase still takes the search (the text may hold two spaces in a row).
+    if phrase and not _template_words().issuperset(phrase.split(" ")):
+        return False
+    return " " + phrase + " " in _template_text()
+
+
+@cache
+def _template_words() -> frozenset[str]:
+    return frozenset(_template_text().split())
 
 
 def _forms(drawn: Drawn) -> tuple[str, ...]:
@@ -97,16 +108,29 @@ def _lowered(mentions: tuple[Mention, ...]) -> tuple[str, ...]:
     return tuple(form.lower() for _, forms in mentions for form in forms)
 
 
-_USABLE: dict[int, tuple[Pick, tuple[Option, ...]]] = {}
+#: A usable option with its mentions (as ``Pick.draw`` states it) and their forms lower-cased,
+#: made once per enum: hashing an ``Option`` (a frozen dataclass) for each draw's forms cost more
+#: than the draw.
+_Usable = tuple[Option, tuple[Mention, ...], tuple[str, ...]]
+_USABLE: dict[int, tuple[Pick, tuple[Option, ...], tuple[_Usable, ...]]] = {}
 
 
-def _usable(gen: Pick) -> tuple[Option, ...]:
+def _usable_entry(gen: Pick) -> tuple[Pick, tuple[Option, ...], tuple[_Usable, ...]]:
     # By identity (hashing a Pick hashes all its options); the entry holds the Pick, so its id is
     # not reused while it is cached.
     found = _USABLE.get(id(gen))
     if found is None:
-        found = _USABLE[id(gen)] = (gen, _usable_options(gen))
-    return found[1]
+        options = _usable_options(gen)
+        usable = []
+        for option in options:
+            mentions: tuple[Mention, ...] = (("text", _option_forms(option)),)
+            usable.append((option, mentions, _lowered(mentions)))
+        found = _USABLE[id(gen)] = (gen, options, tuple(usable))
+    return found
+
+
+def _usable(gen: Pick) -> tuple[Option, ...]:
+    return _usable_entry(gen)[1]
 
 
 def _usable_options(gen: Pick) -> tuple[Option, ...]:
@@ -118,6 +142,16 @@ def _usable_options(gen: Pick) -> tuple[Option, ...]:
         for option in gen.options
         if not any(_plain_word(form.lower()) for form in (*_option_forms(option), *option.says))
     )
+
+
+_SEPARATOR = "\x00"
+
+
+def _overlaps(forms: tuple[str, ...], said: list[str], said_text: str) -> bool:
+    """``any(a in b or b in a for a in forms for b in said)`` (``said_text``: ``said`` joined by
+    ``_SEPARATOR``), in C: a candidate's forms meet every said text in each draw of a task."""
+    forms_text = _SEPARATOR.join(forms)
+    return any(form in said_text for form in forms) or any(text in forms_text for text in said)
 
 
 def _hashable(values: list[Any]) -> set[Any]:
@@ -132,7 +166,7 @@ def candidates(
     The decoys join the scene's, so later requests of the task do not state them as values."""
     gen = param.gen
     random = rng.random
-    options = _usable(gen) if isinstance(gen, Pick) else ()
+    options = _usable_entry(gen)[2] if isinstance(gen, Pick) else ()
     # Mostly two (a third candidate lengthens the request by a sentence: parallel requests stay
     # within what a rewording may hold), three for a share.
     count = 2 if most < 3 or (options and len(options) < 4) or random() < 0.65 else 3
@@ -150,24 +184,31 @@ def candidates(
         for value in (*scene.stated, *scene.decoys)
         if isinstance(value, str) and len(value) > 2
     ]
+    # ``said`` joined by a character no value holds (values and templates carry no control
+    # characters): "a form inside any said text" is then one substring test, not one per pair.
+    said_text = _SEPARATOR.join(said)
     for _ in range(count * 4):
         if options:
-            option = options[int(random() * len(options))]
+            option, mentions, lowered = options[int(random() * len(options))]
             says = option.says
             text = says[int(random() * len(says))]
-            drawn = Drawn(text, option.accepted, (("text", _option_forms(option)),))
+            drawn = Drawn(text, option.accepted, mentions)
+            forms: tuple[str, ...] = (text.lower(), *lowered)  # _forms(drawn), made ahead
         else:
             drawn = gen.draw(rng)
+            forms = ()
         if any(value in taken for value in drawn.accepted if isinstance(value, (str, int, float))):
             continue
         # Two values that read alike (one's words inside the other's) would both be stated by a
         # rewording of one of them.
-        forms = _forms(drawn)
-        if said and any(a in b or b in a for a in forms for b in said):
+        if not options:
+            forms = _forms(drawn)
+        if said and _overlaps(forms, said, said_text):
             continue
         chosen.append(drawn)
         taken.update(_hashable(list(drawn.accepted)))
         said.extend(forms)
+        said_text = _SEPARATOR.join(said)
         if len(chosen) == count:
             break
     if len(chosen) < count:

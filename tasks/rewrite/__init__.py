@@ -25,7 +25,7 @@ from typing import Any
 from tasks.rewrite.model import RuleSet
 from tasks.rewrite.rules import formats, frames, verbs, wording
 
-__all__ = ["RULE_SETS", "RuleSet", "rewrite_text", "rewrite_tool"]
+__all__ = ["RULE_SETS", "RuleSet", "rewrite_property", "rewrite_text", "rewrite_tool"]
 
 #: The rule sets, in order: a phrase listed by two sets belongs to the first.
 RULE_SETS: tuple[RuleSet, ...] = (formats.RULES, wording.RULES, verbs.RULES, frames.RULES)
@@ -34,14 +34,19 @@ RULE_SETS: tuple[RuleSet, ...] = (formats.RULES, wording.RULES, verbs.RULES, fra
 _Template = tuple[Any, ...]
 
 
-_Table = tuple[re.Pattern[str] | None, dict[str, tuple[str, ...]]]
+#: (the pattern, case-insensitive; the same pattern for lower-case ASCII text; phrase -> group).
+_Table = tuple[re.Pattern[str] | None, re.Pattern[str] | None, dict[str, tuple[str, ...]]]
 
 
 def _compiled(groups: dict[str, tuple[str, ...]], anchor: str) -> _Table:
     if not groups:
-        return None, groups
+        return None, None, groups
     alternation = "|".join(re.escape(phrase) for phrase in sorted(groups, key=lambda p: (-len(p), p)))
-    return re.compile(rf"{anchor}(?<![\w-])(?:{alternation})(?![\w-])", re.IGNORECASE), groups
+    source = rf"{anchor}(?<![\w-])(?:{alternation})(?![\w-])"
+    # The phrases are lower case: on ASCII text lowered first (same length, same word characters)
+    # the case-sensitive pattern finds the same matches about 3x as fast as IGNORECASE, which
+    # matters as every new description (synthesised tools, lookalikes) is matched once.
+    return re.compile(source, re.IGNORECASE), re.compile(source), groups
 
 
 @cache
@@ -67,9 +72,14 @@ def _frames(role: str) -> tuple[str, ...]:
 
 
 def _matches(table: _Table, text: str) -> list[tuple[int, int, tuple[str, ...]]]:
-    pattern, groups = table
-    if pattern is None:
+    pattern, lower_pattern, groups = table
+    if pattern is None or lower_pattern is None:
         return []
+    if text.isascii():
+        return [
+            (found.start(), found.end(), groups[found.group(0)])
+            for found in lower_pattern.finditer(text.lower())
+        ]
     return [(found.start(), found.end(), groups[found.group(0).lower()]) for found in pattern.finditer(text)]
 
 
@@ -165,7 +175,7 @@ def rewrite_text(text: str, role: str, rng: Random) -> str:
     return text + " (see the request)"  # pragma: no cover - only when every frame gives the text back
 
 
-def _rewrite_property(prop: Any, rng: Random) -> Any:
+def rewrite_property(prop: Any, rng: Random) -> Any:
     """A parameter schema with its description, and its fields' and items' descriptions, reworded."""
     if type(prop) is not dict:
         return prop
@@ -174,10 +184,10 @@ def _rewrite_property(prop: Any, rng: Random) -> Any:
     if type(description) is str:
         out["description"] = rewrite_text(description, "param", rng)
     if "properties" in prop and type(prop["properties"]) is dict:
-        out["properties"] = {key: _rewrite_property(value, rng) for key, value in prop["properties"].items()}
+        out["properties"] = {key: rewrite_property(value, rng) for key, value in prop["properties"].items()}
     items = prop.get("items")
     if type(items) is dict and ("properties" in items or "description" in items):
-        out["items"] = _rewrite_property(items, rng)
+        out["items"] = rewrite_property(items, rng)
     return out
 
 
@@ -197,7 +207,7 @@ def rewrite_tool(tool: dict[str, Any], rng: Random) -> dict[str, Any]:
     if isinstance(parameters, dict) and isinstance(parameters.get("properties"), dict):
         new_parameters = dict(parameters)
         new_parameters["properties"] = {
-            key: _rewrite_property(value, rng) for key, value in parameters["properties"].items()
+            key: rewrite_property(value, rng) for key, value in parameters["properties"].items()
         }
         new_function["parameters"] = new_parameters
     new_tool = dict(tool)

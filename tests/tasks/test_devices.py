@@ -443,3 +443,31 @@ def test_two_workable_placeholders_get_two_worked_values_and_a_decoyable_one_a_d
                 decoyed += any(fact["role"] == "decoy" for fact in instance.ask.get("context", []))
     assert workable2 > 150 and two >= 0.85 * workable2, (two, workable2)
     assert decoyable > 200 and decoyed >= 0.97 * decoyable, (decoyed, decoyable)
+
+
+def test_the_candidates_overlap_test_is_the_pairwise_substring_test() -> None:
+    from tasks.devices._choice import _SEPARATOR, _overlaps
+
+    rng = Random("overlap")
+    words = ("lisbon", "porto", "lake langdale", "langdale", "5 pm", "a", "", "port", "ana", "banana")
+    for _ in range(3000):
+        forms = tuple(words[int(rng.random() * len(words))] for _ in range(1 + int(rng.random() * 3)))
+        said = [words[int(rng.random() * len(words))] for _ in range(1 + int(rng.random() * 5))]
+        pairwise = any(a in b or b in a for a in forms for b in said)
+        assert _overlaps(forms, said, _SEPARATOR.join(said)) is pairwise, (forms, said)
+
+
+def test_the_plain_word_test_is_the_search_of_the_template_text() -> None:
+    """``_plain_word`` skips the search where a word is missing from the templates: same answers."""
+    from tasks.devices._choice import _NON_WORD, _plain_word, _template_text
+    from tasks.value_generators import Pick, _option_forms
+
+    forms = {"", " ", "...", "a b", "dollars", "us dollars", "x", "Porto"}
+    for spec in tools():
+        for param in spec.params:
+            if isinstance(param.gen, Pick):
+                for option in param.gen.options:
+                    forms.update(form.lower() for form in (*_option_forms(option), *option.says))
+    text = _template_text()
+    for form in forms:
+        assert _plain_word(form) is (" " + _NON_WORD.sub(" ", form).strip() + " " in text), form

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
 import subprocess
 import sys
 from collections import Counter
+from typing import Any
 
 import pytest
 
@@ -134,3 +136,57 @@ def test_registry_entries() -> None:
     for name, entry in CATEGORIES.items():
         assert entry.name == name and callable(entry.build) and entry.description
     assert CATEGORIES["missing_param"].scoring_category == "irrelevance"
+
+
+def test_building_tasks_makes_no_reference_cycles() -> None:
+    """What lets ``generate`` pause the cyclic collector: nothing it builds needs it to be freed."""
+    gc.collect()
+    gc.disable()
+    try:
+        for seed in ("cycles-a", "cycles-b"):
+            generate(seed, 400)
+            assert gc.collect() == 0
+    finally:
+        gc.enable()
+
+
+def test_the_collector_is_off_while_tasks_are_built_and_left_as_found(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import tasks.task_sets as task_sets
+
+    enabled: list[bool] = []
+    make_task = task_sets._make_task
+
+    def watched(*args: Any) -> Task:
+        enabled.append(gc.isenabled())
+        return make_task(*args)
+
+    monkeypatch.setattr(task_sets, "_make_task", watched)
+    try:
+        generate("paused", 20)
+        assert enabled == [False] * 20
+        assert gc.isenabled()
+        gc.disable()
+        generate("paused-off", 5)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_batches_built_on_several_threads_leave_the_collector_on() -> None:
+    import threading
+
+    import tasks.task_sets as task_sets
+
+    results: list[int] = []
+    threads = [
+        threading.Thread(target=lambda seed=seed: results.append(len(generate(seed, 60))))
+        for seed in ("thread-a", "thread-b", "thread-c")
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == [60, 60, 60]
+    assert gc.isenabled() and task_sets._pauses == 0

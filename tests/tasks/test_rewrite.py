@@ -98,3 +98,45 @@ def test_nested_field_descriptions_are_reworded_too() -> None:
     new_fields = reworded["function"]["parameters"]["properties"]["reminder"]["properties"]
     assert set(fields) == set(new_fields)
     assert all(new_fields[key]["description"] != fields[key]["description"] for key in fields)
+
+
+def _case_variants() -> list[str]:
+    texts = [text for text, _ in _texts() if text.strip()]
+    # Capitals, title case, and text that is not ASCII (lowering it may change its length, and
+    # IGNORECASE matches the Kelvin sign as a "k"): the lower-case fast path must find the same.
+    return [
+        *texts,
+        *(text.upper() for text in texts),
+        *(text.title() for text in texts),
+        *(f"Café: {text}" for text in texts[:40]),
+        *(f"\u0130stanbul: {text}" for text in texts[:40]),
+        *(text.replace("k", "\u212a") for text in texts[:40]),
+    ]
+
+
+def test_phrases_are_found_as_the_case_insensitive_pattern_finds_them() -> None:
+    from tasks.rewrite import _matches, _phrase_tables
+
+    for table in _phrase_tables():
+        pattern, _, groups = table
+        assert pattern is not None
+        for text in _case_variants():
+            expected = [(m.start(), m.end(), groups[m.group(0).lower()]) for m in pattern.finditer(text)]
+            assert _matches(table, text) == expected, text
+
+
+def test_an_offered_plan_shuffles_as_the_reworded_tool_dict_does() -> None:
+    """``_offered_plan`` rewords without building the reworded dict: same draws, same surface."""
+    from tasks.distractors import lookalikes
+    from tasks.shuffle import shuffle_planned, shuffle_surface
+    from tasks.synth import draw_synth
+    from tasks.task_sets import _offered_plan
+
+    specs = list(tools())
+    specs += [draw_synth(Random(index)) for index in range(40)]
+    specs += lookalikes(tuple(tools()[:12]), 30, Random(3))
+    for index, spec in enumerate(specs):
+        via_dict, planned = Random(index), Random(index)
+        expected = shuffle_surface([rewrite_tool(openai_tool(spec), via_dict)], [], via_dict)
+        assert shuffle_planned([_offered_plan(spec, planned)], [], planned) == expected, spec.name
+        assert via_dict.random() == planned.random()
