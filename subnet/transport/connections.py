@@ -20,7 +20,7 @@ import logging
 import resource
 from collections import OrderedDict
 from collections.abc import Callable, Collection
-from typing import Any
+from typing import Any, cast
 
 from aiohttp import web
 
@@ -260,7 +260,9 @@ class AdmittedConnection(asyncio.Protocol):
         self._ticket: Ticket | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
+        # A cast, not an isinstance check: uvloop's transports (the validator's loop where installed)
+        # have every method used here but are no asyncio.Transport subclass.
+        transport = cast(asyncio.Transport, transport)
         peer = self._peer_of(transport.get_extra_info("peername"))
         # abort(): a reset, so the descriptor is freed now, not after a close handshake.
         ticket = self._admission.admit(peer, transport.abort, key=transport)
