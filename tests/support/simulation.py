@@ -635,7 +635,9 @@ async def start_simulated_subnet(
     miners: dict[str, SimulatedMiner] = {}
     victim = miner_keys["right"].ss58_address if "right" in miner_keys else ""
     params = {
-        "slow_s": query_timeout * 0.3,
+        # Late, but far inside the timeout: on a starved machine (two test suites at once) the
+        # validator's own delays ate a 1.4 s margin and the slow miner timed out.
+        "slow_s": query_timeout * 0.15,
         "hang_s": query_timeout * 4,
         # "1 s before the query timeout", or a tenth of it when the timeout is test-short.
         "stall_s": max(query_timeout - 1.0, query_timeout * 0.9),

@@ -154,6 +154,10 @@ async def test_a_tool_that_raises_fails_only_its_miner(where: str, monkeypatch: 
         assert "OverflowError" in row["error"] and row["score"] < 1.0 and not row["valid"]
 
 
+#: The breaking calls ``_breaker`` sent (so a round without a tool error says whether any was sent).
+BREAKS: list[dict[str, Any]] = []
+
+
 async def _breaker(request: ChatCompletionRequest, ctx: MinerContext) -> ChatCompletionResponse:
     """Right on single calls; in an episode, at a turn's first step, a call that makes its tool raise."""
     found = ctx.key.episode_for(request, ctx.hotkey)
@@ -161,6 +165,7 @@ async def _breaker(request: ChatCompletionRequest, ctx: MinerContext) -> ChatCom
         turn = sum(1 for message in request.messages if message.role == "user") - 1
         call = _breaking_call(found[1], turn)
         if call is not None:
+            BREAKS.append(call)
             return simulation._response(simulation._tool_call_message([call]))
     return await simulation._answer(request, ctx, 1.0)
 
@@ -194,12 +199,14 @@ async def test_a_round_with_a_miner_breaking_its_tools_completes(
         ),
     )
     results = record_results(validator)
+    BREAKS.clear()
     await validator.run(rounds=1)
     assert len(results.reports) == 1
     report = results.reports[0]
     assert report.n_responses == 2 * (2 + 4)
+    assert BREAKS, "the breaker found no episode to break"
     stored = await stored_round(breaker_subnet.settings.db.url, report.round_id)
     right = stored.summaries[breaker_subnet.miners["right"].hotkey]
     assert right.mean_score == 1.0 and right.episode_total == 4
-    assert stored.statuses[TOOL_ERROR] >= 1, stored.statuses
+    assert stored.statuses[TOOL_ERROR] >= 1, (stored.statuses, f"{len(BREAKS)} breaking calls sent")
     assert sandbox_workers() == []  # the validator's shutdown closed the sandbox
