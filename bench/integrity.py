@@ -129,6 +129,24 @@ class Figures:
         total = sum(entry[1] for entry in self.by_category.values())
         return sum(entry[2] for entry in self.by_category.values()) / total if total else 0.0
 
+    def partial_floor(self, mix: dict[str, float] | None = None) -> float:
+        """What the mix score would be with no call task answered validly, each call category's
+        tasks earning the mean partial credit of this miner's invalid answers there (a valid
+        verdict scores 1.0, so the invalid ones' sum is the score sum less the valid count); the
+        no-call categories as measured. The part of the round score that no fully right call earns."""
+        shares = default_mix() if mix is None else mix
+        present = {c: share for c, share in shares.items() if self.by_category.get(c, [0, 0, 0.0])[1]}
+        weight = sum(present.values())
+        total = 0.0
+        for category, share in present.items():
+            valid, count, score = self.by_category[category]
+            if category in CALL_CATEGORIES:
+                invalid = count - valid
+                total += share * ((score - valid) / invalid if invalid else 0.0)
+            else:
+                total += share * score / count
+        return total / weight if weight else 0.0
+
     def mix_score(self, mix: dict[str, float] | None = None) -> float:
         """The mean task score per category weighted by ``mix`` (the default category mix): the
         round score of a production round, whatever the categories' counts in this one."""
@@ -412,10 +430,12 @@ def main() -> None:
     wall = time.perf_counter() - started
     print(f"\nPhrased by the stand-in model ({len(phrased.tasks)} tasks, {wall:.2f} s with its server):")
     miners = _miners(redteam, past)
+    judged = {n: judge_miner(m, phrased.tasks, "integrity") for n, m in miners.items()}
+    print("\n".join(round_table(judged, floor)))
+    lexical = judged["lexical miner (no model)"]
     print(
-        "\n".join(
-            round_table({n: judge_miner(m, phrased.tasks, "integrity") for n, m in miners.items()}, floor)
-        )
+        f"  lexical miner: {lexical.mix_score():.3f}, of which {lexical.partial_floor():.3f} with no"
+        " call task valid (partial credit of its invalid answers, and the no-call categories)"
     )
     print("\n".join(_stats_lines(phrased.stats)))
     if args.oracle_tasks:

@@ -41,6 +41,21 @@ def test_the_round_score_weighs_categories_by_the_default_mix(integrity: ModuleT
     assert figures.round_score == pytest.approx(2 / len(tasks.CATEGORIES))  # the plain mean
 
 
+def test_the_partial_floor_keeps_only_what_invalid_answers_and_no_call_tasks_earn(
+    integrity: ModuleType,
+) -> None:
+    figures = integrity.Figures()
+    for category in tasks.CATEGORIES:
+        no_call = category in ("irrelevance", "missing_param")
+        figures.add(category, True, 1.0)  # one valid answer per category ...
+        for _ in range(3):  # ... and three invalid ones, partial credit 0.2 where calls are expected
+            figures.add(category, False, 0.0 if no_call else 0.2)
+    mix = tasks.categories.default_mix()
+    no_call_share = (mix["irrelevance"] + mix["missing_param"]) / sum(mix.values())
+    assert figures.partial_floor() == pytest.approx(0.25 * no_call_share + 0.2 * (1 - no_call_share))
+    assert figures.partial_floor() < figures.mix_score()
+
+
 def test_the_table_has_every_category_and_a_row_per_miner(integrity: ModuleType) -> None:
     figures = {name: integrity.Figures() for name in ("a", "b")}
     figures["a"].add("simple", True, 1.0)
