@@ -19,7 +19,15 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # Runs the neuron script as `python neurons/X.py` would, with the import of subnet.cli held.
 LAUNCHER = """
-import runpy, sys, time
+import runpy, signal, sys, time
+
+# What a Ctrl-C in a terminal meets: SIGINT at Python's default and not blocked. A child inherits an
+# ignored SIGINT and a blocked one from the test worker (a loaded run once saw both neurons sleep
+# through the signal), so say what was inherited, then set the terminal's state.
+inherited = (signal.getsignal(signal.SIGINT), sorted(signal.pthread_sigmask(signal.SIG_BLOCK, [])))
+print(f"inherited SIGINT handler {inherited[0]!r}, blocked {inherited[1]}", flush=True)
+signal.signal(signal.SIGINT, signal.default_int_handler)
+signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 class HoldSubnetCli:
     def find_spec(self, name, path=None, target=None):
@@ -49,9 +57,15 @@ def test_sigint_during_start_up_is_not_a_traceback(
         text=True,
     )
     assert process.stdout is not None
+    inherited = process.stdout.readline().strip()
     assert process.stdout.readline() == "importing\n"  # the neuron is inside its imports now
     process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=120)
+    try:
+        _, err = process.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+        pytest.fail(f"the {neuron} slept through SIGINT; the launcher {inherited}")
     assert "Traceback" not in err, err
     assert process.returncode == 130, err
     assert err.strip() == f"{neuron}: interrupted while starting"
