@@ -88,7 +88,7 @@ _CLOSERS = (
     " please!",
     " when you can",
 )
-_JOINERS = (" Also, ", " And ", ". Then ", "; plus ", " - and ", ". After that, ", ". Oh, and ", "\n")
+JOINERS = (" Also, ", " And ", ". Then ", "; plus ", " - and ", ". After that, ", ". Oh, and ", "\n")
 
 
 # Not frozen (built per request; a frozen dataclass takes 2.5x as long). Treat it as immutable.
@@ -387,7 +387,8 @@ def _unsaid(field: _Field, rng: Random, scene: Scene, earlier: list[Any]) -> Wor
 def _decoy(field: _Field, rng: Random, scene: Scene, text: str) -> Worked | None:
     """A decoy for the field whose value differs from every value the task's requests state and
     is not a word of the request ``text`` (the 2 of "x^2": a rewording that dropped the decoy
-    would still say it, and verification could not tell)."""
+    would still say it, and verification could not tell), nor reads inside another request's
+    value or decoy, or they inside it."""
     device = pick_device(field.param, "decoy", rng)
     if device is None:
         return None
@@ -397,6 +398,7 @@ def _decoy(field: _Field, rng: Random, scene: Scene, text: str) -> Worked | None
             decoy is not None
             and not any(value in scene.stated for value in decoy.accepted)
             and not any(_said_in(value, text) for value in decoy.accepted)
+            and not scene.echoes(decoy.mentions)
         ):
             return decoy
     return None
@@ -447,7 +449,7 @@ def join_requests(texts: list[str], rng: Random) -> str:
     """Join several requests into one message."""
     out = texts[0]
     for text in texts[1:]:
-        joiner = _JOINERS[int(rng.random() * len(_JOINERS))]
+        joiner = JOINERS[int(rng.random() * len(JOINERS))]
         out += joiner + (text[:1].upper() + text[1:] if joiner.endswith((". ", "\n")) else text)
     return out
 

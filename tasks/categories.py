@@ -21,6 +21,7 @@ from types import MappingProxyType
 from typing import Any
 
 from tasks.builtin import (
+    JOINERS,
     Instance,
     decorate,
     instantiate,
@@ -34,7 +35,7 @@ from tasks.devices import devices_for
 from tasks.distractors import KINDS, lookalike, lookalikes
 from tasks.library import by_domain, tools
 from tasks.rand import below, between, permute
-from tasks.spec import ToolSpec
+from tasks.spec import MAX_REQUEST_CHARS, ToolSpec
 from tasks.synth import draw_synth, is_synth, siblings
 
 __all__ = ["CATEGORIES", "Category", "Draft", "default_mix"]
@@ -221,9 +222,18 @@ def _calls_of(spec: ToolSpec, count: int, rng: Random) -> list[Instance]:
     return instances
 
 
+#: Characters the joined requests of a parallel task may take: the phrasing verification's bound
+#: on a request (``MAX_REQUEST_CHARS``) less the longest opener and closer ``decorate`` adds. Four
+#: requests that each carry a four-candidate choice can run past it; the last ones are dropped.
+_PARALLEL_BUDGET = MAX_REQUEST_CHARS - 100
+
+
 def _parallel(rng: Random) -> Draft:
     spec = _gold(rng)
     instances = _calls_of(spec, between(rng, 2, 4), rng)
+    joiner = max(map(len, JOINERS))
+    while len(instances) > 2 and sum(len(i.text) + joiner for i in instances) > _PARALLEL_BUDGET:
+        instances.pop()
     text = join_requests([instance.text for instance in instances], rng)
     return Draft(
         decorate(text, rng),

@@ -14,6 +14,10 @@ from typing import Any
 
 from tasks.value_generators import ValueGen
 
+#: The longest request, in characters, that a rewording may be (requests with context, facts and
+#: decoys, run long); the generator keeps its own requests within it.
+MAX_REQUEST_CHARS = 2000
+
 __all__ = ["BFCL_TYPES", "NO_DEFAULT", "Param", "ToolSpec", "openai_tool"]
 
 #: Every BFCL parameter type, mapped to its JSON-schema spelling in an OpenAI tool

@@ -12,7 +12,7 @@ from functools import cache
 from typing import Any
 
 from scoring import function_of
-from tasks.builtin import _CLOSERS, _JOINERS, _OPENERS
+from tasks.builtin import _CLOSERS, _OPENERS, JOINERS
 from tasks.lexicon import synonyms, verb_phrase_index
 from tasks.library import tools as library_tools
 from tasks.library.common import Coordinates, CronSchedule
@@ -468,7 +468,7 @@ class TemplateInverter:
             return []
         ends = {len(text) - len(closer) for closer in _CLOSERS if text.endswith(closer)}
         joins: dict[int, set[int]] = {}
-        for joiner in _JOINERS:
+        for joiner in JOINERS:
             for found in re.finditer(re.escape(joiner), text):
                 joins.setdefault(found.start(), set()).add(found.end())
         cuts = sorted(ends | joins.keys())

@@ -88,6 +88,20 @@ class Scene:
         taken = (*self.stated, *self.decoys)
         return not any(value in taken for accepted in drawn for value in accepted if value != "")
 
+    def echoes(self, mentions: tuple[Mention, ...]) -> bool:
+        """Whether a form of ``mentions`` reads inside a text the task states or holds as a decoy,
+        or one of those inside it ("Colddale" beside another request's "Glen Colddale"): a rewording
+        of either would state both, and verification could not claim them apart."""
+        said = [
+            value.lower()
+            for value in (*self.stated, *self.decoys)
+            if isinstance(value, str) and len(value) > 2
+        ]
+        if not said:
+            return False
+        forms = [form.lower() for _, forms in mentions for form in forms if len(form) > 2]
+        return any(form in text or text in form for form in forms for text in said)
+
     @property
     def today(self) -> _dt.date:
         return _dt.date.fromordinal(_EPOCH + self.today_offset)

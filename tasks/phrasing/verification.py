@@ -40,6 +40,7 @@ from functools import lru_cache
 from typing import Any
 
 from tasks.phrasing.intent import derived_of, mentions_of, withheld_of
+from tasks.spec import MAX_REQUEST_CHARS
 
 __all__ = ["REASONS", "Checked", "verify"]
 
@@ -61,7 +62,6 @@ REASONS = (
     "instruction_injection",
 )
 
-_MAX_CHARS = 2000  # requests with context (facts, decoys) run long
 _STOPWORDS = frozenset(
     {"a", "an", "and", "the", "to", "of", "in", "on", "at", "for", "it", "its", "is", "be", "by", "as"}
     | {"or", "with", "from", "that", "this", "these", "those", "my", "me", "our", "your", "you", "i"}
@@ -276,7 +276,7 @@ def _derived_stated(derived: list[str], rest: str) -> bool:
 
 
 def _bounds(example: str) -> tuple[int, int]:
-    return max(6, len(example) // 4), min(_MAX_CHARS, 4 * len(example) + 240)
+    return max(6, len(example) // 4), min(MAX_REQUEST_CHARS, 4 * len(example) + 240)
 
 
 def verify(text: str, intent: dict[str, Any], names: list[str] | tuple[str, ...] = ()) -> Checked:

@@ -13,7 +13,7 @@ from functools import cache, lru_cache
 from typing import Any
 
 from tasks.answers import reference_calls
-from tasks.builtin import _JOINERS
+from tasks.builtin import JOINERS
 from tasks.spec import openai_tool
 from tasks.value_generators import (
     ListOf,
@@ -75,7 +75,7 @@ def _unsaid_score(tool: _Tool, said: set[str]) -> float:
 
 _CUT = re.compile(
     "|".join(
-        [re.escape(j) for j in _JOINERS]
+        [re.escape(j) for j in JOINERS]
         + [r"(?<=[.!?])\s+(?=[A-Z])", r";\s+(?:plus|and|also|then)\b", r",? and then\b", r"\bAlso,", r"\n+"]
     )
 )
