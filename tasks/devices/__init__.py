@@ -80,6 +80,9 @@ class Scene:
     #: What the task's facts about people are about ("the day my sister lands"), stated or only
     #: referred to: two facts never say the same thing, and a withheld value is never stated.
     references: list[str] = field(default_factory=list)
+    #: The first names the choice devices tie candidates to: a later candidate never reads like one
+    #: ("Priya" as a quoted value beside a person Priya), nor a later person like a stated value.
+    people: list[str] = field(default_factory=list)
 
     def unused(self, *drawn: tuple[Any, ...]) -> bool:
         """Whether none of the accepted values is one the task already states or holds as a decoy

@@ -181,7 +181,7 @@ def candidates(
     # ("Langdale" beside an earlier request's "Lake Langdale") would be stated by either's words.
     said: list[str] = [
         str(value).lower()
-        for value in (*scene.stated, *scene.decoys)
+        for value in (*scene.stated, *scene.decoys, *scene.people)
         if isinstance(value, str) and len(value) > 2
     ]
     # ``said`` joined by a character no value holds (values and templates carry no control
@@ -218,11 +218,13 @@ def candidates(
     return chosen
 
 
-def people(rng: Random, count: int, drawn: list[Drawn]) -> list[str] | None:
+def people(rng: Random, count: int, drawn: list[Drawn], scene: Scene) -> list[str] | None:
     """First names for the people the candidates are tied to: apart from each other and from every
-    candidate's words (a quoted "Priya" beside a person Priya would be stated twice)."""
+    candidate's words, and from the task's other values and decoys (a quoted "Priya" beside a
+    person Priya would be stated twice); the names join the scene's."""
 
     said = [form for value in drawn for form in _forms(value)]
+    said += [str(v).lower() for v in (*scene.stated, *scene.decoys) if isinstance(v, str) and len(v) > 2]
     names: list[str] = []
     for _ in range(count):
         name = first_name(rng)
@@ -230,6 +232,7 @@ def people(rng: Random, count: int, drawn: list[Drawn]) -> list[str] | None:
         if any(low in other or other in low for other in [*said, *(n.lower() for n in names)]):
             return None
         names.append(name)
+    scene.people.extend(names)
     return names
 
 

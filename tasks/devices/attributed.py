@@ -65,7 +65,7 @@ class Attributed:
         start = int(random() * len(_ROLES))
         step = 1 + int(random() * (len(_ROLES) // len(drawn) - 1))
         roles = [_ROLES[(start + step * index) % len(_ROLES)] for index in range(len(drawn))]
-        names = people(rng, len(drawn), drawn)
+        names = people(rng, len(drawn), drawn, scene)
         if names is None:
             return None
         facts = []

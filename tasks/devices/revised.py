@@ -42,7 +42,7 @@ class Revised:
         first = random() < 0.5
         # The value is the first or the latest pick of the person asked about; the rest are decoys.
         pairs = ((drawn[0], drawn[1]) if first else (drawn[1], drawn[0]), (drawn[2], drawn[3]))
-        names = people(rng, 2, drawn)
+        names = people(rng, 2, drawn, scene)
         if names is None:
             return None
         facts = []
