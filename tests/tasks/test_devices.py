@@ -471,3 +471,57 @@ def test_the_plain_word_test_is_the_search_of_the_template_text() -> None:
     text = _template_text()
     for form in forms:
         assert _plain_word(form) is (" " + _NON_WORD.sub(" ", form).strip() + " " in text), form
+
+
+def test_a_decoy_inside_another_requests_value_is_drawn_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    # "Colddale" as a decoy beside another request's "Glen Colddale": a rewording of either states
+    # both, and verification cannot claim them apart (a template text once failed it).
+    from tasks import builtin
+    from tasks.devices import Worked
+
+    class Fixed:
+        def __init__(self, *names: str) -> None:
+            self.names = list(names)
+
+        def work(self, param: Any, rng: Random, scene: Scene) -> Worked:
+            name = self.names.pop(0)
+            return Worked("", (name,), (("text", (name,)),))
+
+    field = next(f for spec in tools() for f in _template_plan(spec, spec.templates[0]).fields)
+    scene = Scene(100, stated=["Glen Colddale"])
+    assert scene.echoes((("text", ("Colddale",)),)) and scene.echoes((("text", ("Glen Colddale Bay",)),))
+    assert not scene.echoes((("text", ("Redbury",)),))
+    monkeypatch.setattr(builtin, "pick_device", lambda *_: Fixed("Colddale", "Redbury"))
+    decoy = builtin._decoy(field, Random(1), scene, "a request")
+    assert decoy is not None and decoy.accepted == ("Redbury",)
+    monkeypatch.setattr(builtin, "pick_device", lambda *_: Fixed(*["Colddale"] * 4))
+    assert builtin._decoy(field, Random(1), scene, "a request") is None
+
+
+def test_the_people_of_a_choice_keep_apart_from_the_tasks_values(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A person Priya beside a quoted value "Priya" of another request states the value twice.
+    from tasks.devices import _choice
+
+    names = iter(["Priya", "Omar", "Dana"])
+    monkeypatch.setattr(_choice, "first_name", lambda rng: next(names))
+    scene = Scene(100, stated=["Priya"])
+    assert _choice.people(Random(1), 2, [], scene) is None  # Priya is a stated value
+    assert _choice.people(Random(1), 2, [], scene) == ["Omar", "Dana"]
+    assert scene.people == ["Omar", "Dana"]
+
+
+def test_a_parallel_task_keeps_its_requests_within_the_length_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Four requests that each carry a four-candidate choice ran past the phrasing verification's
+    # 2,000 characters; the last requests go (two stay). Checked here with a small budget.
+    from tasks import categories
+
+    def sizes() -> Counter[int]:
+        return Counter(len(task.expected) for task in generate("bound", 200, mix={"parallel": 1.0}))
+
+    free = sizes()
+    monkeypatch.setattr(categories, "_PARALLEL_BUDGET", 400)
+    for task in generate("bound", 200, mix={"parallel": 1.0}):
+        if len(task.expected) > 2:  # within the budget, plus an opener and a closer
+            assert len(task.request) <= 400 + 100, task.request
+    bounded = sizes()
+    assert min(bounded) == 2 and bounded[2] > free[2] and bounded[4] < free[4], (free, bounded)

@@ -12,7 +12,9 @@ meaning: who wanted one, when, which is left, how they compare; a second worked 
 requests) and for version "5" (a second worked value in every request with two placeholders a
 device fits, a decoy in every request with one, device weights moved towards the ones a lexical
 miner reads worst, devices drawing their own values keep apart from the request's other values and
-decoys, and the subjects of facts about someone else apart from the choice devices' roles).
+decoys, and the subjects of facts about someone else apart from the choice devices' roles) and for
+version "6" (a decoy apart from the words of the task's other values, the choice devices' people
+apart from its values, and a parallel task within the phrasing verification's length bound).
 A change in output must be deliberate: bump
 GENERATOR_VERSION and re-pin.
 The JSON keeps dict order (no sort_keys): the order of tools, properties and enums is part of
@@ -33,9 +35,9 @@ from tasks.model import Task
 from tasks.shuffle import shuffle_surface
 from tasks.sources import load_bfcl_dir, load_xlam
 
-_PINNED_VERSION = "5"
-_BUILTIN_DIGEST = "fa4e2af1d7c28c29df8cc1b84dcac2033752baab646da4e57353a267696692f3"
-_SOURCED_DIGEST = "b37d60b4a3cf97a6e555589d3f8107d0399ab4f5c3fbe42b8123351d0927275f"
+_PINNED_VERSION = "6"
+_BUILTIN_DIGEST = "300dfeef7499fd1197517651c16f73bd90f17c8d720b5de64b071cb34c870d1e"
+_SOURCED_DIGEST = "41b4f2a94566f349824f0f7e25a40b61f7d53a4372526658357880f674e365f3"
 _ADVERSARIAL_SHUFFLE_DIGEST = "c140444a6a537c4529a20ac1d6d534c7ed4b23e47f3ebdc14503384db89035a9"
 
 
