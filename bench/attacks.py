@@ -24,10 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-# Run as a script, bench/ comes first on sys.path, and bench/scoring.py would hide the package.
-sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
-
-from subnet.cli import OneLineParser, user_errors  # noqa: E402
+from subnet.cli import OneLineParser, user_errors
 
 _WORKSPACE = "from tasks.episodes.environments.workspace import Workspace\n"
 _CREATE = (

@@ -13,20 +13,16 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-# Run as a script, this file's folder comes first on sys.path and its name would hide the package.
-sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
+import bittensor as bt
 
-import bittensor as bt  # noqa: E402
-
-from subnet.cli import OneLineParser, user_errors  # noqa: E402
-from subnet.config import float_arg, int_arg  # noqa: E402
-from subnet.devchain import DevChain, dev_keypair  # noqa: E402
+from subnet.cli import OneLineParser, user_errors
+from subnet.config import float_arg, int_arg
+from subnet.devchain import DevChain, dev_keypair
 
 
 def _ms(samples: list[float]) -> str:

@@ -30,25 +30,20 @@ in this process. Issue 26: <= 0.5 ms with the sandbox.
 from __future__ import annotations
 
 import asyncio
-import sys
 import time
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
-# Run as a script, this file's folder comes first on sys.path and its name would hide the package.
-sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
+import psutil
 
-import psutil  # noqa: E402
-
-from scoring.rendering import FORMATS, NATIVE_FORMATS  # noqa: E402
-from subnet.cli import OneLineParser, user_errors  # noqa: E402
-from subnet.config import int_arg  # noqa: E402
-from subnet.validator.sandbox import Sandbox, SandboxedRunner, SandboxLimits  # noqa: E402
-from tasks.episodes import Episode, generate_episodes, variant  # noqa: E402
-from tasks.episodes.checking import _REFERENCE_CACHE, check_episode  # noqa: E402
-from tasks.episodes.reference import ReferencePlayer  # noqa: E402
-from tasks.episodes.runner import EpisodeRunner  # noqa: E402
+from scoring.rendering import FORMATS, NATIVE_FORMATS
+from subnet.cli import OneLineParser, user_errors
+from subnet.config import int_arg
+from subnet.validator.sandbox import Sandbox, SandboxedRunner, SandboxLimits
+from tasks.episodes import Episode, generate_episodes, variant
+from tasks.episodes.checking import _REFERENCE_CACHE, check_episode
+from tasks.episodes.reference import ReferencePlayer
+from tasks.episodes.runner import EpisodeRunner
 
 
 async def _play_all(

@@ -30,20 +30,15 @@ import argparse
 import asyncio
 import dataclasses
 import statistics
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-# Run as a script, bench/ comes first on sys.path, and bench/scoring.py would hide the package.
-sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
-
-from subnet.cli import OneLineParser, user_errors  # noqa: E402
-from subnet.miner.base import GenerationRequest, ModelOptions  # noqa: E402
-from subnet.miner.continuous_batching import DecodeEngine, Row  # noqa: E402
-from subnet.miner.transformers_backend import TransformersBackend  # noqa: E402
+from subnet.cli import OneLineParser, user_errors
+from subnet.miner.base import GenerationRequest, ModelOptions
+from subnet.miner.continuous_batching import DecodeEngine, Row
+from subnet.miner.transformers_backend import TransformersBackend
 
 
 @dataclass(frozen=True)

@@ -21,18 +21,14 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-# Run as a script, bench/ comes first on sys.path, and bench/scoring.py would hide the package.
-sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
-
-from scoring.checking import check  # noqa: E402
-from scoring.formats import generic_formats  # noqa: E402
-from scoring.schema import function_of  # noqa: E402
-from subnet.cli import OneLineParser, UsageError, user_errors  # noqa: E402
-from subnet.config import add_flag  # noqa: E402
-from subnet.miner.guided import GuidedMode  # noqa: E402
+from scoring.checking import check
+from scoring.formats import generic_formats
+from scoring.schema import function_of
+from subnet.cli import OneLineParser, UsageError, user_errors
+from subnet.config import add_flag
+from subnet.miner.guided import GuidedMode
 
 CATEGORIES = ("simple", "multiple", "parallel", "parallel_multiple", "irrelevance", "missing_param")
 FORMATS = generic_formats()  # the formats any instruct model can be prompted into

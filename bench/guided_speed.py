@@ -30,10 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-# Run as a script, bench/ comes first on sys.path, and bench/scoring.py would hide the package.
-sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
-
-from subnet.cli import OneLineParser, user_errors  # noqa: E402
+from subnet.cli import OneLineParser, user_errors
 
 ROOT = Path(__file__).resolve().parent.parent
 BEFORE = "2e85ffe"  # the last commit with the hand-written automaton (then subnet/miner/guided.py)

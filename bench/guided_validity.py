@@ -25,17 +25,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-# Run as a script, bench/ comes first on sys.path, and bench/scoring.py would hide the package.
-sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
-
-import tasks  # noqa: E402
-from subnet.cli import OneLineParser, int_arg, user_errors  # noqa: E402
-from subnet.miner import GenerationRequest, ModelOptions, build_backend  # noqa: E402
-from subnet.miner.adapters import ADAPTERS  # noqa: E402
-from subnet.miner.base import BadModelRequest  # noqa: E402
-from subnet.miner.guided import guided_format_names  # noqa: E402
-from subnet.miner.transformers_backend import TransformersBackend  # noqa: E402
-from tasks.episodes.arguments import schema_error  # noqa: E402
+import tasks
+from subnet.cli import OneLineParser, int_arg, user_errors
+from subnet.miner import GenerationRequest, ModelOptions, build_backend
+from subnet.miner.adapters import ADAPTERS
+from subnet.miner.base import BadModelRequest
+from subnet.miner.guided import guided_format_names
+from subnet.miner.transformers_backend import TransformersBackend
+from tasks.episodes.arguments import schema_error
 
 # Tokens an answer may take: a family's markup spelled by the tiny model's 600-token vocabulary
 # takes many (a GLM call with six required arguments needs over 96 for its tags alone, a DSML call

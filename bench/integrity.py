@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -43,30 +42,25 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-# Run as a script, this folder comes first on sys.path and its name would hide the package: it goes last,
-# where only the red team's package (redteam_kit) resolves to it.
-_BENCH = Path(__file__).resolve().parent
-sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != _BENCH] + [str(_BENCH)]
+from redteam_kit import load_sibling
+from redteam_kit.agent import baseline_agents, episode_table, play_agent
+from redteam_kit.agent import phrase_with_standin as phrase_episodes
 
-from redteam_kit import load_sibling  # noqa: E402
-from redteam_kit.agent import baseline_agents, episode_table, play_agent  # noqa: E402
-from redteam_kit.agent import phrase_with_standin as phrase_episodes  # noqa: E402
-
-from scoring import Call, function_of  # noqa: E402
-from scoring.checking import check  # noqa: E402
-from scoring.rendering import (  # noqa: E402
+from scoring import Call, function_of
+from scoring.checking import check
+from scoring.rendering import (
     FORMATS,
     NATIVE_FORMATS,
     render,
 )
-from subnet.cli import OneLineParser, user_errors  # noqa: E402
-from subnet.config import PhrasingSettings, WeightsSettings, int_arg  # noqa: E402
-from subnet.phrasing import build_engine  # noqa: E402
-from subnet.phrasing.session import policy_from  # noqa: E402
-from tasks import CATEGORIES, Task, generate, redraw, variant  # noqa: E402
-from tasks.answers import reference_calls  # noqa: E402
-from tasks.categories import default_mix  # noqa: E402
-from tasks.phrasing import Phrased, PhrasingStats, phrase  # noqa: E402
+from subnet.cli import OneLineParser, user_errors
+from subnet.config import PhrasingSettings, WeightsSettings, int_arg
+from subnet.phrasing import build_engine
+from subnet.phrasing.session import policy_from
+from tasks import CATEGORIES, Task, generate, redraw, variant
+from tasks.answers import reference_calls
+from tasks.categories import default_mix
+from tasks.phrasing import Phrased, PhrasingStats, phrase
 
 __all__ = [
     "Figures",

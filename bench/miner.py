@@ -40,21 +40,15 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
-# Run as a script, bench/ comes first on sys.path, and bench/scoring.py would hide the package: it
-# goes last, where only its own modules (miner_workloads) resolve to it.
-_BENCH = Path(__file__).resolve().parent
-sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != _BENCH] + [str(_BENCH)]
+import miner_steps
+import miner_workloads as _workloads
 
-import miner_steps  # noqa: E402
-import miner_workloads as _workloads  # noqa: E402
-
-from subnet.cli import OneLineParser, user_errors  # noqa: E402
-from subnet.config import add_flag, int_arg  # noqa: E402
-from subnet.miner import GenerationRequest, ModelOptions  # noqa: E402
-from subnet.miner.base import ModelLoadError  # noqa: E402
-from subnet.miner.transformers_backend import TransformersBackend, build_prompt  # noqa: E402
+from subnet.cli import OneLineParser, user_errors
+from subnet.config import add_flag, int_arg
+from subnet.miner import GenerationRequest, ModelOptions
+from subnet.miner.base import ModelLoadError
+from subnet.miner.transformers_backend import TransformersBackend, build_prompt
 
 WORKLOADS = _workloads.WORKLOADS
 chains = _workloads.chains

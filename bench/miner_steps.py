@@ -9,23 +9,16 @@ from __future__ import annotations
 import argparse
 import itertools
 import statistics
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-# Run as a script, bench/ comes first on sys.path, and bench/scoring.py would hide the package: it
-# goes last, where only its own modules (miner_workloads) resolve to it.
-_BENCH = Path(__file__).resolve().parent
-sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != _BENCH] + [str(_BENCH)]
+import miner_workloads as _workloads
 
-import miner_workloads as _workloads  # noqa: E402
-
-from subnet.miner import GenerationRequest  # noqa: E402
-from subnet.miner.continuous_batching import DecodeEngine, Row  # noqa: E402
-from subnet.miner.transformers_backend import TransformersBackend  # noqa: E402
+from subnet.miner import GenerationRequest
+from subnet.miner.continuous_batching import DecodeEngine, Row
+from subnet.miner.transformers_backend import TransformersBackend
 
 WORKLOADS = _workloads.WORKLOADS
 model_options = _workloads.model_options

@@ -4,14 +4,9 @@ agent and an episode's steps send a miner, and the model settings from the bench
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
-from pathlib import Path
 
-# Run as a script, bench/ comes first on sys.path, and bench/scoring.py would hide the package.
-sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
-
-from subnet.miner import GenerationRequest, ModelOptions  # noqa: E402
+from subnet.miner import GenerationRequest, ModelOptions
 
 CITIES = ["Paris", "Tokyo", "Berlin", "Lima", "Oslo", "Cairo", "Perth", "Quito", "Seoul", "Accra", "Hanoi"]
 TOOLS = [

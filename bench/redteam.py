@@ -24,28 +24,21 @@ from __future__ import annotations
 
 import asyncio
 import re
-import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
-from pathlib import Path
 from random import Random
 from typing import Any, Protocol
 
-# Run as a script, this folder comes first on sys.path and its name would hide the package: it goes last,
-# where only the red team's package (redteam_kit) resolves to it.
-_BENCH = Path(__file__).resolve().parent
-sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != _BENCH] + [str(_BENCH)]
+from redteam_kit import load_sibling
+from redteam_kit.inverter import Answer, TemplateInverter, _Offered, _properties, match_tool, request_text
+from redteam_kit.lexical import LexicalMiner
 
-from redteam_kit import load_sibling  # noqa: E402
-from redteam_kit.inverter import Answer, TemplateInverter, _Offered, _properties, match_tool, request_text  # noqa: E402  # noqa: E402
-from redteam_kit.lexical import LexicalMiner  # noqa: E402
-
-from scoring import Call, function_of  # noqa: E402
-from scoring.checking import check  # noqa: E402
-from subnet.cli import OneLineParser, user_errors  # noqa: E402
-from subnet.config import int_arg  # noqa: E402
-from tasks import CATEGORIES, Task, generate, variant  # noqa: E402
-from tasks.answers import reference_calls  # noqa: E402
+from scoring import Call, function_of
+from scoring.checking import check
+from subnet.cli import OneLineParser, user_errors
+from subnet.config import int_arg
+from tasks import CATEGORIES, Task, generate, variant
+from tasks.answers import reference_calls
 
 __all__ = [
     "DatasetMemoriser",

@@ -31,15 +31,8 @@ The agent lives in bench/redteam_kit/agent (this script runs it). Baselines besi
 from __future__ import annotations
 
 import asyncio
-import sys
-from pathlib import Path
 
-# Run as a script, this folder comes first on sys.path and its name would hide the package: it goes last,
-# where only the red team's package (redteam_kit) resolves to it.
-_BENCH = Path(__file__).resolve().parent
-sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != _BENCH] + [str(_BENCH)]
-
-from redteam_kit.agent import (  # noqa: E402
+from redteam_kit.agent import (
     ASK_TEXT,
     LACK_TEXT,
     CannotHelpAgent,
@@ -54,10 +47,10 @@ from redteam_kit.agent import (  # noqa: E402
     play_agent,
     serve,
 )
-from redteam_kit.agent.play import _failures  # noqa: E402
+from redteam_kit.agent.play import _failures
 
-from subnet.cli import OneLineParser, user_errors  # noqa: E402
-from subnet.config import int_arg  # noqa: E402
+from subnet.cli import OneLineParser, user_errors
+from subnet.config import int_arg
 
 __all__ = [
     "ASK_TEXT",

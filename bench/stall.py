@@ -21,21 +21,19 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-# Run as a script, this file's folder comes first on sys.path and its name would hide the package.
-sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
 # The test equipment (tests/support: simulated miners, a throwaway PostgreSQL) is imported from the
 # repository root.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sqlalchemy import select  # noqa: E402
+from sqlalchemy import select
 
-from subnet.chain import ChainClient  # noqa: E402
-from subnet.cli import OneLineParser, user_errors  # noqa: E402
-from subnet.config import RoundSettings, float_arg, int_arg  # noqa: E402
-from subnet.db import ResponseRecord, Round, create_engine  # noqa: E402
-from subnet.validator.node import Validator, ValidatorOptions  # noqa: E402
-from subnet.wallets import load_wallet  # noqa: E402
-from tests.support.simulation import start_simulated_subnet, stop_simulated_miners  # noqa: E402
+from subnet.chain import ChainClient
+from subnet.cli import OneLineParser, user_errors
+from subnet.config import RoundSettings, float_arg, int_arg
+from subnet.db import ResponseRecord, Round, create_engine
+from subnet.validator.node import Validator, ValidatorOptions
+from subnet.wallets import load_wallet
+from tests.support.simulation import start_simulated_subnet, stop_simulated_miners
 
 
 async def run(args: argparse.Namespace) -> None:

@@ -16,23 +16,18 @@ from __future__ import annotations
 import asyncio
 import json
 import statistics
-import sys
 from collections import Counter, defaultdict
-from pathlib import Path
 from typing import Any
 
-# Run as a script, this file's folder comes first on sys.path and its name would hide the package.
-sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
-
-from subnet.cli import OneLineParser, user_errors  # noqa: E402
-from subnet.config import int_arg  # noqa: E402
-from subnet.protocol import ChatCompletionResponse  # noqa: E402
-from subnet.transport import MinerTarget, QueryResult, QueryStatus  # noqa: E402
-from subnet.validator.episodes import EpisodeLimits, EpisodePlayer  # noqa: E402
-from subnet.validator.rows import Outcome  # noqa: E402
-from subnet.validator.transcripts import TRANSCRIPT_CAP  # noqa: E402
-from tasks.episodes import Episode, agent_step, generate_episodes, variant  # noqa: E402
-from tasks.episodes.reference import ReferencePlayer  # noqa: E402
+from subnet.cli import OneLineParser, user_errors
+from subnet.config import int_arg
+from subnet.protocol import ChatCompletionResponse
+from subnet.transport import MinerTarget, QueryResult, QueryStatus
+from subnet.validator.episodes import EpisodeLimits, EpisodePlayer
+from subnet.validator.rows import Outcome
+from subnet.validator.transcripts import TRANSCRIPT_CAP
+from tasks.episodes import Episode, agent_step, generate_episodes, variant
+from tasks.episodes.reference import ReferencePlayer
 
 
 class ReferenceQuerier:

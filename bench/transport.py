@@ -45,18 +45,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
-# Run as a script, bench/ comes first on sys.path, and bench/scoring.py would hide the package; it goes
-# last instead, where only the benchmark's own modules (transport_common, transport_scenarios) are found.
-_BENCH = Path(__file__).resolve().parent
-sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != _BENCH] + [str(_BENCH)]
-
-import aiohttp  # noqa: E402
-import bittensor as bt  # noqa: E402
-import psutil  # noqa: E402
-from aiohttp import web  # noqa: E402
-from transport_common import (  # noqa: E402
+import aiohttp
+import bittensor as bt
+import psutil
+from aiohttp import web
+from transport_common import (
     _BLOCK,
     HONEST_SOURCE,
     LOOPBACK,
@@ -73,7 +67,7 @@ from transport_common import (  # noqa: E402
     _report_flood,
     _request,
 )
-from transport_scenarios import (  # noqa: E402
+from transport_scenarios import (
     _interim_heads,
     _localnet,
     _lockout,
@@ -82,12 +76,12 @@ from transport_scenarios import (  # noqa: E402
     _split_headers,
 )
 
-from subnet.cli import OneLineParser, user_errors  # noqa: E402
-from subnet.protocol import (  # noqa: E402
+from subnet.cli import OneLineParser, user_errors
+from subnet.protocol import (
     ChatCompletionRequest,
     ChatCompletionResponse,
 )
-from subnet.transport import (  # noqa: E402
+from subnet.transport import (
     CHAT_PATH,
     CallerIdentity,
     DirectoryEntry,

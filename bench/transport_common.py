@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sys
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -13,17 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-# Run as a script, bench/ comes first on sys.path, and bench/scoring.py would hide the package; it goes
-# last instead, where only the benchmark's own modules (transport_common, transport_scenarios) are found.
-_BENCH = Path(__file__).resolve().parent
-sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != _BENCH] + [str(_BENCH)]
+import aiohttp
+import bittensor as bt
+import psutil
+from aiohttp import web
 
-import aiohttp  # noqa: E402
-import bittensor as bt  # noqa: E402
-import psutil  # noqa: E402
-from aiohttp import web  # noqa: E402
-
-from subnet.protocol import (  # noqa: E402
+from subnet.protocol import (
     AssistantMessage,
     ChatCompletionRequest,
     ChatCompletionResponse,
@@ -32,7 +26,7 @@ from subnet.protocol import (  # noqa: E402
     Message,
     ToolCall,
 )
-from subnet.transport import (  # noqa: E402
+from subnet.transport import (
     CHAT_PATH,
     CallerIdentity,
     DirectoryEntry,

@@ -15,18 +15,12 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-# Run as a script, bench/ comes first on sys.path, and bench/scoring.py would hide the package; it goes
-# last instead, where only the benchmark's own modules (transport_common, transport_scenarios) are found.
-_BENCH = Path(__file__).resolve().parent
-sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != _BENCH] + [str(_BENCH)]
-
-import aiohttp  # noqa: E402
-import bittensor as bt  # noqa: E402
-from aiohttp import web  # noqa: E402
-from transport_common import (  # noqa: E402
+import aiohttp
+import bittensor as bt
+from aiohttp import web
+from transport_common import (
     HONEST_SOURCE,
     LOOPBACK,
     REFUSED_429,
@@ -43,7 +37,7 @@ from transport_common import (  # noqa: E402
     _watch_loop,
 )
 
-from subnet.transport import (  # noqa: E402
+from subnet.transport import (
     CHAT_PATH,
     ClientTimeouts,
     MinerClient,

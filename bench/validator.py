@@ -51,14 +51,12 @@ from pathlib import Path
 import psutil
 from prometheus_client import CollectorRegistry
 
-# Run as a script, bench/ comes first on sys.path, and bench/scoring.py would hide the package.
-sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
 # The test equipment (tests/support: simulated miners, a throwaway PostgreSQL) is imported from the
 # repository root.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from subnet.cli import OneLineParser, user_errors  # noqa: E402
-from subnet.config import (  # noqa: E402
+from subnet.cli import OneLineParser, user_errors
+from subnet.config import (
     ChainRetrySettings,
     DashboardSettings,
     DbSettings,
@@ -76,7 +74,7 @@ from subnet.config import (  # noqa: E402
     float_arg,
     int_arg,
 )
-from subnet.validator.rounds import RoundReport  # noqa: E402
+from subnet.validator.rounds import RoundReport
 
 MINER_URI = "//BenchMiner/{}"
 BACKENDS = ("sqlite", "postgres")
@@ -378,9 +376,6 @@ async def bench(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    # bench/ holds tasks.py and scoring.py benchmarks that would shadow the packages of those names.
-    here = Path(__file__).resolve().parent
-    sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != here]
     parser = OneLineParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command")
     farm = sub.add_parser("farm", help="(internal) serve the simulated miners")

@@ -192,7 +192,7 @@ def check_value(param: str, value: Any, types: TypeInfo, acceptable: Sequence[An
                 param, value, f"{type_name} of {nested.__name__}", _answer_type(acceptable) is list
             )
         if py_type is not dict and nested is not dict and value in acceptable:
-            # The scorer's one shortcut, kept for bench/scoring.py: without it decode+check falls
+            # The scorer's one shortcut, kept for bench/decode_check.py: without it decode+check falls
             # from about 32,500 to 27,500 outputs/s (CPU time, same minute, loaded machine), under
             # the 30,000 it must hold. The common case, an acceptable value as it is: whichever comparer the
             # rules below pick (exact, or after standardising strings) accepts it; dicts compare

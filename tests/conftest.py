@@ -68,10 +68,11 @@ def load_bench() -> Callable[[str], ModuleType]:
             module = importlib.util.module_from_spec(spec)
             sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
             path = list(sys.path)
+            sys.path.append(str(BENCH_DIR))  # where a script finds its siblings (transport_common, ...)
             try:
                 spec.loader.exec_module(module)
             finally:
-                sys.path[:] = path  # a bench drops its own folder from sys.path when loaded
+                sys.path[:] = path  # and a bench may put the repository root on sys.path when loaded
             loaded[name] = module
         return loaded[name]
 

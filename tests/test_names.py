@@ -3,7 +3,9 @@
 Four modules were called ``engine`` (request batching, the episode runner, the database, the
 phrasing engines), three ``values.py`` held unrelated things, and the function ``tasks.phrasing.verify``
 hid its own module ``tasks/phrasing/verify.py`` (``import tasks.phrasing.verify`` then gave a
-function). These checks keep such names from coming back.
+function). A benchmark called bench/scoring.py hid the package ``scoring`` from every script in
+bench/ (a script's folder comes first on ``sys.path``): seven of them stopped with an ImportError
+when run as their docs say. These checks keep such names from coming back.
 """
 
 from __future__ import annotations
@@ -35,6 +37,18 @@ def test_no_runtime_module_has_a_vague_name() -> None:
         if path.stem in VAGUE_STEMS
     ]
     assert vague == []
+
+
+def test_no_bench_script_has_the_name_of_a_project_package() -> None:
+    """bench/ is first on ``sys.path`` when one of its scripts runs: a module there named like a
+    package of the project would be imported in that package's place."""
+    tops = {path.name for path in ROOT.iterdir() if (path / "__init__.py").is_file()} | set(RUNTIME)
+    bench = ROOT / "bench"
+    names = {path.stem for path in bench.glob("*.py")} | {
+        path.name for path in bench.iterdir() if (path / "__init__.py").is_file()
+    }
+    assert "redteam_kit" in names and "integrity" in names  # it looked where the scripts are
+    assert sorted(names & tops) == []
 
 
 def _packages() -> list[str]:

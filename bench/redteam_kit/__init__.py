@@ -2,10 +2,10 @@
 
 ``lexical`` holds ``LexicalMiner`` (single requests, any text), ``agent`` the ``ScriptedAgent``
 (episodes) and its baselines. The scripts (bench/redteam.py, bench/redteam_agent.py,
-bench/integrity.py, bench/redteam_devices.py) put their own folder LAST on ``sys.path``, after
-the project's packages, so that ``import redteam_kit`` finds this package in the folder of the
-script that runs (run from another checkout, that checkout's ``tasks`` is measured with these
-attackers) while bench/scoring.py and bench/tasks.py never hide the packages of those names.
+bench/integrity.py, bench/redteam_devices.py) find it in their own folder, first on ``sys.path``
+when a script runs; no module in bench/ has the name of a project package, so the project's
+packages come from the install, or from ``PYTHONPATH`` (run with another checkout's root there,
+that checkout's ``tasks`` is measured with these attackers).
 
 ``load_sibling`` is the one loader of a bench script as a module (bench/ is no package); the
 stand-in phrasing engine (bench/phrasing_standin.py) it takes from the checkout under test, since
@@ -26,16 +26,10 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-__all__ = ["BENCH", "load_sibling", "script_path"]
+__all__ = ["BENCH", "load_sibling"]
 
 #: The folder of the bench scripts (this package's parent).
 BENCH = Path(__file__).resolve().parent.parent
-
-
-def script_path() -> None:
-    """``sys.path`` for a bench script: its folder off the front (bench/scoring.py would hide the
-    package of that name) and at the end (where only names no package has resolve to it)."""
-    sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != BENCH] + [str(BENCH)]
 
 
 #: Bench scripts that belong to the checkout under test, not to the red team: the stand-in
@@ -65,11 +59,12 @@ def load_sibling(name: str) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
     path = list(sys.path)
+    sys.path.append(str(BENCH))  # where a script finds its siblings, as when it runs
     try:
         spec.loader.exec_module(module)
     except BaseException:
         del sys.modules[module_name]
         raise
     finally:
-        sys.path[:] = path  # a script rewrites sys.path when it loads
+        sys.path[:] = path  # a script may put the repository root on sys.path when it loads
     return module

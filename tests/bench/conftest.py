@@ -15,8 +15,8 @@ BENCH_DIR = Path(__file__).resolve().parents[2] / "bench"
 
 @pytest.fixture(scope="session")
 def kit() -> Callable[[str], ModuleType]:
-    """``kit("lexical.worked")`` is the module redteam_kit.lexical.worked, imported as the bench
-    scripts import it (bench/ at the end of sys.path, only while it loads)."""
+    """``kit("lexical.worked")`` is the module redteam_kit.lexical.worked, imported from bench/
+    (on sys.path after the project's packages, only while it loads)."""
 
     def load(name: str) -> ModuleType:
         path = list(sys.path)

@@ -15,10 +15,10 @@ from types import ModuleType
 import pytest
 
 CASES = [
-    ("scoring", ["--repeat", "0"], "argument --repeat: expected 1 or more, got 0"),
-    ("scoring", ["--runs", "0"], "argument --runs: expected 1 or more, got 0"),
-    ("tasks", ["--repeats", "0"], "argument --repeats: expected 1 or more, got 0"),
-    ("tasks", ["--cpu", "-1"], "argument --cpu: expected 0 or more, got -1"),
+    ("decode_check", ["--repeat", "0"], "argument --repeat: expected 1 or more, got 0"),
+    ("decode_check", ["--runs", "0"], "argument --runs: expected 1 or more, got 0"),
+    ("generation", ["--repeats", "0"], "argument --repeats: expected 1 or more, got 0"),
+    ("generation", ["--cpu", "-1"], "argument --cpu: expected 0 or more, got -1"),
     ("devchain", ["--uids", "0"], "argument --uids: expected 1 or more, got 0"),
     ("devchain", ["--writers", "0"], "argument --writers: expected 1 or more, got 0"),
     ("devchain", ["--seconds", "nan"], "argument --seconds: expected a finite number, got 'nan'"),
@@ -76,7 +76,7 @@ def test_every_benchmark_builds_the_projects_one_line_parser() -> None:
         if path.name not in OWN_PARSERS and "argparse.ArgumentParser(" in path.read_text(encoding="utf-8")
     ]
     assert plain == []
-    assert {"miner", "transport", "scoring", "validator"} <= set(RUNNABLE)
+    assert {"miner", "transport", "decode_check", "validator"} <= set(RUNNABLE)
 
 
 @pytest.mark.parametrize("name", RUNNABLE)

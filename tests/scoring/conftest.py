@@ -10,5 +10,5 @@ import pytest
 
 @pytest.fixture(scope="session")
 def bench(load_bench: Callable[[str], ModuleType]) -> ModuleType:
-    """bench/scoring.py loaded as a module (its corpus is the tests' corpus too)."""
-    return load_bench("scoring")
+    """bench/decode_check.py loaded as a module (its corpus is the tests' corpus too)."""
+    return load_bench("decode_check")

@@ -4,7 +4,7 @@ not shortcuts (one way each, no second reading to keep equal):
 * Verdicts on the benchmark corpus, in its own and in other categories, are pinned by a digest
   recorded before any speed work: a change of any verdict (valid, error type, score, components)
   fails here. Re-record it only for a deliberate change of the rules.
-* The shortcut (scoring.value_check.check_value, kept for bench/scoring.py's 30,000 outputs/s): an
+* The shortcut (scoring.value_check.check_value, kept for bench/decode_check.py's 30,000 outputs/s): an
   argument value found as it is among the acceptable ones is accepted without the comparers, so
   every comparer the rules can pick must accept such a value.
 * The python-call reader refuses text without a bracket or a comment before parsing it: such text

@@ -315,7 +315,7 @@ def _worst_cases() -> dict[str, str]:
 
 @pytest.mark.parametrize("name", list(_worst_cases()))
 def test_the_64_kib_worst_cases_of_the_new_forms_stay_within_budget(name: str) -> None:
-    """The issue's hard budget is 5 ms (bench/scoring.py measures it); this generous bound only
+    """The issue's hard budget is 5 ms (bench/decode_check.py measures it); this generous bound only
     catches a quadratic reader on a busy test machine."""
     text = _worst_cases()[name]
     functions = [{"name": "f", "parameters": {"type": "dict", "properties": {"a": {"type": "array"}}}}]

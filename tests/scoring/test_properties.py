@@ -1,6 +1,6 @@
 """Property tests: decode never raises anything but DecodeError, never runs code; render and
 decode are inverse for every format. (That decoding stays fast on hostile input is
-bench/scoring.py's worst case.)"""
+bench/decode_check.py's worst case.)"""
 
 from __future__ import annotations
 
@@ -78,7 +78,7 @@ def no_code_execution() -> Iterator[None]:
 
 def _decode_bounded(output: Any) -> None:
     """Decoded to a list of calls or refused with DecodeError, running no code. How long the worst
-    inputs take (at the 64 KiB cap) is bench/scoring.py's worst case, not a CPU-time assertion
+    inputs take (at the 64 KiB cap) is bench/decode_check.py's worst case, not a CPU-time assertion
     here: one under two busy test workers flaked."""
     try:
         with no_code_execution():

@@ -1,6 +1,6 @@
 """Benchmark of the scorer: decode+check throughput and the worst case on adversarial inputs.
 
-    .venv/bin/python bench/scoring.py [--outputs 4000] [--repeat 5]
+    .venv/bin/python bench/decode_check.py [--outputs 4000] [--repeat 5]
 
 Throughput: one process, one core, over a deterministic mixed corpus (every output format,
 categories simple / multiple / parallel / parallel_multiple / irrelevance, valid answers and the
@@ -23,17 +23,13 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-# Run as a script, this file's folder comes first on sys.path and its name would hide the package.
-sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
-
-from scoring import Call  # noqa: E402
-from scoring.checking import check  # noqa: E402
-from scoring.rendering import FORMATS, NATIVE_FORMATS, render  # noqa: E402
-from subnet.cli import OneLineParser, user_errors  # noqa: E402
-from subnet.config import int_arg  # noqa: E402
+from scoring import Call
+from scoring.checking import check
+from scoring.rendering import FORMATS, NATIVE_FORMATS, render
+from subnet.cli import OneLineParser, user_errors
+from subnet.config import int_arg
 
 _WEATHER = {
     "name": "get_weather",

@@ -11,7 +11,7 @@ counted over ``--rounds`` rounds of ``--round-size`` tasks with HMAC-derived rou
 the validator derives them: exact repeats of (normalised request text, tool names), and of the
 request text alone.
 
-    .venv/bin/python bench/tasks.py [--tasks 20000] [--rounds 100] [--round-size 64] [--cpu N]
+    .venv/bin/python bench/generation.py [--tasks 20000] [--rounds 100] [--round-size 64] [--cpu N]
 """
 
 from __future__ import annotations
@@ -21,15 +21,11 @@ import re
 import statistics
 import sys
 import time
-from pathlib import Path
 
-# Run as a script, this file's folder comes first on sys.path and its name would hide the package.
-sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
-
-from subnet.cli import OneLineParser, user_errors  # noqa: E402
-from subnet.config import int_arg  # noqa: E402
-from subnet.validator.rounds import long_lived_objects_frozen  # noqa: E402
-from tasks import derive_miner_seed, derive_round_seed, generate, variant  # noqa: E402
+from subnet.cli import OneLineParser, user_errors
+from subnet.config import int_arg
+from subnet.validator.rounds import long_lived_objects_frozen
+from tasks import derive_miner_seed, derive_round_seed, generate, variant
 
 _SECRET = b"bench-secret"
 _BLOCK = "0x" + "5e" * 32
