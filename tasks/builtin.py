@@ -8,6 +8,7 @@ omission too.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass
 from functools import cache, lru_cache
@@ -18,7 +19,7 @@ from tasks.devices import Fact, Scene, Worked, current_scene, devices_for, pick_
 from tasks.library import by_domain, tools
 from tasks.rand import below, permute
 from tasks.spec import NO_DEFAULT, Param, ToolSpec, template_fields
-from tasks.value_generators import ValueGen
+from tasks.value_generators import Drawn, ValueGen
 
 __all__ = ["Instance", "decorate", "instantiate", "join_requests"]
 
@@ -230,6 +231,9 @@ def instantiate(
                 drawn_args[name] = list(worked.accepted)
                 # At once: the next device's decoys in this request must not be this value.
                 scene.stated.extend(worked.accepted)
+                scene.hear(worked.mentions)
+                for fact in worked.context:
+                    scene.hear(fact.mentions)
                 continue
         if name == vague:
             unsaid = None
@@ -241,6 +245,8 @@ def instantiate(
                 texts[name] = unsaid.text
                 scene.decoys.extend(unsaid.accepted)
                 context.extend(unsaid.context)
+                for fact in unsaid.context:
+                    scene.hear(fact.mentions)
                 withheld.append(
                     {
                         "slot": name,
@@ -257,22 +263,11 @@ def instantiate(
                 {"slot": name, "about": field.about, "said": texts[name], "forbidden": list(field.forbidden)}
             )
             continue
-        drawn = gen.draw(rng)
-        if scene is not None and scene.decoys:
-            for _ in range(8):
-                if not any(value in scene.decoys for value in drawn.accepted):
-                    break
-                drawn = gen.draw(rng)
-        if field.shares_gen:
-            earlier = drawn_by_gen.setdefault(id(gen), [])
-            for _ in range(8):
-                if drawn.accepted[0] not in earlier:
-                    break
-                drawn = gen.draw(rng)
-            earlier.append(drawn.accepted[0])
+        drawn = _plain_draw(field, rng, scene, drawn_by_gen)
         texts[name] = drawn.text
         if scene is not None:
             scene.stated.extend(value for value in drawn.accepted if value != "")
+            scene.hear(drawn.stated())
         values.append(
             {
                 "slot": name,
@@ -291,7 +286,7 @@ def instantiate(
             args[name] = list(left_out)
         elif name in drawn_args:
             args[name] = drawn_args[name]
-    text = template.format_map(texts)
+    text = _filled(template, texts)
     if scene is not None:
         scene.stated.extend(value for accepted in drawn_args.values() for value in accepted if value != "")
         # A request whose worked values brought decoys of their own needs no more (its length counts).
@@ -300,6 +295,8 @@ def instantiate(
             if decoy is not None:
                 scene.decoys.extend(decoy.accepted)
                 context.extend(decoy.context)
+                for fact in decoy.context:
+                    scene.hear(fact.mentions)
     ask = {
         "tool": spec.name,
         "purpose": spec.description,
@@ -360,6 +357,53 @@ def _work(
             earlier.append(worked.accepted[0])
             return device.name, worked
     return None
+
+
+_WORD_BEFORE = re.compile(r"(\w+) \{(\w+)\}")
+
+
+def _filled(template: str, texts: dict[str, str]) -> str:
+    """The template with its placeholders' texts, the template's word before a placeholder left
+    out where the text starts with that word ("the {x}" with "the most recent pick", "a {x}" with
+    "a fortnight"): no "the the" in the request."""
+
+    def seam(match: re.Match[str]) -> str:
+        word, name = match.group(1), match.group(2)
+        said = texts.get(name, "")
+        if said[: len(word) + 1].lower() == word.lower() + " ":
+            return "{" + name + "}"
+        return match.group(0)
+
+    return _WORD_BEFORE.sub(seam, template).format_map(texts)
+
+
+def _plain_draw(field: _Field, rng: Random, scene: Scene | None, drawn_by_gen: dict[int, list[Any]]) -> Drawn:
+    """A value for a field stated as drawn, in one loop of redraws that keeps every rule at once
+    (two loops, one after the other, let the second undo the first: a "to" currency redrawn apart
+    from the "from" one landed on another request's decoy "euros"): apart from the values drawn
+    by the same generator (origin and destination differ), from the task's decoys, and, while
+    draws last, not inside a text the task writes, nor one inside it (a rewording that dropped
+    "dollars" would still seem to say it in another request's "Australian dollars")."""
+    gen = field.gen
+    earlier = drawn_by_gen.setdefault(id(gen), []) if field.shares_gen else None
+    drawn = gen.draw(rng)
+    for attempt in range(_REDRAWS):
+        apart = earlier is None or drawn.accepted[0] not in earlier
+        if scene is not None and apart:
+            apart = not any(value in scene.decoys for value in drawn.accepted)
+            if apart and attempt < _REDRAWS // 2 and scene.said:
+                apart = not scene.echoes(drawn.stated())
+        if apart:
+            break
+        drawn = gen.draw(rng)
+    if earlier is not None:
+        earlier.append(drawn.accepted[0])
+    return drawn
+
+
+#: Draws a stated value may take to keep the rules of ``_plain_draw``; the echo rule only for the
+#: first half (an enum of three options in a four-request task may have no word left unsaid).
+_REDRAWS = 16
 
 
 #: The share of withheld values (where a "withheld" device fits) alluded to beside a stated value

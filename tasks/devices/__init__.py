@@ -83,6 +83,35 @@ class Scene:
     #: The first names the choice devices tie candidates to: a later candidate never reads like one
     #: ("Priya" as a quoted value beside a person Priya), nor a later person like a stated value.
     people: list[str] = field(default_factory=list)
+    #: The words the task's requests write so far, lower case: the text forms (over two characters)
+    #: of their values, decoys and context sentences ("australian dollars" of a candidate): a later
+    #: value or decoy never reads inside one of them, nor one of them inside it (``echoes``).
+    said: list[str] = field(default_factory=list)
+    #: Who or what the task's facts tie to one person or one date, and the kind of device that
+    #: did ("is covering the bill": "role"; "my sister": "relation" or "subject"; "the book club":
+    #: "event"): two people with one role make "the person paying" of another request ambiguous,
+    #: two dates for one event "the day after the book club" (``hold``).
+    holders: dict[str, str] = field(default_factory=dict)
+
+    def hold(self, kind: str, *who: str, shared: bool = False) -> bool:
+        """Tie each of ``who`` to one person of this task, for devices of ``kind``: False, holding
+        nothing, where one is held by another kind, or by this one and ``shared`` is False (a role
+        or a relation names one person; the same subject may have several events of its own)."""
+        for phrase in who:
+            held = self.holders.get(phrase)
+            if held is not None and (held != kind or not shared):
+                return False
+        if len(set(who)) < len(who) and not shared:
+            return False
+        for phrase in who:
+            self.holders[phrase] = kind
+        return True
+
+    def hear(self, mentions: tuple[Mention, ...]) -> None:
+        """Note the text forms of ``mentions`` as written by the task (see ``said``)."""
+        self.said.extend(
+            form.lower() for kind, forms in mentions if kind == "text" for form in forms if len(form) > 2
+        )
 
     def unused(self, *drawn: tuple[Any, ...]) -> bool:
         """Whether none of the accepted values is one the task already states or holds as a decoy
@@ -93,13 +122,15 @@ class Scene:
 
     def echoes(self, mentions: tuple[Mention, ...]) -> bool:
         """Whether a form of ``mentions`` reads inside a text the task states or holds as a decoy,
-        or one of those inside it ("Colddale" beside another request's "Glen Colddale"): a rewording
-        of either would state both, and verification could not claim them apart."""
+        or one of those inside it ("Colddale" beside another request's "Glen Colddale", "dollars"
+        beside another request's candidate "Australian dollars"): a rewording that dropped one
+        would still seem to state it, and verification could not claim them apart."""
         said = [
             value.lower()
             for value in (*self.stated, *self.decoys)
             if isinstance(value, str) and len(value) > 2
         ]
+        said += self.said
         if not said:
             return False
         forms = [form.lower() for _, forms in mentions for form in forms if len(form) > 2]

@@ -34,7 +34,7 @@ from tasks.value_generators import (
     _option_forms,
 )
 
-__all__ = ["CHOICE", "candidates", "fits", "numeric", "people", "pick", "sentence"]
+__all__ = ["CHOICE", "candidates", "fits", "numeric", "ordered", "people", "pick", "sentence"]
 
 
 @cache
@@ -54,6 +54,16 @@ def fits(param: Param) -> bool:
         # Bare numbers ("5x^2 plus -18x"): a candidate "2" reads like any digit of the request.
         return False
     return isinstance(gen, _kinds())
+
+
+def ordered(param: Param) -> str:
+    """What a choice by place among the candidates (the latest, the cheapest, the one left) holds
+    in a task (``Scene.hold``): the parameter's kind of value. A second such choice between
+    values of that kind, in another request of the task, would make "the most recent pick" read
+    across both ("earlier today we picked 20.1 degrees" of one request is more recent than the
+    other's "27.1 degrees four days ago"); devices of that kind check it before, and hold it once
+    they made their choice."""
+    return f"{param.type}:{id(param.gen)}"
 
 
 def numeric(param: Param) -> bool:
@@ -184,6 +194,7 @@ def candidates(
         for value in (*scene.stated, *scene.decoys, *scene.people)
         if isinstance(value, str) and len(value) > 2
     ]
+    said += scene.said
     # ``said`` joined by a character no value holds (values and templates carry no control
     # characters): "a form inside any said text" is then one substring test, not one per pair.
     said_text = _SEPARATOR.join(said)
@@ -225,6 +236,7 @@ def people(rng: Random, count: int, drawn: list[Drawn], scene: Scene) -> list[st
 
     said = [form for value in drawn for form in _forms(value)]
     said += [str(v).lower() for v in (*scene.stated, *scene.decoys) if isinstance(v, str) and len(v) > 2]
+    said += scene.said
     names: list[str] = []
     for _ in range(count):
         name = first_name(rng)

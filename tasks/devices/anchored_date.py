@@ -72,6 +72,8 @@ class AnchoredDate:
             frame = _FACTS[int(random() * len(_FACTS))]
             said = frame.format(event=event, date=drawn.text)
             facts.append(Fact(said, (*drawn.stated(), ("text", (event,))), role, event))
+        if not scene.hold("event", _EVENTS[first], _EVENTS[second]):
+            return None  # dated by another request already: two dates for one event
         if random() < 0.5:
             facts.reverse()
         event = _EVENTS[first]

@@ -258,6 +258,9 @@ class Aside:
                 facts.append(fact(events[other], subject, decoy, "decoy", rng))
             if random() < 0.5:
                 facts.reverse()
+        subjects = {entry.about.split(": ", 1)[0] for entry in facts}
+        if not scene.hold("subject", *subjects, shared=True):
+            return None  # a relation another device gave a name ("my sister Ana lives in ...")
         if not claim(scene, *(entry.about.split(": ", 1)[1] for entry in facts)):
             return None
         said, mentions = reference(events[asked], subject, rng)

@@ -83,6 +83,8 @@ class Attributed:
                 want = pick(rng, _WANTS).format(x=value.text)
                 said = pick(rng, _FACTS).format(name=name, role=role, want=want)
                 facts.append(sentence(said, value, (("text", (name,)), phrase(role)), index == 0))
+        if not scene.hold("role", *(role for role, _ in roles)):
+            return None  # another request's person already has one of the roles
         order = sorted(range(len(facts)), key=lambda _: random())
         ref = roles[0][1]
         said = pick(rng, _REFS).format(ref=ref)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from random import Random
 
 from tasks.devices import Scene, Worked
-from tasks.devices._choice import candidates, fits, numeric, pick, sentence
+from tasks.devices._choice import candidates, fits, numeric, ordered, pick, sentence
 from tasks.devices._words import number_word, phrase
 from tasks.library.common import Place
 from tasks.spec import Param
@@ -68,7 +68,8 @@ class Compared:
         return fits(param) and not numeric(param)
 
     def work(self, param: Param, rng: Random, scene: Scene) -> Worked | None:
-
+        if ordered(param) in scene.holders:
+            return None  # another request chooses between values of this kind by place
         drawn = candidates(param, rng, scene)
         if drawn is None:
             return None
@@ -98,6 +99,7 @@ class Compared:
             )
         order = sorted(range(len(facts)), key=lambda _: random())
         said = pick(rng, scale.low if want_low else scale.high)
+        scene.hold("ordered", ordered(param))
         return Worked(said, drawn[0].accepted, (phrase(said),), (), tuple(facts[i] for i in order))
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from random import Random
 
 from tasks.devices import Fact, Scene, Worked
-from tasks.devices._choice import CHOICE, candidates, fits, pick, sentence
+from tasks.devices._choice import CHOICE, candidates, fits, ordered, pick, sentence
 from tasks.devices._words import phrase
 from tasks.spec import Param
 
@@ -61,6 +61,8 @@ class Eliminated:
         return fits(param)
 
     def work(self, param: Param, rng: Random, scene: Scene) -> Worked | None:
+        if ordered(param) in scene.holders:
+            return None  # another request chooses between values of this kind by place
         drawn = candidates(param, rng, scene)
         if drawn is None:
             return None
@@ -70,6 +72,7 @@ class Eliminated:
             said = pick(rng, _EXCEPT).format(x=drawn[0].text, others=others)
             mentions = tuple(mention for value in drawn for mention in value.stated())
             ref = pick(rng, _REFS)
+            scene.hold("ordered", ordered(param))
             return Worked(ref, drawn[0].accepted, (phrase(ref),), (), (Fact(said, mentions, "fact", CHOICE),))
         facts = [
             sentence(pick(rng, _KEPT if index == 0 else _OUT).format(x=value.text), value, (), index == 0)
@@ -77,6 +80,7 @@ class Eliminated:
         ]
         order = sorted(range(len(facts)), key=lambda _: rng.random())
         said = pick(rng, _REFS)
+        scene.hold("ordered", ordered(param))
         return Worked(said, drawn[0].accepted, (phrase(said),), (), tuple(facts[i] for i in order))
 
 

@@ -61,6 +61,8 @@ class Labelled:
             value.accepted, decoy.accepted
         ):
             return None
+        if not scene.hold("use", _USES[use][0], _USES[other_use][0]):
+            return None  # another request's identifier is "the one for" this purpose already
         facts = []
         for drawn, said_label, role in ((value, label, "fact"), (decoy, other, "decoy")):
             frame = _FACTS[int(rng.random() * len(_FACTS))]
@@ -76,7 +78,8 @@ class Labelled:
         # Held at once: the request's other devices must not state the decoy as their value.
         scene.decoys.extend(decoy.accepted)
         words = _USES[use][0]
-        said = _REFS[int(rng.random() * len(_REFS))].format(use=words)
+        # "the {use} one" of "the kitchen" is "the kitchen one"
+        said = _REFS[int(rng.random() * len(_REFS))].format(use=words).replace("the the ", "the ")
         return Worked(said, value.accepted, (("text", (words,)),), (), tuple(facts))
 
 

@@ -140,6 +140,8 @@ class Reference:
                 mentions = (*mentions, ("text", (name,)))
             said = template.format(rel=rel, name=name, value=drawn.text)
             facts.append(Fact(said, mentions, role, f"my {rel}"))
+        if not scene.hold("relation", f"my {relations[first]}", f"my {relations[second]}"):
+            return None  # "my sister" of another request: "where my sister lives" would not tell
         permuted = facts if random() < 0.5 else facts[::-1]
         rel = relations[first]
         ref = shape.refs[int(random() * len(shape.refs))]

@@ -50,6 +50,8 @@ class Revised:
             said = pick(rng, _FACTS).format(name=name, role=role, a=a.text, b=b.text)
             mentions = (*a.stated(), *b.stated(), ("text", (name,)), phrase(role))
             facts.append(Fact(said, mentions, "fact" if index == 0 else "decoy", CHOICE))
+        if not scene.hold("role", *(role for role, _ in roles)):
+            return None  # another request's person already has one of the roles
         if random() < 0.5:
             facts.reverse()
         said = pick(rng, _FIRST if first else _LAST).format(ref=roles[0][1])

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from random import Random
 
 from tasks.devices import Scene, Worked
-from tasks.devices._choice import candidates, fits, pick, sentence
+from tasks.devices._choice import candidates, fits, ordered, pick, sentence
 from tasks.devices._words import number_word, phrase
 from tasks.spec import Param
 
@@ -45,6 +45,8 @@ class Sequence:
         return fits(param)
 
     def work(self, param: Param, rng: Random, scene: Scene) -> Worked | None:
+        if ordered(param) in scene.holders:
+            return None  # another request chooses between values of this kind by place
         drawn = candidates(param, rng, scene)
         if drawn is None:
             return None
@@ -65,6 +67,7 @@ class Sequence:
         if random() < 0.5:
             facts.reverse()
         said = pick(rng, refs)
+        scene.hold("ordered", ordered(param))
         return Worked(said, drawn[0].accepted, (phrase(said),), (), tuple(facts))
 
 

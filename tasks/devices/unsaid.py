@@ -55,6 +55,8 @@ class Unsaid:
             stated, said_of = asked, SUBJECTS[other]
         else:
             said_of = SUBJECTS[subject]
+        if not scene.hold("subject", said_of, SUBJECTS[subject], shared=True):
+            return None  # a relation another device gave a name ("my sister Ana lives in ...")
         # The stated event and the one referred to stay this task's only facts about either.
         if not claim(scene, about(events[stated], said_of), about(events[asked], SUBJECTS[subject])):
             return None

@@ -14,7 +14,10 @@ device fits, a decoy in every request with one, device weights moved towards the
 miner reads worst, devices drawing their own values keep apart from the request's other values and
 decoys, and the subjects of facts about someone else apart from the choice devices' roles) and for
 version "6" (a decoy apart from the words of the task's other values, the choice devices' people
-apart from its values, and a parallel task within the phrasing verification's length bound).
+apart from its values, and a parallel task within the phrasing verification's length bound) and
+for version "7" (one person per role, relation, dated event and purpose in a task, one choice by
+place per kind of value, stated values drawn apart from the task's decoys and written words in one
+loop of redraws, no "the the" where a placeholder's text starts with the template's word).
 A change in output must be deliberate: bump
 GENERATOR_VERSION and re-pin.
 The JSON keeps dict order (no sort_keys): the order of tools, properties and enums is part of
@@ -35,9 +38,9 @@ from tasks.model import Task
 from tasks.shuffle import shuffle_surface
 from tasks.sources import load_bfcl_dir, load_xlam
 
-_PINNED_VERSION = "6"
-_BUILTIN_DIGEST = "300dfeef7499fd1197517651c16f73bd90f17c8d720b5de64b071cb34c870d1e"
-_SOURCED_DIGEST = "41b4f2a94566f349824f0f7e25a40b61f7d53a4372526658357880f674e365f3"
+_PINNED_VERSION = "7"
+_BUILTIN_DIGEST = "c9829af72f11f3e85c8c688c5c8937bb93f809731e308ff64245288babcbfa0c"
+_SOURCED_DIGEST = "9bb86742fd5b73d07461695006b97be7a8fb3ee3c541a8e8e4232f5fa82ba717"
 _ADVERSARIAL_SHUFFLE_DIGEST = "c140444a6a537c4529a20ac1d6d534c7ed4b23e47f3ebdc14503384db89035a9"
 
 
