@@ -362,15 +362,26 @@ def _work(
 _WORD_BEFORE = re.compile(r"(\w+) \{(\w+)\}")
 
 
+#: A template's words before a placeholder that a text of its own determiner replaces.
+_DETERMINERS = frozenset({"a", "an", "the", "my", "our", "your"})
+#: How a text that brings its own determiner starts ("our host's current pick", "whatever ...").
+_OWN_DETERMINER = re.compile(
+    r"(?:the|a|an|my|our|your|what|whatever|whichever|whoever|\w+'s) ", re.IGNORECASE
+)
+
+
 def _filled(template: str, texts: dict[str, str]) -> str:
     """The template with its placeholders' texts, the template's word before a placeholder left
     out where the text starts with that word ("the {x}" with "the most recent pick", "a {x}" with
-    "a fortnight"): no "the the" in the request."""
+    "a fortnight"), or where the template's word is a determiner and the text brings its own ("a
+    {x}" with "our host's initial idea"): no "the the", no "a our host's" in the request."""
 
     def seam(match: re.Match[str]) -> str:
         word, name = match.group(1), match.group(2)
         said = texts.get(name, "")
-        if said[: len(word) + 1].lower() == word.lower() + " ":
+        if said[: len(word) + 1].lower() == word.lower() + " " or (
+            word.lower() in _DETERMINERS and _OWN_DETERMINER.match(said)
+        ):
             return "{" + name + "}"
         return match.group(0)
 

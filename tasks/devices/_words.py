@@ -73,3 +73,11 @@ def phrase(*forms: str) -> Mention:
 def date_derived(offset: int) -> tuple[str, ...]:
     """Every written form of the date ``offset`` days after 2026-01-01 (none may be stated)."""
     return date_accepted_forms(offset)
+
+
+def of_whom(frame: str, ref: str) -> str:
+    """``frame`` with ``ref`` for "{ref}"; where the frame puts "'s" after a clause ("whoever
+    drives"), the thing comes first: "the choice of whoever drives", not "whoever drives's choice"."""
+    if ref.startswith("whoever ") and frame.startswith("{ref}'s "):
+        return f"the {frame[len('{ref}' + chr(39) + 's ') :]} of {ref}"
+    return frame.format(ref=ref)

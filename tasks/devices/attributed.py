@@ -10,7 +10,7 @@ from random import Random
 
 from tasks.devices import Fact, Scene, Worked
 from tasks.devices._choice import CHOICE, candidates, fits, people, pick, sentence
-from tasks.devices._words import phrase
+from tasks.devices._words import of_whom, phrase
 from tasks.spec import Param
 
 # (what the context says about a person, how the request refers to that person): different words
@@ -87,7 +87,7 @@ class Attributed:
             return None  # another request's person already has one of the roles
         order = sorted(range(len(facts)), key=lambda _: random())
         ref = roles[0][1]
-        said = pick(rng, _REFS).format(ref=ref)
+        said = of_whom(pick(rng, _REFS), ref)
         return Worked(said, drawn[0].accepted, (phrase(ref),), (), tuple(facts[i] for i in order))
 
 

@@ -10,7 +10,7 @@ from random import Random
 
 from tasks.devices import Fact, Scene, Worked
 from tasks.devices._choice import CHOICE, candidates, fits, people, pick
-from tasks.devices._words import phrase
+from tasks.devices._words import of_whom, phrase
 from tasks.devices.attributed import _ROLES
 from tasks.spec import Param
 
@@ -54,7 +54,7 @@ class Revised:
             return None  # another request's person already has one of the roles
         if random() < 0.5:
             facts.reverse()
-        said = pick(rng, _FIRST if first else _LAST).format(ref=roles[0][1])
+        said = of_whom(pick(rng, _FIRST if first else _LAST), roles[0][1])
         return Worked(said, drawn[0].accepted, (phrase(said),), (), tuple(facts))
 
 

@@ -17,7 +17,9 @@ version "6" (a decoy apart from the words of the task's other values, the choice
 apart from its values, and a parallel task within the phrasing verification's length bound) and
 for version "7" (one person per role, relation, dated event and purpose in a task, one choice by
 place per kind of value, stated values drawn apart from the task's decoys and written words in one
-loop of redraws, no "the the" where a placeholder's text starts with the template's word).
+loop of redraws, no "the the" where a placeholder's text starts with the template's word) and
+for version "8" (no template determiner before a text with its own: "a our host's initial idea";
+"the choice of whoever drives", not "whoever drives's choice").
 A change in output must be deliberate: bump
 GENERATOR_VERSION and re-pin.
 The JSON keeps dict order (no sort_keys): the order of tools, properties and enums is part of
@@ -38,9 +40,9 @@ from tasks.model import Task
 from tasks.shuffle import shuffle_surface
 from tasks.sources import load_bfcl_dir, load_xlam
 
-_PINNED_VERSION = "7"
-_BUILTIN_DIGEST = "c9829af72f11f3e85c8c688c5c8937bb93f809731e308ff64245288babcbfa0c"
-_SOURCED_DIGEST = "9bb86742fd5b73d07461695006b97be7a8fb3ee3c541a8e8e4232f5fa82ba717"
+_PINNED_VERSION = "8"
+_BUILTIN_DIGEST = "17eac3046d36f5e1fe9a664e5ebd4d92426d442db332967dc49e5481da721c32"
+_SOURCED_DIGEST = "8002408ba6ce09d41581d4ada8788f227fb70c371e2522acb2367f18efa8365c"
 _ADVERSARIAL_SHUFFLE_DIGEST = "c140444a6a537c4529a20ac1d6d534c7ed4b23e47f3ebdc14503384db89035a9"
 
 
