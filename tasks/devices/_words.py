@@ -78,6 +78,7 @@ def date_derived(offset: int) -> tuple[str, ...]:
 def of_whom(frame: str, ref: str) -> str:
     """``frame`` with ``ref`` for "{ref}"; where the frame puts "'s" after a clause ("whoever
     drives"), the thing comes first: "the choice of whoever drives", not "whoever drives's choice"."""
-    if ref.startswith("whoever ") and frame.startswith("{ref}'s "):
-        return f"the {frame[len('{ref}' + chr(39) + 's ') :]} of {ref}"
+    owned = frame.removeprefix("{ref}'s ")
+    if ref.startswith("whoever ") and owned != frame:
+        return f"the {owned} of {ref}"
     return frame.format(ref=ref)
