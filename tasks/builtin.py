@@ -360,6 +360,10 @@ def _work(
 
 
 _WORD_BEFORE = re.compile(r"(\w+) \{(\w+)\}")
+_WORD_AFTER = re.compile(r"\{(\w+)\} (\w+)\b")
+#: The words at the edges of a request, an opener and a closer.
+_FIRST_WORD = re.compile(r"[^a-z]*([a-z]+)", re.IGNORECASE)
+_LAST_WORD = re.compile(r"([a-z]+)[^a-z]*$", re.IGNORECASE)
 
 
 #: A template's words before a placeholder that a text of its own determiner replaces.
@@ -374,7 +378,9 @@ def _filled(template: str, texts: dict[str, str]) -> str:
     """The template with its placeholders' texts, the template's word before a placeholder left
     out where the text starts with that word ("the {x}" with "the most recent pick", "a {x}" with
     "a fortnight"), or where the template's word is a determiner and the text brings its own ("a
-    {x}" with "our host's initial idea"): no "the the", no "a our host's" in the request."""
+    {x}" with "our host's initial idea"): no "the the", no "a our host's" in the request. Where
+    a text ends with the word the template says after it ("the one the new hire asked for" before
+    "for Priya"), a comma parts them: "asked for, for Priya", not "asked for for Priya"."""
 
     def seam(match: re.Match[str]) -> str:
         word, name = match.group(1), match.group(2)
@@ -385,7 +391,17 @@ def _filled(template: str, texts: dict[str, str]) -> str:
             return "{" + name + "}"
         return match.group(0)
 
-    return _WORD_BEFORE.sub(seam, template).format_map(texts)
+    def after(match: re.Match[str]) -> str:
+        name, word = match.group(1), match.group(2)
+        said = texts.get(name, "")
+        if said.lower().endswith(" " + word.lower()):
+            return "{" + name + "}, " + word
+        return match.group(0)
+
+    # Twice: a dropped determiner can bring a word before the placeholder that the text starts
+    # with ("what the {x}" with "what I had originally").
+    joined = _WORD_BEFORE.sub(seam, _WORD_BEFORE.sub(seam, template))
+    return _WORD_AFTER.sub(after, joined).format_map(texts)
 
 
 def _plain_draw(field: _Field, rng: Random, scene: Scene | None, drawn_by_gen: dict[int, list[Any]]) -> Drawn:
@@ -497,7 +513,22 @@ def decorate(text: str, rng: Random) -> str:
     closer = _CLOSERS[int(random() * len(_CLOSERS))]
     if not opener and random() < 0.5:
         text = text[:1].upper() + text[1:]
+    # No word said twice across the seam ("please please", "no rush" after a request ending in "no").
+    if opener and _last_word(opener) == _first_word(text):
+        opener = ""
+    if closer and _first_word(closer) == _last_word(text):
+        closer = ""
     return f"{opener}{text}{closer}"
+
+
+def _first_word(text: str) -> str:
+    found = _FIRST_WORD.match(text)
+    return found.group(1).lower() if found else ""
+
+
+def _last_word(text: str) -> str:
+    found = _LAST_WORD.search(text[-40:])
+    return found.group(1).lower() if found else ""
 
 
 def join_requests(texts: list[str], rng: Random) -> str:

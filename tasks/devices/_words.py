@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from tasks.value_generators import Mention, date_accepted_forms
 
 NUMBER_WORDS = (
@@ -75,10 +77,33 @@ def date_derived(offset: int) -> tuple[str, ...]:
     return date_accepted_forms(offset)
 
 
+#: Frames said otherwise after a clause ("whatever whoever drives wants" reads twice over).
+_AFTER_CLAUSE = {"whatever {ref} wants": "whatever suits {ref}"}
+
+
 def of_whom(frame: str, ref: str) -> str:
     """``frame`` with ``ref`` for "{ref}"; where the frame puts "'s" after a clause ("whoever
-    drives"), the thing comes first: "the choice of whoever drives", not "whoever drives's choice"."""
+    drives"), the thing comes first: "the choice of whoever drives", not "whoever drives's choice";
+    and "whatever suits whoever drives", not "whatever whoever drives wants"."""
+    if not ref.startswith("whoever "):
+        return frame.format(ref=ref)
     owned = frame.removeprefix("{ref}'s ")
-    if ref.startswith("whoever ") and owned != frame:
+    if owned != frame:
         return f"the {owned} of {ref}"
-    return frame.format(ref=ref)
+    return _AFTER_CLAUSE.get(frame, frame).format(ref=ref)
+
+
+_WORD_BEFORE = re.compile(r"(\w+) \{(\w+)\}")
+
+
+def filled(frame: str, **texts: str) -> str:
+    """``frame`` with ``texts``, the frame's word before a placeholder left out where the text
+    starts with it: "asked for {x}" with "for 5 people" is "asked for 5 people"."""
+
+    def seam(match: re.Match[str]) -> str:
+        word, said = match.group(1), texts.get(match.group(2), "")
+        if said[: len(word) + 1].lower() == word.lower() + " ":
+            return "{" + match.group(2) + "}"
+        return match.group(0)
+
+    return _WORD_BEFORE.sub(seam, frame).format(**texts)

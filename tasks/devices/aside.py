@@ -21,7 +21,7 @@ from random import Random
 from typing import Any
 
 from tasks.devices import Fact, Scene, Worked
-from tasks.devices._words import phrase
+from tasks.devices._words import filled, phrase
 from tasks.library.common import EMAIL, PERSON, PHONE, Handle, Place
 from tasks.library.ranges import DateEnd
 from tasks.spec import Param
@@ -189,7 +189,7 @@ def about(event: Event, subject: str) -> str:
 def fact(event: Event, subject: str, drawn: Drawn, role: str, rng: Random) -> Fact:
     """The sentence stating ``drawn`` as the event of ``subject``."""
     frame = event.states[int(rng.random() * len(event.states))]
-    said = frame.format(subj=subject, x=drawn.text)
+    said = filled(frame, subj=subject, x=drawn.text)
     mentions: tuple[Mention, ...] = (*drawn.stated(), ("text", (subject,)))
     return Fact(said, mentions, role, f"{subject}: {about(event, subject)}")
 

@@ -10,7 +10,7 @@ from random import Random
 
 from tasks.devices import Fact, Scene, Worked
 from tasks.devices._choice import CHOICE, candidates, fits, people, pick, sentence
-from tasks.devices._words import of_whom, phrase
+from tasks.devices._words import filled, of_whom, phrase
 from tasks.spec import Param
 
 # (what the context says about a person, how the request refers to that person): different words
@@ -73,14 +73,14 @@ class Attributed:
             # By elimination: the other person is said NOT to hold the role, so the role's words
             # stand beside the wrong name and the value's person has no role words at all.
             for index, (value, name) in enumerate(zip(drawn, names, strict=True)):
-                said = f"{name} {pick(rng, _WANTS).format(x=value.text)}"
+                said = f"{name} {filled(pick(rng, _WANTS), x=value.text)}"
                 facts.append(sentence(said, value, (("text", (name,)),), index == 0))
             role = roles[0][0]
             said = pick(rng, _NOT).format(name=names[1], role=role)
             facts.append(Fact(said, (("text", (names[1],)), phrase(role)), "fact", CHOICE))
         else:
             for index, (value, (role, _), name) in enumerate(zip(drawn, roles, names, strict=True)):
-                want = pick(rng, _WANTS).format(x=value.text)
+                want = filled(pick(rng, _WANTS), x=value.text)
                 said = pick(rng, _FACTS).format(name=name, role=role, want=want)
                 facts.append(sentence(said, value, (("text", (name,)), phrase(role)), index == 0))
         if not scene.hold("role", *(role for role, _ in roles)):

@@ -10,7 +10,7 @@ from random import Random
 
 from tasks.devices import Scene, Worked
 from tasks.devices._choice import candidates, fits, numeric, ordered, pick, sentence
-from tasks.devices._words import number_word, phrase
+from tasks.devices._words import filled, number_word, phrase
 from tasks.library.common import Place
 from tasks.spec import Param
 from tasks.value_generators import Mention
@@ -94,7 +94,7 @@ class Compared:
             said_figure, mention = _figure(figure, rng)
             facts.append(
                 sentence(
-                    pick(rng, scale.facts).format(x=value.text, n=said_figure), value, (mention,), index == 0
+                    filled(pick(rng, scale.facts), x=value.text, n=said_figure), value, (mention,), index == 0
                 )
             )
         order = sorted(range(len(facts)), key=lambda _: random())

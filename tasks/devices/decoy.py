@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from random import Random
 
 from tasks.devices import Fact, Scene, Worked
+from tasks.devices._words import filled
 from tasks.library.common import EmailAddress, Handle, PersonName, Place
 from tasks.spec import Param
 from tasks.value_generators import ClockTime, Composed, Date, Decimal, Integer, Pick, Quoted
@@ -62,7 +63,7 @@ class Decoy:
             frames = _CLOCK + _ANY[:3]
         frame = frames[int(rng.random() * len(frames))]
         about = f"not the {param.description.rstrip('.').lower()}"
-        fact = Fact(frame.format(x=drawn.text), drawn.stated(), "decoy", about)
+        fact = Fact(filled(frame, x=drawn.text), drawn.stated(), "decoy", about)
         return Worked("", drawn.accepted, drawn.stated(), (), (fact,))
 
 

@@ -10,7 +10,7 @@ from random import Random
 
 from tasks.devices import Fact, Scene, Worked
 from tasks.devices._choice import CHOICE, candidates, fits, ordered, pick, sentence
-from tasks.devices._words import phrase
+from tasks.devices._words import filled, phrase
 from tasks.spec import Param
 
 _OUT = (
@@ -69,13 +69,13 @@ class Eliminated:
         if rng.random() < 0.35:
             # One sentence for all: the ruled-out ones listed together, the kept one by exception.
             others = " and ".join(value.text for value in drawn[1:])
-            said = pick(rng, _EXCEPT).format(x=drawn[0].text, others=others)
+            said = filled(pick(rng, _EXCEPT), x=drawn[0].text, others=others)
             mentions = tuple(mention for value in drawn for mention in value.stated())
             ref = pick(rng, _REFS)
             scene.hold("ordered", ordered(param))
             return Worked(ref, drawn[0].accepted, (phrase(ref),), (), (Fact(said, mentions, "fact", CHOICE),))
         facts = [
-            sentence(pick(rng, _KEPT if index == 0 else _OUT).format(x=value.text), value, (), index == 0)
+            sentence(filled(pick(rng, _KEPT if index == 0 else _OUT), x=value.text), value, (), index == 0)
             for index, value in enumerate(drawn)
         ]
         order = sorted(range(len(facts)), key=lambda _: rng.random())

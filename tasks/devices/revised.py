@@ -10,7 +10,7 @@ from random import Random
 
 from tasks.devices import Fact, Scene, Worked
 from tasks.devices._choice import CHOICE, candidates, fits, people, pick
-from tasks.devices._words import of_whom, phrase
+from tasks.devices._words import filled, of_whom, phrase
 from tasks.devices.attributed import _ROLES
 from tasks.spec import Param
 
@@ -47,7 +47,7 @@ class Revised:
             return None
         facts = []
         for index, ((a, b), (role, _), name) in enumerate(zip(pairs, roles, names, strict=True)):
-            said = pick(rng, _FACTS).format(name=name, role=role, a=a.text, b=b.text)
+            said = filled(pick(rng, _FACTS), name=name, role=role, a=a.text, b=b.text)
             mentions = (*a.stated(), *b.stated(), ("text", (name,)), phrase(role))
             facts.append(Fact(said, mentions, "fact" if index == 0 else "decoy", CHOICE))
         if not scene.hold("role", *(role for role, _ in roles)):

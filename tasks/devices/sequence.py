@@ -10,7 +10,7 @@ from random import Random
 
 from tasks.devices import Scene, Worked
 from tasks.devices._choice import candidates, fits, ordered, pick, sentence
-from tasks.devices._words import number_word, phrase
+from tasks.devices._words import filled, number_word, phrase
 from tasks.spec import Param
 
 # Time markers, earliest first.
@@ -60,7 +60,7 @@ class Sequence:
         timeline.insert(slot, drawn[0])
         facts = [
             sentence(
-                pick(rng, _PICKED).format(when=when, x=value.text), value, (phrase(when),), value is drawn[0]
+                filled(pick(rng, _PICKED), when=when, x=value.text), value, (phrase(when),), value is drawn[0]
             )
             for when, value in zip(markers, timeline, strict=True)
         ]

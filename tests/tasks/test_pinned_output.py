@@ -19,7 +19,9 @@ for version "7" (one person per role, relation, dated event and purpose in a tas
 place per kind of value, stated values drawn apart from the task's decoys and written words in one
 loop of redraws, no "the the" where a placeholder's text starts with the template's word) and
 for version "8" (no template determiner before a text with its own: "a our host's initial idea";
-"the choice of whoever drives", not "whoever drives's choice").
+"the choice of whoever drives", not "whoever drives's choice") and for version "9" (no word said
+twice across a seam: "asked for, for Priya", "they asked for 5 people", no "please please" at an
+opener or closer, "whatever suits whoever drives").
 A change in output must be deliberate: bump
 GENERATOR_VERSION and re-pin.
 The JSON keeps dict order (no sort_keys): the order of tools, properties and enums is part of
@@ -40,9 +42,9 @@ from tasks.model import Task
 from tasks.shuffle import shuffle_surface
 from tasks.sources import load_bfcl_dir, load_xlam
 
-_PINNED_VERSION = "8"
-_BUILTIN_DIGEST = "17eac3046d36f5e1fe9a664e5ebd4d92426d442db332967dc49e5481da721c32"
-_SOURCED_DIGEST = "8002408ba6ce09d41581d4ada8788f227fb70c371e2522acb2367f18efa8365c"
+_PINNED_VERSION = "9"
+_BUILTIN_DIGEST = "f5adb24223dbc690d910124dd61ec67a7b41ef2ad0ee02f82fae9cb6ab01eeda"
+_SOURCED_DIGEST = "5fee3c6a0c87b73cfbc5ad6b1de59c29e283186a710a17d75ee3404f55bea558"
 _ADVERSARIAL_SHUFFLE_DIGEST = "c140444a6a537c4529a20ac1d6d534c7ed4b23e47f3ebdc14503384db89035a9"
 
 
