@@ -148,6 +148,9 @@ class _TemplatePlan:
     #: The placeholders a value device fits, and those a decoy device fits (indexes into fields).
     workable: tuple[int, ...] = ()
     decoyable: tuple[int, ...] = ()
+    #: Placeholders the template writes a possessive after ("point {drone}'s lens"): a device's
+    #: clause would read "the one the surveyor flagged's lens", so they take their value as drawn.
+    owned: frozenset[str] = frozenset()
 
 
 @cache
@@ -173,9 +176,12 @@ def _template_plan(spec: ToolSpec, template: str) -> _TemplatePlan:
             arguments.append((param.name, None))
         elif not param.required:
             arguments.append((param.name, ("",) if param.default is NO_DEFAULT else (param.default, "")))
-    workable = tuple(index for index, f in enumerate(fields) if devices_for(f.param, "value"))
+    owned = frozenset(name for name in names if "{" + name + "}'s" in template)
+    workable = tuple(
+        index for index, f in enumerate(fields) if f.name not in owned and devices_for(f.param, "value")
+    )
     decoyable = tuple(index for index, f in enumerate(fields) if devices_for(f.param, "decoy"))
-    return _TemplatePlan(fields, tuple(arguments), workable, decoyable)
+    return _TemplatePlan(fields, tuple(arguments), workable, decoyable, owned)
 
 
 def instantiate(
@@ -237,7 +243,7 @@ def instantiate(
                 continue
         if name == vague:
             unsaid = None
-            if scene is not None:
+            if scene is not None and name not in plan.owned:
                 earlier = [value for accepted in drawn_args.values() for value in accepted]
                 unsaid = _unsaid(field, rng, scene, earlier)
             if unsaid is not None and scene is not None:

@@ -21,7 +21,8 @@ loop of redraws, no "the the" where a placeholder's text starts with the templat
 for version "8" (no template determiner before a text with its own: "a our host's initial idea";
 "the choice of whoever drives", not "whoever drives's choice") and for version "9" (no word said
 twice across a seam: "asked for, for Priya", "they asked for 5 people", no "please please" at an
-opener or closer, "whatever suits whoever drives").
+opener or closer, "whatever suits whoever drives") and for version "10" (a placeholder the
+template writes "'s" after takes its value as drawn: no "the one the surveyor flagged's lens").
 A change in output must be deliberate: bump
 GENERATOR_VERSION and re-pin.
 The JSON keeps dict order (no sort_keys): the order of tools, properties and enums is part of
@@ -42,9 +43,9 @@ from tasks.model import Task
 from tasks.shuffle import shuffle_surface
 from tasks.sources import load_bfcl_dir, load_xlam
 
-_PINNED_VERSION = "9"
-_BUILTIN_DIGEST = "f5adb24223dbc690d910124dd61ec67a7b41ef2ad0ee02f82fae9cb6ab01eeda"
-_SOURCED_DIGEST = "5fee3c6a0c87b73cfbc5ad6b1de59c29e283186a710a17d75ee3404f55bea558"
+_PINNED_VERSION = "10"
+_BUILTIN_DIGEST = "e7850d7f27818d52e33450d7e2579105c6d28dac4340d29ed708b3a482ad7e4d"
+_SOURCED_DIGEST = "901581f0f64c6a9c769f5cdd5e5a97bb43db8ac8b4d095dd85e2615633d25973"
 _ADVERSARIAL_SHUFFLE_DIGEST = "c140444a6a537c4529a20ac1d6d534c7ed4b23e47f3ebdc14503384db89035a9"
 
 
