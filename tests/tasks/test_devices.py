@@ -637,15 +637,18 @@ def test_no_request_says_a_word_twice_across_a_seam() -> None:
     # the template says next ("the one the new hire asked for for Priya", "clocks on on Sunday")
     # or a fact's frame ends with the word its value starts with ("they asked for for 5 people"),
     # "please please" and "no no rush" at the opener and closer, "whatever whoever drives wants".
-    twice = re.compile(r"\b(\w+) \1\b|whatever whoever", re.IGNORECASE)
-    found = [
+    assert _said_by_users(re.compile(r"\b(\w+) \1\b|whatever whoever", re.IGNORECASE), "twice-9") == []
+
+
+def _said_by_users(pattern: re.Pattern[str], seed: str, count: int = 3000) -> list[str]:
+    """Every match of ``pattern`` in the user messages of ``count`` tasks of ``seed``."""
+    return [
         match.group(0)
-        for task in generate("twice-9", 3000)
+        for task in generate(seed, count)
         for message in task.messages
         if message["role"] == "user"
-        for match in twice.finditer(message["content"])
+        for match in pattern.finditer(message["content"])
     ]
-    assert found == []
 
 
 def test_a_template_word_after_a_text_ending_with_it_is_set_apart_by_a_comma() -> None:
@@ -680,11 +683,4 @@ def test_a_placeholder_with_a_possessive_takes_its_value_as_drawn() -> None:
         plan = _template_plan(spec, template)
         assert plan.owned and all(plan.fields[index].name not in plan.owned for index in plan.workable)
     clause = re.compile(r"\b(?:flagged|asked for|asked about|sent over|wants|prefers|originally)'s\b")
-    found = [
-        match.group(0)
-        for task in generate("owned-10", 3000)
-        for message in task.messages
-        if message["role"] == "user"
-        for match in clause.finditer(message["content"])
-    ]
-    assert found == []
+    assert _said_by_users(clause, "owned-10") == []
