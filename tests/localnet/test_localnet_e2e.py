@@ -9,7 +9,6 @@ import asyncio
 import re
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +20,7 @@ from sqlalchemy import select
 from subnet.db import Round, RoundStatus, ScoreState, create_engine, session_factory, sqlite_url
 from subnet.devchain import DevChain
 from tasks.catalog import ordered_categories
+from tests.support.terminal import module_command
 
 pytestmark = pytest.mark.slow
 # The episodes' column titles on the leaderboard: their short labels in the category registry.
@@ -43,7 +43,7 @@ FAST = [
 
 
 def _command(state: Path, *args: str) -> list[str]:
-    return [sys.executable, "-m", "subnet.localnet", "--state.dir", str(state), *FAST, *args]
+    return module_command("subnet.localnet", "--state.dir", str(state), *FAST, *args)
 
 
 def _leftovers(state: Path) -> list[psutil.Process]:

@@ -30,6 +30,7 @@ from tests.ops.evaluate_standin import (
     task_key,
     tasks_for,
 )
+from tests.support.terminal import module_command
 
 # --------------------------------------------------------------------------- tests
 
@@ -235,7 +236,7 @@ def test_ctrl_c_reports_the_tasks_that_finished() -> None:
             "1",
         ]
         process = subprocess.Popen(
-            [sys.executable, "-m", "subnet.evaluate", *argv],
+            module_command("subnet.evaluate", *argv),  # SIGINT as in a terminal, whatever the worker's
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections import Counter
 
 import pytest
@@ -101,13 +102,20 @@ async def test_strangers_still_meet_their_limits(start_miner, wallets, kit, http
     miner = await start_miner(policy=policy)
     body = kit.sample_request().to_body()
 
-    # A registered hotkey without a permit (served where permits are not required): its bucket.
+    # A registered hotkey without a permit (served where permits are not required): its bucket,
+    # the burst and what refills while the requests go (a loaded machine sends them slower: a
+    # fixed count of requests once met only 4 refusals where 5 were asked for).
     no_permit: Counter[int] = Counter()
-    for _ in range(ROUND_REQUESTS + 10):
+    started = time.monotonic()
+    for _ in range(ROUND_REQUESTS + 200):
         headers = kit.signed_headers(wallets["no_permit"], body, miner.hotkey)
         async with http.post(miner.url + CHAT_PATH, data=body, headers=headers) as response:
             no_permit[response.status] += 1
-    assert no_permit[200] >= ROUND_REQUESTS and no_permit[429] >= 5, no_permit
+        if no_permit[429] >= 5:
+            break
+    refilled = policy.per_caller_rate * (time.monotonic() - started)
+    assert set(no_permit) == {200, 429} and no_permit[429] >= 5, no_permit
+    assert ROUND_REQUESTS <= no_permit[200] <= ROUND_REQUESTS + refilled + 1, (no_permit, refilled)
 
     # Forged signatures from one address: its failure budget.
     forged: Counter[int] = Counter()
