@@ -16,6 +16,7 @@ from random import Random
 from typing import Any
 
 from tasks.devices import Fact, Scene, Worked, current_scene, devices_for, pick_device
+from tasks.devices._words import WORD_BEFORE, opens_with
 from tasks.library import by_domain, tools
 from tasks.rand import below, permute
 from tasks.spec import NO_DEFAULT, Param, ToolSpec, template_fields
@@ -365,7 +366,6 @@ def _work(
     return None
 
 
-_WORD_BEFORE = re.compile(r"(\w+) \{(\w+)\}")
 _WORD_AFTER = re.compile(r"\{(\w+)\} (\w+)\b")
 #: The words at the edges of a request, an opener and a closer.
 _FIRST_WORD = re.compile(r"[^a-z]*([a-z]+)", re.IGNORECASE)
@@ -391,9 +391,7 @@ def _filled(template: str, texts: dict[str, str]) -> str:
     def seam(match: re.Match[str]) -> str:
         word, name = match.group(1), match.group(2)
         said = texts.get(name, "")
-        if said[: len(word) + 1].lower() == word.lower() + " " or (
-            word.lower() in _DETERMINERS and _OWN_DETERMINER.match(said)
-        ):
+        if opens_with(said, word) or (word.lower() in _DETERMINERS and _OWN_DETERMINER.match(said)):
             return "{" + name + "}"
         return match.group(0)
 
@@ -406,7 +404,7 @@ def _filled(template: str, texts: dict[str, str]) -> str:
 
     # Twice: a dropped determiner can bring a word before the placeholder that the text starts
     # with ("what the {x}" with "what I had originally").
-    joined = _WORD_BEFORE.sub(seam, _WORD_BEFORE.sub(seam, template))
+    joined = WORD_BEFORE.sub(seam, WORD_BEFORE.sub(seam, template))
     return _WORD_AFTER.sub(after, joined).format_map(texts)
 
 

@@ -93,7 +93,13 @@ def of_whom(frame: str, ref: str) -> str:
     return _AFTER_CLAUSE.get(frame, frame).format(ref=ref)
 
 
-_WORD_BEFORE = re.compile(r"(\w+) \{(\w+)\}")
+#: A template's or frame's word before a placeholder: (the word, the placeholder's name).
+WORD_BEFORE = re.compile(r"(\w+) \{(\w+)\}")
+
+
+def opens_with(said: str, word: str) -> bool:
+    """Whether ``said`` starts with the word ``word`` (any case): "for 5 people" with "for"."""
+    return said[: len(word) + 1].lower() == word.lower() + " "
 
 
 def filled(frame: str, **texts: str) -> str:
@@ -101,9 +107,8 @@ def filled(frame: str, **texts: str) -> str:
     starts with it: "asked for {x}" with "for 5 people" is "asked for 5 people"."""
 
     def seam(match: re.Match[str]) -> str:
-        word, said = match.group(1), texts.get(match.group(2), "")
-        if said[: len(word) + 1].lower() == word.lower() + " ":
+        if opens_with(texts.get(match.group(2), ""), match.group(1)):
             return "{" + match.group(2) + "}"
         return match.group(0)
 
-    return _WORD_BEFORE.sub(seam, frame).format(**texts)
+    return WORD_BEFORE.sub(seam, frame).format(**texts)
