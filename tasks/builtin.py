@@ -402,9 +402,11 @@ def _filled(template: str, texts: dict[str, str]) -> str:
             return "{" + name + "}, " + word
         return match.group(0)
 
-    # Twice: a dropped determiner can bring a word before the placeholder that the text starts
-    # with ("what the {x}" with "what I had originally").
-    joined = WORD_BEFORE.sub(seam, WORD_BEFORE.sub(seam, template))
+    joined = WORD_BEFORE.sub(seam, template)
+    if joined != template:
+        # Again where a word was dropped: it can bring a word before the placeholder that the
+        # text starts with ("what the {x}" with "what I had originally").
+        joined = WORD_BEFORE.sub(seam, joined)
     return _WORD_AFTER.sub(after, joined).format_map(texts)
 
 
