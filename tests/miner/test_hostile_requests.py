@@ -77,27 +77,29 @@ def _toy_guidance(vocab: list[str]) -> Guidance:
 
 
 def test_a_long_enum_value_costs_its_own_size_not_its_square() -> None:
+    # These bounds are on this process's CPU time: the work is all CPU, and wall time on a
+    # machine shared by two test suites is a multiple of it.
     tools = [_one_property({"type": "string", "enum": ["x" * 20_000]})]
-    started = time.perf_counter()
+    started = time.process_time()
     guide = _toy_guidance(["x", "xx", '"', "{", "}"]).row_guide(
         "json", tools, must_call=True, function_name=None
     )
     assert guide.matcher is not None
     assert guide.matcher.accept_string('{"name": "f", "arguments": {"a": "' + "x" * 20_000 + '"}}')
     # a set of every prefix held 200 MB and seconds here (1.7 GB for 60,000 characters)
-    assert time.perf_counter() - started < 2.0
+    assert time.process_time() - started < 2.0
 
 
 def test_many_enum_values_are_one_grammar_not_compared_pairwise() -> None:
     count = 3_000
-    started = time.perf_counter()
+    started = time.process_time()
     grammar = CallGrammar.build("json", [_one_property({"enum": [f"v{i}" for i in range(count)]})])
     assert grammar is not None
     assert accepts(grammar, '{"name": "f", "arguments": {"a": "v2999"}}')
     assert not prefix_ok(grammar, '{"name": "f", "arguments": {"a": "v3000')
     assert not accepts(grammar, '{"name": "f", "arguments": {"a": "v1"0}}')  # "v1" ends at its quote
     # pairwise: 9 million comparisons, the generation thread held for minutes at 30,000 values
-    assert time.perf_counter() - started < 2.0
+    assert time.process_time() - started < 2.0
 
 
 def test_literals_that_extend_each_other_still_end_where_the_next_character_says() -> None:
@@ -436,7 +438,7 @@ def test_a_copied_value_is_compiled_once_and_decoding_never_scans_the_request() 
     words = 3_000
     text = _CountingIndexText(" ".join(f"w{index}" for index in range(words)))
     source = Extraction.of_text(text)
-    started = time.perf_counter()
+    started = time.process_time()
     grammar = CallGrammar.build("json", [_one_property({"type": "string"})], source=source)
     assert grammar is not None
     guide = _toy_guidance([chr(code) for code in range(32, 127)]).row_guide(
@@ -446,7 +448,7 @@ def test_a_copied_value_is_compiled_once_and_decoding_never_scans_the_request() 
     # the grammar reads the request a few times over, once (every start per character fed cost
     # 968 x 3,000 reads a step: 2.4 s a wide search at 5,000 words)
     assert _CountingIndexText.reads < 12 * len(text)
-    assert time.perf_counter() - started < 5.0
+    assert time.process_time() - started < 5.0
     _CountingIndexText.reads = 0
     matcher = guide.matcher
     assert matcher.accept_string('{"name": "f", "arguments": {"a": "')

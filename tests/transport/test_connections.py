@@ -146,7 +146,7 @@ async def test_a_trickled_head_is_cut_at_the_head_deadline(start_miner) -> None:
             closed = True
             break
     writer.close()
-    assert closed and time.perf_counter() - started < 2.0
+    assert closed and time.perf_counter() - started < 3.0  # cut at 0.5 s; 4 s if let through
     assert await _health(miner.port, ATTACKERS[0]) == 200  # the address itself is not punished
 
 
