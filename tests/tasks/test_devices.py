@@ -640,6 +640,33 @@ def test_no_request_says_a_word_twice_across_a_seam() -> None:
     assert _said_by_users(re.compile(r"\b(\w+) \1\b|whatever whoever", re.IGNORECASE), "twice-9") == []
 
 
+def test_a_request_that_ends_a_sentence_takes_no_second_stop() -> None:
+    # Version 10, 4,000 tasks: 180 "?." or "!." where a joiner (". Then", ". Oh, and") or a context
+    # frame ("{text}. {fact}") followed a question, and 143 "?;" ("; plus", "{text}; {fact}").
+    assert _said_by_users(re.compile(r"[?!][.;]|(?<![./])\.[.;](?![.\"])"), "stops-11") == []
+
+
+def test_a_joiner_or_frame_keeps_its_stop_after_a_request_that_does_not_end_one() -> None:
+    from tasks.builtin import JOINERS, _with_context, join_requests
+    from tasks.devices import Fact
+
+    class Draws(Random):
+        def __init__(self, *draws: float) -> None:
+            super().__init__(0)
+            self.draws = list(draws)
+
+        def random(self) -> float:
+            return self.draws.pop(0)
+
+    then = JOINERS.index(". Then ") / len(JOINERS)
+    assert join_requests(["convert 5 C to F", "check 7"], Draws(then)) == "convert 5 C to F. Then check 7"
+    assert join_requests(["what is 5 C in F?", "check 7"], Draws(then)) == "what is 5 C in F? Then check 7"
+    fact = Fact("Ana flagged WH-B2", (), "fact", "")
+    after_with_stop = 0.0  # the first frame of those after the request: "{text}. {fact}"
+    assert _with_context("which one?", [fact], Draws(0.9, after_with_stop)) == "which one? Ana flagged WH-B2"
+    assert _with_context("book it", [fact], Draws(0.9, after_with_stop)) == "book it. Ana flagged WH-B2"
+
+
 def _said_by_users(pattern: re.Pattern[str], seed: str, count: int = 3000) -> list[str]:
     """Every match of ``pattern`` in the user messages of ``count`` tasks of ``seed``."""
     return [

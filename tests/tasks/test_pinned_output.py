@@ -22,7 +22,9 @@ for version "8" (no template determiner before a text with its own: "a our host'
 "the choice of whoever drives", not "whoever drives's choice") and for version "9" (no word said
 twice across a seam: "asked for, for Priya", "they asked for 5 people", no "please please" at an
 opener or closer, "whatever suits whoever drives") and for version "10" (a placeholder the
-template writes "'s" after takes its value as drawn: no "the one the surveyor flagged's lens").
+template writes "'s" after takes its value as drawn: no "the one the surveyor flagged's lens")
+and for version "11" (no second stop after a request that ends a sentence: "in degrees F? Then",
+not "F?. Then"; "flagged? Ana flagged WH-B2", not "flagged?; Ana").
 A change in output must be deliberate: bump
 GENERATOR_VERSION and re-pin.
 The JSON keeps dict order (no sort_keys): the order of tools, properties and enums is part of
@@ -43,9 +45,9 @@ from tasks.model import Task
 from tasks.shuffle import shuffle_surface
 from tasks.sources import load_bfcl_dir, load_xlam
 
-_PINNED_VERSION = "10"
-_BUILTIN_DIGEST = "e7850d7f27818d52e33450d7e2579105c6d28dac4340d29ed708b3a482ad7e4d"
-_SOURCED_DIGEST = "901581f0f64c6a9c769f5cdd5e5a97bb43db8ac8b4d095dd85e2615633d25973"
+_PINNED_VERSION = "11"
+_BUILTIN_DIGEST = "e54170e851286357b004a6109e78d3f3e85936c0084a68a2c65a99dbe176f2be"
+_SOURCED_DIGEST = "f4b12840d41f618e53744e4cef20013de149f14ccb48d750ccf7c063743c07e7"
 _ADVERSARIAL_SHUFFLE_DIGEST = "c140444a6a537c4529a20ac1d6d534c7ed4b23e47f3ebdc14503384db89035a9"
 
 
