@@ -77,7 +77,9 @@ async def test_broken_engines_cost_bounded_time_and_show_nothing_unverified(
     standin_engine: Callable[..., Awaitable[Any]],
 ) -> None:
     generated = tasks.generate(b"hostile", 24)
-    policy = PhrasingPolicy(attempts=2, replacements=1, attempt_timeout=0.5, deadline=5.0)
+    # These engines answer at once: no attempt may end by its clock (a loaded run once timed out
+    # every "garbage" answer at 0.5 s, and read 'deadline' where the engine's fault was the point).
+    at_once = PhrasingPolicy(attempts=2, replacements=1, attempt_timeout=30.0, deadline=120.0)
     expectations = {
         "garbage": "engine_error",
         "huge": "engine_error",
@@ -86,10 +88,10 @@ async def test_broken_engines_cost_bounded_time_and_show_nothing_unverified(
     }
     for mode, reason in expectations.items():
         engine = await standin_engine(mode)
-        # These engines answer at once: what they cost is the stage's own work, counted in CPU
-        # time (wall time read 15 s once, on two cores shared by two suites).
+        # What they cost is the stage's own work, counted in CPU time (wall time read 15 s once,
+        # on two cores shared by two suites).
         started = time.process_time()
-        result = await phrase(generated, engine, b"round", redraw=tasks.redraw, policy=policy)
+        result = await phrase(generated, engine, b"round", redraw=tasks.redraw, policy=at_once)
         assert time.process_time() - started < 10
         if mode == "wrong":
             # a request survives losing its first value only where that value is said again
@@ -103,6 +105,7 @@ async def test_broken_engines_cost_bounded_time_and_show_nothing_unverified(
         if reason is not None:  # the engine's own fault first, the stand-in's usual slips beside it
             assert result.stats.rejected.most_common(1)[0][0] == reason, (mode, result.stats.rejected)
     slow = await standin_engine("slow", delay=3.0)
+    policy = PhrasingPolicy(attempts=2, replacements=1, attempt_timeout=0.5, deadline=5.0)
     started = time.monotonic()
     result = await phrase(generated, slow, b"round", redraw=tasks.redraw, policy=policy)
     assert time.monotonic() - started < 6  # the stage's deadline, not 24 x 4 x 3 s
