@@ -13,6 +13,8 @@ from types import ModuleType
 
 import pytest
 
+from tests.support.watchdog import Watchdog
+
 _BTCLI_FILES = {
     "BTCLI_CONFIG": "btcli.json",
     "BTCLI_PROXIES_PATH": "btcli_proxies.json",
@@ -77,3 +79,19 @@ def load_bench() -> Callable[[str], ModuleType]:
         return loaded[name]
 
     return load
+
+
+_WATCHDOG: Watchdog | None = None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[object]:
+    """A test that hangs fails after ``tests.support.watchdog.HANG_S`` with its stacks shown."""
+    global _WATCHDOG
+    if _WATCHDOG is None:
+        _WATCHDOG = Watchdog()
+    _WATCHDOG.arm(item.nodeid)
+    try:
+        return (yield)
+    finally:
+        _WATCHDOG.disarm()
