@@ -28,11 +28,10 @@ HANG_S = float(os.environ.get("TEST_HANG_S", "1200"))
 
 def running_loops() -> list[asyncio.AbstractEventLoop]:
     """Every event loop of this process that is running now (on any thread)."""
-    return [
-        obj
-        for obj in gc.get_objects()
-        if isinstance(obj, asyncio.AbstractEventLoop) and obj.is_running() and not obj.is_closed()
-    ]
+    # type(), not isinstance(): isinstance reads ``__class__``, which some lazy modules' objects
+    # answer with a deprecation warning.
+    loops = [obj for obj in gc.get_objects() if issubclass(type(obj), asyncio.AbstractEventLoop)]
+    return [loop for loop in loops if loop.is_running() and not loop.is_closed()]
 
 
 def hang_report(name: str, limit: float, loops: list[asyncio.AbstractEventLoop]) -> str:
