@@ -52,7 +52,8 @@ def hang_report(name: str, limit: float, loops: list[asyncio.AbstractEventLoop])
 
 class Watchdog:
     """``arm(name)`` when a test starts, ``disarm()`` when it ends; past ``limit`` seconds, report
-    and cancel (see the module's docstring). ``on_fire`` receives the report (tests use it)."""
+    and cancel (see the module's docstring). ``fired`` holds the reports; ``close()`` ends the
+    watching thread."""
 
     def __init__(self, limit: float = HANG_S, poll_s: float = 1.0, report_dir: Path | None = None) -> None:
         self.limit = limit
@@ -62,6 +63,7 @@ class Watchdog:
         self._lock = threading.Lock()
         self._name: str | None = None
         self._deadline = 0.0
+        self._closed = threading.Event()
         self._thread = threading.Thread(target=self._watch, name="test-watchdog", daemon=True)
         self._thread.start()
 
@@ -73,9 +75,12 @@ class Watchdog:
         with self._lock:
             self._name = None
 
+    def close(self) -> None:
+        self._closed.set()
+        self._thread.join()
+
     def _watch(self) -> None:
-        while True:
-            time.sleep(self.poll_s)
+        while not self._closed.wait(self.poll_s):
             with self._lock:
                 name = self._name
                 due = name is not None and time.monotonic() >= self._deadline
