@@ -539,7 +539,8 @@ async def connect(settings: BootstrapSettings) -> Any:
         return await client  # awaiting a bt.Subtensor connects it and returns the async client
 
     try:
-        connected = await asyncio.wait_for(opened(), timeout=60)
+        async with asyncio.timeout(60):
+            connected = await opened()
         await connected.block()
     except StoreError as exc:  # the devchain file is damaged or someone else's
         raise BootstrapError(str(exc)) from None

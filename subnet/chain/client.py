@@ -228,8 +228,10 @@ class ChainClient:
         last_error: BaseException | None = None
         for attempt in range(1, attempts + 1):
             try:
-                client = await asyncio.wait_for(self._connected(), self.retry.timeout)
-                result = await asyncio.wait_for(operation(client), self.retry.timeout if bounded else None)
+                async with asyncio.timeout(self.retry.timeout):
+                    client = await self._connected()
+                async with asyncio.timeout(self.retry.timeout if bounded else None):
+                    result = await operation(client)
             except Exception as error:
                 if not self._is_transient(error):
                     self._raise_typed(error, what)

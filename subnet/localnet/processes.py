@@ -134,7 +134,8 @@ class Supervisor:
         if alive:
             waiting = asyncio.gather(*(child.process.wait() for child in alive))
             try:
-                await asyncio.wait_for(asyncio.shield(waiting), timeout=grace)
+                async with asyncio.timeout(grace):
+                    await asyncio.shield(waiting)
             except TimeoutError:
                 for child in alive:
                     if child.running:

@@ -343,7 +343,8 @@ class Localnet(CommandLines):
             "demo model", [sys.executable, "-c", code], self.state.log("demo-model")
         )
         try:
-            await asyncio.wait_for(child.process.wait(), timeout=2.0)
+            async with asyncio.timeout(2.0):
+                await child.process.wait()
         except TimeoutError:
             self.out("converting the demo model (SmolLM2-135M) once; it is cached for later runs")
             await child.process.wait()
@@ -495,7 +496,8 @@ class Localnet(CommandLines):
             if finished:
                 break
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(validator.process.wait(), timeout=POLL_S)
+                async with asyncio.timeout(POLL_S):
+                    await validator.process.wait()
         if validator.returncode != 0:
             if watcher.finished == 0:
                 raise _died_at_start(validator, "stopped before finishing a round")

@@ -257,7 +257,8 @@ class BatchingBackend:
                 return
             self._arrival.clear()
             try:
-                await asyncio.wait_for(self._arrival.wait(), remaining)
+                async with asyncio.timeout(remaining):
+                    await self._arrival.wait()
             except TimeoutError:
                 return
 

@@ -53,8 +53,12 @@ DRAIN_TIMEOUT_S = 10.0
 MODEL_CLOSE_TIMEOUT_S = 3.0
 # What the transport gives handlers still running after the drain (MinerServer's shutdown_timeout).
 _HANDLER_CANCEL_S = 1.0
+# How long a stop waits for the metagraph refresher to end once told to. It ends at once unless
+# something under it swallowed the cancellation (Python 3.11's asyncio.wait_for does, when the call
+# it wraps finishes in the same step); then it ends at its next check, abandoned if that is later.
+REFRESHER_STOP_S = 1.0
 # The longest a stop takes (docs/miner.md, "Stopping").
-STOP_BOUND_S = DRAIN_TIMEOUT_S + _HANDLER_CANCEL_S + MODEL_CLOSE_TIMEOUT_S
+STOP_BOUND_S = REFRESHER_STOP_S + DRAIN_TIMEOUT_S + _HANDLER_CANCEL_S + MODEL_CLOSE_TIMEOUT_S
 # What a dev-network miner bound to every interface publishes: the devchain is local.
 DEV_PUBLISHED_IP = "127.0.0.1"
 
@@ -151,6 +155,7 @@ class MinerNode:
         self.server: MinerServer | None = None
         self.serving: Serving | None = None
         self._refresher: asyncio.Task[None] | None = None
+        self._refreshing = False
         self._backend_started = False
 
     async def start(self) -> Serving:
@@ -189,6 +194,7 @@ class MinerNode:
         published_port = settings.axon.external_port or bound_port
         changed = await self.chain.serve_axon(published_ip, published_port)
         self.serving = Serving(uid, settings.axon.ip, published_ip, published_port)
+        self._refreshing = True
         self._refresher = asyncio.create_task(self._refresh_metagraph(), name="miner-metagraph-refresh")
         log.info(
             "serving %s on %s:%d (axon %s:%d %s) for netuid %d as uid %d",
@@ -204,27 +210,39 @@ class MinerNode:
         return self.serving
 
     async def _refresh_metagraph(self) -> None:
-
-        while True:
+        # The flag as well as the cancellation: a cancellation swallowed under the chain call would
+        # otherwise keep this loop (and a stop waiting for it) going for ever.
+        while self._refreshing:
             await asyncio.sleep(self.refresh_s)
+            if not self._refreshing:
+                return
             try:
                 graph = await self.chain.metagraph()
             except ChainError as error:
                 # The chain client logs outages once; keep serving with the last snapshot.
                 log.debug("metagraph refresh failed, keeping the previous one: %s", error)
                 continue
-            if self.directory is not None:
+            if self.directory is not None and self._refreshing:
                 self.directory.replace(graph)
 
     async def stop(self) -> None:
         """Drain the server, stop refreshing, free the model, each within its deadline (the
         module's docstring). Safe to call more than once."""
         started = time.monotonic()
+        self._refreshing = False
         if self._refresher is not None:
-            self._refresher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._refresher
-            self._refresher = None
+            refresher, self._refresher = self._refresher, None
+            refresher.cancel()
+            done, pending = await asyncio.wait({refresher}, timeout=REFRESHER_STOP_S)
+            for task in done:
+                if not task.cancelled() and task.exception() is not None:
+                    log.warning("the metagraph refresher had stopped on an error: %s", task.exception())
+            if pending:
+                log.warning(
+                    "the metagraph refresher was still running %.0f s after it was stopped; left to "
+                    "end at its next check",
+                    REFRESHER_STOP_S,
+                )
         if self.server is not None:
             gate = self.server.app.get(GATE_KEY)
             in_flight = gate.active if gate is not None else 0
@@ -239,7 +257,8 @@ class MinerNode:
         if self._backend_started:
             self._backend_started = False
             try:
-                await asyncio.wait_for(self.backend.close(), self.model_close_s)
+                async with asyncio.timeout(self.model_close_s):
+                    await self.backend.close()
             except TimeoutError:
                 # The running generations are failed and abandoned; the model's thread stops at its
                 # next decoding step.

@@ -155,7 +155,8 @@ class EpisodePlayer:
         if episode.single_step:
             task = agent_step(episode)
             try:
-                answer = await asyncio.wait_for(ask(task.messages, task.tools), self.limits.deadline_s)
+                async with asyncio.timeout(self.limits.deadline_s):
+                    answer = await ask(task.messages, task.tools)
                 verdict = check(answer, [function_of(tool) for tool in task.tools], task.expected, "simple")
             except (_StepFailed, TimeoutError):
                 answer, verdict = None, None
@@ -167,7 +168,8 @@ class EpisodePlayer:
                 else SandboxedRunner(episode, ask, self.sandbox)
             )
             try:
-                transcript = await asyncio.wait_for(runner.play(), self.limits.deadline_s)
+                async with asyncio.timeout(self.limits.deadline_s):
+                    transcript = await runner.play()
             except TimeoutError:
                 transcript = _stopped(
                     runner.transcript, f"deadline: the episode took more than {self.limits.deadline_s:g} s"

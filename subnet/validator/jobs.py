@@ -54,7 +54,8 @@ class GuardedJob:
         started = asyncio.get_running_loop().time()
         outcome = "ok"
         try:
-            await asyncio.wait_for(self.spec.run(), timeout=self.spec.timeout_s)
+            async with asyncio.timeout(self.spec.timeout_s):
+                await self.spec.run()
         except TimeoutError:
             outcome = "timeout"
             self.stats.timeouts += 1

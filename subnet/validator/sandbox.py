@@ -313,7 +313,8 @@ class Sandbox:
             limit=1 << 20,
         )
         try:
-            kind, _ = await asyncio.wait_for(self._read_frame(process), self.limits.start_timeout_s)
+            async with asyncio.timeout(self.limits.start_timeout_s):
+                kind, _ = await self._read_frame(process)
             if kind != b"R":
                 raise ValueError(f"unexpected first frame {kind!r}")
         except BaseException as error:
@@ -364,7 +365,8 @@ class Sandbox:
         if process.stdin is not None:
             process.stdin.close()
         try:
-            await asyncio.wait_for(process.wait(), 2.0)
+            async with asyncio.timeout(2.0):
+                await process.wait()
         except TimeoutError:
             process.kill()
             await process.wait()

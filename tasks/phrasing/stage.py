@@ -279,7 +279,8 @@ class _Slot:
                 return EngineAnswer(None, error="deadline")
             timeout = self._time_left()
             try:
-                return await asyncio.wait_for(self.engine.write(request), timeout)
+                async with asyncio.timeout(timeout):
+                    return await self.engine.write(request)
             except TimeoutError:
                 return EngineAnswer(None, error="timeout")
             except Exception as exc:  # an engine's failure costs this attempt, never the round
@@ -289,9 +290,8 @@ class _Slot:
     async def _solves(self, task: Task) -> bool:
         async with self.gate:
             try:
-                output = await asyncio.wait_for(
-                    self.engine.solve(task.messages, task.tools), self._time_left()
-                )
+                async with asyncio.timeout(self._time_left()):
+                    output = await self.engine.solve(task.messages, task.tools)
             except Exception:  # a timeout or a failed answer: the text is not shown to be solvable
                 return False
         functions = [dict(function_of(tool)) for tool in task.tools]

@@ -28,7 +28,7 @@ from subnet.config import MinerSettings, parse_miner_settings
 from subnet.devchain import DevChain
 from subnet.metrics import Reading
 from subnet.miner.base import GenerationRequest, GenerationResult, ModelOptions
-from subnet.miner.node import MinerNode
+from subnet.miner.node import REFRESHER_STOP_S, MinerNode
 from subnet.protocol import ChatCompletionRequest
 from subnet.transport import GATE_KEY, ClientTimeouts, MinerClient, MinerTarget
 from subnet.wallets import create_dev_wallet, load_wallet
@@ -357,3 +357,59 @@ async def test_a_stop_under_load_takes_the_drain_and_the_model_close_deadlines_a
         await node.stop()
         await miner_chain.close()
         await validator_chain.close()
+
+
+class _IdleModel(_SlowModel):
+    """A model nobody asks anything; it closes at once."""
+
+    async def close(self) -> None:
+        self.closed = True
+
+
+async def test_a_stop_ends_the_refresher_even_when_a_chain_call_swallows_its_cancellation(
+    miner_argv: Callable[..., list[str]],
+    devchain: DevChain,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Python 3.11's asyncio.wait_for (the SDK uses it too) can return a call's answer instead of
+    raising the cancellation that arrived with it. The refresher then ran on, and the stop that
+    waited for it never ended (a test run hung so). Here a metagraph read swallows it."""
+    settings = parse_miner_settings(miner_argv("miner"), env={})
+    chain = await _registered_client(settings, devchain, tmp_path, "miner")
+    read_graph = chain.metagraph
+    reads = 0
+    refreshing, swallowed = asyncio.Event(), asyncio.Event()
+
+    async def swallowing_metagraph() -> object:
+        nonlocal reads
+        graph = await read_graph()
+        reads += 1
+        if reads > 1:  # the first read is the start's
+            refreshing.set()
+        try:
+            await asyncio.sleep(0.5)
+        except asyncio.CancelledError:
+            if swallowed.is_set():
+                raise
+            swallowed.set()  # once, as the bug does: the loop around the read did the rest
+        return graph
+
+    monkeypatch.setattr(chain, "metagraph", swallowing_metagraph)
+    model = _IdleModel(ModelOptions.from_settings(settings.model))
+    node = MinerNode(settings, chain=chain, backend=model, refresh_s=0.01)
+    try:
+        await node.start()
+        await refreshing.wait()
+        started = time.monotonic()
+        stopping = asyncio.ensure_future(node.stop())
+        await asyncio.wait({stopping}, timeout=20)
+        assert stopping.done(), "the stop is still waiting for the metagraph refresher"
+        await stopping
+        assert time.monotonic() - started < REFRESHER_STOP_S + 3
+        assert swallowed.is_set() and node.server is None and model.closed
+        reads_at_stop = reads
+        await asyncio.sleep(0.3)
+        assert reads == reads_at_stop  # the refresher has ended: no read after the stop
+    finally:
+        await chain.close()
