@@ -1,10 +1,13 @@
-.PHONY: setup test lint bench demo run
+.PHONY: setup test test-all lint bench demo run
 
 setup:
 	scripts/setup.sh
 
 test:
 	scripts/test.sh
+
+test-all:
+	scripts/test.sh --slow
 
 lint: setup
 	.venv/bin/ruff check . && .venv/bin/mypy

@@ -13,7 +13,10 @@ from types import ModuleType
 
 import pytest
 
+from tests.support.slow import pytest_addoption, pytest_collection_modifyitems
 from tests.support.watchdog import Watchdog
+
+__all__ = ["pytest_addoption", "pytest_collection_modifyitems"]  # hooks: the slow tests are opt-in
 
 _BTCLI_FILES = {
     "BTCLI_CONFIG": "btcli.json",
