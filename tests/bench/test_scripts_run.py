@@ -15,7 +15,7 @@ import pytest
 BENCH_DIR = Path(__file__).resolve().parents[2] / "bench"
 
 
-@pytest.mark.parametrize("script", ["integrity.py", "transport.py"])
+@pytest.mark.parametrize("script", ["integrity.py", "transport.py", "cancellation.py"])
 def test_a_bench_script_starts_without_pythonpath(script: str, tmp_path: Path) -> None:
     env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
     done = subprocess.run(
