@@ -366,15 +366,19 @@ class _IdleModel(_SlowModel):
         self.closed = True
 
 
+@pytest.mark.parametrize("held_s", [0.5, 3.0])  # the read ends within the stop's wait, or after it
 async def test_a_stop_ends_the_refresher_even_when_a_chain_call_swallows_its_cancellation(
     miner_argv: Callable[..., list[str]],
     devchain: DevChain,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    held_s: float,
 ) -> None:
     """Python 3.11's asyncio.wait_for (the SDK uses it too) can return a call's answer instead of
     raising the cancellation that arrived with it. The refresher then ran on, and the stop that
-    waited for it never ended (a test run hung so). Here a metagraph read swallows it."""
+    waited for it never ended (a test run hung so). Here a refresh read swallows it and answers
+    ``held_s`` later; a refresher still running after REFRESHER_STOP_S is left, with a warning."""
     settings = parse_miner_settings(miner_argv("miner"), env={})
     chain = await _registered_client(settings, devchain, tmp_path, "miner")
     read_graph = chain.metagraph
@@ -388,11 +392,12 @@ async def test_a_stop_ends_the_refresher_even_when_a_chain_call_swallows_its_can
         if reads > 1:  # the first read is the start's
             refreshing.set()
         try:
-            await asyncio.sleep(0.5)
+            await asyncio.sleep(3600 if reads > 1 else 0)  # a refresh read answers when cancelled
         except asyncio.CancelledError:
             if swallowed.is_set():
                 raise
             swallowed.set()  # once, as the bug does: the loop around the read did the rest
+            await asyncio.sleep(held_s)
         return graph
 
     monkeypatch.setattr(chain, "metagraph", swallowing_metagraph)
@@ -402,14 +407,51 @@ async def test_a_stop_ends_the_refresher_even_when_a_chain_call_swallows_its_can
         await node.start()
         await refreshing.wait()
         started = time.monotonic()
-        stopping = asyncio.ensure_future(node.stop())
-        await asyncio.wait({stopping}, timeout=20)
+        with caplog.at_level(logging.WARNING, logger="miner"):
+            stopping = asyncio.ensure_future(node.stop())
+            await asyncio.wait({stopping}, timeout=20)
         assert stopping.done(), "the stop is still waiting for the metagraph refresher"
         await stopping
         assert time.monotonic() - started < REFRESHER_STOP_S + 3
         assert swallowed.is_set() and node.server is None and model.closed
+        assert ("refresher was still running" in caplog.text) == (held_s > REFRESHER_STOP_S)
         reads_at_stop = reads
         await asyncio.sleep(0.3)
         assert reads == reads_at_stop  # the refresher has ended: no read after the stop
     finally:
+        await chain.close()
+
+
+async def test_a_refresher_that_died_on_an_error_is_reported_at_stop(
+    miner_argv: Callable[..., list[str]],
+    devchain: DevChain,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An error that is not the chain's (those keep the last snapshot) ends the refresher; the stop
+    says so rather than leaving it to a "never retrieved" line at exit."""
+    settings = parse_miner_settings(miner_argv("miner"), env={})
+    chain = await _registered_client(settings, devchain, tmp_path, "miner")
+    read_graph = chain.metagraph
+    failed = asyncio.Event()
+
+    async def failing_metagraph() -> object:
+        if node.serving is None:  # the start's read
+            return await read_graph()
+        failed.set()
+        raise RuntimeError("decoding went wrong")
+
+    monkeypatch.setattr(chain, "metagraph", failing_metagraph)
+    node = MinerNode(
+        settings, chain=chain, backend=_IdleModel(ModelOptions.from_settings(settings.model)), refresh_s=0.01
+    )
+    try:
+        await node.start()
+        await failed.wait()
+        with caplog.at_level(logging.WARNING, logger="miner"):
+            await node.stop()
+        assert "refresher had stopped on an error: decoding went wrong" in caplog.text
+    finally:
+        await node.stop()
         await chain.close()
