@@ -1,7 +1,8 @@
 """Integrity of the scores: what model-free cheaters earn on template text, and on phrased text.
 
-Six miners answer the same tasks, each task shown as that miner's variant and judged by
-``scoring.check``: one that never calls, one that calls a random tool, a memoriser that holds
+Seven miners answer the same tasks, each task shown as that miner's variant and judged by
+``scoring.check``: one that never calls, one that calls a random tool, one that calls the tools
+the lexical miner picks with junk values (what form alone earns), a memoriser that holds
 every task of a past round, the red team's template inverter (bench/redteam.py: no model, only
 the public generator code), its lexical miner (bench/redteam_kit/lexical: keywords and value
 formats, any text), and an oracle that answers each task's reference calls (the honest miner that
@@ -275,6 +276,7 @@ def _miners(redteam: ModuleType, past: Sequence[Task] = ()) -> dict[str, Any]:
     return {
         "never calls": redteam.NeverCalls(),
         "random tool": redteam.RandomTool(seed=1),
+        "lexical tools, junk values": redteam.FormOnly(),
         "memoriser (a past round)": redteam.DatasetMemoriser(past),
         "template inverter (no model)": redteam.TemplateInverter(),
         "lexical miner (no model)": redteam.LexicalMiner(),

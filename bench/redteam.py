@@ -9,7 +9,8 @@ which a slot is one of the generator's ``vague`` phrases, or whose best template
 that is not offered, means no call at all. ``DatasetMemoriser`` is the attacker for external
 sources: it looks the request text up in the published tasks. ``LexicalMiner``
 (bench/redteam_kit/lexical) reads any text, template or phrased, by keywords and value formats
-alone. ``NeverCalls`` and ``RandomTool`` are baselines. ``evaluate_miner`` scores any of them on
+alone. ``NeverCalls``, ``RandomTool`` and ``FormOnly`` (the lexical miner's tools, junk values) are
+baselines. ``evaluate_miner`` scores any of them on
 the variants a miner would be shown.
 Episodes have their own attacker, ``ScriptedAgent`` (bench/redteam_agent.py). The attackers live in
 bench/redteam_kit/ (``inverter``, ``lexical``, ``agent``); this script runs them.
@@ -42,6 +43,7 @@ from tasks.answers import reference_calls
 
 __all__ = [
     "DatasetMemoriser",
+    "FormOnly",
     "LexicalMiner",
     "Miner",
     "NeverCalls",
@@ -93,6 +95,25 @@ class RandomTool:
         required = (function.get("parameters") or {}).get("required") or []
         arguments = {name: _JUNK.get(str(properties.get(name, {}).get("type")), "x") for name in required}
         return [(str(function.get("name", "")), arguments)]
+
+
+class FormOnly:
+    """The lexical miner's tools and no-call decisions with junk of the right type in every
+    required parameter: what an answer's form earns with no value right (the scorer pays right
+    values only, so nothing on a call task)."""
+
+    def __init__(self) -> None:
+        self._lexical = LexicalMiner()
+
+    def answer(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Answer:
+        functions = {str(function_of(tool).get("name", "")): function_of(tool) for tool in tools}
+        junk = []
+        for name, _ in self._lexical.answer(messages, tools):
+            function = functions.get(name, {})
+            properties = _properties(function)
+            required = (function.get("parameters") or {}).get("required") or []
+            junk.append((name, {p: _JUNK.get(str(properties.get(p, {}).get("type")), "x") for p in required}))
+        return junk
 
 
 def _normalised(text: str) -> str:
@@ -162,6 +183,7 @@ _MINERS: dict[str, Callable[[], Miner]] = {
     "template": TemplateInverter,
     "never": NeverCalls,
     "random": RandomTool,
+    "form": FormOnly,
 }
 
 

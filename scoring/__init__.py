@@ -36,8 +36,10 @@ Partial credit
   the checker accepts for an expected call fits);
 * ``tool``: the share of calls with the right function name;
 * ``args``: the argument credit: for each output call paired with an expected call of the same
-  name, the share of its parameters (expected or given) that are right (an acceptable value, or
-  left out where the answer allows it).
+  name, the share of its values that are right: every parameter it gives counts (right when its
+  value is acceptable, wrong when not or when the expected call has no such parameter), and every
+  parameter the answer must state but the call leaves out counts wrong; an optional parameter left
+  out counts neither way.
 
 Shares are over n = max(#output calls, #expected calls), so extra and missing calls both cost.
 Output and expected calls are paired greedily: exact matches first, then the best remaining pair.
@@ -45,8 +47,12 @@ Output and expected calls are paired greedily: exact matches first, then the bes
 ``score`` is 1.0 for a valid verdict (and then every component is 1.0). For an invalid verdict on
 a category that expects calls::
 
-    score = 0.5 * (0.1 * format + 0.2 * schema + 0.3 * tool + 0.4 * args)     # always < 0.5
+    score = 0.5 * args     # always < 0.5
 
+Only right values in calls to the right function earn: an answer's form, its fit to the schema
+and its function names are reported but earn nothing by themselves (an empty call list, or the
+right function with junk of the right types, scores 0: a program that reads no request must not
+out-earn one that declines).
 so any valid answer outscores any invalid one, and an output that does not decode scores 0.
 Irrelevance, missing_param and relevance are binary: 1.0 or 0.0. A timeout or transport error is
 not an output: the caller scores it 0 without calling ``check``.

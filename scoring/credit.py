@@ -13,7 +13,7 @@ from scoring.schema import FLOAT_TYPES
 from scoring.value_check import check_value
 
 # Weights of the components in the partial credit of an invalid verdict, and its ceiling.
-COMPONENT_WEIGHTS: dict[str, float] = {"format": 0.1, "schema": 0.2, "tool": 0.3, "args": 0.4}
+COMPONENT_WEIGHTS: dict[str, float] = {"format": 0.0, "schema": 0.0, "tool": 0.0, "args": 1.0}
 PARTIAL_CREDIT_CEILING = 0.5
 #: The same for an invalid episode (scoring.episodes): turns passed, valid calls, economy.
 EPISODE_WEIGHTS: dict[str, float] = {"turns": 0.6, "calls": 0.3, "economy": 0.1}
@@ -44,23 +44,27 @@ def _fits_schema(call: Call, task: TaskCheck) -> bool:
 
 
 def _argument_credit(call: Call, shape: Shape, expected: Mapping[str, Sequence[Any]]) -> float:
-    """Share of the parameters (expected or given) that are right: given with an acceptable value,
-    or left out where that is allowed. Parameters given but not expected count as wrong."""
+    """Share of the call's values that are right: each parameter the call gives counts (right when
+    its value is acceptable), and so does each the answer must state but the call leaves out
+    (wrong); an optional parameter left out counts neither way. A call with nothing to judge
+    (the expected call states nothing and the call gives nothing) is fully right."""
     arguments = call.arguments
     properties = shape.properties
-    names = len(expected)  # the parameters expected or given: the expected ones ...
+    judged = 0
     right = 0
     for name, acceptable in expected.items():
         if name not in arguments:
-            right += "" in acceptable
-        elif name in properties:
+            judged += "" not in acceptable
+            continue
+        judged += 1
+        if name in properties:
             right += check_value(name, arguments[name], shape.types_of(name), acceptable) is None
-    for name in arguments:  # ... and those given but not expected
+    for name in arguments:  # given but not expected: wrong
         if name not in expected:
-            names += 1
-    if not names:
+            judged += 1
+    if not judged:
         return 1.0
-    return right / names
+    return right / judged
 
 
 def partial_components(calls: list[Call], task: TaskCheck) -> dict[str, float]:
@@ -123,15 +127,10 @@ def partial_components(calls: list[Call], task: TaskCheck) -> dict[str, float]:
 
 
 def partial_credit(components: Mapping[str, float]) -> float:
-    """Score of an invalid verdict: 0.5 x (0.1 format + 0.2 schema + 0.3 tool + 0.4 args), < 0.5."""
-    weights = COMPONENT_WEIGHTS  # summed in the order of COMPONENTS
-    weighted = (
-        weights["format"] * components["format"]
-        + weights["schema"] * components["schema"]
-        + weights["tool"] * components["tool"]
-        + weights["args"] * components["args"]
-    )
-    return round(PARTIAL_CREDIT_CEILING * weighted, 6)
+    """Score of an invalid verdict: 0.5 x args, < 0.5. Only right argument values earn (in calls
+    paired with an expected call of the same name); the output's form, its fit to the schema and
+    its function names are reported but earn nothing by themselves."""
+    return round(PARTIAL_CREDIT_CEILING * COMPONENT_WEIGHTS["args"] * components["args"], 6)
 
 
 def episode_partial_credit(components: Mapping[str, float]) -> float:

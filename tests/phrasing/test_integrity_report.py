@@ -17,6 +17,7 @@ from scoring.rendering import FORMATS, NATIVE_FORMATS
 MINERS = (
     "never calls",
     "random tool",
+    "lexical tools, junk values",
     "memoriser (a past round)",
     "template inverter (no model)",
     "lexical miner (no model)",

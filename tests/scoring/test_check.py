@@ -331,18 +331,51 @@ def test_valid_scores_one_with_all_components_one() -> None:
 
 def test_partial_credit_formula() -> None:
     components = {"format": 1.0, "schema": 0.5, "tool": 1.0, "args": 0.25}
-    assert partial_credit(components) == pytest.approx(0.5 * (0.1 + 0.2 * 0.5 + 0.3 + 0.4 * 0.25))
+    assert partial_credit(components) == pytest.approx(0.5 * 0.25)
     assert partial_credit(dict.fromkeys(components, 1.0)) == 0.5
+    # form, schema and names are reported, not paid: only right values earn
+    assert partial_credit({"format": 1.0, "schema": 1.0, "tool": 1.0, "args": 0.0}) == 0.0
 
 
 def test_partial_credit_components() -> None:
     wrong_value = verdict({"city": "y", "days": 3}, {"city": ["x"], "days": [3]})
     assert wrong_value.components == {"format": 1.0, "schema": 1.0, "tool": 1.0, "args": 0.5}
-    assert wrong_value.score == pytest.approx(0.5 * (0.1 + 0.2 + 0.3 + 0.2))
+    assert wrong_value.score == pytest.approx(0.5 * 0.5)
     wrong_name = verdict({"city": "x"}, {"city": ["x"]}, name="g")
     assert wrong_name.components == {"format": 1.0, "schema": 0.0, "tool": 0.0, "args": 0.0}
+    assert wrong_name.score == 0.0
     wrong_type = verdict({"city": "x", "days": "3"}, {"city": ["x"], "days": [3]})
     assert wrong_type.components["schema"] == 0.0 and wrong_type.components["args"] == 0.5
+
+
+def test_form_alone_earns_nothing() -> None:
+    """No credit for an answer with no right value: an empty call list (decodes, names nothing)
+    and the right function with junk of the right types both score 0, whatever the optional
+    parameters the call leaves out (leaving one out is no skill)."""
+    expected = {"city": ["Paris"], "days": [3], "metric": [True, ""], "tags": [[], ""], "ratio": [0.5, ""]}
+    empty = check("[]", FUNCTIONS, [{"f": expected}], "simple")
+    assert (empty.valid, empty.components["format"], empty.score) == (False, 1.0, 0.0)
+    junk = verdict({"city": "x", "days": 1}, expected)
+    assert junk.components["schema"] == 1.0 and junk.components["tool"] == 1.0
+    assert (junk.components["args"], junk.score) == (0.0, 0.0)
+    junk_calls = "[f(city='x', days=1), f(city='y', days=2)]"
+    parallel = check(junk_calls, FUNCTIONS, [{"f": expected}] * 2, "parallel")
+    assert parallel.score == 0.0
+
+
+def test_argument_credit_judges_the_values_given_and_those_that_must_be() -> None:
+    expected = {"city": ["Paris"], "days": [3], "metric": [True, ""]}
+    # a stated value left out counts wrong; an optional one left out counts neither way
+    assert verdict({"city": "Paris"}, expected).components["args"] == pytest.approx(1 / 2)
+
+    def args(**given: Any) -> float:
+        return verdict(given, expected).components["args"]
+
+    # an optional value given counts, right or wrong
+    assert args(city="Paris", days=4, metric=True) == pytest.approx(2 / 3)
+    assert args(city="Paris", days=4, metric=False) == pytest.approx(1 / 3)
+    # a parameter given but not expected counts wrong
+    assert args(city="Paris", days=4, ratio=1.0) == pytest.approx(1 / 3)
 
 
 def test_partial_credit_counts_extra_and_missing_calls() -> None:

@@ -78,7 +78,9 @@ def test_check_json_from_stdin(
     )
     code, out, _ = run_cli(capsys, *check_argv(task_files, "simple", "-", "--json"))
     verdict = json.loads(out)
-    assert code == 1 and verdict["error_type"] == "value_error:string" and 0 < verdict["score"] < 0.5
+    assert code == 1 and verdict["error_type"] == "value_error:string"
+    # the one value is wrong: the right function alone earns nothing (issue 27)
+    assert verdict["score"] == 0.0 and verdict["components"]["tool"] == 1.0
 
 
 def test_check_irrelevance_needs_no_answer(

@@ -67,6 +67,27 @@ def test_random_calls_are_offered_tools_and_repeatable(redteam: ModuleType, roun
         assert len(answer) == 1 and answer[0][0] in task.tool_names
 
 
+def test_form_alone_earns_nothing_on_call_tasks(redteam: ModuleType, round_tasks: list[Task]) -> None:
+    """The lexical miner's tools with junk values: call tasks earn (next to) nothing, since only
+    right values earn (a junk value is right by chance now and then: ``True``, ``1``)."""
+    from scoring import Call, function_of
+    from scoring.checking import check
+
+    miner = redteam.FormOnly()
+    scores: dict[str, list[float]] = {}
+    for task in round_tasks[:240]:
+        shown = variant(task, VARIANT_SEED)
+        calls = [Call(name, arguments) for name, arguments in miner.answer(shown.messages, shown.tools)]
+        verdict = check(calls, [function_of(t) for t in shown.tools], shown.expected, shown.scoring_category)
+        scores.setdefault(task.category, []).append(verdict.score)
+    assert set(scores) == set(CATEGORIES)
+    for category, values in scores.items():
+        if category in NO_CALL:
+            assert 0 < sum(values) <= len(values), category
+        else:
+            assert sum(values) / len(values) < 0.02 and values.count(0.0) >= 0.9 * len(values), category
+
+
 def test_the_memoriser_answers_published_text_and_refuses_the_rest(
     redteam: ModuleType, round_tasks: list[Task], fixtures: Path
 ) -> None:
