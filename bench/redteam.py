@@ -99,8 +99,8 @@ class RandomTool:
 
 class FormOnly:
     """The lexical miner's tools and no-call decisions with junk of the right type in every
-    required parameter: what an answer's form earns with no value right (the scorer pays right
-    values only, so nothing on a call task)."""
+    required parameter: what an answer's form earns with no value right (the scorer pays whole
+    calls only, so nothing on a call task)."""
 
     def __init__(self) -> None:
         self._lexical = LexicalMiner()

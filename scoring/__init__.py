@@ -28,7 +28,7 @@ nesting depth 32, 64 calls, 1,024 syntax items by default); whatever it cannot r
 
 Partial credit
 --------------
-``verdict.components`` holds four numbers in [0, 1]:
+``verdict.components`` holds five numbers in [0, 1]:
 
 * ``format``: the output decodes (1) or not (0);
 * ``schema``: the share of output calls that fit the schema of the function they name (known name,
@@ -39,7 +39,8 @@ Partial credit
   name, the share of its values that are right: every parameter it gives counts (right when its
   value is acceptable, wrong when not or when the expected call has no such parameter), and every
   parameter the answer must state but the call leaves out counts wrong; an optional parameter left
-  out counts neither way.
+  out counts neither way;
+* ``calls``: the share of calls the checker accepts for an expected call (whole calls right).
 
 Shares are over n = max(#output calls, #expected calls), so extra and missing calls both cost.
 Output and expected calls are paired greedily: exact matches first, then the best remaining pair.
@@ -47,13 +48,15 @@ Output and expected calls are paired greedily: exact matches first, then the bes
 ``score`` is 1.0 for a valid verdict (and then every component is 1.0). For an invalid verdict on
 a category that expects calls::
 
-    score = 0.5 * args     # always < 0.5
+    score = 0.5 * calls     # always < 0.5
 
-Only right values in calls to the right function earn: an answer's form, its fit to the schema
-and its function names are reported but earn nothing by themselves (an empty call list, or the
-right function with junk of the right types, scores 0: a program that reads no request must not
-out-earn one that declines).
-so any valid answer outscores any invalid one, and an output that does not decode scores 0.
+Only whole calls earn: a call with one wrong value does the wrong thing, so a single-call answer
+with a wrong value scores 0, and a parallel answer earns for the calls it got entirely right. An answer's
+form, its fit to the schema, its function names and its share of right values are reported but
+earn nothing by themselves (an empty call list, the right function with junk of the right types,
+or a call with most values right and one wrong: a keyword program that matches values by type
+gets most of them, and must not earn for it). Any valid answer outscores any invalid one, and an
+output that does not decode scores 0.
 Irrelevance, missing_param and relevance are binary: 1.0 or 0.0. A timeout or transport error is
 not an output: the caller scores it 0 without calling ``check``.
 

@@ -19,7 +19,7 @@ from scoring.calls import TaskCheck, check_call, expected_calls, function_index
 from scoring.category_rules import CATEGORY_RULES, CategoryRule
 from scoring.credit import COMPONENT_WEIGHTS, PARTIAL_CREDIT_CEILING, partial_components, partial_credit
 from scoring.decoding import decode
-from scoring.model import DEFAULT_LIMITS, DecodeError, Limits, Verdict
+from scoring.model import COMPONENTS, DEFAULT_LIMITS, DecodeError, Limits, Verdict
 from scoring.value_check import check_value, standardize
 
 __all__ = [
@@ -35,6 +35,9 @@ __all__ = [
     "partial_credit",
     "standardize",
 ]
+
+#: The components of a valid verdict (and of a decode failure that the category counts as right).
+_ALL_RIGHT: dict[str, float] = dict.fromkeys(COMPONENTS, 1.0)
 
 
 def check(
@@ -61,24 +64,22 @@ def check(
         calls = decode(output, limits, functions)
     except DecodeError as error:
         if kind.decode_failure is None:
-            return Verdict(True, None, 1.0, {"format": 1.0, "schema": 1.0, "tool": 1.0, "args": 1.0}, "", ())
+            return Verdict(True, None, 1.0, dict(_ALL_RIGHT), "", ())
         return Verdict(
             False,
             kind.decode_failure,
             0.0,
-            {"format": 0.0, "schema": 0.0, "tool": 0.0, "args": 0.0},
+            dict.fromkeys(COMPONENTS, 0.0),
             error.reason,
             (),
         )
     problem = kind.checker(calls, task)
     if problem is None:
-        return Verdict(
-            True, None, 1.0, {"format": 1.0, "schema": 1.0, "tool": 1.0, "args": 1.0}, "", tuple(calls)
-        )
+        return Verdict(True, None, 1.0, dict(_ALL_RIGHT), "", tuple(calls))
     if kind.expects_calls:
         components = partial_components(calls, task)
         score = partial_credit(components)
     else:
-        components = {"format": 1.0, "schema": 1.0, "tool": 0.0, "args": 0.0}
+        components = {"format": 1.0, "schema": 1.0, "tool": 0.0, "args": 0.0, "calls": 0.0}
         score = 0.0
     return Verdict(False, problem.error_type, score, components, problem.message, tuple(calls))

@@ -1,5 +1,5 @@
-"""Partial credit of an invalid verdict on a category that expects calls: the four components
-(format, schema, tool, args) and the score they give, always below a valid verdict's; and the
+"""Partial credit of an invalid verdict on a category that expects calls: the five components
+(format, schema, tool, args, calls) and the score they give, always below a valid verdict's; and the
 partial credit of an invalid episode (``episode_partial_credit``)."""
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ from scoring.model import Call
 from scoring.schema import FLOAT_TYPES
 from scoring.value_check import check_value
 
-# Weights of the components in the partial credit of an invalid verdict, and its ceiling.
-COMPONENT_WEIGHTS: dict[str, float] = {"format": 0.0, "schema": 0.0, "tool": 0.0, "args": 1.0}
+# Weights of the components in the partial credit of an invalid verdict, and its ceiling: only
+# whole calls earn (the others are reported, for the miner's table).
+COMPONENT_WEIGHTS: dict[str, float] = {"format": 0.0, "schema": 0.0, "tool": 0.0, "args": 0.0, "calls": 1.0}
 PARTIAL_CREDIT_CEILING = 0.5
 #: The same for an invalid episode (scoring.episodes): turns passed, valid calls, economy.
 EPISODE_WEIGHTS: dict[str, float] = {"turns": 0.6, "calls": 0.3, "economy": 0.1}
@@ -75,7 +76,7 @@ def partial_components(calls: list[Call], task: TaskCheck) -> dict[str, float]:
     among the rest the best pair first (same name, larger argument credit). With
     n = max(#output calls, #expected calls): schema = #output calls that fit their own function's
     schema (an exact match does) / n; tool = #pairs with the right name / n; args = sum of the
-    pairs' argument credit / n.
+    pairs' argument credit / n; calls = #exact matches / n.
     """
     expected = task.expected
     size = max(len(calls), len(expected), 1)
@@ -123,14 +124,21 @@ def partial_components(calls: list[Call], task: TaskCheck) -> dict[str, float]:
     fitting = exact_matches
     for i in free_outputs:
         fitting += _fits_schema(calls[i], task)
-    return {"format": 1.0, "schema": fitting / size, "tool": names_right / size, "args": credit / size}
+    return {
+        "format": 1.0,
+        "schema": fitting / size,
+        "tool": names_right / size,
+        "args": credit / size,
+        "calls": exact_matches / size,
+    }
 
 
 def partial_credit(components: Mapping[str, float]) -> float:
-    """Score of an invalid verdict: 0.5 x args, < 0.5. Only right argument values earn (in calls
-    paired with an expected call of the same name); the output's form, its fit to the schema and
-    its function names are reported but earn nothing by themselves."""
-    return round(PARTIAL_CREDIT_CEILING * COMPONENT_WEIGHTS["args"] * components["args"], 6)
+    """Score of an invalid verdict: 0.5 x calls, < 0.5. Only whole calls earn: an output call
+    the checker accepts for an expected call (a call with one wrong value does the wrong thing);
+    the output's form, its fit to the schema, its function names and its share of right values
+    are reported but earn nothing by themselves."""
+    return round(PARTIAL_CREDIT_CEILING * COMPONENT_WEIGHTS["calls"] * components["calls"], 6)
 
 
 def episode_partial_credit(components: Mapping[str, float]) -> float:

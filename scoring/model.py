@@ -55,7 +55,7 @@ class Limits:
 
 DEFAULT_LIMITS = Limits()
 
-COMPONENTS = ("format", "schema", "tool", "args")
+COMPONENTS = ("format", "schema", "tool", "args", "calls")
 
 
 @dataclass(frozen=True, init=False)

@@ -305,7 +305,7 @@ def test_relevance_wants_some_call_with_any_arguments() -> None:
 def test_undecodable_output_is_a_decoder_failure() -> None:
     result = check("I think the weather is nice", FUNCTIONS, [{"f": {"city": ["x"]}}], "simple")
     assert (result.valid, result.error_type, result.score) == (False, "ast_decoder:decoder_failed", 0.0)
-    assert result.components == {"format": 0.0, "schema": 0.0, "tool": 0.0, "args": 0.0}
+    assert result.components == {"format": 0.0, "schema": 0.0, "tool": 0.0, "args": 0.0, "calls": 0.0}
     assert result.message
 
 
@@ -325,27 +325,40 @@ def test_every_output_form_gets_the_same_verdict() -> None:
 def test_valid_scores_one_with_all_components_one() -> None:
     result = verdict({"city": "x"}, {"city": ["x"]})
     assert result.score == 1.0 and result.error_type is None and result.message == ""
-    assert result.components == {"format": 1.0, "schema": 1.0, "tool": 1.0, "args": 1.0}
+    assert result.components == {"format": 1.0, "schema": 1.0, "tool": 1.0, "args": 1.0, "calls": 1.0}
     assert result.calls == (Call("f", {"city": "x"}),)
 
 
 def test_partial_credit_formula() -> None:
-    components = {"format": 1.0, "schema": 0.5, "tool": 1.0, "args": 0.25}
+    components = {"format": 1.0, "schema": 0.5, "tool": 1.0, "args": 0.75, "calls": 0.25}
     assert partial_credit(components) == pytest.approx(0.5 * 0.25)
     assert partial_credit(dict.fromkeys(components, 1.0)) == 0.5
-    # form, schema and names are reported, not paid: only right values earn
-    assert partial_credit({"format": 1.0, "schema": 1.0, "tool": 1.0, "args": 0.0}) == 0.0
+    # form, schema, names and a share of right values are reported, not paid: only whole calls earn
+    assert partial_credit({"format": 1.0, "schema": 1.0, "tool": 1.0, "args": 0.9, "calls": 0.0}) == 0.0
 
 
 def test_partial_credit_components() -> None:
     wrong_value = verdict({"city": "y", "days": 3}, {"city": ["x"], "days": [3]})
-    assert wrong_value.components == {"format": 1.0, "schema": 1.0, "tool": 1.0, "args": 0.5}
-    assert wrong_value.score == pytest.approx(0.5 * 0.5)
+    assert wrong_value.components == {"format": 1.0, "schema": 1.0, "tool": 1.0, "args": 0.5, "calls": 0.0}
+    assert wrong_value.score == 0.0
     wrong_name = verdict({"city": "x"}, {"city": ["x"]}, name="g")
-    assert wrong_name.components == {"format": 1.0, "schema": 0.0, "tool": 0.0, "args": 0.0}
+    assert wrong_name.components == {"format": 1.0, "schema": 0.0, "tool": 0.0, "args": 0.0, "calls": 0.0}
     assert wrong_name.score == 0.0
     wrong_type = verdict({"city": "x", "days": "3"}, {"city": ["x"], "days": [3]})
     assert wrong_type.components["schema"] == 0.0 and wrong_type.components["args"] == 0.5
+
+
+def test_only_whole_calls_earn() -> None:
+    """A call with one wrong value does the wrong thing: a single-call answer earns nothing for its
+    right values, a parallel answer earns for each call it got entirely right."""
+    answer = [{"f": {"city": ["a"], "days": [1]}}, {"f": {"city": ["b"], "days": [2]}}]
+    one_right = check("[f(city='b', days=2), f(city='a', days=9)]", FUNCTIONS, answer, "parallel")
+    assert one_right.components["calls"] == 0.5 and one_right.components["args"] == pytest.approx(0.75)
+    assert one_right.score == pytest.approx(0.25)
+    both_half = check("[f(city='b', days=1), f(city='a', days=2)]", FUNCTIONS, answer, "parallel")
+    assert both_half.components["args"] == pytest.approx(0.5) and both_half.score == 0.0
+    extra = check("[f(city='a', days=1), f(city='z', days=1)]", FUNCTIONS, answer[:1], "simple")
+    assert (extra.valid, extra.components["calls"], extra.score) == (False, 0.5, 0.25)
 
 
 def test_form_alone_earns_nothing() -> None:
@@ -381,7 +394,7 @@ def test_argument_credit_judges_the_values_given_and_those_that_must_be() -> Non
 def test_partial_credit_counts_extra_and_missing_calls() -> None:
     answer = [{"f": {"city": ["a"]}}, {"f": {"city": ["b"]}}]
     one_missing = check("[f(city='b')]", FUNCTIONS, answer, "parallel")
-    assert one_missing.components == {"format": 1.0, "schema": 0.5, "tool": 0.5, "args": 0.5}
+    assert one_missing.components == {"format": 1.0, "schema": 0.5, "tool": 0.5, "args": 0.5, "calls": 0.5}
     one_extra = check("[f(city='b'), f(city='a'), f(city='c')]", FUNCTIONS, answer, "parallel")
     assert one_extra.components["tool"] == pytest.approx(2 / 3)
     swapped_one_wrong = check("[f(city='b'), f(city='z')]", FUNCTIONS, answer, "parallel")

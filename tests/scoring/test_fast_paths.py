@@ -38,10 +38,10 @@ SETTINGS = settings(
 
 # sha256 of the JSON list of [valid, error_type, score, components] over the corpus below, recorded
 # with the scorer of commit 2f591a1 (before these shortcuts), and re-recorded for the partial credit
-# that pays right values only (issue 27): every valid and error_type as before, 10,091 of the 11,000
-# component sets as before (the args share no longer counts optional parameters left out), and
-# 2,464 scores lower or higher.
-CORPUS_VERDICTS = (11000, "101a55169d70820b21327148134eb2875d52a9cbb5adc56bc8cb889279dde957")
+# that pays whole calls only (issue 27): every valid and error_type as before, 10,091 of the 11,000
+# sets of the four earlier components as before (the args share no longer counts optional
+# parameters left out) plus the new "calls" share, and every invalid answer's score changed.
+CORPUS_VERDICTS = (11000, "1f8bd428f8dd1a71236ce676be6737db8bdb47e052b7d41a6d0b3bab7f656a15")
 
 
 def test_verdicts_on_the_bench_corpus_are_those_recorded_before_the_shortcuts(bench: ModuleType) -> None:

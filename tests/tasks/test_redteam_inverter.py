@@ -69,7 +69,7 @@ def test_random_calls_are_offered_tools_and_repeatable(redteam: ModuleType, roun
 
 def test_form_alone_earns_nothing_on_call_tasks(redteam: ModuleType, round_tasks: list[Task]) -> None:
     """The lexical miner's tools with junk values: call tasks earn (next to) nothing, since only
-    right values earn (a junk value is right by chance now and then: ``True``, ``1``)."""
+    whole calls earn (a junk call is right by chance now and then: ``True``, ``1``)."""
     from scoring import Call, function_of
     from scoring.checking import check
 
