@@ -26,9 +26,11 @@ KEY = "engine-secret"
 
 
 class StandInEngine:
-    """An OpenAI-compatible engine on loopback: /v1/models names one model; each chat completion
-    calls the first offered tool with "x" for each required parameter at once, or refuses in words
-    when no tool is offered. Its two rounds end before the devchain's weights rate limit (10
+    """An OpenAI-compatible engine on loopback: /v1/models names one model; a chat completion
+    with ``tool_choice`` "required" (the localnet's probe) calls the first offered tool with "x"
+    for each required parameter at once; any other answers in words, so the miner never calls:
+    right on the round's no-call tasks (a junk call earns nothing, and would leave the miner
+    without weight). Its two rounds end before the devchain's weights rate limit (10
     blocks of 0.5 s) has passed since the validator's registration: the validator waits the few
     blocks left and sets its weights."""
 
@@ -48,7 +50,7 @@ class StandInEngine:
 
         tools = body.get("tools") or []
         message: dict[str, Any] = {"role": "assistant", "content": "No tool fits."}
-        if tools:
+        if tools and body.get("tool_choice") == "required":
             function = tools[0]["function"]
             required = function.get("parameters", {}).get("required", [])
             arguments = {name: "x" for name in required}
@@ -91,7 +93,7 @@ async def test_an_endpoint_miner_is_scored_and_weighted(tmp_path: Path) -> None:
     try:
         code, output = await _localnet(
             tmp_path / "state", "--miners", "0", "--model.base_url", url, "--rounds", "2",
-            "--round.tasks", "4",
+            "--round.tasks", "6",
             "--model.api_key_env", "ENGINE_KEY",
         )  # fmt: skip
     finally:
@@ -100,7 +102,7 @@ async def test_an_endpoint_miner_is_scored_and_weighted(tmp_path: Path) -> None:
     assert f"engine 1: {url} serves standin-7b" in output
     assert "engine1 ready" in output
     assert "round 2 scored" in output
-    assert "2 rounds of 4 tasks and 2 episodes per miner" in output  # the localnet's default
+    assert "2 rounds of 6 tasks and 2 episodes per miner" in output
     table = output.split("leaderboard (netuid", 1)[1].splitlines()
     row = next(line for line in table if " engine1 " in line)
     assert f"standin-7b @ {url}" in row
@@ -110,7 +112,7 @@ async def test_an_endpoint_miner_is_scored_and_weighted(tmp_path: Path) -> None:
     episodes = [title for title in columns if title in EPISODE_LABELS]
     assert episodes and columns[-len(episodes) :] == episodes, header
     cells = row.split()
-    assert re.search(r"\s\d+/12\s", row), row  # valid: 2 rounds x (4 tasks + 2 episodes)
+    assert re.search(r"\s\d+/16\s", row), row  # valid: 2 rounds x (6 tasks + 2 episodes)
     assert "round 1 scored" in output and "+ 2 episodes:" in output
     weight, incentive = float(cells[-2]), float(cells[-1])
     assert weight == pytest.approx(1.0) and incentive > 0, output  # the only miner: all the weight
