@@ -185,27 +185,51 @@ def _template_plan(spec: ToolSpec, template: str) -> _TemplatePlan:
     return _TemplatePlan(fields, tuple(arguments), workable, decoyable, owned)
 
 
+@cache
+def _richest(spec: ToolSpec) -> tuple[str, ...]:
+    """The tool's templates with the most placeholders a value device fits (in template order)."""
+    counts = [len(_template_plan(spec, template).workable) for template in spec.templates]
+    most = max(counts)
+    return tuple(template for template, count in zip(spec.templates, counts, strict=True) if count == most)
+
+
+@cache
+def richness(spec: ToolSpec) -> int:
+    """How many values one request to the tool can state through devices at most (its richest
+    templates' placeholders a value device fits)."""
+    return len(_template_plan(spec, _richest(spec)[0]).workable)
+
+
 def instantiate(
     spec: ToolSpec, rng: Random, template: str | None = None, vague: str | None = None
 ) -> Instance:
     """Fill a template (random when None) with drawn values; ``vague`` names a parameter that
     is only alluded to, never given (its phrase comes from the generator's vague list)."""
-    if template is None:
-        template = spec.templates[int(rng.random() * len(spec.templates))]
-    plan = _template_plan(spec, template)
     scene = current_scene()
+    if template is None:
+        # A task of one request takes one of the tool's templates with the most placeholders a
+        # device fits: the fewer values a request can state through devices, the more of it plain
+        # type matching reads (one worked value: a lexical miner is right on about 70% of such
+        # requests, three: 20-35%).
+        templates = _richest(spec) if scene is not None and scene.worked > 2 else spec.templates
+        template = templates[int(rng.random() * len(templates))]
+    plan = _template_plan(spec, template)
     worked_at: tuple[int, ...] = ()
     decoy_at = -1
     if scene is not None:
-        # Devices only inside a task's scene (see tasks.devices): values worked out (one, and a
-        # second for a share of requests: a cheater that guesses one right still misses the
-        # call), and context with a same-typed value that is no argument.
+        # Devices only inside a task's scene (see tasks.devices): values worked out (one, a
+        # second and, where the task makes one request, a third: a cheater that guesses one
+        # right still misses the call), and context with a same-typed value that is no argument.
         if plan.workable and rng.random() < WORK_SHARE:
             first = plan.workable[int(rng.random() * len(plan.workable))]
             worked_at = (first,)
             if len(plan.workable) > 1 and rng.random() < SECOND_SHARE:
                 others = [index for index in plan.workable if index != first]
-                worked_at = (first, others[int(rng.random() * len(others))])
+                second = others[int(rng.random() * len(others))]
+                worked_at = (first, second)
+                rest = [index for index in others if index != second]
+                if rest and scene.worked > 2 and rng.random() < THIRD_SHARE:
+                    worked_at = (first, second, rest[int(rng.random() * len(rest))])
         if plan.decoyable and rng.random() < DECOY_SHARE:
             decoy_at = plan.decoyable[int(rng.random() * len(plan.decoyable))]
     context: list[Fact] = []
@@ -331,10 +355,15 @@ def instantiate(
 #: matching, and a cheater that guesses one worked value right still misses the other. Measured by
 #: bench/integrity.py (the lexical miner on stand-in phrased text, 200 per category, seed heldout-27):
 #: round score 0.637 with 1.0 / 0.6 / 0.6, 0.602 with the second at 1.0, about 0.56 with all three.
-#: A third worked value gained less than the noise and pushed parallel requests past verification's
-#: length bound.
+#: A third worked value in every request gained less than the noise at that size and pushed parallel
+#: requests past verification's length bound; generator version 12 works a third out only in the
+#: request of a single-request task (``Scene.worked``, from the category), where it also takes a
+#: template with the most placeholders a device fits and a tool with more of them
+#: (``tasks.categories.RICH_WORKED``). Together, on stand-in phrased text (seed heldout-27): the
+#: lexical miner's valid share 48.5% -> 37.5% on simple, 51% -> 35.8% on multiple tasks.
 WORK_SHARE = 1.0
 SECOND_SHARE = 1.0
+THIRD_SHARE = 1.0
 DECOY_SHARE = 1.0
 
 _BEFORE = ("{fact}. {text}", "{fact}, so {text}", "{fact} - {text}", "({fact}) {text}")

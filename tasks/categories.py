@@ -29,6 +29,7 @@ from tasks.builtin import (
     join_requests,
     near_misses,
     pick_tool,
+    richness,
     templates_with,
 )
 from tasks.devices import devices_for
@@ -66,6 +67,9 @@ class Category:
     title: str
     #: A short column header (the localnet leaderboard's plain-text table).
     label: str
+    #: The most values one request states through devices (``tasks.devices.Scene.worked``):
+    #: three in a task of one request, two where several requests share a rewording's length.
+    worked: int = 3
 
 
 #: The share of gold tools (and of irrelevance tasks' asked tools) synthesised (``tasks.synth``)
@@ -90,10 +94,29 @@ UNSAID_MISSING_SHARE = 0.85
 #: the tool it was made from a distractor, so "a lookalike is never the answer" does not hold.
 LOOKALIKE_GOLD_SHARE = 0.25
 
+#: The gold tool of a single-request task (and the tool an irrelevance request asks for) is kept
+#: with probability min(values its requests can state through devices, RICH_WORKED) / RICH_WORKED,
+#: else drawn again, at most RICH_DRAWS times: a lexical miner is right on about 70% of requests
+#: that state one value through a device, 35-50% with two, 20-35% with three (seed heldout-27).
+RICH_WORKED = 3
+RICH_DRAWS = 4
 
-def _gold(rng: Random, exclude: tuple[ToolSpec, ...] = (), allow_meta: bool = True) -> ToolSpec:
+
+def _gold(
+    rng: Random, exclude: tuple[ToolSpec, ...] = (), allow_meta: bool = True, rich: bool = False
+) -> ToolSpec:
     """A gold tool: synthesised with probability ``SYNTH_SHARE``, else from the library; never
-    one in (or conflicting with) ``exclude``."""
+    one in (or conflicting with) ``exclude``. ``rich`` (the request of a single-request task):
+    a tool taken in proportion to the values a request to it can state through devices, up to
+    ``RICH_WORKED`` (``tasks.builtin.richness``), so few requests state only one that way."""
+    for _ in range(RICH_DRAWS if rich else 1):
+        spec = _draw_gold(rng, exclude, allow_meta)
+        if not rich or rng.random() * RICH_WORKED < min(richness(spec), RICH_WORKED):
+            return spec
+    return spec
+
+
+def _draw_gold(rng: Random, exclude: tuple[ToolSpec, ...], allow_meta: bool) -> ToolSpec:
     if rng.random() < SYNTH_SHARE:
         for _ in range(8):
             spec = draw_synth(rng)
@@ -137,7 +160,7 @@ def _distractors(
 
 
 def _simple(rng: Random) -> Draft:
-    spec = _gold(rng)
+    spec = _gold(rng, rich=True)
     instance = instantiate(spec, rng)
     return Draft(decorate(instance.text, rng), (spec,), [instance.call], [instance.ask])
 
@@ -193,7 +216,7 @@ def _turned(spec: ToolSpec, instance: Instance, rng: Random) -> Draft | None:
 
 
 def _multiple(rng: Random) -> Draft:
-    spec = _gold(rng)
+    spec = _gold(rng, rich=True)
     instance = instantiate(spec, rng)
     if rng.random() < LOOKALIKE_GOLD_SHARE:
         turned = _turned(spec, instance, rng)
@@ -286,7 +309,7 @@ def _irrelevance(rng: Random) -> Draft:
             return turned
     elif point < TURNED_IRRELEVANCE_SHARE + SIBLING_IRRELEVANCE_SHARE:
         return _other_action(rng)
-    asked = _gold(rng, allow_meta=False)
+    asked = _gold(rng, allow_meta=False, rich=True)
     instance = instantiate(asked, rng)
     offered: list[ToolSpec] = []
     if rng.random() < LOOKALIKE_IRRELEVANCE_SHARE:
@@ -311,7 +334,7 @@ def _turned_away(rng: Random) -> Draft | None:
     words are the request's, and calling it does what the person said not to do now. The
     ``multiple`` category asks the same way with the lookalike offered (``_turned``), so the
     wrapper's words decide nothing by themselves. None where no kind applies to the drawn tool."""
-    spec = _gold(rng, allow_meta=False)
+    spec = _gold(rng, allow_meta=False, rich=True)
     instance = instantiate(spec, rng)
     asked = _asked_lookalike(spec, instance, rng)
     if asked is None:
@@ -430,6 +453,7 @@ CATEGORIES: Mapping[str, Category] = MappingProxyType(
                 "the same function several times",
                 title="parallel",
                 label="par",
+                worked=2,
             ),
             Category(
                 "parallel_multiple",
@@ -439,6 +463,7 @@ CATEGORIES: Mapping[str, Category] = MappingProxyType(
                 "several functions, one or more calls each",
                 title="parallel_multiple",
                 label="par-multi",
+                worked=2,
             ),
             Category(
                 "irrelevance",

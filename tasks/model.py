@@ -11,7 +11,7 @@ from tasks.categories import CATEGORIES
 __all__ = ["GENERATOR_VERSION", "Task"]
 
 #: Bumped whenever the same seed would produce different tasks.
-GENERATOR_VERSION = "11"
+GENERATOR_VERSION = "12"
 
 
 @dataclass

@@ -194,8 +194,9 @@ def _make_task(
     seed_hex = task_seed.hex()
     if source == BUILTIN:
         # The scene (today, said in a system line) is shared by every request of the task.
-        with scene_scope(rng) as scene:
-            draft = CATEGORIES[category].build(rng)
+        entry = CATEGORIES[category]
+        with scene_scope(rng, entry.worked) as scene:
+            draft = entry.build(rng)
         surface = shuffle_planned([_offered_plan(spec, rng) for spec in draft.tools], draft.expected, rng)
         messages = [
             {"role": "system", "content": scene.system_line()},

@@ -92,6 +92,10 @@ class Scene:
     #: "event"): two people with one role make "the person paying" of another request ambiguous,
     #: two dates for one event "the day after the book club" (``hold``).
     holders: dict[str, str] = field(default_factory=dict)
+    #: The most values one request of the task states through devices (the category's
+    #: ``Category.worked``): three where the task makes one request, two where several requests
+    #: share the length a rewording may hold.
+    worked: int = 2
 
     def hold(self, kind: str, *who: str, shared: bool = False) -> bool:
         """Tie each of ``who`` to one person of this task, for devices of ``kind``: False, holding
@@ -266,9 +270,11 @@ def current_scene() -> Scene | None:
 
 
 @contextmanager
-def scene_scope(rng: Random) -> Iterator[Scene]:
-    """Open the scene of one task (drawn from ``rng``): ``instantiate`` applies devices inside."""
+def scene_scope(rng: Random, worked: int = 2) -> Iterator[Scene]:
+    """Open the scene of one task (drawn from ``rng``): ``instantiate`` applies devices inside,
+    at most ``worked`` of them stating a value in each request (``Scene.worked``)."""
     scene = Scene.draw(rng)
+    scene.worked = worked
     previous = getattr(_CURRENT, "scene", None)
     _CURRENT.scene = scene
     try:

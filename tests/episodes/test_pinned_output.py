@@ -7,10 +7,11 @@ set (``to_dict``: category, environment, design, turns, plans, cut), one miner's
 the reference plan replayed on a fresh environment (every observation and the state after each
 turn). A change in any of them (a new environment drawn, a scenario reworded, a tool answering
 differently) changes the digest: re-pin it deliberately and say why in the commit. Re-pinned
-eight times since: the task generator's version "4" (the open name and place spaces and devices the
+nine times since: the task generator's version "4" (the open name and place spaces and devices the
 episodes' values share with the tasks), "5" (the subjects of facts about someone else, and
 devices drawing their own values keep apart from the scene's other values), "6", "7", "8", "9",
-"10" and "11" (only the version string the agent-step tasks carry: the episodes themselves are unchanged;
+"10", "11" and "12" (only the version string the agent-step tasks carry: the episodes themselves
+are unchanged;
 checked each time by setting the version back, which gives the old digest).
 The JSON keeps dict order (no sort_keys): the order of tools and turns is part of what miners see.
 """
@@ -23,7 +24,7 @@ from typing import Any
 
 from tasks.episodes import Episode, agent_step, generate_episodes, variant
 
-_EPISODE_DIGEST = "8d89d9ec6ab2dfc234d84e6f7cc13e88dd53e8509a5a6bc7116e53747abaa4b7"
+_EPISODE_DIGEST = "f735c2cc36c0eb90f160058af163a4638a57b74f1522db1c1e3e20bcea36a064"
 
 
 def _reference(episode: Episode) -> list[Any]:

@@ -510,6 +510,60 @@ def test_the_people_of_a_choice_keep_apart_from_the_tasks_values(monkeypatch: py
     assert scene.people == ["Omar", "Dana"]
 
 
+def test_a_single_request_task_states_up_to_three_values_through_devices_and_a_parallel_one_two() -> None:
+    # One worked value leaves the rest of a request to type matching (a lexical miner was right on
+    # about 70% of such requests, on about 20% of those with three); a parallel task's requests
+    # share the length a rewording may hold, so they keep two.
+    from tasks import CATEGORIES as ENTRIES
+
+    worked = {name: entry.worked for name, entry in ENTRIES.items()}
+    assert worked == dict.fromkeys(ENTRIES, 3) | {"parallel": 2, "parallel_multiple": 2}
+    rng = Random(31)
+    three = workable3 = 0
+    for spec in tools():
+        for template in spec.templates:
+            plan = _template_plan(spec, template)
+            with scene_scope(rng, worked=3):
+                instance = instantiate(spec, rng, template)
+            assert len(_worked(instance)) <= 3
+            with scene_scope(rng):
+                assert len(_worked(instantiate(spec, rng, template))) <= 2
+            if len(plan.workable) >= 3:
+                workable3 += 1
+                three += len(_worked(instance)) == 3
+    assert workable3 > 50 and three >= 0.7 * workable3, (three, workable3)
+    counts = Counter(
+        len([v for v in task.intent["asks"][0]["values"] if "device" in v])  # type: ignore[index]
+        for task in generate("three", 300, mix={"simple": 1.0})
+    )
+    assert counts[3] >= 0.3 * 300 and max(counts) == 3, counts
+
+
+def test_a_single_request_task_takes_a_richest_template_of_a_rich_tool() -> None:
+    # Within a scene of a single-request task a tool takes one of its templates with the most
+    # placeholders a device fits, and the gold tool is drawn in proportion to that number (up to
+    # three); elsewhere any template, any tool.
+    from tasks.builtin import _richest, richness
+    from tasks.categories import RICH_WORKED, _gold
+
+    for spec in tools():
+        best = richness(spec)
+        richest = _richest(spec)
+        assert richest and all(len(_template_plan(spec, t).workable) == best for t in richest)
+        slots = {t: {f.name for f in _template_plan(spec, t).fields} for t in spec.templates}
+        for seed in range(6):
+            rng = Random(seed)
+            with scene_scope(rng, worked=3):
+                instance = instantiate(spec, rng)
+            filled = {value["slot"] for value in instance.ask["values"]}
+            assert any(slots[t] == filled for t in richest), (spec.name, filled)
+    rng = Random(7)
+    plain = [min(richness(_gold(rng)), RICH_WORKED) for _ in range(2000)]
+    rich = [min(richness(_gold(rng, rich=True)), RICH_WORKED) for _ in range(2000)]
+    assert sum(rich) / len(rich) > sum(plain) / len(plain) + 0.2, (Counter(plain), Counter(rich))
+    assert Counter(rich)[1] < 0.5 * Counter(plain)[1] and Counter(rich)[0] < 0.3 * max(Counter(plain)[0], 1)
+
+
 def test_a_parallel_task_keeps_its_requests_within_the_length_bound(monkeypatch: pytest.MonkeyPatch) -> None:
     # Four requests that each carry a four-candidate choice ran past the phrasing verification's
     # 2,000 characters; the last requests go (two stay). Checked here with a small budget.

@@ -24,7 +24,10 @@ twice across a seam: "asked for, for Priya", "they asked for 5 people", no "plea
 opener or closer, "whatever suits whoever drives") and for version "10" (a placeholder the
 template writes "'s" after takes its value as drawn: no "the one the surveyor flagged's lens")
 and for version "11" (no second stop after a request that ends a sentence: "in degrees F? Then",
-not "F?. Then"; "flagged? Ana flagged WH-B2", not "flagged?; Ana").
+not "F?. Then"; "flagged? Ana flagged WH-B2", not "flagged?; Ana") and for version "12" (up to
+three worked values in the request of a single-request task, from one of its tool's templates
+with the most placeholders a device fits, its tool drawn by that number; the mixed round
+changes through its builtin half).
 A change in output must be deliberate: bump
 GENERATOR_VERSION and re-pin.
 The JSON keeps dict order (no sort_keys): the order of tools, properties and enums is part of
@@ -45,9 +48,9 @@ from tasks.model import Task
 from tasks.shuffle import shuffle_surface
 from tasks.sources import load_bfcl_dir, load_xlam
 
-_PINNED_VERSION = "11"
-_BUILTIN_DIGEST = "e54170e851286357b004a6109e78d3f3e85936c0084a68a2c65a99dbe176f2be"
-_SOURCED_DIGEST = "f4b12840d41f618e53744e4cef20013de149f14ccb48d750ccf7c063743c07e7"
+_PINNED_VERSION = "12"
+_BUILTIN_DIGEST = "560284d36aca6b254aea1605ff6750a9445f396edadde055b325eeced4e74a4b"
+_SOURCED_DIGEST = "629dec370747ecd5bacbd1664a58eb14047edede4932f7a8481c5ef3d6b7728d"
 _ADVERSARIAL_SHUFFLE_DIGEST = "c140444a6a537c4529a20ac1d6d534c7ed4b23e47f3ebdc14503384db89035a9"
 
 
