@@ -80,6 +80,6 @@ def check(
         components = partial_components(calls, task)
         score = partial_credit(components)
     else:
-        components = {"format": 1.0, "schema": 1.0, "tool": 0.0, "args": 0.0, "calls": 0.0}
+        components = dict.fromkeys(COMPONENTS, 0.0) | {"format": 1.0, "schema": 1.0}
         score = 0.0
     return Verdict(False, problem.error_type, score, components, problem.message, tuple(calls))
