@@ -96,6 +96,54 @@ class Scene:
     #: ``Category.worked``): three where the task makes one request, two where several requests
     #: share the length a rewording may hold.
     worked: int = 2
+    #: ``stated``, ``decoys`` and ``people`` as ``texts`` gives them (their string values over two
+    #: characters, lower-cased), each with how many of its list's items it has read: kept up as the
+    #: lists grow (they only grow), not made again for every draw of every device.
+    _lowered: tuple[list[str], list[str], list[str]] = field(
+        default_factory=lambda: ([], [], []), repr=False, compare=False
+    )
+    _read: list[int] = field(default_factory=lambda: [0, 0, 0], repr=False, compare=False)
+    #: The values of ``stated`` and ``decoys`` a set can hold (text and numbers), with how many of
+    #: each list's items it has read (``taken``).
+    _taken: set[Any] = field(default_factory=set, repr=False, compare=False)
+    _taken_read: list[int] = field(default_factory=lambda: [0, 0], repr=False, compare=False)
+
+    def taken(self) -> set[Any]:
+        """A new set of the text and number values the task states or holds as decoys."""
+        taken = self._taken
+        read = self._taken_read
+        for index, values in enumerate((self.stated, self.decoys)):
+            if read[index] != len(values):
+                if read[index] > len(values):  # a list cut short: read both again
+                    taken.clear()
+                    read[0] = read[1] = 0
+                    return self.taken()
+                taken.update(value for value in values[read[index] :] if isinstance(value, (str, int, float)))
+                read[index] = len(values)
+        return taken.copy()
+
+    def texts(self, people: bool = False) -> list[str]:
+        """A new list of the task's stated values and decoys that are text over two characters,
+        lower-cased (and its people's names with ``people``), then ``said``: what a new value or
+        name must not read inside, nor be read inside of."""
+        sources = (self.stated, self.decoys, self.people)
+        lowered = self._lowered
+        read = self._read
+        for index in range(3 if people else 2):
+            values = sources[index]
+            if read[index] != len(values):
+                if read[index] > len(values):  # a list cut short: read it again
+                    lowered[index].clear()
+                    read[index] = 0
+                lowered[index].extend(
+                    value.lower()
+                    for value in values[read[index] :]
+                    if isinstance(value, str) and len(value) > 2
+                )
+                read[index] = len(values)
+        if people:
+            return [*lowered[0], *lowered[1], *lowered[2], *self.said]
+        return [*lowered[0], *lowered[1], *self.said]
 
     def hold(self, kind: str, *who: str, shared: bool = False) -> bool:
         """Tie each of ``who`` to one person of this task, for devices of ``kind``: False, holding
@@ -113,9 +161,9 @@ class Scene:
 
     def hear(self, mentions: tuple[Mention, ...]) -> None:
         """Note the text forms of ``mentions`` as written by the task (see ``said``)."""
-        self.said.extend(
+        self.said += [
             form.lower() for kind, forms in mentions if kind == "text" for form in forms if len(form) > 2
-        )
+        ]
 
     def unused(self, *drawn: tuple[Any, ...]) -> bool:
         """Whether none of the accepted values is one the task already states or holds as a decoy
@@ -129,16 +177,15 @@ class Scene:
         or one of those inside it ("Colddale" beside another request's "Glen Colddale", "dollars"
         beside another request's candidate "Australian dollars"): a rewording that dropped one
         would still seem to state it, and verification could not claim them apart."""
-        said = [
-            value.lower()
-            for value in (*self.stated, *self.decoys)
-            if isinstance(value, str) and len(value) > 2
-        ]
-        said += self.said
+        said = self.texts()
         if not said:
             return False
         forms = [form.lower() for _, forms in mentions for form in forms if len(form) > 2]
-        return any(form in text or text in form for form in forms for text in said)
+        # any(form in text or text in form for form in forms for text in said), one substring test
+        # per form over the texts joined by a character none holds (they hold no control characters)
+        said_text = "\x00".join(said)
+        forms_text = "\x00".join(forms)
+        return any(form in said_text for form in forms) or any(text in forms_text for text in said)
 
     @property
     def today(self) -> _dt.date:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 from functools import cache, lru_cache
 from random import Random
-from typing import Any
 
 from tasks.devices import Fact, Scene
 from tasks.library import tools
@@ -157,15 +156,11 @@ def _usable_options(gen: Pick) -> tuple[Option, ...]:
 _SEPARATOR = "\x00"
 
 
-def _overlaps(forms: tuple[str, ...], said: list[str], said_text: str) -> bool:
+def _overlaps(forms: tuple[str, ...], said: list[str], said_text: str, forms_text: str) -> bool:
     """``any(a in b or b in a for a in forms for b in said)`` (``said_text``: ``said`` joined by
-    ``_SEPARATOR``), in C: a candidate's forms meet every said text in each draw of a task."""
-    forms_text = _SEPARATOR.join(forms)
+    ``_SEPARATOR``, ``forms_text``: ``forms`` joined by it), in C: a candidate's forms meet every
+    said text in each draw of a task."""
     return any(form in said_text for form in forms) or any(text in forms_text for text in said)
-
-
-def _hashable(values: list[Any]) -> set[Any]:
-    return {value for value in values if isinstance(value, (str, int, float))}
 
 
 def candidates(
@@ -185,16 +180,10 @@ def candidates(
     if isinstance(gen, Pick) and len(options) < count:
         return None
     chosen: list[Drawn] = []
-    taken = _hashable(scene.decoys)
-    taken.update(_hashable(scene.stated))
+    taken = scene.taken()
     # What the task's other requests state or hold as decoys: a candidate reading like one of them
     # ("Langdale" beside an earlier request's "Lake Langdale") would be stated by either's words.
-    said: list[str] = [
-        str(value).lower()
-        for value in (*scene.stated, *scene.decoys, *scene.people)
-        if isinstance(value, str) and len(value) > 2
-    ]
-    said += scene.said
+    said = scene.texts(people=True)
     # ``said`` joined by a character no value holds (values and templates carry no control
     # characters): "a form inside any said text" is then one substring test, not one per pair.
     said_text = _SEPARATOR.join(said)
@@ -208,18 +197,26 @@ def candidates(
         else:
             drawn = gen.draw(rng)
             forms = ()
-        if any(value in taken for value in drawn.accepted if isinstance(value, (str, int, float))):
+        accepted = drawn.accepted
+        try:
+            clash = not taken.isdisjoint(accepted)  # ``taken`` holds text and numbers only
+        except TypeError:  # a list or dict among the values
+            clash = any(value in taken for value in accepted if isinstance(value, (str, int, float)))
+        if clash:
             continue
         # Two values that read alike (one's words inside the other's) would both be stated by a
         # rewording of one of them.
         if not options:
             forms = _forms(drawn)
-        if said and _overlaps(forms, said, said_text):
+        forms_text = _SEPARATOR.join(forms)
+        if said and _overlaps(forms, said, said_text, forms_text):
             continue
         chosen.append(drawn)
-        taken.update(_hashable(list(drawn.accepted)))
-        said.extend(forms)
-        said_text = _SEPARATOR.join(said)
+        taken.update(value for value in accepted if isinstance(value, (str, int, float)))
+        if forms:
+            # _SEPARATOR.join(said) once said has the forms too
+            said_text = said_text + _SEPARATOR + forms_text if said else forms_text
+            said.extend(forms)
         if len(chosen) == count:
             break
     if len(chosen) < count:
@@ -235,15 +232,18 @@ def people(rng: Random, count: int, drawn: list[Drawn], scene: Scene) -> list[st
     person Priya would be stated twice); the names join the scene's."""
 
     said = [form for value in drawn for form in _forms(value)]
-    said += [str(v).lower() for v in (*scene.stated, *scene.decoys) if isinstance(v, str) and len(v) > 2]
-    said += scene.said
+    said += scene.texts()
     names: list[str] = []
+    said_text = _SEPARATOR.join(said)
     for _ in range(count):
         name = first_name(rng)
         low = name.lower()
-        if any(low in other or other in low for other in [*said, *(n.lower() for n in names)]):
+        # any(low in other or other in low for other in said), the first test in one search
+        if low in said_text or any(other in low for other in said):
             return None
         names.append(name)
+        said.append(low)
+        said_text += _SEPARATOR + low
     scene.people.extend(names)
     return names
 

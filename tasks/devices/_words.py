@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from tasks.value_generators import Mention, date_accepted_forms
 
@@ -102,13 +103,38 @@ def opens_with(said: str, word: str) -> bool:
     return said[: len(word) + 1].lower() == word.lower() + " "
 
 
+#: A frame cut at its words before a placeholder: the text before the first, then per seam the
+#: word's length with the space after it, the word lower-cased with that space, the placeholder's
+#: name, the placeholder alone, the seam as written and the text up to the next seam.
+_Seam = tuple[int, str, str, str, str, str]
+
+
+@lru_cache(maxsize=4096)
+def seams(frame: str) -> tuple[str, tuple[_Seam, ...]]:
+    """``frame`` cut where ``WORD_BEFORE`` matches (as ``WORD_BEFORE.sub`` finds them), made once
+    per frame: filling a frame is then string joins, not a regular expression and a Python call
+    back per match (frames are the devices' and templates' constants)."""
+    matches = list(WORD_BEFORE.finditer(frame))
+    ends = [match.start() for match in matches[1:]] + [len(frame)] if matches else []
+    found = tuple(
+        (
+            len(match.group(1)) + 1,
+            match.group(1).lower() + " ",
+            match.group(2),
+            "{" + match.group(2) + "}",
+            match.group(0),
+            frame[match.end() : end],
+        )
+        for match, end in zip(matches, ends, strict=True)
+    )
+    return frame[: matches[0].start()] if matches else frame, found
+
+
 def filled(frame: str, **texts: str) -> str:
     """``frame`` with ``texts``, the frame's word before a placeholder left out where the text
     starts with it: "asked for {x}" with "for 5 people" is "asked for 5 people"."""
-
-    def seam(match: re.Match[str]) -> str:
-        if opens_with(texts.get(match.group(2), ""), match.group(1)):
-            return "{" + match.group(2) + "}"
-        return match.group(0)
-
-    return WORD_BEFORE.sub(seam, frame).format(**texts)
+    out, found = seams(frame)
+    for cut, opener, name, alone, written, after in found:
+        # opens_with(said, word), with the word's lower-cased form made once
+        out += (alone if texts.get(name, "")[:cut].lower() == opener else written) + after
+    return out.format(**texts)

@@ -454,7 +454,8 @@ def test_the_candidates_overlap_test_is_the_pairwise_substring_test() -> None:
         forms = tuple(words[int(rng.random() * len(words))] for _ in range(1 + int(rng.random() * 3)))
         said = [words[int(rng.random() * len(words))] for _ in range(1 + int(rng.random() * 5))]
         pairwise = any(a in b or b in a for a in forms for b in said)
-        assert _overlaps(forms, said, _SEPARATOR.join(said)) is pairwise, (forms, said)
+        joined = (_SEPARATOR.join(said), _SEPARATOR.join(forms))
+        assert _overlaps(forms, said, *joined) is pairwise, (forms, said)
 
 
 def test_the_plain_word_test_is_the_search_of_the_template_text() -> None:
