@@ -9,6 +9,7 @@ omission too.
 from __future__ import annotations
 
 import re
+import string
 from collections import Counter
 from dataclasses import dataclass
 from functools import cache, lru_cache, partial
@@ -613,8 +614,23 @@ def _first_word(text: str) -> str:
 
 
 def _last_word(text: str) -> str:
-    found = _LAST_WORD.search(text[-40:])
-    return found.group(1).lower() if found else ""
+    """The last word of ``text``'s last 40 characters, lower-cased ("" when none)."""
+    tail = text[-40:]
+    if not tail.isascii():
+        found = _LAST_WORD.search(tail)
+        return found.group(1).lower() if found else ""
+    # What _LAST_WORD finds, read from the end: the letters before the last run of non-letters
+    # (the search tries every start, and its pattern backtracks at each).
+    end = len(tail.rstrip(_NOT_LETTERS))
+    start = end
+    while start and tail[start - 1] in _LETTERS:
+        start -= 1
+    return tail[start:end].lower()
+
+
+_LETTERS = frozenset(string.ascii_letters)
+#: Every ASCII character that is not a letter.
+_NOT_LETTERS = "".join(chr(code) for code in range(128) if chr(code) not in _LETTERS)
 
 
 def join_requests(texts: list[str], rng: Random) -> str:

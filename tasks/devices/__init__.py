@@ -185,7 +185,7 @@ class Scene:
         # per form over the texts joined by a character none holds (they hold no control characters)
         said_text = "\x00".join(said)
         forms_text = "\x00".join(forms)
-        return any(form in said_text for form in forms) or any(text in forms_text for text in said)
+        return any(map(said_text.__contains__, forms)) or any(map(forms_text.__contains__, said))
 
     @property
     def today(self) -> _dt.date:
@@ -282,14 +282,20 @@ def devices_for(param: Param, role: str) -> tuple[Device, ...]:
     return tuple(device for device in _registry().values() if device.role == role and device.fits(param))
 
 
+@cache
+def _fitting(param: Param, role: str) -> tuple[tuple[Device, ...], float]:
+    """``devices_for`` and the sum of their weights, once per parameter and role."""
+    fitting = devices_for(param, role)
+    return fitting, sum(device.weight for device in fitting)
+
+
 def pick_device(param: Param, role: str, rng: Random) -> Device | None:
     """One fitting device of a role, drawn by weight; None when none fits."""
-    fitting = devices_for(param, role)
+    fitting, total = _fitting(param, role)
     if not fitting:
         return None
     if len(fitting) == 1:
         return fitting[0]
-    total = sum(device.weight for device in fitting)
     point = rng.random() * total
     for device in fitting:
         point -= device.weight

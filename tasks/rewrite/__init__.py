@@ -124,7 +124,8 @@ def _shapes(role: str) -> tuple[_Shape, ...]:
 #: What rewording one text needs, built once per (text, role): its phrase template and, per
 #: frame, (text before, whether the core goes in with a small first letter, text after).
 _TextPlan = tuple[_Template, tuple[_Shape, ...]]
-_TEXT_PLANS: dict[tuple[str, str], _TextPlan | None] = {}
+#: Per role, per text (a dict per role: no key tuple to build and hash per look-up).
+_TEXT_PLANS: dict[str, dict[str, _TextPlan | None]] = {}
 _TEXT_PLAN_BOUND = 32768
 
 
@@ -135,9 +136,9 @@ def _text_plan(text: str, role: str) -> _TextPlan | None:
         plan = None
     else:
         plan = (_template(text.strip().rstrip(".").strip() or text.strip()), _shapes(role))
-    if len(_TEXT_PLANS) >= _TEXT_PLAN_BOUND:
+    if sum(map(len, _TEXT_PLANS.values())) >= _TEXT_PLAN_BOUND:
         _TEXT_PLANS.clear()
-    _TEXT_PLANS[text, role] = plan
+    _TEXT_PLANS.setdefault(role, {})[text] = plan
     return plan
 
 
@@ -146,8 +147,8 @@ def rewrite_text(text: str, role: str, rng: Random) -> str:
 
     Empty text stays empty; any other text comes back different from ``text``.
     """
-    key = (text, role)
-    plan = _TEXT_PLANS[key] if key in _TEXT_PLANS else _text_plan(text, role)
+    plans = _TEXT_PLANS.get(role)
+    plan = plans[text] if plans is not None and text in plans else _text_plan(text, role)
     if plan is None:
         return text
     template, shapes = plan

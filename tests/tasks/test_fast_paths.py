@@ -116,3 +116,14 @@ def test_a_scenes_texts_and_taken_values_follow_its_lists() -> None:
         assert taken == _plain_taken(scene)
         taken.add("changed by the caller")  # a copy: the scene's own set is not touched
         assert scene.taken() == _plain_taken(scene)
+
+
+def test_the_last_word_read_from_the_end_is_the_search() -> None:
+    from tasks.builtin import _LAST_WORD, _last_word
+
+    rng = Random("last word")
+    alphabet = "ab Z?.!;,'-1 \u00e9\u017f"
+    for _ in range(5000):
+        text = "".join(alphabet[int(rng.random() * len(alphabet))] for _ in range(int(rng.random() * 60)))
+        found = _LAST_WORD.search(text[-40:])
+        assert _last_word(text) == (found.group(1).lower() if found else ""), text
