@@ -1,5 +1,6 @@
 """Benchmark of task generation: tasks plus one per-miner variant generated per second on one
-core (target: at least 5,000/s), and how often a task repeats across rounds.
+core (target: at least 2,000/s, since the generator states values through devices; version 2,
+which had none, made 4,300-5,900/s here), and how often a task repeats across rounds.
 
 Throughput is measured in this process pinned to one CPU (where the OS allows it), per wall
 second and per CPU second (the latter is robust to other load on the machine), twice: with
@@ -128,7 +129,7 @@ def main() -> None:
         )
         print(
             f"    per CPU second:  median {statistics.median(cpu_rates):,.0f}/s "
-            f"(min {min(cpu_rates):,.0f}, max {max(cpu_rates):,.0f})   target >= 5,000/s"
+            f"(min {min(cpu_rates):,.0f}, max {max(cpu_rates):,.0f})   target >= 2,000/s"
         )
     total, exact, text_only = repeats(args.rounds, args.round_size)
     print(f"repeats over {args.rounds} rounds of {args.round_size} ({total} tasks)")
