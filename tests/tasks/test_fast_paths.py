@@ -10,10 +10,11 @@ code on inputs the digests may never meet (a text that brings a determiner, a li
 from __future__ import annotations
 
 import re
+from functools import partial
 from random import Random
 from typing import Any
 
-from tasks.builtin import _DETERMINERS, _OWN_DETERMINER, _WORD_AFTER, _filled
+from tasks.builtin import _filled, _joined_after, _seam
 from tasks.devices import Scene
 from tasks.devices._words import WORD_BEFORE, filled, opens_with
 from tasks.library import tools
@@ -31,24 +32,12 @@ def _plain_filled(frame: str, **texts: str) -> str:
 
 
 def _plain_template_filled(template: str, texts: dict[str, str]) -> str:
-    def seam(match: re.Match[str]) -> str:
-        word, name = match.group(1), match.group(2)
-        said = texts.get(name, "")
-        if opens_with(said, word) or (word.lower() in _DETERMINERS and _OWN_DETERMINER.match(said)):
-            return "{" + name + "}"
-        return match.group(0)
-
-    def after(match: re.Match[str]) -> str:
-        name, word = match.group(1), match.group(2)
-        said = texts.get(name, "")
-        if said.lower().endswith(" " + word.lower()):
-            return "{" + name + "}, " + word
-        return match.group(0)
-
+    """What ``_filled`` did with regular expressions alone (its slow path's parts)."""
+    seam = partial(_seam, texts)
     joined = WORD_BEFORE.sub(seam, template)
     if joined != template:
         joined = WORD_BEFORE.sub(seam, joined)
-    return _WORD_AFTER.sub(after, joined).format_map(texts)
+    return _joined_after(joined, texts)
 
 
 def _text(rng: Random) -> str:
