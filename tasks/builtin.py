@@ -12,12 +12,12 @@ import re
 import string
 from collections import Counter
 from dataclasses import dataclass
-from functools import cache, lru_cache, partial
+from functools import cache, lru_cache
 from random import Random
 from typing import Any
 
 from tasks.devices import Fact, Scene, Worked, current_scene, devices_for, pick_device
-from tasks.devices._words import WORD_BEFORE, opens_with, seams
+from tasks.filling import fill_template
 from tasks.library import by_domain, tools
 from tasks.rand import below, permute
 from tasks.spec import NO_DEFAULT, Param, ToolSpec, template_fields
@@ -318,7 +318,7 @@ def instantiate(
             args[name] = list(left_out)
         elif name in drawn_args:
             args[name] = drawn_args[name]
-    text = _filled(template, texts)
+    text = fill_template(template, texts)
     if scene is not None:
         scene.stated.extend(value for accepted in drawn_args.values() for value in accepted if value != "")
         # A request whose worked values brought decoys of their own needs no more (its length counts).
@@ -406,89 +406,9 @@ def _work(
     return None
 
 
-_WORD_AFTER = re.compile(r"\{(\w+)\} (\w+)\b")
 #: The words at the edges of a request, an opener and a closer.
 _FIRST_WORD = re.compile(r"[^a-z]*([a-z]+)", re.IGNORECASE)
 _LAST_WORD = re.compile(r"([a-z]+)[^a-z]*$", re.IGNORECASE)
-
-
-#: A template's words before a placeholder that a text of its own determiner replaces.
-_DETERMINERS = frozenset({"a", "an", "the", "my", "our", "your"})
-#: How a text that brings its own determiner starts ("our host's current pick", "whatever ...").
-_OWN_DETERMINER = re.compile(
-    r"(?:the|a|an|my|our|your|what|whatever|whichever|whoever|\w+'s) ", re.IGNORECASE
-)
-
-
-def _filled(template: str, texts: dict[str, str]) -> str:
-    """The template with its placeholders' texts, the template's word before a placeholder left
-    out where the text starts with that word ("the {x}" with "the most recent pick", "a {x}" with
-    "a fortnight"), or where the template's word is a determiner and the text brings its own ("a
-    {x}" with "our host's initial idea"): no "the the", no "a our host's" in the request. Where
-    a text ends with the word the template says after it ("the one the new hire asked for" before
-    "for Priya"), a comma parts them: "asked for, for Priya", not "asked for for Priya"."""
-
-    joined, found = seams(template)
-    dropped = False
-    for cut, opener, name, alone, written, after in found:
-        said = texts.get(name, "")
-        # opens_with(said, word), with the word's lower-cased form made once (``seams``)
-        if said[:cut].lower() == opener or (opener[:-1] in _DETERMINERS and _OWN_DETERMINER.match(said)):
-            joined += alone + after
-            dropped = True
-        else:
-            joined += written + after
-    if dropped:
-        # Again where a word was dropped: it can bring a word before the placeholder that the
-        # text starts with ("what the {x}" with "what I had originally").
-        return _joined_after(WORD_BEFORE.sub(partial(_seam, texts), joined), texts)
-    out, found_after = _after_seams(template)
-    for name, ending, parted, written, after in found_after:
-        out += (parted if texts.get(name, "").lower().endswith(ending) else written) + after
-    return out.format_map(texts)
-
-
-def _seam(texts: dict[str, str], match: re.Match[str]) -> str:
-    word, name = match.group(1), match.group(2)
-    said = texts.get(name, "")
-    if opens_with(said, word) or (word.lower() in _DETERMINERS and _OWN_DETERMINER.match(said)):
-        return "{" + name + "}"
-    return match.group(0)
-
-
-def _joined_after(joined: str, texts: dict[str, str]) -> str:
-    """``joined`` (a template with words dropped before placeholders) filled, a comma between a
-    text and the template's word after it where the text ends with that word."""
-
-    def after(match: re.Match[str]) -> str:
-        name, word = match.group(1), match.group(2)
-        said = texts.get(name, "")
-        if said.lower().endswith(" " + word.lower()):
-            return "{" + name + "}, " + word
-        return match.group(0)
-
-    return _WORD_AFTER.sub(after, joined).format_map(texts)
-
-
-@lru_cache(maxsize=8192)
-def _after_seams(template: str) -> tuple[str, tuple[tuple[str, str, str, str, str], ...]]:
-    """``template`` cut where ``_WORD_AFTER`` matches: the text before the first match, then per
-    match the placeholder's name, " word" lower-cased, the placeholder with a comma before the
-    word, the match as written and the text up to the next match (what ``_joined_after`` does for
-    a template no word was dropped from)."""
-    matches = list(_WORD_AFTER.finditer(template))
-    ends = [match.start() for match in matches[1:]] + [len(template)] if matches else []
-    found = tuple(
-        (
-            match.group(1),
-            " " + match.group(2).lower(),
-            "{" + match.group(1) + "}, " + match.group(2),
-            match.group(0),
-            template[match.end() : end],
-        )
-        for match, end in zip(matches, ends, strict=True)
-    )
-    return template[: matches[0].start()] if matches else template, found
 
 
 def _plain_draw(field: _Field, rng: Random, scene: Scene | None, drawn_by_gen: dict[int, list[Any]]) -> Drawn:

@@ -734,12 +734,12 @@ def _said_by_users(pattern: re.Pattern[str], seed: str, count: int = 3000) -> li
 
 
 def test_a_template_word_after_a_text_ending_with_it_is_set_apart_by_a_comma() -> None:
-    from tasks.builtin import _filled
     from tasks.devices._words import filled
+    from tasks.filling import fill_template
 
     said = {"who": "the one the new hire asked for", "name": "Priya"}
-    assert _filled("book {who} for {name}", said) == "book the one the new hire asked for, for Priya"
-    assert _filled("the {x} account", {"x": "the most recent pick"}) == "the most recent pick account"
+    assert fill_template("book {who} for {name}", said) == "book the one the new hire asked for, for Priya"
+    assert fill_template("the {x} account", {"x": "the most recent pick"}) == "the most recent pick account"
     assert filled("they asked for {x} initially", x="for 5 people") == "they asked for 5 people initially"
     assert filled("they asked for {x}", x="pasta") == "they asked for pasta"
 

@@ -14,9 +14,9 @@ from functools import partial
 from random import Random
 from typing import Any
 
-from tasks.builtin import _filled, _joined_after, _seam
 from tasks.devices import Scene
 from tasks.devices._words import WORD_BEFORE, filled, opens_with
+from tasks.filling import _joined_after, _seam, fill_template
 from tasks.library import tools
 
 _WORDS = ("for", "the", "a", "my", "to", "in", "on", "at", "of", "with", "by", "our", "Friday", "x")
@@ -32,7 +32,7 @@ def _plain_filled(frame: str, **texts: str) -> str:
 
 
 def _plain_template_filled(template: str, texts: dict[str, str]) -> str:
-    """What ``_filled`` did with regular expressions alone (its slow path's parts)."""
+    """What ``fill_template`` did with regular expressions alone (its slow path's parts)."""
     seam = partial(_seam, texts)
     joined = WORD_BEFORE.sub(seam, template)
     if joined != template:
@@ -70,7 +70,7 @@ def test_filling_a_template_from_its_cuts_is_the_substitution() -> None:
             names = set(re.findall(r"\{(\w+)\}", template))
             for _ in range(3):
                 texts = {name: _text(rng) for name in names}
-                got = _filled(template, texts)
+                got = fill_template(template, texts)
                 assert got == _plain_template_filled(template, texts), (template, texts)
                 checked += 1
                 dropped += got != template.format_map(texts)
