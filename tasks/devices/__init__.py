@@ -20,7 +20,7 @@ from __future__ import annotations
 import datetime as _dt
 import importlib
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
@@ -33,12 +33,14 @@ from tasks.value_generators import _EPOCH, _MONTHS, Mention  # the dates values 
 
 __all__ = [
     "DEVICES",
+    "SEPARATOR",
     "Device",
     "Fact",
     "Scene",
     "Worked",
     "current_scene",
     "devices_for",
+    "overlaps",
     "scene_scope",
     "work",
 ]
@@ -65,6 +67,18 @@ _MODULES = (
 )
 
 _WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+
+
+#: Joins texts into one: values and templates hold no control characters, so "a form inside any of
+#: the texts" is one substring search of the joined text, not one test per pair.
+SEPARATOR = "\x00"
+
+
+def overlaps(forms: Sequence[str], said: Sequence[str], said_text: str, forms_text: str) -> bool:
+    """``any(a in b or b in a for a in forms for b in said)`` (``said_text``: ``said`` joined by
+    ``SEPARATOR``, ``forms_text``: ``forms`` joined by it), with no Python frame per test: a new
+    value's forms meet every text a task writes, in each draw."""
+    return any(map(said_text.__contains__, forms)) or any(map(forms_text.__contains__, said))
 
 
 @dataclass(slots=True)
@@ -181,11 +195,7 @@ class Scene:
         if not said:
             return False
         forms = [form.lower() for _, forms in mentions for form in forms if len(form) > 2]
-        # any(form in text or text in form for form in forms for text in said), one substring test
-        # per form over the texts joined by a character none holds (they hold no control characters)
-        said_text = "\x00".join(said)
-        forms_text = "\x00".join(forms)
-        return any(map(said_text.__contains__, forms)) or any(map(forms_text.__contains__, said))
+        return overlaps(forms, said, SEPARATOR.join(said), SEPARATOR.join(forms))
 
     @property
     def today(self) -> _dt.date:

@@ -14,7 +14,7 @@ import re
 from functools import cache, lru_cache
 from random import Random
 
-from tasks.devices import Fact, Scene
+from tasks.devices import SEPARATOR, Fact, Scene, overlaps
 from tasks.library import tools
 from tasks.library.common import EmailAddress, Handle, PersonName, Place, first_name
 from tasks.spec import Param
@@ -156,18 +156,6 @@ def _usable_options(gen: Pick) -> tuple[Option, ...]:
     )
 
 
-_SEPARATOR = "\x00"
-
-
-def _overlaps(forms: tuple[str, ...], said: list[str], said_text: str, forms_text: str) -> bool:
-    """``any(a in b or b in a for a in forms for b in said)`` (``said_text``: ``said`` joined by
-    ``_SEPARATOR``, ``forms_text``: ``forms`` joined by it), in C: a candidate's forms meet every
-    said text in each draw of a task."""
-    # any(form in said_text for form in forms) or any(text in forms_text for text in said), with
-    # no Python frame per test
-    return any(map(said_text.__contains__, forms)) or any(map(forms_text.__contains__, said))
-
-
 def candidates(
     param: Param, rng: Random, scene: Scene, most: int = 3, exactly: int = 0
 ) -> list[Drawn] | None:
@@ -191,7 +179,7 @@ def candidates(
     said = scene.texts(people=True)
     # ``said`` joined by a character no value holds (values and templates carry no control
     # characters): "a form inside any said text" is then one substring test, not one per pair.
-    said_text = _SEPARATOR.join(said)
+    said_text = SEPARATOR.join(said)
     for _ in range(count * 4):
         if options:
             option, mentions, lowered = options[int(random() * len(options))]
@@ -213,14 +201,14 @@ def candidates(
         # rewording of one of them.
         if not options:
             forms = _forms(drawn)
-        forms_text = _SEPARATOR.join(forms)
-        if said and _overlaps(forms, said, said_text, forms_text):
+        forms_text = SEPARATOR.join(forms)
+        if said and overlaps(forms, said, said_text, forms_text):
             continue
         chosen.append(drawn)
         taken.update(value for value in accepted if isinstance(value, (str, int, float)))
         if forms:
-            # _SEPARATOR.join(said) once said has the forms too
-            said_text = said_text + _SEPARATOR + forms_text if said else forms_text
+            # SEPARATOR.join(said) once said has the forms too
+            said_text = said_text + SEPARATOR + forms_text if said else forms_text
             said.extend(forms)
         if len(chosen) == count:
             break
@@ -239,7 +227,7 @@ def people(rng: Random, count: int, drawn: list[Drawn], scene: Scene) -> list[st
     said = [form for value in drawn for form in _forms(value)]
     said += scene.texts()
     names: list[str] = []
-    said_text = _SEPARATOR.join(said)
+    said_text = SEPARATOR.join(said)
     for _ in range(count):
         name = first_name(rng)
         low = name.lower()
@@ -248,7 +236,7 @@ def people(rng: Random, count: int, drawn: list[Drawn], scene: Scene) -> list[st
             return None
         names.append(name)
         said.append(low)
-        said_text += _SEPARATOR + low
+        said_text += SEPARATOR + low
     scene.people.extend(names)
     return names
 

@@ -446,7 +446,7 @@ def test_two_workable_placeholders_get_two_worked_values_and_a_decoyable_one_a_d
 
 
 def test_the_candidates_overlap_test_is_the_pairwise_substring_test() -> None:
-    from tasks.devices._choice import _SEPARATOR, _overlaps
+    from tasks.devices import SEPARATOR, overlaps
 
     rng = Random("overlap")
     words = ("lisbon", "porto", "lake langdale", "langdale", "5 pm", "a", "", "port", "ana", "banana")
@@ -454,8 +454,8 @@ def test_the_candidates_overlap_test_is_the_pairwise_substring_test() -> None:
         forms = tuple(words[int(rng.random() * len(words))] for _ in range(1 + int(rng.random() * 3)))
         said = [words[int(rng.random() * len(words))] for _ in range(1 + int(rng.random() * 5))]
         pairwise = any(a in b or b in a for a in forms for b in said)
-        joined = (_SEPARATOR.join(said), _SEPARATOR.join(forms))
-        assert _overlaps(forms, said, *joined) is pairwise, (forms, said)
+        joined = (SEPARATOR.join(said), SEPARATOR.join(forms))
+        assert overlaps(forms, said, *joined) is pairwise, (forms, said)
 
 
 def test_the_plain_word_test_is_the_search_of_the_template_text() -> None:
