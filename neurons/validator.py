@@ -24,6 +24,7 @@ try:
     from subnet.logs import configure_logging
     from subnet.validator.node import Validator, check_phrasing, event_loop_factory
     from subnet.wallets import load_wallet
+    from tasks import compiled
 except KeyboardInterrupt:
     print("validator: interrupted while starting", file=sys.stderr)
     raise SystemExit(130) from None
@@ -42,6 +43,8 @@ async def run(settings: ValidatorSettings) -> None:
         except ChainUnavailable as exc:
             # Not fatal: the jobs retry, and rounds start as soon as a metagraph arrives.
             log.warning("%s; starting anyway", exc)
+        # Whether rounds generate tasks with the compiled modules (`python -m tasks compile`).
+        log.info("task generator: %s", compiled.state().reason)
         await Validator(settings, wallet=wallet, chain=chain).run(rounds=settings.rounds)
     finally:
         await chain.close()

@@ -16,11 +16,19 @@ there: loading judges each pool task with the scorer's checker, which ``import t
 
 from __future__ import annotations
 
+# First: where a fresh compiled build exists, importing tasks.compiled has the compiled generator
+# modules load in place of the Python ones (they must not have been imported before).
+from tasks import compiled
+
+# isort: split
+
 from tasks.categories import CATEGORIES, Category, default_mix
 from tasks.errors import SourceFileError, TaskConfigError
 from tasks.model import GENERATOR_VERSION, Task
 from tasks.seeding import derive_miner_seed, derive_round_seed
 from tasks.task_sets import BUILTIN, Source, generate, redraw, variant
+
+compiled.settle()
 
 __all__ = [
     "BUILTIN",

@@ -18,6 +18,10 @@ from tests.support.watchdog import Watchdog
 
 __all__ = ["pytest_addoption", "pytest_collection_modifyitems"]  # hooks: the slow tests are opt-in
 
+# The Python generator modules, even where a compiled build exists (tasks.compiled): tests replace
+# module attributes, which compiled callers do not see. SUBNET_COMPILED=1 runs the suite compiled.
+os.environ.setdefault("SUBNET_COMPILED", "0")
+
 _BTCLI_FILES = {
     "BTCLI_CONFIG": "btcli.json",
     "BTCLI_PROXIES_PATH": "btcli_proxies.json",

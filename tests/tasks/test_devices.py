@@ -30,6 +30,7 @@ from tasks.phrasing.intent import intent_of
 from tasks.phrasing.prompt import phrasing_messages
 from tasks.phrasing.stage import _names
 from tasks.phrasing.style import draw_style
+from tests.support.generator import python_modules_only
 
 _WORDS = {
     word: value
@@ -474,6 +475,7 @@ def test_the_plain_word_test_is_the_search_of_the_template_text() -> None:
         assert _plain_word(form) is (" " + _NON_WORD.sub(" ", form).strip() + " " in text), form
 
 
+@python_modules_only
 def test_a_decoy_inside_another_requests_value_is_drawn_again(monkeypatch: pytest.MonkeyPatch) -> None:
     # "Colddale" as a decoy beside another request's "Glen Colddale": a rewording of either states
     # both, and verification cannot claim them apart (a template text once failed it).
@@ -582,6 +584,7 @@ def test_a_parallel_task_keeps_its_requests_within_the_length_bound(monkeypatch:
     assert min(bounded) == 2 and bounded[2] > free[2] and bounded[4] < free[4], (free, bounded)
 
 
+@python_modules_only
 def test_a_stated_value_keeps_every_rule_of_its_redraws_at_once() -> None:
     # Two loops one after the other let the second undo the first: a "to" currency redrawn apart
     # from the "from" one landed on another request's decoy "euros". Then a value inside a word the

@@ -15,6 +15,7 @@ import pytest
 
 import tasks
 from tasks import CATEGORIES, Task, TaskConfigError, generate
+from tests.support.generator import python_modules_only
 
 _DIGEST_SCRIPT = (
     "import hashlib, json, tasks\n"
@@ -150,6 +151,7 @@ def test_building_tasks_makes_no_reference_cycles() -> None:
         gc.enable()
 
 
+@python_modules_only
 def test_the_collector_is_off_while_tasks_are_built_and_left_as_found(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
