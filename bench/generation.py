@@ -26,7 +26,7 @@ import time
 from subnet.cli import OneLineParser, user_errors
 from subnet.config import int_arg
 from subnet.validator.rounds import long_lived_objects_frozen
-from tasks import derive_miner_seed, derive_round_seed, generate, variant
+from tasks import compiled, derive_miner_seed, derive_round_seed, generate, variant
 
 _SECRET = b"bench-secret"
 _BLOCK = "0x" + "5e" * 32
@@ -119,6 +119,7 @@ def main() -> None:
     reference = reference_loop_us()
     print(f"task generation, {pinning}, {args.tasks} tasks + 1 variant each, {args.repeats} repeats")
     print(f"  core speed: sum(range(1000)) takes {reference:.1f} us (lower: a faster or less loaded core)")
+    print(f"  generator: {compiled.state().reason}")
     regimes = {"collector as usual": False, "as in a validator round (heap frozen)": True}
     for label, as_in_a_round in regimes.items():
         wall_rates, cpu_rates = throughput(args.tasks, args.round_size, args.repeats, as_in_a_round)
