@@ -353,6 +353,13 @@ def build(
     folder = default_dir() if folder is None else folder
     root = source_root() if root is None else root
     _preflight()
+    try:
+        return _build(folder, root, say)
+    except OSError as error:  # an unwritable folder, a full disk, a file mypyc did not write
+        raise CompileError(f"could not make the build in {folder}: {error}") from None
+
+
+def _build(folder: Path, root: Path, say: Callable[[str], None]) -> State:
     folder.parent.mkdir(parents=True, exist_ok=True)
     staging_parent = Path(tempfile.mkdtemp(prefix="compiled-", dir=folder.parent))
     try:

@@ -306,6 +306,15 @@ def test_a_failed_mypyc_run_keeps_its_log_and_the_old_build(
     assert json.loads((folder / compiled.MANIFEST).read_text()) == old
 
 
+def test_a_build_that_cannot_be_written_is_one_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _root(tmp_path)
+    (tmp_path / "taken").write_text("a file where the build folder's parent should be")
+    _fake_mypyc(monkeypatch)
+    folder = tmp_path / "taken" / "compiled"
+    with pytest.raises(compiled.CompileError, match=f"^could not make the build in {folder}: "):
+        compiled.build(folder, root, say=lambda line: None)
+
+
 @pytest.mark.parametrize(
     ("missing", "message"),
     [
