@@ -19,6 +19,7 @@ CASES = [
     ("decode_check", ["--runs", "0"], "argument --runs: expected 1 or more, got 0"),
     ("generation", ["--repeats", "0"], "argument --repeats: expected 1 or more, got 0"),
     ("generation", ["--cpu", "-1"], "argument --cpu: expected 0 or more, got -1"),
+    ("generation", ["--warm", "-1"], "argument --warm: expected 0 or more, got -1"),
     ("generation_cost", ["--tasks", "0"], "argument --tasks: expected 1 or more, got 0"),
     ("devchain", ["--uids", "0"], "argument --uids: expected 1 or more, got 0"),
     ("devchain", ["--writers", "0"], "argument --writers: expected 1 or more, got 0"),

@@ -25,7 +25,8 @@ def test_the_cost_is_the_difference_of_the_two_runs_over_the_tasks(
     def fake_run(command: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
         runs.append(command)
         assert kwargs["env"]["PYTHONHASHSEED"] == "0"
-        warm, count = int(command[-2]), int(command[-1])
+        start = command.index("-c") + 2  # after the program: tree, warm, count[, "1"]
+        warm, count = int(command[start + 1]), int(command[start + 2])
         collected = 1_000_000 + 7 * warm + 2_500 * count
         return subprocess.CompletedProcess(command, 0, "", f"==1== Collected : {collected}\n")
 
@@ -33,6 +34,9 @@ def test_the_cost_is_the_difference_of_the_two_runs_over_the_tasks(
     assert bench.per_task(ROOT, 100, 40) == 2_500
     assert [command[:2] for command in runs] == [["valgrind", "--tool=callgrind"]] * 2
     assert [command[-3:] for command in runs] == [[str(ROOT), "100", "40"], [str(ROOT), "100", "0"]]
+    runs.clear()
+    bench.per_task(ROOT, 100, 40, variants=True)  # each task with its variant: the flag goes last
+    assert [command[-4:] for command in runs] == [[str(ROOT), "100", "40", "1"], [str(ROOT), "100", "0", "1"]]
 
 
 def test_a_run_that_counts_nothing_is_one_error(
