@@ -58,6 +58,14 @@ def _fake_build(folder: Path, root: Path, **changes: Any) -> dict[str, Any]:
     return manifest
 
 
+def _built(tmp_path: Path) -> tuple[Path, Path]:
+    """(a small source tree, a fake build of it that ``check`` accepts)."""
+    root = _root(tmp_path)
+    folder = tmp_path / "build"
+    _fake_build(folder, root)
+    return root, folder
+
+
 @pytest.fixture
 def fresh_state(monkeypatch: pytest.MonkeyPatch) -> None:
     """``install`` as if it had not run in this process, and no finder left behind."""
@@ -137,9 +145,7 @@ def test_install_is_off_with_the_switch_and_silent_without_a_build(
 def test_a_stale_build_is_one_warning_and_the_python_modules(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    root = _root(tmp_path)
-    folder = tmp_path / "build"
-    _fake_build(folder, root)
+    root, folder = _built(tmp_path)
     (root / "tasks" / "builtin.py").write_text("X = 3\n")
     before = list(sys.meta_path)
     with caplog.at_level(logging.WARNING, logger="tasks.compiled"):
@@ -156,9 +162,7 @@ def test_a_stale_build_is_one_warning_and_the_python_modules(
 def test_a_fresh_build_is_not_loaded_over_modules_already_imported(tmp_path: Path) -> None:
     # This process has the Python generator modules loaded: mixing in compiled ones would run
     # two copies of each, so the build waits for the next process.
-    root = _root(tmp_path)
-    folder = tmp_path / "build"
-    _fake_build(folder, root)
+    root, folder = _built(tmp_path)
     before = list(sys.meta_path)
     found = compiled.install(folder, root)
     assert not found.active and "already imported (tasks.builtin" in found.reason
@@ -169,9 +173,7 @@ def test_a_fresh_build_is_not_loaded_over_modules_already_imported(tmp_path: Pat
 def test_a_fresh_build_in_a_process_that_has_not_imported_the_modules_puts_its_finder_first(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = _root(tmp_path)
-    folder = tmp_path / "build"
-    _fake_build(folder, root)
+    root, folder = _built(tmp_path)
     for name in compiled.MODULES:
         monkeypatch.delitem(sys.modules, name, raising=False)
     found = compiled.install(folder, root)
