@@ -15,7 +15,7 @@ request text alone.
 The generator runs compiled where a fresh build exists (``python -m tasks compile``, see
 tasks.compiled) and as Python modules otherwise or with ``SUBNET_COMPILED=0``; the output says
 which. The 2,000/s target is met by the compiled generator: the Python modules, which do four
-to six times version 2's work per task, make about 1,100-1,600/s here.
+to six times version 2's work per task, make about 1,100-1,700/s here (docs/phrasing.md).
 
     .venv/bin/python bench/generation.py [--tasks 20000] [--warm 5000] [--rounds 100]
         [--round-size 64] [--cpu N]
