@@ -1,6 +1,7 @@
-"""A mark for tests that replace an attribute of a generator module: where the suite runs the
-compiled modules (``SUBNET_COMPILED=1``, tasks.compiled), their callers call each other directly
-and do not see the replacement, so such a test is skipped there with the reason shown."""
+"""A mark for tests that replace an attribute of a generator module or hand it a stand-in object:
+where the suite runs the compiled modules (``SUBNET_COMPILED=1``, tasks.compiled), compiled
+callers call each other directly and do not see a replacement, and compiled code checks the
+types it was given, so such a test is skipped there with the reason shown."""
 
 from __future__ import annotations
 
@@ -12,5 +13,6 @@ __all__ = ["python_modules_only"]
 
 python_modules_only = pytest.mark.skipif(
     bool(compiled.running()),
-    reason="replaces a generator module's attribute, which compiled callers do not see (SUBNET_COMPILED=1)",
+    reason="replaces a generator module's attribute or passes a stand-in, which compiled code does not "
+    "see or accept (SUBNET_COMPILED=1)",
 )
