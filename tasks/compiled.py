@@ -353,6 +353,9 @@ def build(
     folder = default_dir() if folder is None else folder
     root = source_root() if root is None else root
     _preflight()
+    if folder.exists() and not (folder / MANIFEST).is_file():
+        # The old build is replaced (removed) at the end: never a folder that holds something else.
+        raise CompileError(f"{folder} exists and holds no compiled build (no {MANIFEST}); name a new folder")
     try:
         return _build(folder, root, say)
     except OSError as error:  # an unwritable folder, a full disk, a file mypyc did not write
@@ -429,11 +432,17 @@ def _build(folder: Path, root: Path, say: Callable[[str], None]) -> State:
 
 
 def clean(folder: Path | None = None) -> bool:
-    """Remove the build; whether there was one."""
+    """Remove the build; whether there was one. A folder without a build's manifest is left as it
+    is (``SUBNET_COMPILED_DIR`` may name any folder): removing it is refused in one line."""
     folder = default_dir() if folder is None else folder
-    if not (folder / MANIFEST).exists() and not folder.exists():
+    if not folder.exists():
         return False
-    shutil.rmtree(folder)
+    if not (folder / MANIFEST).is_file():
+        raise CompileError(f"{folder} holds no compiled build (no {MANIFEST}); not removed")
+    try:
+        shutil.rmtree(folder)
+    except OSError as error:
+        raise CompileError(f"could not remove {folder}: {error}") from None
     return True
 
 

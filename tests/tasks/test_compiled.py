@@ -308,6 +308,19 @@ def test_a_failed_mypyc_run_keeps_its_log_and_the_old_build(
     assert json.loads((folder / compiled.MANIFEST).read_text()) == old
 
 
+def test_a_build_never_replaces_a_folder_that_holds_something_else(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _root(tmp_path)
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("mine")
+    calls = _fake_mypyc(monkeypatch)
+    with pytest.raises(compiled.CompileError, match="exists and holds no compiled build"):
+        compiled.build(folder, root, say=lambda line: None)
+    assert calls == [] and (folder / "notes.txt").read_text() == "mine"
+
+
 def test_a_build_that_cannot_be_written_is_one_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = _root(tmp_path)
     (tmp_path / "taken").write_text("a file where the build folder's parent should be")
@@ -375,6 +388,14 @@ def test_status_and_clean_on_the_command_line(
     assert capsys.readouterr().out == f"removed {folder}\n" and not folder.exists()
     assert main(["compile", "--status", "--clean"]) == 2
     assert "not allowed with argument" in capsys.readouterr().err
+    # A folder that holds no build (SUBNET_COMPILED_DIR may name any) is never removed.
+    folder.mkdir()
+    (folder / "notes.txt").write_text("mine")
+    assert main(["compile", "--clean"]) == 2
+    assert capsys.readouterr().err == (
+        f"tasks: error: {folder} holds no compiled build (no manifest.json); not removed\n"
+    )
+    assert (folder / "notes.txt").read_text() == "mine"
 
 
 # --- a real build -----------------------------------------------------------------------------
